@@ -1,0 +1,74 @@
+"""The one registry of the app's pages.
+
+``app.py`` builds ``st.navigation`` from it, the home page draws its topic cards from it, and the
+tests parametrize over it, so a page exists in all three places or in none. A page is listed here
+only once it works: each topic adds its own line when it lands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SECTIONS: tuple[str, ...] = ("Transforms", "Under the hood", "Playground")
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """A page of the app.
+
+    Attributes:
+        path: the page file, relative to the repository root (always under ``pages/``).
+        title: the title in the navigation and on the page.
+        icon: a Material icon name (``:material/...:``) for the navigation.
+        section: one of :data:`SECTIONS`; ``None`` for the home page.
+        summary: one line, "what you will see", for the home page's card.
+        url_path: the page's address (``/jit``), also used by shared links and browser tests.
+    """
+
+    path: str
+    title: str
+    icon: str
+    section: str | None
+    summary: str
+    url_path: str
+
+    @property
+    def file(self) -> Path:
+        """The absolute path of the page's file."""
+        return ROOT / self.path
+
+
+HOME = PageSpec(
+    path="pages/home.py",
+    title="Home",
+    icon=":material/home:",
+    section=None,
+    summary="What jaxplay is, the topics, and the JAX this server runs.",
+    url_path="home",
+)
+
+# Topic pages, in navigation order within each section.
+TOPICS: tuple[PageSpec, ...] = ()
+
+PAGES: tuple[PageSpec, ...] = (HOME, *TOPICS)
+
+
+def pages_by_section() -> dict[str, list[PageSpec]]:
+    """Topic pages grouped by section, in :data:`SECTIONS` order, empty sections left out."""
+    grouped: dict[str, list[PageSpec]] = {}
+    for section in SECTIONS:
+        members = [p for p in TOPICS if p.section == section]
+        if members:
+            grouped[section] = members
+    return grouped
+
+
+def find(url_path: str) -> PageSpec:
+    """The page registered under ``url_path``; ``KeyError`` if none is."""
+    for page in PAGES:
+        if page.url_path == url_path:
+            return page
+    raise KeyError(url_path)

@@ -1,0 +1,130 @@
+"""Process-level JAX settings and a description of the machine the app runs on.
+
+Why a module of its own: the number of simulated CPU devices (for the sharding demos on a laptop)
+and GPU preallocation must be settled *before* JAX initialises its backend, which happens on the
+first device query anywhere in the process. ``app.py`` and the test suite call :func:`configure`
+first thing, and every page can then show the same :class:`EnvironmentInfo`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+DEFAULT_CPU_DEVICES = 8
+MAX_CPU_DEVICES = 64
+_FORCE_FLAG = "--xla_force_host_platform_device_count"
+
+
+def requested_cpu_devices(environ: dict[str, str] | None = None) -> int:
+    """The number of simulated CPU devices asked for through ``JAXPLAY_CPU_DEVICES``.
+
+    A missing, malformed or out-of-range value falls back to the default (8) or is clamped to
+    1..64, so a typo in a deployment's environment never stops the app from starting.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get("JAXPLAY_CPU_DEVICES", "").strip()
+    if not raw:
+        return DEFAULT_CPU_DEVICES
+    try:
+        value = int(raw)
+    except ValueError:
+        return DEFAULT_CPU_DEVICES
+    return max(1, min(MAX_CPU_DEVICES, value))
+
+
+def xla_flags_with_device_count(flags: str, count: int) -> str:
+    """``XLA_FLAGS`` with the host device count set to ``count`` (replacing an earlier value)."""
+    kept = [f for f in flags.split() if not f.startswith(_FORCE_FLAG)]
+    kept.append(f"{_FORCE_FLAG}={count}")
+    return " ".join(kept)
+
+
+def configure(environ: dict[str, str] | None = None) -> int:
+    """Apply the process-wide settings; return the number of CPU devices asked for.
+
+    Sets ``XLA_PYTHON_CLIENT_PREALLOCATE=false`` unless the user chose otherwise (many visitors
+    and the sandbox workers share one GPU, so no process may grab 75% of its memory), and sets the
+    simulated CPU device count both through ``XLA_FLAGS`` (read when the backend starts) and JAX's
+    ``jax_num_cpu_devices`` option (for a JAX already imported). Safe to call more than once; once
+    the backend has started, the device count can no longer change and the call leaves it be.
+    """
+    env = os.environ if environ is None else environ
+    count = requested_cpu_devices(env)
+    env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    env["XLA_FLAGS"] = xla_flags_with_device_count(env.get("XLA_FLAGS", ""), count)
+    env["JAX_NUM_CPU_DEVICES"] = str(count)
+    if environ is None:
+        import jax
+
+        try:
+            jax.config.update("jax_num_cpu_devices", count)
+        except RuntimeError:
+            # The backend is already up (e.g. a second call): its device count is fixed.
+            pass
+    return count
+
+
+@dataclass(frozen=True)
+class DeviceRow:
+    """One device as the environment panel lists it."""
+
+    id: int
+    platform: str
+    kind: str
+    process_index: int
+
+
+@dataclass(frozen=True)
+class EnvironmentInfo:
+    """What JAX sees in this process: versions, backend, devices and flags."""
+
+    jax_version: str
+    jaxlib_version: str
+    backend: str
+    devices: tuple[DeviceRow, ...]
+    x64_enabled: bool
+    simulated_cpu_devices: int
+    cpu_device_count: int
+    preallocate: str
+
+    @property
+    def summary(self) -> str:
+        """One line for the sidebar: versions, backend, device count."""
+        return (
+            f"jax {self.jax_version} · {self.backend} · "
+            f"{len(self.devices)} device{'s' if len(self.devices) != 1 else ''}"
+        )
+
+
+def describe_environment() -> EnvironmentInfo:
+    """Read the versions, backend and device list from the running JAX."""
+    import jax
+    import jaxlib
+
+    devices = tuple(
+        DeviceRow(
+            id=int(d.id),
+            platform=str(d.platform),
+            kind=str(getattr(d, "device_kind", d.platform)),
+            process_index=int(getattr(d, "process_index", 0)),
+        )
+        for d in jax.devices()
+    )
+    try:
+        cpu_count = len(jax.devices("cpu"))
+    except RuntimeError:
+        cpu_count = 0
+    match = re.search(rf"{_FORCE_FLAG}=(\d+)", os.environ.get("XLA_FLAGS", ""))
+    simulated = int(match.group(1)) if match else requested_cpu_devices()
+    return EnvironmentInfo(
+        jax_version=jax.__version__,
+        jaxlib_version=getattr(jaxlib, "__version__", "unknown"),
+        backend=jax.default_backend(),
+        devices=devices,
+        x64_enabled=bool(jax.config.jax_enable_x64),
+        simulated_cpu_devices=simulated,
+        cpu_device_count=cpu_count,
+        preallocate=os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "unset"),
+    )

@@ -1,0 +1,348 @@
+"""A safe expression language for the formula boxes of the grad, vmap and jit pages.
+
+Visitors type formulas such as ``jnp.sin(x) * x**2`` or ``jnp.tanh(W @ x + b)``. Handing that
+text to ``eval`` in the server process would let anyone run anything; the runner sandbox is the
+place for arbitrary code. Formulas instead go through :func:`parse`: Python's own ``ast`` parser,
+then a checker that admits only numbers, the named variables, operators, indexing and slicing, and
+a whitelist of ``jnp.*`` and ``jax.nn.*`` functions that cannot allocate arbitrary memory. The
+checked tree is turned into nested Python closures, so the result is an ordinary function of JAX
+arrays: ``jax.grad``, ``jax.vmap`` and ``jax.jit`` apply to it like to any other. ``eval``,
+``exec`` and ``compile`` are never called on the user's text.
+
+Example:
+    >>> f = parse("jnp.sin(x) * x**2", ("x",))
+    >>> float(f(2.0))  # doctest: +ELLIPSIS
+    3.637...
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MAX_LENGTH = 500
+MAX_DEPTH = 50
+MAX_POWER_EXPONENT = 1024
+
+#: ``jnp`` functions a formula may call: elementwise maths, reductions and linear algebra whose
+#: output is never larger than their inputs (no ``ones``, ``arange``, ``tile``, ``outer`` ...).
+JNP_FUNCTIONS: frozenset[str] = frozenset(
+    {
+        "abs", "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
+        "arctanh", "cbrt", "ceil", "clip", "cos", "cosh", "deg2rad", "degrees", "dot", "exp",
+        "exp2", "expm1", "fabs", "floor", "fmax", "fmin", "heaviside", "hypot", "log", "log10",
+        "log1p", "log2", "logaddexp", "matmul", "max", "maximum", "mean", "median", "min",
+        "minimum", "mod", "negative", "power", "prod", "rad2deg", "radians", "real", "reciprocal",
+        "round", "sign", "sin", "sinc", "sinh", "sqrt", "square", "std", "sum", "tan", "tanh",
+        "trace", "transpose", "var", "vdot", "where", "isnan", "isfinite", "logical_and",
+        "logical_or", "logical_not", "diag", "cumsum", "argmax", "argmin", "amax", "amin",
+        "inner", "sort", "flip", "squeeze", "ravel",
+    }
+)
+#: ``jnp.linalg`` functions allowed.
+LINALG_FUNCTIONS: frozenset[str] = frozenset({"norm", "det", "inv", "slogdet"})
+#: ``jax.nn`` activations and normalisers allowed.
+NN_FUNCTIONS: frozenset[str] = frozenset(
+    {
+        "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
+        "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "relu", "relu6", "selu",
+        "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "squareplus",
+        "swish", "standardize",
+    }
+)
+#: Constants reachable as ``jnp.<name>``.
+JNP_CONSTANTS: frozenset[str] = frozenset({"pi", "e", "inf", "nan", "euler_gamma"})
+#: Keyword arguments a call may pass.
+KEYWORDS: frozenset[str] = frozenset(
+    {"axis", "keepdims", "ord", "negative_slope", "alpha", "approximate", "a_min", "a_max",
+     "min", "max", "decimals"}
+)
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.MatMult: operator.matmul,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_NODE_NAMES: dict[type[ast.AST], str] = {
+    ast.Lambda: "lambda expressions",
+    ast.ListComp: "comprehensions",
+    ast.SetComp: "comprehensions",
+    ast.DictComp: "comprehensions",
+    ast.GeneratorExp: "generator expressions",
+    ast.Dict: "dict literals",
+    ast.Set: "set literals",
+    ast.JoinedStr: "f-strings",
+    ast.NamedExpr: "assignment expressions (:=)",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.IfExp: "conditional expressions (use jnp.where)",
+    ast.BoolOp: "and/or (use jnp.logical_and / jnp.logical_or)",
+    ast.Starred: "star arguments",
+}
+
+Evaluator = Callable[[dict[str, Any]], Any]
+
+
+class ExprError(ValueError):
+    """A formula that is not allowed or not valid, with where it went wrong.
+
+    Attributes:
+        message: what is wrong, in plain words.
+        line: 1-based line of the offending part (formulas are usually one line).
+        col: 1-based column of the offending part, or ``None`` when it concerns the whole input.
+    """
+
+    def __init__(self, message: str, line: int = 1, col: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.col = col
+        where = f" (line {line}, column {col})" if col is not None else ""
+        super().__init__(f"{message}{where}")
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A checked formula, callable with its variables positionally or by name.
+
+    Attributes:
+        source: the text as typed.
+        variables: the names it may use, in positional-argument order.
+        names_used: the variables the formula actually refers to.
+    """
+
+    source: str
+    variables: tuple[str, ...]
+    names_used: frozenset[str]
+    _evaluate: Evaluator
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) > len(self.variables):
+            raise TypeError(f"expected at most {len(self.variables)} arguments, got {len(args)}")
+        env = dict(zip(self.variables, args, strict=False))
+        for name, value in kwargs.items():
+            if name not in self.variables:
+                raise TypeError(f"unknown variable {name!r}")
+            env[name] = value
+        missing = [v for v in self.names_used if v not in env]
+        if missing:
+            raise TypeError(f"missing value for {', '.join(sorted(missing))}")
+        return self._evaluate(env)
+
+
+def parse(source: str, variables: Sequence[str] = ("x",)) -> Expression:
+    """Check ``source`` and turn it into a callable :class:`Expression`.
+
+    Arguments:
+        source: the formula, e.g. ``"jnp.tanh(W @ x + b)"``.
+        variables: the names the formula may use, in the order of the callable's arguments.
+
+    Returns:
+        An :class:`Expression`; calling it evaluates the formula with ``jax.numpy``.
+
+    Raises:
+        ExprError: with the reason and the line/column of the first part that is not allowed.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    if not isinstance(source, str):
+        raise ExprError("the formula must be text")
+    if len(source) > MAX_LENGTH:
+        raise ExprError(f"the formula is {len(source)} characters long; the limit is {MAX_LENGTH}")
+    text = source.strip()
+    if not text:
+        raise ExprError("the formula is empty")
+    for name in variables:
+        if not name.isidentifier() or name in {"jnp", "jax"}:
+            raise ExprError(f"{name!r} cannot be a variable name")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as err:
+        raise ExprError(f"syntax error: {err.msg}", err.lineno or 1, max(1, err.offset or 1)) from None
+    except (ValueError, RecursionError, MemoryError):
+        raise ExprError("the formula could not be parsed") from None
+    checker = _Checker(frozenset(variables), jnp, jax.nn)
+    evaluate = checker.build(tree.body, depth=1)
+    return Expression(source, tuple(variables), frozenset(checker.used), evaluate)
+
+
+def _safe_pow(base: Any, exponent: Any) -> Any:
+    """``base ** exponent``, refusing Python-number powers that would hang the server."""
+    if isinstance(base, (int, float)) and isinstance(exponent, (int, float)):
+        if abs(exponent) > MAX_POWER_EXPONENT and abs(base) > 1:
+            raise ExprError(f"exponent {exponent} is too large (limit {MAX_POWER_EXPONENT})")
+    return base**exponent
+
+
+class _Checker:
+    """Walks the tree once, refusing what is not allowed and building closures for the rest."""
+
+    def __init__(self, variables: frozenset[str], jnp_module: Any, nn_module: Any) -> None:
+        self.variables = variables
+        self.jnp = jnp_module
+        self.nn = nn_module
+        self.used: set[str] = set()
+
+    def fail(self, node: ast.AST, message: str) -> ExprError:
+        col = getattr(node, "col_offset", None)
+        return ExprError(message, getattr(node, "lineno", 1), None if col is None else col + 1)
+
+    def build(self, node: ast.AST, depth: int) -> Evaluator:
+        if depth > MAX_DEPTH:
+            raise self.fail(node, f"the formula is nested more than {MAX_DEPTH} levels deep")
+        method = getattr(self, f"_build_{type(node).__name__}", None)
+        if method is None:
+            what = _NODE_NAMES.get(type(node), f"'{type(node).__name__}' expressions")
+            raise self.fail(node, f"{what} are not allowed")
+        return method(node, depth)
+
+    def _build_Constant(self, node: ast.Constant, depth: int) -> Evaluator:
+        value = node.value
+        if isinstance(value, bool) or value is None or value is Ellipsis:
+            return lambda env: value
+        if isinstance(value, (int, float, complex)):
+            return lambda env: value
+        raise self.fail(node, f"constants of type {type(value).__name__} are not allowed")
+
+    def _build_Name(self, node: ast.Name, depth: int) -> Evaluator:
+        name = node.id
+        if name in self.variables:
+            self.used.add(name)
+            return lambda env: env[name]
+        if name in {"True", "False", "None"}:
+            constant = {"True": True, "False": False, "None": None}[name]
+            return lambda env: constant
+        allowed = ", ".join(sorted(self.variables)) or "none"
+        raise self.fail(node, f"unknown name {name!r} (variables: {allowed}; functions: jnp.*)")
+
+    def _build_BinOp(self, node: ast.BinOp, depth: int) -> Evaluator:
+        op = _BINARY.get(type(node.op))
+        if op is None:
+            raise self.fail(node, f"operator {type(node.op).__name__} is not allowed")
+        if isinstance(node.op, ast.Pow):
+            op = _safe_pow
+        left = self.build(node.left, depth + 1)
+        right = self.build(node.right, depth + 1)
+        return lambda env: op(left(env), right(env))
+
+    def _build_UnaryOp(self, node: ast.UnaryOp, depth: int) -> Evaluator:
+        op = _UNARY.get(type(node.op))
+        if op is None:
+            raise self.fail(node, f"operator {type(node.op).__name__} is not allowed")
+        operand = self.build(node.operand, depth + 1)
+        return lambda env: op(operand(env))
+
+    def _build_Compare(self, node: ast.Compare, depth: int) -> Evaluator:
+        if len(node.ops) != 1:
+            raise self.fail(node, "chained comparisons (a < b < c) are not allowed")
+        op = _COMPARE.get(type(node.ops[0]))
+        if op is None:
+            raise self.fail(node, f"comparison {type(node.ops[0]).__name__} is not allowed")
+        left = self.build(node.left, depth + 1)
+        right = self.build(node.comparators[0], depth + 1)
+        return lambda env: op(left(env), right(env))
+
+    def _build_Tuple(self, node: ast.Tuple, depth: int) -> Evaluator:
+        items = [self.build(e, depth + 1) for e in node.elts]
+        return lambda env: tuple(item(env) for item in items)
+
+    def _build_List(self, node: ast.List, depth: int) -> Evaluator:
+        items = [self.build(e, depth + 1) for e in node.elts]
+        return lambda env: [item(env) for item in items]
+
+    def _build_Slice(self, node: ast.Slice, depth: int) -> Evaluator:
+        parts = [
+            None if part is None else self.build(part, depth + 1)
+            for part in (node.lower, node.upper, node.step)
+        ]
+        return lambda env: slice(*(None if p is None else p(env) for p in parts))
+
+    def _build_Subscript(self, node: ast.Subscript, depth: int) -> Evaluator:
+        value = self.build(node.value, depth + 1)
+        index = self.build(node.slice, depth + 1)
+        return lambda env: value(env)[index(env)]
+
+    def _build_Attribute(self, node: ast.Attribute, depth: int) -> Evaluator:
+        dotted = _dotted(node)
+        if dotted is not None and dotted[0] == "jnp" and len(dotted) == 2:
+            if dotted[1] in JNP_CONSTANTS:
+                constant = getattr(self.jnp, dotted[1])
+                return lambda env: constant
+        base = _dotted(node.value)
+        if node.attr == "T" and (base is None or base[0] in self.variables):
+            value = self.build(node.value, depth + 1)
+            return lambda env: value(env).T
+        name = ".".join(dotted) if dotted else node.attr
+        if node.attr.startswith("_"):
+            raise self.fail(node, f"attribute {node.attr!r} is not allowed (no underscores)")
+        raise self.fail(node, f"{name!r} is not allowed here (only jnp.pi, jnp.e, ... and x.T)")
+
+    def _build_Call(self, node: ast.Call, depth: int) -> Evaluator:
+        function = self._function(node.func)
+        args = [self.build(a, depth + 1) for a in node.args]
+        kwargs: list[tuple[str, Evaluator]] = []
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                raise self.fail(keyword, "**keyword arguments are not allowed")
+            if keyword.arg not in KEYWORDS:
+                raise self.fail(keyword.value, f"keyword argument {keyword.arg!r} is not allowed")
+            kwargs.append((keyword.arg, self.build(keyword.value, depth + 1)))
+        return lambda env: function(*(a(env) for a in args), **{k: v(env) for k, v in kwargs})
+
+    def _function(self, func: ast.expr) -> Callable[..., Any]:
+        dotted = _dotted(func)
+        if dotted is None:
+            raise self.fail(func, "only jnp.* and jax.nn.* functions can be called")
+        name = ".".join(dotted)
+        if any(part.startswith("_") for part in dotted):
+            raise self.fail(func, f"{name!r} is not allowed (no underscores)")
+        if len(dotted) == 2 and dotted[0] == "jnp" and dotted[1] in JNP_FUNCTIONS:
+            return getattr(self.jnp, dotted[1])
+        if len(dotted) == 3 and dotted[:2] == ["jnp", "linalg"] and dotted[2] in LINALG_FUNCTIONS:
+            return getattr(self.jnp.linalg, dotted[2])
+        if len(dotted) == 3 and dotted[:2] == ["jax", "nn"] and dotted[2] in NN_FUNCTIONS:
+            return getattr(self.nn, dotted[2])
+        if len(dotted) == 1:
+            raise self.fail(func, f"calling {name!r} is not allowed (write jnp.{name} if it exists)")
+        raise self.fail(func, f"function {name!r} is not in the allowed list")
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    """``jnp.linalg.norm`` as ``["jnp", "linalg", "norm"]``; ``None`` if not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]
+
+
+def allowed_functions() -> list[str]:
+    """Every callable name a formula may use, for the help text beside a formula box."""
+    return sorted(
+        [f"jnp.{n}" for n in JNP_FUNCTIONS]
+        + [f"jnp.linalg.{n}" for n in LINALG_FUNCTIONS]
+        + [f"jax.nn.{n}" for n in NN_FUNCTIONS]
+    )

@@ -1,0 +1,43 @@
+"""Test setup: JAX's process settings before anything starts its backend, and shared helpers."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("JAXPLAY_CPU_DEVICES", "8")
+
+from jaxplay import environment  # noqa: E402
+
+environment.configure()
+
+import pytest  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from jaxplay import catalog  # noqa: E402
+
+APP_TIMEOUT_S = 120
+
+
+def open_page(spec: catalog.PageSpec, **session: object) -> AppTest:
+    """Run ``app.py``, switch to ``spec`` and run it, as a visitor clicking its link would.
+
+    Keyword arguments are put into ``session_state`` before the page runs (widget values by key).
+    """
+    at = AppTest.from_file(str(catalog.ROOT / "app.py"), default_timeout=APP_TIMEOUT_S)
+    at.run()
+    at.switch_page(spec.path)
+    for key, value in session.items():
+        at.session_state[key] = value
+    at.run()
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception element and no uncaught error on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.fixture
+def page_runner():
+    """The :func:`open_page` helper, for tests that prefer a fixture."""
+    return open_page

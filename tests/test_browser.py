@@ -1,0 +1,69 @@
+"""Real-browser smoke tests: headless chromium against `streamlit run app.py`.
+
+Every registered page must load, show its title and show no Streamlit exception box. A
+screenshot of each page is kept in a temporary folder whose path a failure message names.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from jaxplay import catalog
+from tests.browser_support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    chromium_available,
+    exception_texts,
+    streamlit_server,
+    wait_for_run,
+)
+
+pytestmark = pytest.mark.browser
+
+if not chromium_available():
+    if os.environ.get("CI"):
+        raise RuntimeError(f"CI needs chromium at {CHROMIUM} for the browser tests")
+    pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
+
+SHOTS = Path(tempfile.mkdtemp(prefix="jaxplay-screens-"))
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    with streamlit_server("app.py") as url:
+        yield url
+
+
+def _url(base: str, spec: catalog.PageSpec) -> str:
+    return base + "/" if spec is catalog.HOME else f"{base}/{spec.url_path}"
+
+
+@pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
+def test_page_loads_in_chromium(app_url: str, page, spec: catalog.PageSpec) -> None:  # noqa: ANN001
+    page.goto(_url(app_url, spec))
+    wait_for_run(page)
+    shot = SHOTS / f"{spec.url_path}.png"
+    page.screenshot(path=str(shot), full_page=True)
+    title = page.locator("h1").first.inner_text(timeout=30_000)
+    expected = "jaxplay" if spec is catalog.HOME else spec.title
+    assert expected.lower() in title.lower(), f"title {title!r}; screenshot: {shot}"
+    errors = exception_texts(page)
+    assert not errors, f"{spec.path} shows an exception: {errors}; screenshot: {shot}"
+
+
+def test_detector_catches_a_raising_page(page) -> None:  # noqa: ANN001
+    """The check above can fail: on a page that raises, it finds the exception box."""
+    with streamlit_server("tests/fixtures/broken_app.py") as url:
+        page.goto(url + "/")
+        wait_for_run(page)
+        page.screenshot(path=str(SHOTS / "broken.png"), full_page=True)
+        assert exception_texts(page), f"no exception box found; screenshot: {SHOTS / 'broken.png'}"
