@@ -50,7 +50,21 @@ HOME = PageSpec(
     url_path="home",
 )
 
-# Topic pages, in navigation order within each section.
+#: Navigation order of the topic pages (by ``url_path``); a page not named here comes last.
+ORDER: tuple[str, ...] = (
+    "jit",
+    "grad",
+    "vmap",
+    "compose",
+    "tracing",
+    "prng",
+    "devices",
+    "memory",
+    "code-lab",
+    "article",
+)
+
+# Topic pages. Each topic adds its line here when its page works; ORDER sets where it appears.
 TOPICS: tuple[PageSpec, ...] = ()
 
 PAGES: tuple[PageSpec, ...] = (HOME, *TOPICS)
@@ -60,7 +74,10 @@ def pages_by_section() -> dict[str, list[PageSpec]]:
     """Topic pages grouped by section, in :data:`SECTIONS` order, empty sections left out."""
     grouped: dict[str, list[PageSpec]] = {}
     for section in SECTIONS:
-        members = [p for p in TOPICS if p.section == section]
+        members = sorted(
+            (p for p in TOPICS if p.section == section),
+            key=lambda p: ORDER.index(p.url_path) if p.url_path in ORDER else len(ORDER),
+        )
         if members:
             grouped[section] = members
     return grouped
