@@ -7,7 +7,7 @@ environment.configure()
 
 import streamlit as st  # noqa: E402
 
-from jaxplay import catalog  # noqa: E402
+from jaxplay import catalog, links  # noqa: E402
 
 st.set_page_config(page_title="jaxplay", page_icon=":material/bolt:", layout="wide")
 
@@ -37,4 +37,20 @@ with st.sidebar:
     st.caption(f":material/memory: {_environment().summary}")
     st.caption("Source: the tutorial article in `shared/seed/` · [JAX docs](https://docs.jax.dev)")
 
+# Shared links: note (and drop) the parts of a link this page could not honour.
+link_params = st.query_params.to_dict()
+link_notice = st.empty()
 page.run()
+ignored = links.ignored_params(
+    link_params,
+    st.query_params.to_dict(),
+    st.session_state.to_dict(),
+    list(st.session_state.to_dict()),
+)
+if ignored:
+    link_notice.warning(
+        "Parts of this link were ignored: " + "; ".join(ignored) + ".", icon=":material/link_off:"
+    )
+    for name in link_params:
+        if name not in st.session_state and name not in links.APP_PARAMS:
+            del st.query_params[name]

@@ -1,0 +1,69 @@
+"""Shareable links: which of a link's query parameters the app could not honour.
+
+Pages bind the widgets that define a view to the URL (``bind="query-params"``), so copying the
+address reproduces the view. Streamlit drops a bound parameter whose value is not valid for its
+widget (an unknown option, a number out of range) and removes one that equals the default. A
+visitor who opened a tampered or outdated link should be told which parts of it were ignored,
+rather than silently seeing something else: :func:`ignored_params` works that out from the
+parameters before and after the page ran and the values the widgets ended up with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: Query parameters that are not widgets but are read by the app itself.
+APP_PARAMS: frozenset[str] = frozenset({"snippet", "embed", "embed_options"})
+
+MAX_SHOWN_VALUE = 40
+
+
+def _as_url_text(value: Any) -> list[str]:
+    """The ways a widget value can be written in a URL."""
+    if isinstance(value, bool):
+        return [str(value).lower(), str(value)]
+    if isinstance(value, (list, tuple)):
+        return [",".join(str(v) for v in value)]
+    if isinstance(value, float) and value.is_integer():
+        return [str(value), str(int(value))]
+    return [str(value)]
+
+
+def _short(value: str) -> str:
+    return value if len(value) <= MAX_SHOWN_VALUE else value[:MAX_SHOWN_VALUE] + "…"
+
+
+def ignored_params(
+    before: Mapping[str, str],
+    after: Mapping[str, str],
+    widget_values: Mapping[str, Any],
+    widget_keys: Iterable[str],
+) -> list[str]:
+    """Plain-words notes, one per link parameter that did not take effect.
+
+    Arguments:
+        before: the query parameters when the page started running.
+        after: the query parameters after it ran (Streamlit has dropped invalid bound values).
+        widget_values: the session-state values of the widgets, by key.
+        widget_keys: the keys of the widgets that exist in this session.
+
+    Returns:
+        Notes such as ``"jit_dtype=float99 is not a valid value; the default is shown"``.
+    """
+    keys = set(widget_keys)
+    notes: list[str] = []
+    for name, value in before.items():
+        if name in APP_PARAMS:
+            continue
+        if name not in keys:
+            notes.append(f"{_short(name)} is not a setting of this page; it was ignored")
+            continue
+        if name in after:
+            continue
+        current = widget_values.get(name)
+        if current is None or value not in _as_url_text(current):
+            notes.append(
+                f"{_short(name)}={_short(value)} is not a valid value; the default is shown"
+            )
+    return notes

@@ -1,0 +1,39 @@
+"""Link parameters that were not honoured are reported in plain words."""
+
+from __future__ import annotations
+
+from jaxplay.links import ignored_params
+
+
+def test_valid_params_are_silent() -> None:
+    before = {"jit_preset": "softmax", "jit_n": "3", "snippet": "abc"}
+    after = {"jit_preset": "softmax"}  # jit_n equals its default and was removed
+    notes = ignored_params(before, after, {"jit_preset": "softmax", "jit_n": 3}, ["jit_preset", "jit_n"])
+    assert notes == []
+
+
+def test_invalid_value_and_unknown_name_are_reported() -> None:
+    before = {"jit_dtype": "float99", "hack": "1", "jit_flag": "true"}
+    after: dict[str, str] = {"hack": "1"}
+    values = {"jit_dtype": "float32", "jit_flag": True}
+    notes = ignored_params(before, after, values, ["jit_dtype", "jit_flag"])
+    assert len(notes) == 2
+    assert "jit_dtype=float99 is not a valid value" in notes[1] or "float99" in " ".join(notes)
+    assert any("hack is not a setting" in n for n in notes)
+
+
+def test_long_values_are_shortened() -> None:
+    notes = ignored_params({"k": "x" * 500}, {}, {"k": "y"}, ["k"])
+    assert len(notes[0]) < 120
+
+
+def test_app_reports_an_unknown_link_parameter() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from jaxplay import catalog
+
+    at = AppTest.from_file(str(catalog.ROOT / "app.py"), default_timeout=120)
+    at.query_params["no_such_setting"] = "1"
+    at.run()
+    assert not at.exception
+    assert any("no_such_setting is not a setting" in w.value for w in at.warning)
