@@ -9,7 +9,18 @@ and caches are out of the steady state, (3) batches sub-millisecond calls like
 show the median with its spread rather than one lucky number.
 
 One process-wide lock serialises measurements: two visitors benchmarking at once on a shared
-machine would each slow the other down and both would see wrong numbers.
+machine would each slow the other down and both would see wrong numbers. The lock is re-entrant,
+so a page may hold it around several measurements (and tell a queued visitor so) while each
+measurement takes it again.
+
+Beyond :func:`measure`, the module answers the questions the jit page asks:
+
+- :func:`compare_jit`: eager against jitted, samples interleaved so drift hits both alike;
+- :func:`profile_jit`: trace, lower, compile, first call and steady state as separate numbers, plus
+  XLA's cost and memory estimates (via :func:`jaxplay.compilation.compile_aot`);
+- :func:`article_timing`: the tutorial article's stopwatch, reproduced on purpose to show its error;
+- :func:`machine_reference` and :func:`roofline_point`: this device's copy bandwidth and matmul
+  rate, to place a result on a roofline.
 """
 
 from __future__ import annotations
@@ -23,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
-#: Serialises every measurement in the process (see module docstring).
-MEASURE_LOCK = threading.Lock()
+from jaxplay import compilation
+
+#: Serialises every measurement in the process (see module docstring); re-entrant.
+MEASURE_LOCK = threading.RLock()
 _waiting = 0
 _waiting_lock = threading.Lock()
 
@@ -44,7 +57,7 @@ def block(tree: Any) -> Any:
 
 
 def waiting_count() -> int:
-    """How many callers are waiting for :data:`MEASURE_LOCK` right now (for a "you are queued" note)."""
+    """How many callers wait for :data:`MEASURE_LOCK` right now (for a "you are queued" note)."""
     return _waiting
 
 
@@ -200,3 +213,400 @@ def measure(
         return run()
     with exclusive():
         return run()
+
+
+def _per_call(call: Callable[[], Any], number: int) -> float:
+    return _time_batch(call, number) / number
+
+
+# --- eager against jit --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JitComparison:
+    """Eager and jitted timings of one function, sampled in alternation (A B A B ...).
+
+    Attributes:
+        eager: per-call times of the plain Python function (one dispatch per primitive).
+        jitted: per-call times of ``jax.jit`` of it (compiled before sampling starts).
+    """
+
+    eager: Timing
+    jitted: Timing
+
+    @property
+    def speedup(self) -> float:
+        """Ratio of medians, eager / jitted (above 1: jit is faster)."""
+        return self.eager.median / self.jitted.median
+
+    @property
+    def pair_ratios(self) -> tuple[float, ...]:
+        """eager / jitted for each interleaved pair: their spread is the speedup's spread."""
+        return tuple(e / j for e, j in zip(self.eager.samples, self.jitted.samples, strict=False))
+
+    @property
+    def speedup_q1(self) -> float:
+        return float(np.percentile(self.pair_ratios, 25))
+
+    @property
+    def speedup_q3(self) -> float:
+        return float(np.percentile(self.pair_ratios, 75))
+
+    def describe(self) -> str:
+        """``"4.2× (IQR of paired ratios 3.9×–4.5×, 12 pairs)"``."""
+        return (
+            f"{self.speedup:.3g}× (IQR of paired ratios {self.speedup_q1:.3g}×–"
+            f"{self.speedup_q3:.3g}×, {len(self.pair_ratios)} pairs)"
+        )
+
+
+def compare_jit(
+    fn: Callable[..., Any],
+    *args: Any,
+    budget_s: float = 1.0,
+    warmup: int = 2,
+    static_argnums: tuple[int, ...] = (),
+    min_repeats: int = 5,
+    max_repeats: int = 200,
+    sample_target_s: float = 0.01,
+    lock: bool = True,
+    **kwargs: Any,
+) -> JitComparison:
+    """Time ``fn`` eagerly and under ``jax.jit``, interleaving their samples.
+
+    Timing one and then the other lets a change in the machine's load (another process, thermal
+    throttling, a visitor's request) land on one side only and fake a speedup. Alternating eager
+    and jitted samples makes drift hit both alike; each side keeps its own calls-per-sample
+    (``timeit.autorange``-style) so a fast jitted call is batched while a slow eager one is not.
+
+    Arguments:
+        fn: a Python function of JAX arrays (not yet jitted).
+        args, kwargs: its arguments; ``static_argnums`` marks compile-time constants for jit.
+        budget_s: rough total sampling time for both sides together.
+        warmup: calls of each side thrown away first (the jitted one compiles here).
+        min_repeats, max_repeats: bounds on the number of sample pairs.
+        sample_target_s: a sample lasts at least this long.
+        lock: hold :data:`MEASURE_LOCK`.
+
+    Returns:
+        A :class:`JitComparison`; ``.speedup`` is eager median / jitted median.
+    """
+    import jax
+
+    jitted_fn = jax.jit(fn, static_argnums=static_argnums)
+
+    def eager() -> Any:
+        return fn(*args, **kwargs)
+
+    def jitted() -> Any:
+        return jitted_fn(*args, **kwargs)
+
+    def run() -> JitComparison:
+        for _ in range(max(1, warmup)):
+            block(eager())
+            block(jitted())
+        n_eager = autorange(eager, sample_target_s)
+        n_jitted = autorange(jitted, sample_target_s)
+        eager_samples: list[float] = []
+        jitted_samples: list[float] = []
+        deadline = time.perf_counter() + budget_s
+        while len(eager_samples) < max_repeats and (
+            len(eager_samples) < min_repeats or time.perf_counter() < deadline
+        ):
+            eager_samples.append(_per_call(eager, n_eager))
+            jitted_samples.append(_per_call(jitted, n_jitted))
+        return JitComparison(
+            Timing(tuple(eager_samples), n_eager, warmup),
+            Timing(tuple(jitted_samples), n_jitted, warmup),
+        )
+
+    if not lock:
+        return run()
+    with exclusive():
+        return run()
+
+
+# --- the stages of jit --------------------------------------------------------------------------
+
+#: Stage names in the order JAX runs them, as :meth:`JitProfile.stages` reports them.
+STAGES: tuple[str, ...] = ("trace", "lower", "compile", "first call", "steady call")
+
+
+@dataclass(frozen=True, eq=False)
+class JitProfile:
+    """What one ``jax.jit`` costs, stage by stage, and what XLA estimates it does.
+
+    Attributes:
+        trace_s: Python runs once with tracers and records a jaxpr.
+        lower_s: the jaxpr becomes a StableHLO module.
+        compile_s: XLA optimizes (fuses) and compiles it for the device.
+        first_call_s: the first call of the executable (buffer setup, first dispatch), blocked.
+        steady: blocked per-call times after warm-up: what a training loop pays per step.
+        aot: the :class:`~jaxplay.compilation.AotCompilation` behind it (texts, executable).
+    """
+
+    trace_s: float
+    lower_s: float
+    compile_s: float
+    first_call_s: float
+    steady: Timing
+    aot: compilation.AotCompilation
+
+    @property
+    def cost(self) -> dict[str, float] | None:
+        """``flops``, ``transcendentals``, ``bytes accessed`` from ``cost_analysis()``, or None."""
+        return self.aot.cost
+
+    @property
+    def memory(self) -> dict[str, int] | None:
+        """argument/output/temp/alias/generated-code bytes from ``memory_analysis()``, or None."""
+        return self.aot.memory
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Why cost, memory or a text is missing on this backend (empty when all are there)."""
+        return self.aot.notes
+
+    @property
+    def jaxpr_text(self) -> str:
+        return self.aot.jaxpr_text
+
+    @property
+    def stablehlo_text(self) -> str:
+        return self.aot.stablehlo_text
+
+    @property
+    def hlo_text(self) -> str:
+        return self.aot.hlo_text
+
+    @property
+    def compile_total_s(self) -> float:
+        """trace + lower + compile: the one-off price of the first call."""
+        return self.trace_s + self.lower_s + self.compile_s
+
+    def stages(self) -> tuple[tuple[str, float], ...]:
+        """(stage, seconds) in :data:`STAGES` order; the steady call is its median."""
+        return tuple(
+            zip(
+                STAGES,
+                (self.trace_s, self.lower_s, self.compile_s, self.first_call_s, self.steady.median),
+                strict=True,
+            )
+        )
+
+
+def profile_jit(
+    fn: Callable[..., Any],
+    *args: Any,
+    static_argnums: tuple[int, ...] = (),
+    budget_s: float = 0.5,
+    warmup: int = 1,
+    lock: bool = True,
+) -> JitProfile:
+    """Time each stage of ``jax.jit(fn)`` separately through the ahead-of-time API.
+
+    ``jax.jit(f)(x)`` hides four costs in its first call; ``jit(f).trace(x).lower().compile()``
+    exposes them one by one. A fresh wrapper of ``fn`` is compiled (see
+    :func:`jaxplay.compilation.fresh_function`) so the stages are really run, not answered from
+    a cache an earlier visitor filled.
+
+    Arguments:
+        fn: a Python function (not yet jitted).
+        args: example arguments; those at ``static_argnums`` are plain Python values.
+        budget_s: sampling time for the steady state.
+        warmup: steady-state calls thrown away after the first call.
+        lock: hold :data:`MEASURE_LOCK`.
+
+    Returns:
+        A :class:`JitProfile`; cost, memory and texts are ``None``/empty with a note where the
+        backend does not provide them.
+    """
+
+    def run() -> JitProfile:
+        aot = compilation.compile_aot(fn, *args, static_argnums=static_argnums)
+        start = time.perf_counter()
+        block(aot.compiled(*aot.call_args))
+        first_call_s = time.perf_counter() - start
+        steady = measure(aot.compiled, *aot.call_args, budget_s=budget_s, warmup=warmup, lock=False)
+        return JitProfile(aot.trace_s, aot.lower_s, aot.compile_s, first_call_s, steady, aot)
+
+    if not lock:
+        return run()
+    with exclusive():
+        return run()
+
+
+# --- the article's method -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArticleTiming:
+    """The tutorial article's measurement: ``time.time()`` around ``loops`` calls, no blocking.
+
+    Attributes:
+        naive_s: wall seconds of the eager loop (dispatch time plus whatever finished meanwhile).
+        jitted_s: wall seconds of the jitted loop, *including* its first call's trace and compile.
+        loops: calls in each loop.
+    """
+
+    naive_s: float
+    jitted_s: float
+    loops: int
+
+    @property
+    def speedup(self) -> float:
+        """What the article would report: naive total / jitted total."""
+        return self.naive_s / self.jitted_s
+
+
+def article_timing(
+    fn: Callable[..., Any], *args: Any, loops: int = 10, lock: bool = True
+) -> ArticleTiming:
+    """Reproduce the seed article's timing of ``fn`` on purpose, errors included.
+
+    The article does, for each of ``naive_softmax`` and ``jit(naive_softmax)``::
+
+        start = time.time()
+        for _ in range(10):
+            y = f(x)
+        print(time.time() - start)
+
+    Three things are wrong with it: nothing waits for the result (JAX dispatches asynchronously, so
+    the stopwatch sees queueing, and the eager loop's unfinished work spills into the jit loop),
+    the jitted loop's first call traces and compiles inside the stopwatch, and one run of 10 calls
+    has no spread. The jitted function here is a fresh wrapper, so compilation is really included
+    as it is in the article's fresh process. Only after both stopwatches stop do we block, so
+    later measurements start clean.
+    """
+    import jax
+
+    jitted = jax.jit(compilation.fresh_function(fn))
+
+    def run() -> ArticleTiming:
+        y = None
+        start = time.time()
+        for _ in range(loops):
+            y = fn(*args)
+        naive_s = time.time() - start
+        start = time.time()
+        for _ in range(loops):
+            y = jitted(*args)
+        jitted_s = time.time() - start
+        block(y)
+        return ArticleTiming(naive_s, jitted_s, loops)
+
+    if not lock:
+        return run()
+    with exclusive():
+        return run()
+
+
+# --- machine reference and roofline -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MachineReference:
+    """What this device can do at best, measured here, to judge a result against.
+
+    Attributes:
+        device: the device measured, e.g. ``"cpu (cpu)"`` or ``"gpu (NVIDIA H200)"``.
+        platform: JAX's platform name.
+        copy_bandwidth_gbps: GB/s of a jitted ``y = a * y`` on a large float32 vector, repeated
+            in place, counting one read and one write of every element (STREAM's "scale").
+        matmul_gflops: GFLOP/s of a jitted float32 ``x @ y`` (2·n³ flops per call).
+        copy_elements, matmul_n: the sizes used.
+        copy: the blocked timing of the copy kernel.
+        matmul: the blocked timing of the matmul.
+        method: one sentence on how the figures were measured, for captions.
+    """
+
+    device: str
+    platform: str
+    copy_bandwidth_gbps: float
+    matmul_gflops: float
+    copy_elements: int
+    matmul_n: int
+    copy: Timing
+    matmul: Timing
+    method: str
+
+    @property
+    def ridge_flops_per_byte(self) -> float:
+        """Arithmetic intensity where the two roofs meet: below it, memory bandwidth limits."""
+        return self.matmul_gflops / self.copy_bandwidth_gbps
+
+
+_REFERENCE: MachineReference | None = None
+_REFERENCE_LOCK = threading.Lock()
+
+
+def machine_reference(budget_s: float = 0.3) -> MachineReference:
+    """This device's copy bandwidth and matmul rate, measured on first use and then cached.
+
+    The process measures once (about a second) and every later call returns the same object, so
+    every page compares against the same roofs. Sizes exceed CPU caches (32 MiB on CPU, 256 MiB
+    on an accelerator) so the bandwidth is memory's, not cache's.
+    """
+    global _REFERENCE
+    with _REFERENCE_LOCK:
+        if _REFERENCE is None:
+            _REFERENCE = _measure_reference(budget_s)
+        return _REFERENCE
+
+
+def _measure_reference(budget_s: float) -> MachineReference:
+    import jax
+    import jax.numpy as jnp
+
+    device = jax.devices()[0]
+    platform = str(device.platform)
+    on_cpu = platform == "cpu"
+    elements = 1 << 23 if on_cpu else 1 << 26
+    rounds = 10
+    n = 1024 if on_cpu else 4096
+
+    # y = a * y, ten times in a loop: the loop carry is updated in place, so the figure is memory
+    # bandwidth rather than the page faults of allocating a fresh 64 MiB output on every call.
+    @jax.jit
+    def scale(x: Any, a: Any) -> Any:
+        return jax.lax.fori_loop(0, rounds, lambda _, y: y * a, x)
+
+    matmul = jax.jit(lambda x, y: x @ y)
+    with exclusive():
+        vector = block(jnp.full((elements,), 1.5, jnp.float32))
+        a = jnp.float32(1.0001)
+        left = block(jnp.full((n, n), 0.5, jnp.float32))
+        right = block(jnp.full((n, n), 0.25, jnp.float32))
+        copy_timing = measure(scale, vector, a, budget_s=budget_s, lock=False)
+        matmul_timing = measure(matmul, left, right, budget_s=budget_s, lock=False)
+    del vector, left, right
+    bytes_moved = rounds * 2 * elements * 4
+    flops = 2 * n**3
+    return MachineReference(
+        device=f"{platform} ({getattr(device, 'device_kind', platform)})",
+        platform=platform,
+        copy_bandwidth_gbps=bytes_moved / copy_timing.median / 1e9,
+        matmul_gflops=flops / matmul_timing.median / 1e9,
+        copy_elements=elements,
+        matmul_n=n,
+        copy=copy_timing,
+        matmul=matmul_timing,
+        method=(
+            f"jitted y = a·y, {rounds} rounds in place on {elements:,} float32 "
+            f"({elements * 4 / 2**20:.0f} MiB, read + written each round), and a {n}×{n} "
+            "float32 matmul (2·n³ flops); blocked medians"
+        ),
+    )
+
+
+def roofline_point(cost: dict[str, float] | None, seconds: float) -> tuple[float, float]:
+    """Achieved (GB/s, GFLOP/s) of a call that took ``seconds``, from its ``cost_analysis``.
+
+    XLA's ``bytes accessed`` and ``flops`` are its own estimates for the compiled program (its
+    flops leave out transcendentals such as ``exp``). A figure that is missing is NaN.
+    """
+    if not cost or not seconds > 0:
+        return float("nan"), float("nan")
+    gbps = cost.get("bytes accessed", float("nan")) / seconds / 1e9
+    gflops = cost.get("flops", float("nan")) / seconds / 1e9
+    return float(gbps), float(gflops)
