@@ -1,0 +1,297 @@
+"""PRNG keys: seeds, splits, key trees, implementations and the pitfalls of randomness in JAX."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from jaxplay import prng
+from jaxplay import prng_figures as figs
+from pages import _ui
+
+st.title(":material/casino: PRNG keys")
+st.write(
+    "JAX has no hidden random state: every random number comes from an explicit **key**, and "
+    "the same key always gives the same numbers, under `jit`, `vmap` or on another device. "
+    "Start from the article's seed, then derive, inspect and misuse keys."
+)
+
+
+@st.cache_data(max_entries=64)
+def describe(seed: int) -> prng.SeedInfo:
+    return prng.describe_seed(seed)
+
+
+@st.cache_data(max_entries=32)
+def tree(seed: int, depth: int, branching: int, method: str, fold: int) -> prng.KeyTree:
+    return prng.key_tree(seed, depth, branching, method, fold)
+
+
+def pick_node() -> None:
+    """A click on a node of the tree selects it in the "Node" box."""
+    points = st.session_state["prng_tree_chart"].selection.points
+    if points:
+        name = points[0].get("customdata")
+        st.session_state["prng_node"] = name[0] if isinstance(name, list) else name
+
+
+@st.cache_data(max_entries=64)
+def cached(name: str, *args: int) -> object:
+    """The result of ``prng.<name>(*args)`` for the small, deterministic demos below."""
+    return getattr(prng, name)(*args)
+
+
+seed_text = st.text_input(
+    "Seed",
+    value=str(prng.ARTICLE_SEED),
+    key="prng_seed",
+    bind="query-params",
+    help="A whole number. Try 42, 4294967296, -1 or 9223372036854775808.",
+)
+try:
+    seed = prng.parse_seed(seed_text or "")
+except prng.SeedError as err:
+    st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
+    st.stop()
+info = describe(seed)
+if not info.in_range:
+    st.error(f"**Seed out of range.** {info.notes[0]}", icon=":material/error:")
+    st.stop()
+
+seed_tab, tree_tab, impl_tab, parallel_tab, pitfalls_tab = st.tabs(
+    ["Seed → key", "Key tree", "Typed keys & implementations", "Parallel streams", "Pitfalls"]
+)
+
+with seed_tab:
+    left, right = st.columns(2)
+    left.metric("PRNGKey(seed), x64 off", str(list(info.x32.key_data or ())))
+    right.metric("PRNGKey(seed), x64 on", str(list(info.x64.key_data or ())))
+    left.code(prng.key_hex(info.x32.key_data or ()), language=None)
+    right.code(prng.key_hex(info.x64.key_data or ()), language=None)
+    for note in info.notes:
+        (st.warning if info.differs else st.success)(note)
+    st.caption(
+        "Computed by JAX in thread-local `jax.enable_x64(...)` contexts: this server's global "
+        "x64 setting is untouched. The rule: `[seed >> 32, seed & 0xFFFFFFFF]` of the seed as a "
+        "signed integer of the default width (32 bits with x64 off)."
+    )
+    _ui.show_code(prng.describe_seed, prng.threefry_seed_words)
+
+with tree_tab:
+    c1, c2, c3, c4 = st.columns(4)
+    method = c1.segmented_control(
+        "Derive children by",
+        ["split", "fold_in"],
+        default="split",
+        required=True,
+        key="prng_method",
+        bind="query-params",
+    )
+    depth = c2.slider("Depth", 0, prng.MAX_TREE_DEPTH, 2, key="prng_depth", bind="query-params")
+    branching = c3.slider(
+        "Branching", 1, prng.MAX_TREE_BRANCHING, 3, key="prng_branching", bind="query-params"
+    )
+    fold = c4.number_input(
+        "fold_in data (first child)",
+        0,
+        prng.MAX_FOLD_DATA,
+        0,
+        key="prng_fold",
+        bind="query-params",
+        disabled=method != "fold_in",
+    )
+    try:
+        key_tree = tree(seed, depth, branching, method, int(fold))
+    except ValueError as err:
+        st.error(str(err), icon=":material/error:")
+    else:
+        names = [n.name for n in key_tree.nodes]
+        picked = st.selectbox(
+            "Node",
+            names,
+            key="prng_node",
+            bind="query-params",
+            format_func=lambda name: key_tree.node(name).label,
+        )
+        st.plotly_chart(
+            figs.key_tree_figure(key_tree, picked),
+            key="prng_tree_chart",
+            on_select=pick_node,
+            selection_mode="points",
+        )
+        node = key_tree.node(picked or "root")
+        st.markdown(
+            f"**{node.label}** · key data `{prng.key_hex(node.data)}` · `normal(key, (8,))`:"
+        )
+        samples = cached("node_samples", node.data, 8)
+        st.dataframe(pd.DataFrame([samples]), hide_index=True, key="prng_node_samples")
+        st.caption(f"{len(key_tree.nodes)} keys, {key_tree.unique_keys} distinct.")
+        _ui.show_code(prng.key_tree, prng.node_samples)
+
+    st.subheader("Chained or wide derivation")
+    n_derive = st.slider("Keys to derive", 2, 16, 6, key="prng_n_derive", bind="query-params")
+    derived = cached("derive_keys", seed, n_derive)
+    st.dataframe(
+        pd.DataFrame({k: [prng.key_hex(r) for r in v] for k, v in derived.keys.items()}),
+        key="prng_derived",
+    )
+    same = (derived.keys["split(key, n)"] == derived.keys["fold_in(key, i)"]).all()
+    shared = derived.shared("chained split", "split(key, n)")
+    st.info(
+        f"`split(key, n)[i]` {'equals' if same else 'differs from'} `fold_in(key, i)` here "
+        "(with `jax_threefry_partitionable`, the default). The chain's first subkey is "
+        f"`split(key)[1]`: the two schemes share {shared} key(s), so mixing them on one parent "
+        "reuses randomness. Prefer one wide call: it needs no sequential chain of splits."
+    )
+    if st.button("Time deriving 1000 keys", key="prng_time_derive"):
+        with st.status("Timing three derivation schemes (jitted)…") as status:
+            st.session_state["prng_derive_timings"] = prng.time_derivations(1000)
+            status.update(label="Timed", state="complete")
+    if rows := st.session_state.get("prng_derive_timings"):
+        fig = figs.timing_figure([(r.scheme, r.timing) for r in rows], "1000 keys", "this server")
+        st.plotly_chart(fig, key="prng_derive_chart")
+    _ui.show_code(prng.chained_keys, prng.wide_split_keys, prng.wide_fold_in_keys)
+
+with impl_tab:
+    st.markdown("**Legacy `PRNGKey` arrays and typed keys** hold the same words:")
+    forms = cached("key_forms", seed)
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "code": f.code,
+                "dtype": f.dtype,
+                "shape": str(f.shape),
+                "key data": str(f.data),
+                "normal(key, (4,))": str(np.round(f.samples, 4)),
+            }
+            for f in forms
+        ),
+        hide_index=True,
+        key="prng_forms",
+    )
+    st.markdown("**PRNG implementations**, seeded with the same integer:")
+    impls = cached("impl_infos", seed)
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "impl": i.impl,
+                "dtype": i.dtype,
+                "key data shape": str(i.data_shape),
+                "key data": str(i.data),
+                "normal(key, (4,))": str(np.round(i.samples, 4)),
+                "split(key)[0]": prng.key_hex(i.split_data),
+            }
+            for i in impls
+        ),
+        hide_index=True,
+        key="prng_impls",
+    )
+    st.caption(
+        "`rbg` and `unsafe_rbg` draw with XLA's RngBitGenerator and differ only in how they "
+        "split; `threefry2x32` is the default and the only one guaranteed identical on every "
+        "backend and sharding."
+    )
+    n_time = st.select_slider(
+        "Numbers per draw",
+        [10_000, 100_000, 1_000_000, 10_000_000],
+        1_000_000,
+        key="prng_n_time",
+        bind="query-params",
+    )
+    if st.button("Time the implementations", key="prng_time_impls"):
+        with st.status("Timing `jit(normal)` per implementation…") as status:
+            result = prng.time_impls(int(n_time), on_step=lambda impl: st.write(f"Timing {impl}…"))
+            st.session_state["prng_impl_timings"] = result
+            status.update(label="Timed", state="complete")
+    if rows := st.session_state.get("prng_impl_timings"):
+        title = f"jit(normal)(key, ({rows[0].n:,},))"
+        fig = figs.timing_figure([(r.impl, r.timing) for r in rows], title, rows[0].device)
+        st.plotly_chart(fig, key="prng_impl_chart")
+    _ui.show_code(prng.key_forms, prng.impl_infos, prng.time_impls)
+
+with parallel_tab:
+    c1, c2, c3 = st.columns(3)
+    n_keys = c1.number_input("Keys", 2, 100_000, 1000, key="prng_n_keys", bind="query-params")
+    n_per = c2.number_input("Samples per key", 2, 10_000, 10, key="prng_n_per", bind="query-params")
+    reuse = c3.toggle("Reuse one key for every stream", key="prng_reuse", bind="query-params")
+    try:
+        stats = cached("parallel_stats", seed, int(n_keys), int(n_per), 8, reuse)
+    except ValueError as err:
+        st.error(str(err), icon=":material/error:")
+    else:
+        cols = st.columns(5)
+        cols[0].metric("mean", f"{stats.mean:.4f}")
+        cols[1].metric("std", f"{stats.std:.4f}")
+        cols[2].metric("skewness", f"{stats.skewness:.3f}")
+        cols[3].metric("excess kurtosis", f"{stats.excess_kurtosis:.3f}")
+        cols[4].metric("correlations inside ±1.96/√n", f"{stats.within_band:.0%}")
+        st.plotly_chart(figs.samples_heatmap(stats.samples), key="prng_heatmap")
+        st.plotly_chart(figs.histograms_figure(stats.samples), key="prng_hist")
+        corr_title = f"Correlation of the first 8 streams (* outside ±{stats.band:.2f})"
+        st.plotly_chart(figs.correlation_figure(stats, corr_title), key="prng_corr")
+        _ui.show_code(prng.article_parallel)
+
+with pitfalls_tab:
+    st.subheader("1 · Reusing a key repeats the numbers")
+    demo = cached("reuse_demo", seed)
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "normal(key)": demo.first,
+                "normal(key) again": demo.again,
+                "normal(split(key)[0])": demo.split_a,
+                "normal(split(key)[1])": demo.split_b,
+            }
+        ),
+        hide_index=True,
+        key="prng_reuse_table",
+    )
+    st.markdown("JAX's **key-reuse checker** (`jax_debug_key_reuse`) turns this into an error:")
+    source = prng.key_reuse_source(seed)
+    st.code(source, language="python", line_numbers=True)
+    if st.button("Run it", key="prng_run_checker"):
+        st.session_state["prng_checker"] = (seed, prng.check_key_reuse_in_process(seed))
+    checked_seed, outcome = st.session_state.get("prng_checker", (None, None))
+    if outcome is not None and checked_seed == seed:
+        if outcome.stdout:
+            st.code(outcome.stdout, language=None)
+        if outcome.raised:
+            st.error(f"`{outcome.exc_type}` at line {outcome.line}: {outcome.message}")
+        else:
+            st.warning("The checker did not raise.")
+        st.caption(f"Ran {outcome.where}.")
+
+    st.subheader("2 · Same key, same numbers under any transform")
+    agreement = cached("transform_agreement", seed)
+    for name, values in agreement.results.items():
+        st.text(f"{name:>10}: {values[0].round(5)}")
+    st.metric("Largest difference across eager, jit, vmap, jit(vmap)", agreement.max_abs_difference)
+
+    st.subheader("3 · The article's `stochastic_layer` under `@jit @vmap`")
+    batch = st.slider(
+        "Batch size (the layer has 4 outputs)", 1, 8, 5, key="prng_batch", bind="query-params"
+    )
+    for run in cached("stochastic_layer_runs", batch):
+        if run.error:
+            st.error(f"**{run.name}** raises `{run.error_type}`:\n\n```\n{run.error}\n```")
+        else:
+            st.success(f"**{run.name}** runs: output shape `{run.shape}`")
+    if batch == 4:
+        st.warning(
+            "With batch 4 = output size the version as written runs *silently wrong*: `@vmap` "
+            "maps W and b too, pairing example i with row i of W, and returns shape (4,)."
+        )
+    st.caption(
+        "`@vmap` maps every argument over axis 0, the parameters too; per-sample noise "
+        "with shared parameters needs `in_axes=(None, 0, 0)`."
+    )
+    _ui.show_code(prng.stochastic_layer, prng.stochastic_layer_fixed)
+
+    st.subheader("4 · Threading the key through a training loop")
+    steps = st.slider("Steps", 10, 300, 60, key="prng_steps", bind="query-params")
+    runs = cached("training_runs", seed, steps)
+    st.plotly_chart(figs.training_figure(runs), key="prng_training_chart")
+    st.caption(
+        "Dropping the returned key draws the same dropout mask every step, so each example "
+        "always hides the same inputs and the loss stalls."
+    )
+    _ui.show_code(prng.training_step, prng.train_threading_key, prng.train_dropping_key)
