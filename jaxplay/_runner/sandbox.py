@@ -1,0 +1,413 @@
+"""Isolation of the workers, behind one small adapter so the pool never checks for a tool.
+
+Two sandboxes start a worker command:
+
+* :class:`BwrapSandbox` runs it inside Debian's bubblewrap: every namespace unshared (no network,
+  own PIDs, so nothing it starts outlives it), a cleared environment, read-only system,
+  interpreter and virtualenv, the ``jaxplay`` package read-only, and a small private tmpfs as
+  ``/tmp`` and working directory. Nothing else of the server's files is visible.
+* :class:`ProcessSandbox` runs it as a plain child in its own session with a private temporary
+  working directory (removed after the run). For laptops; a public deployment refuses it.
+
+Both put the worker into a fresh cgroup where the kernel offers one (``pids.max`` bounds fork
+and thread bombs; the cgroup is how every leftover process is found and killed). The worker
+process sets its own ``setrlimit`` limits before it touches user code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+BWRAP = "/usr/bin/bwrap"
+_PIDS_V1 = Path("/sys/fs/cgroup/pids")
+_MEMORY_V1 = Path("/sys/fs/cgroup/memory")
+
+# The trampoline joins the cgroups before exec, so the worker and all it starts are inside.
+_JOIN = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; '
+    'exec "$@"'
+)
+
+
+class _Spawner:
+    """One long-lived thread that starts every worker process.
+
+    Why: ``bwrap --die-with-parent`` uses ``PR_SET_PDEATHSIG``, which fires when the *thread*
+    that started the process ends, not the process. Streamlit's script threads and the pool's
+    warm-up threads come and go, so they must not be the parent thread of a worker.
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = (
+            queue.SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _loop(self) -> None:
+        while True:
+            call, future = self._requests.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                future.set_exception(exc)
+
+    def run(self, call: Callable[[], Any]) -> Any:
+        """Run ``call`` on the spawner thread and return its result (or raise its error)."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._loop, name="jaxplay-spawner", daemon=True
+                )
+                self._thread.start()
+        future: Future[Any] = Future()
+        self._requests.put((call, future))
+        return future.result()
+
+
+_SPAWNER = _Spawner()
+
+
+class Cgroups:
+    """A process-private tree of cgroup v1 directories (``pids``, ``memory``), one per worker.
+
+    Everything is best effort: where the hierarchy is missing or not writable (no root, cgroup
+    v2 without delegation), :attr:`available` is False and workers rely on rlimits alone.
+    """
+
+    def __init__(self) -> None:
+        tag = f"jaxplay-{os.getpid()}-{id(self):x}"
+        self._lock = threading.Lock()
+        self._counter = 0
+        self.pids_root = self._make(_PIDS_V1, tag)
+        self.memory_root = self._make(self._own_memory(), tag) if self.pids_root else None
+
+    @staticmethod
+    def _own_memory() -> Path | None:
+        try:
+            for line in Path("/proc/self/cgroup").read_text().splitlines():
+                _, controllers, path = line.split(":", 2)
+                if "memory" in controllers.split(","):
+                    return _MEMORY_V1 / path.lstrip("/")
+        except (OSError, ValueError):
+            pass
+        return None
+
+    @staticmethod
+    def _make(parent: Path | None, tag: str) -> Path | None:
+        if parent is None or not (parent / "cgroup.procs").exists():
+            return None
+        try:
+            path = parent / tag
+            path.mkdir(exist_ok=True)
+            return path
+        except OSError:
+            return None
+
+    @property
+    def available(self) -> bool:
+        return self.pids_root is not None
+
+    def create(self) -> WorkerGroup | None:
+        """A new empty group for one worker (``None`` without cgroup support)."""
+        if self.pids_root is None:
+            return None
+        with self._lock:
+            self._counter += 1
+            name = f"w{self._counter}"
+        pids = self._make(self.pids_root, name)
+        if pids is None:
+            return None
+        memory = self._make(self.memory_root, name) if self.memory_root else None
+        return WorkerGroup(pids=pids, memory=memory)
+
+    def remove(self) -> None:
+        for root in (self.pids_root, self.memory_root):
+            if root is None:
+                continue
+            for child in root.glob("w*"):
+                WorkerGroup(pids=child).remove()
+            with contextlib.suppress(OSError):
+                root.rmdir()
+
+
+@dataclass
+class WorkerGroup:
+    """The cgroups of one worker."""
+
+    pids: Path
+    memory: Path | None = None
+
+    @property
+    def procs_files(self) -> list[str]:
+        dirs = [self.pids] + ([self.memory] if self.memory else [])
+        return [str(d / "cgroup.procs") for d in dirs]
+
+    def _write(self, path: Path | None, name: str, value: str) -> bool:
+        if path is None:
+            return False
+        try:
+            (path / name).write_text(value)
+            return True
+        except OSError:
+            return False
+
+    def _read_int(self, path: Path | None, name: str) -> int | None:
+        if path is None:
+            return None
+        try:
+            return int((path / name).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def limit_pids(self, extra: int) -> None:
+        """Allow ``extra`` more tasks (processes or threads) than the group has now."""
+        current = self._read_int(self.pids, "pids.current") or 0
+        self._write(self.pids, "pids.max", str(current + extra))
+
+    def limit_memory(self, limit_bytes: int) -> None:
+        self._write(self.memory, "memory.limit_in_bytes", str(limit_bytes))
+        # Without swap limit a group over its limit would swap instead of failing.
+        self._write(self.memory, "memory.memsw.limit_in_bytes", str(limit_bytes))
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel killed something in this group for exceeding its memory."""
+        if self.memory is None:
+            return False
+        try:
+            for line in (self.memory / "memory.oom_control").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        except (OSError, ValueError):
+            pass
+        return False
+
+    def pids_list(self) -> list[int]:
+        try:
+            return [int(p) for p in (self.pids / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    def kill_all(self, timeout_s: float = 2.0) -> None:
+        """SIGKILL every process in the group until it is empty (a fork bomb races, pids.max
+        bounds the race)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            pids = self.pids_list()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for path in (self.pids, self.memory):
+            if path is None:
+                continue
+            for _ in range(50):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+@dataclass
+class Launch:
+    """A started worker process and what must be cleaned up after it."""
+
+    process: subprocess.Popen[bytes]
+    group: WorkerGroup | None
+    workdir: Path | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _python_paths() -> list[str]:
+    """Directories the interpreter and its packages live in (real paths, deduplicated)."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths.add(os.path.dirname(os.path.realpath(sys.executable)))
+    out: list[str] = []
+    for p in sorted(paths):
+        for candidate in {p, os.path.realpath(p)}:
+            if os.path.isdir(candidate) and candidate not in out:
+                out.append(candidate)
+    # A parent directory makes its children redundant.
+    return [p for p in out if not any(p != q and p.startswith(q + os.sep) for q in out)]
+
+
+class Sandbox:
+    """Starts and stops workers. Subclasses decide how isolated they are."""
+
+    name = "base"
+    #: Whether the worker is isolated from the server's files, processes and network.
+    isolated = False
+
+    def __init__(self, cgroups: Cgroups | None = None) -> None:
+        self.cgroups = cgroups
+
+    def available(self) -> bool:
+        return True
+
+    def _command(self, argv: list[str], env: dict[str, str], workdir: Path | None) -> list[str]:
+        raise NotImplementedError
+
+    def _workdir(self) -> Path | None:
+        return None
+
+    def start(self, argv: list[str], env: dict[str, str], pass_fds: tuple[int, ...]) -> Launch:
+        """Start ``argv`` (a worker command) with ``env`` as its whole environment."""
+        workdir = self._workdir()
+        command = self._command(argv, env, workdir)
+        group = self.cgroups.create() if self.cgroups is not None else None
+        if group is not None:
+            files = group.procs_files
+            command = ["/bin/sh", "-c", _JOIN, "sh", str(len(files)), *files, *command]
+        try:
+            process = _SPAWNER.run(
+                lambda: subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    pass_fds=pass_fds,
+                    env=env,
+                    cwd=str(workdir) if workdir else "/",
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            )
+        except BaseException:
+            if group is not None:
+                group.remove()
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        return Launch(process=process, group=group, workdir=workdir)
+
+    def stop(self, launch: Launch) -> None:
+        """Kill the worker and everything it started; remove its cgroup and working directory."""
+        with contextlib.suppress(OSError):
+            os.killpg(launch.process.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            launch.process.kill()
+        if launch.group is not None:
+            launch.group.kill_all()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            launch.process.wait(timeout=5)
+        if launch.group is not None:
+            launch.group.remove()
+        if launch.workdir is not None:
+            _remove_tree(launch.workdir)
+
+
+def _remove_tree(path: Path) -> None:
+    def make_writable(func, target, _exc):  # type: ignore[no-untyped-def]
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(target), 0o700)
+            os.chmod(target, 0o700)
+            func(target)
+
+    shutil.rmtree(path, onexc=make_writable) if sys.version_info >= (3, 12) else shutil.rmtree(
+        path, onerror=make_writable
+    )
+
+
+class ProcessSandbox(Sandbox):
+    """A plain child process: own session, private working directory, rlimits, cgroup."""
+
+    name = "process"
+    isolated = False
+
+    def _workdir(self) -> Path:
+        return Path(tempfile.mkdtemp(prefix="jaxplay-run-"))
+
+    def _command(self, argv: list[str], env: dict[str, str], workdir: Path | None) -> list[str]:
+        if workdir is not None:
+            env["HOME"] = env["TMPDIR"] = str(workdir)
+        return argv
+
+
+class BwrapSandbox(Sandbox):
+    """bubblewrap: all namespaces unshared, read-only system, private tmpfs, cleared env."""
+
+    name = "bwrap"
+    isolated = True
+
+    def __init__(
+        self, cgroups: Cgroups | None = None, executable: str = BWRAP, tmp_mb: int = 64
+    ) -> None:
+        super().__init__(cgroups)
+        self.executable = executable
+        self.tmp_mb = tmp_mb
+
+    def available(self) -> bool:
+        return os.access(self.executable, os.X_OK)
+
+    def _command(self, argv: list[str], env: dict[str, str], workdir: Path | None) -> list[str]:
+        env["HOME"] = env["TMPDIR"] = "/tmp"
+        cmd = [
+            self.executable,
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            "sandbox",
+        ]
+        for top in ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            path = "/" + top
+            if os.path.islink(path):
+                cmd += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                cmd += ["--ro-bind", path, path]
+        for name in ("ld.so.cache", "ld.so.conf", "localtime", "alternatives"):
+            cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        for path in _python_paths():
+            cmd += ["--ro-bind", path, path]
+        package = str(ROOT / "jaxplay")
+        cmd += ["--ro-bind", package, package]
+        cmd += ["--proc", "/proc", "--dev", "/dev"]
+        gpus = sorted(glob.glob("/dev/nvidia*"))
+        for dev in gpus:
+            cmd += ["--dev-bind", dev, dev]
+        if gpus:
+            cmd += ["--ro-bind-try", "/sys", "/sys"]
+        cmd += ["--size", str(self.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        for key, value in sorted(env.items()):
+            cmd += ["--setenv", key, value]
+        return [*cmd, "--", *argv]
+
+
+def make_sandbox(mode: str, cgroups: Cgroups | None = None) -> Sandbox:
+    """The sandbox for ``mode``: ``"bwrap"``, ``"process"``, or ``"auto"`` (bwrap if present)."""
+    if mode == "process":
+        return ProcessSandbox(cgroups)
+    bwrap = BwrapSandbox(cgroups)
+    if mode == "bwrap" or bwrap.available():
+        return bwrap
+    return ProcessSandbox(cgroups)
