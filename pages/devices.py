@@ -1,0 +1,376 @@
+"""Devices & sharding: device lists, placement, sharding, collectives, scaling, many processes."""
+
+import pandas as pd
+import streamlit as st
+
+from jaxplay import _multiprocess_worker, collectives, devices, multiprocess, sharding
+from jaxplay.devices import Attempt
+from jaxplay.timing import format_seconds
+from pages import _ui
+
+st.title(":material/grid_view: Devices & sharding")
+st.write(
+    "JAX runs on *devices* (CPU, GPU or TPU chips). Arrays live on one device or are split "
+    "(*sharded*) across many, and devices cooperate through *collectives*. Here you see each step "
+    "on this server's devices, from the article's `pmap` code to a real multi-process run."
+)
+
+DEVICES = devices.inventory()
+N = len(DEVICES)
+WHERE = f"{N} × {DEVICES[0].kind} ({DEVICES[0].platform})"
+SIMULATED = DEVICES[0].platform == "cpu"
+if N == 1:
+    st.info(
+        "This process has **one device**: sharding and collectives still run, on a 1-device "
+        "mesh. Start the app with `JAXPLAY_CPU_DEVICES=8` to simulate eight.",
+        icon=":material/info:",
+    )
+
+
+def show_attempt(title: str, a: Attempt) -> None:
+    """Code that ran, then its value or the real exception it raised."""
+    st.markdown(f"**{title}**")
+    st.code(a.code, language="python")
+    for w in a.warnings:
+        st.warning(w)
+    if a.ok:
+        st.success(f"Returned: `{a.value}`", icon=":material/check:")
+    else:
+        st.error(f"**{a.error_type}:** {a.error}", icon=":material/error:")
+
+
+@st.cache_data(max_entries=4)
+def article_runs(n: int) -> tuple[tuple[Attempt, Attempt], dict[str, Attempt]]:
+    return devices.article_placement(), collectives.article_examples(n)
+
+
+@st.cache_data(max_entries=64)
+def layout(mesh: tuple, names: tuple, shape: tuple, spec: tuple) -> sharding.ShardLayout:
+    return sharding.shard_layout(mesh, names, shape, spec)
+
+
+@st.cache_data(max_entries=16)
+def collective(name: str, n: int) -> collectives.CollectiveRun:
+    return collectives.run_collective(name, n)
+
+
+@st.cache_data(max_entries=16)
+def compiled(index: int, n: int) -> collectives.CompiledCollectives:
+    return collectives.compiled_collectives(collectives.XLA_EXAMPLES[index], n)
+
+
+TABS = ["Devices", "Placement", "Sharding", "Collectives", "Scaling", "Multi-process"]
+tabs = dict(zip(TABS, st.tabs(TABS, key="devices_tab", bind="query-params"), strict=True))
+
+if tabs["Devices"].open:
+    with tabs["Devices"]:
+        mib = lambda b: "not reported" if b is None else f"{b / 2**20:,.1f} MiB"
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "id": d.id,
+                        "platform": d.platform,
+                        "kind": d.kind,
+                        "process": d.process_index,
+                        "in use": mib(d.bytes_in_use),
+                        "limit": mib(d.bytes_limit),
+                        "peak": mib(d.bytes_in_use and d.peak_bytes_in_use),
+                    }
+                    for d in DEVICES
+                ]
+            ),
+            hide_index=True,
+            key="devices_inventory",
+        )
+        st.button("Refresh memory counters", key="devices_refresh", icon=":material/refresh:")
+        if SIMULATED:
+            st.caption(
+                "The CPU backend reports no memory counters; a GPU reports bytes in use, "
+                "its limit and the peak. Simulated CPU devices share this machine's cores."
+            )
+        placement, _ = article_runs(N)
+        left, right = st.columns(2)
+        with left:
+            show_attempt("The article's placement code, as written", placement[0])
+        with right:
+            show_attempt("Guarded: a missing backend raises, so ask inside try", placement[1])
+
+if tabs["Placement"].open:
+    with tabs["Placement"]:
+        ids = [d.id for d in DEVICES]
+        dev = st.selectbox(
+            "Put a float32 vector on device", ids, key="devices_place_device", bind="query-params"
+        )
+        size = st.select_slider(
+            "Elements",
+            [10**k for k in range(1, 8)],
+            value=1000,
+            key="devices_place_size",
+            bind="query-params",
+        )
+        p = devices.place(dev, size)
+        st.markdown(
+            f"`jax.device_put(np.ones({size}, np.float32), jax.devices()[{ids.index(dev)}])` "
+            f"lives on **{', '.join(p.devices)}** ({p.nbytes:,} bytes, committed: {p.committed}); "
+            f"its sharding is `{p.sharding}`."
+        )
+        st.subheader("Transfer bandwidth")
+        c1, c2, c3 = st.columns(3)
+        src = c1.selectbox("Source device", ids, key="devices_src", bind="query-params")
+        dst = c2.selectbox(
+            "Destination device", ids, index=min(1, N - 1), key="devices_dst", bind="query-params"
+        )
+        top = c3.select_slider(
+            "Largest transfer (MiB)",
+            [1, 4, 16, 64],
+            value=16,
+            key="devices_top_mib",
+            bind="query-params",
+        )
+        if src == dst:
+            st.caption("Source and destination are the same device: device → device is left out.")
+        sizes = tuple(4**k * 1024 for k in range(20) if 4**k * 1024 <= top * 2**20)
+        if st.button("Measure transfers", key="devices_measure_transfers", icon=":material/speed:"):
+            with st.status("Timing transfers…") as status:
+                bar = st.progress(0.0)
+                points = devices.transfer_sweep(
+                    src, dst, sizes, on_step=lambda i, n: bar.progress(i / n)
+                )
+                status.update(label="Transfers timed", state="complete")
+            st.session_state["devices_transfers"] = (src, dst, points)
+        if "devices_transfers" in st.session_state:
+            s, d, points = st.session_state["devices_transfers"]
+            st.plotly_chart(
+                devices.transfer_figure(points, f"device {s} → {d}, {WHERE}"),
+                key="devices_transfer_chart",
+            )
+            if SIMULATED:
+                st.caption(
+                    "Simulated CPU devices share one memory: these are memory-copy speeds, "
+                    "not a bus. On a GPU, host ↔ device crosses PCIe or NVLink."
+                )
+        _ui.show_code(devices.transfer_calls)
+
+if tabs["Sharding"].open:
+    with tabs["Sharding"]:
+        default_mesh = "2, 4" if N >= 8 else (f"2, {N // 2}" if N % 2 == 0 else str(N))
+        c1, c2, c3, c4 = st.columns(4)
+        mesh_text = c1.text_input(
+            "Mesh shape", default_mesh, key="devices_mesh", bind="query-params"
+        )
+        names_text = c2.text_input(
+            "Mesh axis names",
+            "x, y" if "," in default_mesh else "x",
+            key="devices_axes",
+            bind="query-params",
+        )
+        shape_text = c3.text_input("Array shape", "8, 8", key="devices_shape", bind="query-params")
+        spec_src = c4.text_input(
+            "PartitionSpec",
+            "P('x', None)",
+            key="devices_spec",
+            bind="query-params",
+            help="e.g. P('x', 'y'), P(('x', 'y'), None), P() (replicated)",
+        )
+        try:
+            spec = sharding.parse_spec(spec_src)
+            result = layout(
+                sharding.parse_ints(mesh_text, "mesh shape"),
+                sharding.parse_names(names_text),
+                sharding.parse_ints(shape_text, "array shape"),
+                spec,
+            )
+        except sharding.ShardingProblem as err:
+            st.error(f"**This sharding cannot work.** {err.plain}", icon=":material/error:")
+            if err.col is not None:
+                st.code(f"{spec_src}\n{' ' * (err.col - 1)}^", language=None)
+            if err.jax_error:
+                st.caption("JAX's own message:")
+                st.code(err.jax_error, language=None)
+        else:
+            st.plotly_chart(sharding.layout_figure(result), key="devices_layout_chart")
+            st.caption(
+                f"{len(result.blocks)} distinct block(s), each held by {result.copies} device(s)."
+            )
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "device": s.device_id,
+                            "mesh position": str(s.mesh_coords),
+                            "index": " × ".join(f"{a}:{b}" for a, b in s.index),
+                            "shard shape": str(s.shape),
+                            "replica": s.replica_id,
+                        }
+                        for s in result.shards
+                    ]
+                ),
+                hide_index=True,
+                key="devices_shards",
+            )
+        _ui.show_code(sharding.shard_layout)
+
+if tabs["Collectives"].open:
+    with tabs["Collectives"]:
+        n = (
+            st.slider("Devices in the mesh", 1, N, N, key="devices_coll_n", bind="query-params")
+            if N > 1
+            else 1
+        )
+        _, article = article_runs(n)
+        cols = st.columns(2)
+        for i, (title, a) in enumerate(article.items()):
+            with cols[i % 2]:
+                show_attempt(title, a)
+        st.caption(
+            "The all-reduce needs `axis_name='batch'` on `pmap`: without it the name is unbound. "
+            "`pmap` is in maintenance mode (now built on `shard_map`); `jax.shard_map` is the way."
+        )
+        name = (
+            st.segmented_control(
+                "Collective under `jax.shard_map`",
+                list(collectives.COLLECTIVES),
+                default="psum",
+                key="devices_collective",
+                bind="query-params",
+            )
+            or "psum"
+        )
+        run = collective(name, n)
+        st.write(collectives.COLLECTIVES[name].what + ".")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "device": d,
+                        "input": str(i.tolist()),
+                        "output": str(o.tolist()),
+                        "numpy": str(e.tolist()),
+                    }
+                    for d, i, o, e in zip(
+                        run.device_ids, run.inputs, run.outputs, run.expected, strict=True
+                    )
+                ]
+            ),
+            hide_index=True,
+            key="devices_collective_table",
+        )
+        (st.success if run.matches else st.error)(
+            f"Every device's output {'equals' if run.matches else 'differs from'} numpy's."
+        )
+        st.code(run.code, language="python")
+        st.subheader("Collectives XLA inserts itself")
+        pick = st.selectbox(
+            "A jitted function of an array sharded by rows",
+            range(len(collectives.XLA_EXAMPLES)),
+            format_func=lambda i: collectives.XLA_EXAMPLES[i].name,
+            key="devices_xla",
+            bind="query-params",
+        )
+        c = compiled(pick, n)
+        st.code(c.code, language="python")
+        why = c.why if c.ops else "with one device there is nothing to communicate"
+        st.markdown(
+            f"Compiled on {n} device(s): **{', '.join(c.ops) or 'no collectives'}**: {why}. "
+            f"Output type: `{c.output_sharding}`; equals numpy: {c.matches}."
+        )
+        if c.hlo_lines:
+            st.code("\n".join(c.hlo_lines), language=None)
+
+if tabs["Scaling"].open:
+    with tabs["Scaling"]:
+        counts = sharding.device_counts(N)
+        st.write(
+            "A 2-layer MLP's loss and gradient (`jax.value_and_grad`, batch 1024), the batch "
+            f"split over {', '.join(map(str, counts))} devices, parameters replicated."
+        )
+        if st.button("Time the data-parallel step", key="devices_scale", icon=":material/speed:"):
+            with st.status("Timing…") as status:
+                bar = st.progress(0.0)
+                st.session_state["devices_scaling"] = sharding.scaling_sweep(
+                    counts, on_step=lambda i, k: bar.progress(i / k)
+                )
+                status.update(label="Timed", state="complete")
+        if "devices_scaling" in st.session_state:
+            st.plotly_chart(
+                sharding.scaling_figure(st.session_state["devices_scaling"], WHERE),
+                key="devices_scaling_chart",
+            )
+        if SIMULATED:
+            st.warning(
+                "Simulated CPU devices share this machine's cores, so this chart shows the "
+                "overhead of splitting, not a speedup. On a multi-GPU machine it shows the real "
+                "thing."
+            )
+        _ui.show_code(sharding.mlp_loss, sharding.data_parallel_step)
+
+if tabs["Multi-process"].open:
+    with tabs["Multi-process"]:
+        st.write(
+            "A cluster is several processes, each owning its devices, that meet through "
+            "`jax.distributed.initialize`. This launches them for real on localhost (CPU "
+            "collectives over gloo)."
+        )
+        c1, c2, c3 = st.columns(3)
+        procs = c1.slider("Processes", 2, 4, 2, key="devices_procs", bind="query-params")
+        local = c2.slider("Devices per process", 1, 4, 2, key="devices_local", bind="query-params")
+        missing = c3.checkbox(
+            "Leave one process out",
+            key="devices_missing",
+            help="The others wait for it in initialize; the app kills them after 20 s.",
+        )
+        if st.button(
+            f"Launch {procs} processes", key="devices_launch", icon=":material/rocket_launch:"
+        ):
+            with st.status(f"Running {procs} JAX processes…") as status:
+                res = multiprocess.run_local_cluster(
+                    procs,
+                    local,
+                    timeout_s=20 if missing else 90,
+                    launch=procs - 1 if missing else None,
+                )
+                status.update(
+                    label=f"{res.status} after {format_seconds(res.elapsed_s)}",
+                    state="complete" if res.status == "ok" else "error",
+                )
+            st.session_state["devices_cluster"] = res
+        res = st.session_state.get("devices_cluster")
+        if res is not None:
+            st.caption(
+                f"{res.launched} process(es) started (pids {', '.join(map(str, res.pids))}); "
+                "all reaped, "
+                f"exit status {', '.join(map(str, res.returncodes))}."
+            )
+            if res.reports:
+                st.dataframe(
+                    pd.DataFrame([vars(d) for d in res.global_devices]),
+                    hide_index=True,
+                    key="devices_global",
+                )
+                st.dataframe(
+                    pd.DataFrame(
+                        [
+                            {
+                                "process": r.process_id,
+                                "its devices": str(list(r.local_devices)),
+                                "contributes": str(r.local_values),
+                                "psum": r.psum,
+                            }
+                            for r in res.reports
+                        ]
+                    ),
+                    hide_index=True,
+                    key="devices_psums",
+                )
+                (st.success if res.psum_correct else st.error)(
+                    f"Every process got psum = {res.expected_psum:g} (numpy: 1 + 2 + … + "
+                    f"{res.num_processes * res.local_devices})."
+                )
+            for e in res.errors:
+                st.error(e)
+        st.code(
+            " ".join(multiprocess.worker_command("127.0.0.1:PORT", procs, 0, local)),
+            language="bash",
+        )
+        _ui.show_code(_multiprocess_worker.run, multiprocess.run_local_cluster)
