@@ -1,0 +1,449 @@
+"""The jit page's workloads: the article's functions, the inputs, the size sweep, the cache lab.
+
+Why a module of its own: the page must time exactly what it shows. Every function the page offers
+lives here as real source (so ``inspect.getsource`` shows what ran), every input is built here
+from plain values (preset name, formula text, shape, dtype), and the numbers come from
+:mod:`jaxplay.timing`. The page only passes widget values in and draws what comes back.
+
+The presets follow the seed article: its ``naive_softmax`` on ``jnp.ones((10000, 1000))``, its
+``unoptimized_chain`` of elementwise ops (the article breaks off after ``y = jnp.sin(x)``; the rest
+of the chain is ours and says so), a ``tanh`` layer (a matmul, so compute rather than memory can
+be the limit), and any formula of ``x`` typed into the safe expression box (:mod:`jaxplay.expr`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxplay import compilation, expr, timing
+
+#: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
+MAX_ELEMENTS = 16_000_000
+#: Largest matmul work per call of the tanh layer, in floating-point operations.
+MAX_LAYER_FLOPS = 40_000_000_000
+#: Dtypes a visitor may pick (float64 needs ``jax_enable_x64``, which this server leaves off).
+DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
+
+
+class SizeError(ValueError):
+    """An input the page refuses to time; the message names the limit."""
+
+
+# --- the functions (their source is what the page shows) ----------------------------------------
+
+
+def naive_softmax(x):
+    # 未优化的纯函数 (the article's, unchanged)
+    return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)
+
+
+def unoptimized_chain(x):
+    """未优化的操作链"""
+    y = jnp.sin(x)
+    # The article's text stops here; the rest of the chain is ours.
+    y = jnp.cos(y) * 2.0
+    y = y * y + 1.0
+    return jnp.exp(-y)
+
+
+def tanh_layer(x, W, b):
+    return jnp.tanh(x @ W + b)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A function the page can time.
+
+    Attributes:
+        key: stable name for widgets and links.
+        label: what the visitor picks from.
+        story: one sentence on what it shows about jit.
+        function: the Python function, or ``None`` for the typed formula.
+        origin: where it comes from (the article, or ours).
+    """
+
+    key: str
+    label: str
+    story: str
+    function: Callable[..., Any] | None
+    origin: str
+
+
+PRESETS: dict[str, Preset] = {
+    p.key: p
+    for p in (
+        Preset(
+            "softmax",
+            "Seed: naive softmax",
+            "Five array ops (two exp, sum, broadcast, divide): eager runs each as its own "
+            "kernel, jit fuses them and computes exp once.",
+            naive_softmax,
+            "the article, section 1",
+        ),
+        Preset(
+            "chain",
+            "Seed: unoptimized chain",
+            "A chain of elementwise ops: eager writes every intermediate to memory, jit fuses "
+            "the chain into one loop over x.",
+            unoptimized_chain,
+            "the article, section 8 (cut off after its first line; completed here)",
+        ),
+        Preset(
+            "layer",
+            "tanh layer",
+            "A matmul then an elementwise tail: most time is the matmul, which jit cannot speed "
+            "up, so the gain is small.",
+            tanh_layer,
+            "ours",
+        ),
+        Preset(
+            "formula",
+            "Your formula",
+            "Any formula of x in the safe expression language.",
+            None,
+            "you",
+        ),
+    )
+}
+DEFAULT_FORMULA = "jnp.sin(x) ** 2 + jnp.cos(x) ** 2"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What to time: plain values only, so it can key a cache and be put in a link.
+
+    Attributes:
+        preset: a key of :data:`PRESETS`.
+        rows, cols: the shape of ``x``.
+        dtype: one of :data:`DTYPES`.
+        formula: the formula text (used when ``preset == "formula"``).
+    """
+
+    preset: str
+    rows: int
+    cols: int
+    dtype: str = "float32"
+    formula: str = DEFAULT_FORMULA
+
+    @property
+    def elements(self) -> int:
+        return self.rows * self.cols
+
+    def with_rows(self, rows: int) -> Workload:
+        return Workload(self.preset, rows, self.cols, self.dtype, self.formula)
+
+
+def check(workload: Workload) -> None:
+    """Refuse what the page will not time, naming the limit.
+
+    Raises:
+        SizeError: too many elements, too much matmul work, an unknown preset or dtype.
+        expr.ExprError: the formula is not allowed (with its column).
+    """
+    if workload.preset not in PRESETS:
+        raise SizeError(f"unknown function {workload.preset!r}")
+    if workload.dtype not in DTYPES:
+        raise SizeError(f"dtype {workload.dtype!r} is not offered; pick one of {', '.join(DTYPES)}")
+    if workload.rows < 1 or workload.cols < 1:
+        raise SizeError("both dimensions must be at least 1")
+    if workload.elements > MAX_ELEMENTS:
+        raise SizeError(
+            f"x would have {workload.elements:,} elements; the limit is {MAX_ELEMENTS:,} "
+            "(the machine is shared: keep one measurement under a few seconds)"
+        )
+    if workload.preset == "layer":
+        flops = layer_flops(workload.rows, workload.cols)
+        if flops > MAX_LAYER_FLOPS:
+            raise SizeError(
+                f"the layer's matmul would need {flops / 1e9:,.0f} GFLOP per call; the limit is "
+                f"{MAX_LAYER_FLOPS / 1e9:,.0f} GFLOP (make cols or rows smaller)"
+            )
+    if workload.preset == "formula":
+        expr.parse(workload.formula, ("x",))
+
+
+def layer_flops(rows: int, cols: int) -> int:
+    """Multiply-adds of ``x @ W`` for x (rows, cols) and W (cols, cols), as flops."""
+    return 2 * rows * cols * cols
+
+
+def function_of(workload: Workload) -> Callable[..., Any]:
+    """The Python function to time (the parsed formula for the formula preset)."""
+    preset = PRESETS[workload.preset]
+    if preset.function is not None:
+        return preset.function
+    return expr.parse(workload.formula, ("x",))
+
+
+def inputs(workload: Workload) -> tuple[Any, ...]:
+    """The arguments, drawn from a fixed key: uniform in [0.5, 1.5) so log and sqrt stay finite."""
+    import jax
+
+    key_x, key_w, key_b = jax.random.split(jax.random.key(0), 3)
+    dtype = workload.dtype
+    x = jax.random.uniform(key_x, (workload.rows, workload.cols), dtype, 0.5, 1.5)
+    if workload.preset != "layer":
+        return (x,)
+    scale = 1.0 / math.sqrt(workload.cols)
+    w = jax.random.uniform(key_w, (workload.cols, workload.cols), dtype, -scale, scale)
+    b = jax.random.uniform(key_b, (workload.cols,), dtype, -0.1, 0.1)
+    return timing.block((x, w, b))
+
+
+def function_source(workload: Workload) -> str:
+    """The code of the function being timed, as the page shows it."""
+    preset = PRESETS[workload.preset]
+    if preset.function is not None:
+        return inspect.getsource(preset.function)
+    return (
+        "# parsed by jaxplay.expr (no eval): an ordinary function of x\n"
+        f"f = expr.parse({workload.formula!r}, ('x',))\n"
+    )
+
+
+def timing_code(workload: Workload, budget_s: float) -> str:
+    """The calls that produced the page's numbers, with this workload's values filled in."""
+    name = PRESETS[workload.preset].function.__name__ if workload.preset != "formula" else "f"
+    shape = (workload.rows, workload.cols)
+    lines = [
+        "key_x, key_w, key_b = jax.random.split(jax.random.key(0), 3)",
+        f"x = jax.random.uniform(key_x, {shape}, jnp.{workload.dtype}, 0.5, 1.5)",
+    ]
+    args = "x"
+    if workload.preset == "layer":
+        c = workload.cols
+        lines += [
+            f"W = jax.random.uniform(key_w, ({c}, {c}), jnp.{workload.dtype}, -1/√{c}, 1/√{c})",
+            f"b = jax.random.uniform(key_b, ({c},), jnp.{workload.dtype}, -0.1, 0.1)",
+        ]
+        args = "x, W, b"
+    lines += [
+        f"profile = timing.profile_jit({name}, {args}, budget_s={budget_s})",
+        f"comparison = timing.compare_jit({name}, {args}, budget_s={budget_s})",
+        f"article = timing.article_timing({name}, {args}, loops=10)",
+    ]
+    return "\n".join(lines)
+
+
+# --- the size sweep -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """Eager and jit at one size.
+
+    Attributes:
+        rows: rows of ``x`` (columns are the workload's).
+        elements: elements of ``x``.
+        comparison: interleaved eager/jit steady-state timings.
+        compile_s: trace + lower + compile of a fresh jit at this size.
+    """
+
+    rows: int
+    elements: int
+    comparison: timing.JitComparison
+    compile_s: float
+
+    def amortized_jit_s(self, calls: int) -> float:
+        """Per-call time of jit over ``calls`` calls when the compile is paid in the first."""
+        return (self.compile_s + calls * self.comparison.jitted.median) / calls
+
+
+def sweep_rows(workload: Workload, points: int = 7) -> tuple[int, ...]:
+    """Rows from 1 to the workload's, evenly spaced on a log scale (distinct, ascending)."""
+    top = max(1, workload.rows)
+    values = np.unique(np.round(np.geomspace(1, top, num=max(2, points))).astype(int))
+    return tuple(int(v) for v in values)
+
+
+def sweep_point(workload: Workload, budget_s: float = 0.1) -> SweepPoint:
+    """Measure one size of the sweep (eager vs jit interleaved, and a fresh compile)."""
+    check(workload)
+    fn = function_of(workload)
+    args = inputs(workload)
+    with timing.exclusive():
+        aot = compilation.compile_aot(fn, *args)
+        comparison = timing.compare_jit(fn, *args, budget_s=budget_s, warmup=1, min_repeats=3)
+    return SweepPoint(
+        workload.rows, workload.elements, comparison, aot.trace_s + aot.lower_s + aot.compile_s
+    )
+
+
+def _log_crossing(xs: list[float], diff: list[float]) -> float | None:
+    """First x where ``diff`` changes sign, interpolated on log-log axes."""
+    for i in range(1, len(xs)):
+        a, b = diff[i - 1], diff[i]
+        if a == 0:
+            return xs[i - 1]
+        if (a < 0) != (b < 0):
+            t = a / (a - b)
+            return float(
+                math.exp(math.log(xs[i - 1]) + t * (math.log(xs[i]) - math.log(xs[i - 1])))
+            )
+    return None
+
+
+def crossover(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> float | None:
+    """Elements where jit, compile included and spread over ``calls`` calls, starts beating eager.
+
+    Per call in steady state jit is rarely slower than eager; the price is the compile. Over a
+    fixed number of calls (the article's loop makes 10) eager wins at small sizes, where the
+    compile cannot be earned back, and jit wins at large ones. ``None`` if the curves do not
+    cross within the sweep.
+    """
+    ordered = sorted(points, key=lambda p: p.elements)
+    xs = [float(p.elements) for p in ordered]
+    diff = [
+        math.log(p.amortized_jit_s(calls)) - math.log(p.comparison.eager.median) for p in ordered
+    ]
+    return _log_crossing(xs, diff)
+
+
+def break_even_calls(point: SweepPoint) -> float | None:
+    """Calls after which jit's compile has paid for itself at this size (None: never)."""
+    saving = point.comparison.eager.median - point.comparison.jitted.median
+    if saving <= 0:
+        return None
+    return point.compile_s / saving
+
+
+# --- the compile cache lab (the article's static_argnums example) -------------------------------
+
+
+def dynamic_control_flow(x, use_tanh):
+    """静态参数控制编译分支"""
+    if use_tanh:  # 这个条件在编译时确定
+        return jnp.tanh(x)
+    else:
+        return jnp.sin(x)
+
+
+@dataclass(frozen=True)
+class CacheCall:
+    """One call of the lab's jitted function and what JAX did about it.
+
+    Attributes:
+        use_tanh, length, dtype: the call's arguments.
+        cache_size: compiled versions held after the call (``None`` if JAX will not say).
+        compiled: whether this call compiled (a cache miss) or reused a version.
+        reasons: JAX's explanations of the cache miss, as logged.
+        log: every compile-log message of the call about this function.
+        changed: what differs from the previous call (static flag, shape, dtype), in words.
+    """
+
+    use_tanh: bool
+    length: int
+    dtype: str
+    cache_size: int | None
+    compiled: bool
+    reasons: tuple[str, ...]
+    log: tuple[str, ...]
+    changed: tuple[str, ...] = ()
+
+    @property
+    def signature(self) -> tuple[bool, int, str]:
+        """What the jit cache is keyed on here: the static value, the shape and the dtype."""
+        return (self.use_tanh, self.length, self.dtype)
+
+
+@dataclass
+class CacheLab:
+    """A visitor's own ``jit(dynamic_control_flow, static_argnums=(1,))`` and its call history.
+
+    Each visitor gets a new jitted function (kept in their session), so the counter starts at 0
+    for them and only their own calls change it.
+    """
+
+    jitted: Any = None
+    history: list[CacheCall] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.jitted is None:
+            import jax
+
+            self.jitted = jax.jit(
+                compilation.fresh_function(dynamic_control_flow), static_argnums=(1,)
+            )
+
+    def call(self, use_tanh: bool, length: int, dtype: str = "float32") -> CacheCall:
+        """Call the jitted function once, capturing JAX's compile log and cache-miss reasons."""
+        import jax.numpy as jnp
+
+        if dtype not in DTYPES:
+            raise SizeError(f"dtype {dtype!r} is not offered; pick one of {', '.join(DTYPES)}")
+        if not 1 <= length <= 1_000_000:
+            raise SizeError("the length must be between 1 and 1,000,000")
+        x = jnp.ones(length, dtype)
+        before = compilation.cache_size(self.jitted)
+        with compilation.capture_compiles() as log:
+            timing.block(self.jitted(x, bool(use_tanh)))
+        after = compilation.cache_size(self.jitted)
+        ours = log.for_function(dynamic_control_flow.__name__)
+        compiled = any(e.kind == "compiling" for e in ours) or (
+            before is not None and after is not None and after > before
+        )
+        changed: list[str] = []
+        if self.history:
+            last = self.history[-1]
+            if last.use_tanh != bool(use_tanh):
+                changed.append(f"static use_tanh {last.use_tanh} → {bool(use_tanh)}")
+            if last.length != length:
+                changed.append(f"shape ({last.length},) → ({length},)")
+            if last.dtype != dtype:
+                changed.append(f"dtype {last.dtype} → {dtype}")
+        record = CacheCall(
+            use_tanh=bool(use_tanh),
+            length=length,
+            dtype=dtype,
+            cache_size=after,
+            compiled=compiled,
+            reasons=tuple(e.explanation for e in ours if e.kind == "cache miss"),
+            log=tuple(e.message for e in ours),
+            changed=tuple(changed),
+        )
+        self.history.append(record)
+        return record
+
+
+# --- the page's explanations (claims the tests check) -------------------------------------------
+
+
+def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> str:
+    """One sentence on where jit, compile included, starts to beat eager in this sweep."""
+    if not points:
+        return "Nothing was swept."
+    cross = crossover(points, calls)
+    if cross is not None:
+        return (
+            f"Over {calls} calls, jit with its compile overtakes eager at about **{cross:,.0f} "
+            "elements**: below that the compile is never earned back, above it jit wins."
+        )
+    smallest = min(points, key=lambda p: p.elements)
+    jit_wins = smallest.amortized_jit_s(calls) < smallest.comparison.eager.median
+    winner = "jit wins at every size" if jit_wins else "eager wins at every size"
+    hint = "fewer" if jit_wins else "more"
+    return (
+        f"Over {calls} calls the curves do not cross in this range: {winner}. "
+        f"Try {hint} calls or a wider range of sizes."
+    )
+
+
+def article_explanation(compile_s: float) -> str:
+    """Why the article's stopwatch and the honest harness disagree (one paragraph)."""
+    return (
+        "**Why they differ.** The article wraps `time.time()` around ten calls and never waits "
+        "for a result. JAX returns from a call as soon as the work is *queued*, so the naive "
+        "loop's clock measures little more than dispatch, and its unfinished work spills into "
+        "the jit loop's clock. The jit loop also pays the first call's tracing and compilation "
+        f"(here {timing.format_seconds(compile_s)}) inside its ten calls, and a single run of "
+        "ten calls has no spread to judge it by. The honest harness blocks on every result, "
+        "warms both versions up, alternates eager and jit samples so that noise on the machine "
+        "hits both alike, and reports the median with its quartiles."
+    )

@@ -1,0 +1,272 @@
+"""jit: what compiling buys and costs, measured honestly (blocked, warmed up, median and spread)."""
+
+import pandas as pd
+import streamlit as st
+
+from jaxplay import expr, jit_lab, jit_side_effects, timing
+from jaxplay import jit_figures as figs
+from pages import _ui
+
+PROFILE_BUDGET_S = 0.3
+COMPARE_BUDGET_S = 0.5
+
+st.title(":material/speed: jit")
+st.write(
+    "`jax.jit` traces a function once, hands the whole program to XLA, and reuses the compiled "
+    "result. Pick a function and a size: see each stage, eager against jit, where jit starts to "
+    "pay, and why the article's stopwatch got a different answer."
+)
+
+
+def _workload(*key: object) -> jit_lab.Workload:
+    preset, rows, cols, dtype, formula, _run = key
+    return jit_lab.Workload(preset, rows, cols, dtype, formula)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Compiling and timing each stage…")
+def profile(*key: object) -> timing.JitProfile:
+    w = _workload(*key)
+    return timing.profile_jit(jit_lab.function_of(w), *jit_lab.inputs(w), budget_s=PROFILE_BUDGET_S)
+
+
+@st.cache_data(max_entries=16, show_spinner="Timing eager and jit, interleaved…")
+def compare(*key: object) -> timing.JitComparison:
+    w = _workload(*key)
+    return timing.compare_jit(jit_lab.function_of(w), *jit_lab.inputs(w), budget_s=COMPARE_BUDGET_S)
+
+
+@st.cache_data(max_entries=16, show_spinner="Timing it the article's way…")
+def article(*key: object) -> timing.ArticleTiming:
+    w = _workload(*key)
+    return timing.article_timing(jit_lab.function_of(w), *jit_lab.inputs(w), loops=10)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def sweep_point(*key: object) -> jit_lab.SweepPoint:
+    return jit_lab.sweep_point(_workload(*key))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def side_effects(calls: int) -> tuple:
+    return jit_side_effects.impure_counter_demo(calls), jit_side_effects.debug_print_demo()
+
+
+c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+preset = c1.selectbox(
+    "Function",
+    list(jit_lab.PRESETS),
+    format_func=lambda k: jit_lab.PRESETS[k].label,
+    key="jit_preset",
+    bind="query-params",
+)
+rows = int(c2.number_input("rows", 1, 1_000_000, 10_000, key="jit_rows", bind="query-params"))
+cols = int(c3.number_input("cols", 1, 1_000_000, 1_000, key="jit_cols", bind="query-params"))
+dtype = c4.selectbox("dtype", jit_lab.DTYPES, key="jit_dtype", bind="query-params")
+formula = jit_lab.DEFAULT_FORMULA
+if preset == "formula":
+    formula = st.text_input(
+        "f(x) =",
+        jit_lab.DEFAULT_FORMULA,
+        key="jit_formula",
+        bind="query-params",
+        help="Allowed: " + ", ".join(expr.allowed_functions()),
+    )
+st.caption(f"{jit_lab.PRESETS[preset].story} (from {jit_lab.PRESETS[preset].origin})")
+workload = jit_lab.Workload(preset, rows, cols, dtype, formula)
+run = st.session_state.get("jit_run", 0)
+key = (preset, rows, cols, dtype, formula, run)
+device = timing.device_label()
+queue_note = st.empty()
+
+
+def queued(ahead: int) -> None:
+    queue_note.info(
+        f"Another visitor is measuring on this machine; you are number {ahead} in the queue. "
+        "Measurements take turns so that neither slows the other down.",
+        icon=":material/hourglass_top:",
+    )
+
+
+failure: Exception | None = None
+try:
+    jit_lab.check(workload)
+    with timing.exclusive(on_wait=queued):
+        prof, comp, art = profile(*key), compare(*key), article(*key)
+        reference = timing.machine_reference()
+except Exception as err:  # a formula can parse yet fail on this shape (x @ x on a non-square x)
+    failure = err
+queue_note.empty()
+if isinstance(failure, expr.ExprError):
+    _ui.expr_error(failure, formula)
+elif isinstance(failure, jit_lab.SizeError):
+    st.error(f"**Not timed:** {failure}", icon=":material/block:")
+elif failure is not None:
+    st.error(
+        f"**The function failed:** `{type(failure).__name__}: {failure}`", icon=":material/error:"
+    )
+
+
+def stages_tab() -> None:
+    st.plotly_chart(figs.stage_figure(prof, device), key="jit_stage_chart")
+    a, b, c = st.columns(3)
+    a.metric("trace + lower + compile", timing.format_seconds(prof.compile_total_s))
+    b.metric("first call", timing.format_seconds(prof.first_call_s))
+    c.metric("steady call (median)", timing.format_seconds(prof.steady.median))
+    st.caption(f"Steady state: {prof.steady.describe()}. A fresh function is compiled each time.")
+    with st.expander("jaxpr, StableHLO and optimized HLO", icon=":material/account_tree:"):
+        for text in (prof.jaxpr_text, prof.stablehlo_text, prof.hlo_text):
+            st.code(text, language=None)
+    _ui.show_code(
+        jit_lab.function_source(workload), jit_lab.timing_code(workload, PROFILE_BUDGET_S)
+    )
+    if st.button("Measure again", key="jit_remeasure"):
+        st.session_state["jit_run"] = run + 1
+        st.rerun()
+
+
+def compare_tab() -> None:
+    a, b = st.columns(2)
+    a.metric("speedup: eager median / jit median", f"{comp.speedup:.2f}×")
+    b.metric("from the quartiles", f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
+    st.plotly_chart(figs.distribution_figure(comp, device), key="jit_dist_chart")
+    st.caption(f"Eager: {comp.eager.describe()}. jit: {comp.jitted.describe()}.")
+    _ui.show_code(jit_lab.function_source(workload), timing.compare_jit)
+
+
+def sweep_tab() -> None:
+    sizes = jit_lab.sweep_rows(workload)
+    calls = st.select_slider(
+        "Calls that share one compile",
+        [1, 3, 10, 30, 100, 1000, 10000],
+        10,
+        key="jit_sweep_calls",
+        bind="query-params",
+    )
+    if st.button(f"Sweep rows {sizes[0]}…{sizes[-1]} (× {cols} cols)", key="jit_sweep_run"):
+        st.session_state["jit_swept"] = key
+    if st.session_state.get("jit_swept") != key:
+        st.info(f"The sweep times eager and jit at {len(sizes)} sizes (a few seconds).")
+        return
+    progress = st.progress(0.0)
+    points = []
+    with timing.exclusive(on_wait=queued):
+        for i, r in enumerate(sizes):
+            progress.progress(i / len(sizes), text=f"rows = {r} ({i + 1} of {len(sizes)})")
+            points.append(sweep_point(preset, r, cols, dtype, formula, run))
+    progress.empty()
+    queue_note.empty()
+    st.plotly_chart(figs.sweep_figure(points, calls, device), key="jit_sweep_chart")
+    st.markdown(jit_lab.sweep_verdict(points, calls))
+    _ui.show_code(jit_lab.sweep_point, jit_lab.crossover)
+
+
+def article_tab() -> None:
+    a, b, c = st.columns(3)
+    a.metric("article: naive loop (10 calls)", timing.format_seconds(art.naive_s))
+    b.metric("article: jit loop (10 calls)", timing.format_seconds(art.jitted_s))
+    c.metric("article's speedup", f"{art.speedup:.3g}×", f"honest: {comp.speedup:.3g}×", "off")
+    st.plotly_chart(figs.article_figure(art, comp), key="jit_article_chart")
+    st.markdown(jit_lab.article_explanation(prof.compile_total_s))
+    _ui.show_code(timing.article_timing)
+
+
+def roofline_tab() -> None:
+    gbps, gflops = timing.roofline_point(prof.cost, prof.steady.median)
+    if prof.cost is None:
+        st.info("XLA gave no cost analysis on this backend: " + "; ".join(prof.notes))
+    else:
+        a, b, c = st.columns(3)
+        bw, peak = reference.copy_bandwidth_gbps, reference.matmul_gflops
+        a.metric("achieved GB/s", f"{gbps:.3g}", f"{gbps / bw:.0%} of copy", "off")
+        b.metric("achieved GFLOP/s", f"{gflops:.3g}", f"{gflops / peak:.1%} of matmul", "off")
+        c.metric("transcendentals per call", f"{prof.cost.get('transcendentals', 0):,.0f}")
+        fig = figs.roofline_figure(reference, prof.cost, prof.steady.median, preset)
+        st.plotly_chart(fig, key="jit_roof_chart")
+    st.caption(
+        f"Roofs measured on {reference.device}: {reference.method}. Bytes and flops are XLA's "
+        "estimates for the compiled program divided by the steady median; data that fits in "
+        "cache can beat the memory roof."
+    )
+    if prof.memory:
+        st.dataframe(pd.DataFrame([prof.memory]), hide_index=True, key="jit_memory")
+    for note in prof.notes:
+        st.caption(note)
+
+
+def cache_tab() -> None:
+    st.markdown(
+        "The article's `static_argnums` example: a Python `if` on a static argument picks the "
+        "branch at trace time, so each value of `use_tanh` is its own compiled program. Change "
+        "the flag, the length or the dtype and watch the counter and JAX's own explanation."
+    )
+    if "jit_cache_lab" not in st.session_state or st.button("Start over", key="jit_cache_reset"):
+        st.session_state["jit_cache_lab"] = jit_lab.CacheLab()
+    lab = st.session_state["jit_cache_lab"]
+    a, b, c = st.columns(3)
+    use_tanh = a.toggle("use_tanh (static)", True, key="jit_cache_tanh", bind="query-params")
+    length = b.number_input(
+        "length of x", 1, 1_000_000, 5, key="jit_cache_len", bind="query-params"
+    )
+    kind = c.selectbox("dtype of x", jit_lab.DTYPES, key="jit_cache_dtype", bind="query-params")
+    signature = (bool(use_tanh), int(length), kind)
+    again = st.button("Call again with the same arguments", key="jit_cache_again")
+    if again or not lab.history or lab.history[-1].signature != signature:
+        lab.call(*signature)
+    last = lab.history[-1]
+    before = lab.history[-2].cache_size if len(lab.history) > 1 else 0
+    delta = None if last.cache_size is None or before is None else last.cache_size - before
+    size = "unknown" if last.cache_size is None else last.cache_size
+    st.metric("compiled versions: `dynamic_control_flow._cache_size()`", size, delta)
+    if last.compiled:
+        st.warning("This call **compiled** (a cache miss). JAX explains:", icon=":material/build:")
+        st.code("\n\n".join(last.reasons) or "\n".join(last.log) or "(nothing logged)", None)
+    else:
+        st.success("This call reused a compiled version: nothing to log.", icon=":material/bolt:")
+    history = [
+        {
+            "call": i + 1,
+            "x": f"{r.dtype}[{r.length}], use_tanh={r.use_tanh}",
+            "what changed": ", ".join(r.changed) or "—",
+            "result": "compiled" if r.compiled else "cache hit",
+            "cache size": r.cache_size,
+        }
+        for i, r in enumerate(lab.history)
+    ]
+    st.dataframe(pd.DataFrame(history), hide_index=True, key="jit_cache_history")
+    st.caption(
+        "Captured from the `jax` logger under `jax.log_compiles` and `jax.explain_cache_misses` "
+        "(thread-local: your calls only). `_cache_size()` is private JAX API."
+    )
+    _ui.show_code(jit_lab.dynamic_control_flow, jit_lab.CacheLab.call)
+
+
+def side_effects_tab() -> None:
+    calls = st.slider("jitted calls", 1, 10, 2, key="jit_counter_calls", bind="query-params")
+    counter, printed = side_effects(calls)
+    a, b, c = st.columns(3)
+    a.metric(f"counter after {calls} eager calls", counter.eager_count)
+    b.metric(f"counter after {calls} jitted calls", counter.jit_count)
+    c.metric("… then one call with a new shape", counter.jit_count_after_new_shape)
+    st.markdown(
+        "Python side effects run while JAX **traces**, not when the compiled program runs: the "
+        "counter moves once per compilation, not once per call. To see values at run time use "
+        "`jax.debug.print`, which is compiled into the program. What two calls printed:"
+    )
+    for i, text in enumerate(printed.outputs, start=1):
+        st.code(f"# call {i}\n{text}", language=None)
+    _ui.show_code(jit_side_effects.impure_counter_demo, jit_side_effects.debug_printed)
+
+
+names = ["Stages", "Eager vs jit", "Size sweep", "Article vs honest", "Roofline"]
+measured = (stages_tab, compare_tab, sweep_tab, article_tab, roofline_tab)
+tabs = st.tabs([*names, "Compile cache", "Side effects"])
+for tab, render in zip(tabs, measured, strict=False):
+    with tab:
+        if failure is None:
+            render()
+        else:
+            st.caption("Nothing measured: fix the input above.")
+with tabs[5]:
+    cache_tab()
+with tabs[6]:
+    side_effects_tab()
