@@ -65,7 +65,16 @@ ORDER: tuple[str, ...] = (
 )
 
 # Topic pages. Each topic adds its line here when its page works; ORDER sets where it appears.
-TOPICS: tuple[PageSpec, ...] = ()
+TOPICS: tuple[PageSpec, ...] = (
+    PageSpec(
+        path="pages/jit.py",
+        title="jit",
+        icon=":material/speed:",
+        section="Transforms",
+        summary="Each stage of jit timed, eager vs jit honestly, where jit pays, and recompiles.",
+        url_path="jit",
+    ),
+)
 
 PAGES: tuple[PageSpec, ...] = (HOME, *TOPICS)
 
