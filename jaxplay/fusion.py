@@ -16,8 +16,17 @@ the module.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Literal
+
+from jaxplay import compilation, timing
 
 #: Bytes per element of the HLO primitive types (sub-byte types rounded as XLA packs them).
 DTYPE_BYTES: dict[str, float] = {
@@ -456,3 +465,347 @@ def entry_ops(hlo_text: str) -> list[HloOp]:
         for i in instrs
     }
     return [i.op for name, instrs in computations.items() if name not in called for i in instrs]
+
+
+# --- the op chain: eager (one kernel per op) against jit (fused) ---------------------------------
+
+
+@dataclass(frozen=True)
+class ChainOp:
+    """One step of the op chain.
+
+    Attributes:
+        key: its name in the chain editor and in links.
+        code: the line it runs, exactly as :func:`run_chain` runs it.
+        fn: the step itself.
+        boundary: ``None`` for an elementwise op, else what kind of op it is (``reduction``,
+            ``dot``): ops where fusion usually stops.
+    """
+
+    key: str
+    code: str
+    fn: Callable[[Any], Any]
+    boundary: str | None = None
+
+
+def _row_max_subtracted(y: Any) -> Any:
+    return y - jnp.max(y, axis=1, keepdims=True)
+
+
+def _self_matmul(y: Any) -> Any:
+    return (y @ y.T) / y.shape[1]
+
+
+#: The ops a chain may contain, in the order the editor lists them.
+CHAIN_OPS: dict[str, ChainOp] = {
+    op.key: op
+    for op in (
+        ChainOp("sin", "y = jnp.sin(y)", jnp.sin),
+        ChainOp("cos", "y = jnp.cos(y)", jnp.cos),
+        ChainOp("exp", "y = jnp.exp(y)", jnp.exp),
+        ChainOp("tanh", "y = jnp.tanh(y)", jnp.tanh),
+        ChainOp("square", "y = y * y", lambda y: y * y),
+        ChainOp("times 2", "y = y * 2", lambda y: y * 2),
+        ChainOp("plus 1", "y = y + 1", lambda y: y + 1),
+        ChainOp("abs", "y = jnp.abs(y)", jnp.abs),
+        ChainOp("negate", "y = -y", lambda y: -y),
+        ChainOp("sqrt|y|", "y = jnp.sqrt(jnp.abs(y))", lambda y: jnp.sqrt(jnp.abs(y))),
+        ChainOp("log1p|y|", "y = jnp.log1p(jnp.abs(y))", lambda y: jnp.log1p(jnp.abs(y))),
+        ChainOp("sigmoid", "y = jax.nn.sigmoid(y)", jax.nn.sigmoid),
+        ChainOp(
+            "minus row max",
+            "y = y - jnp.max(y, axis=1, keepdims=True)",
+            _row_max_subtracted,
+            boundary="reduction",
+        ),
+        ChainOp("matmul", "y = (y @ y.T) / y.shape[1]", _self_matmul, boundary="dot"),
+    )
+}
+
+#: Ready-made chains: the article's (completed), cheap ops, and two where fusion stops.
+CHAIN_PRESETS: dict[str, tuple[str, ...]] = {
+    "The article's chain, completed": ("sin", "cos", "times 2", "exp", "plus 1", "tanh"),
+    "Cheap ops: memory-bound, where fusion pays": (
+        "times 2",
+        "plus 1",
+        "negate",
+        "abs",
+        "square",
+        "sqrt|y|",
+    ),
+    "Fusion stops at a reduction": ("sin", "cos", "minus row max", "exp", "tanh"),
+    "Fusion stops at a matmul": ("sin", "cos", "matmul", "tanh", "plus 1"),
+}
+
+#: Largest matrix side for the op chain, per platform (eager writes every intermediate).
+MAX_CHAIN_SIZE: dict[str, int] = {"cpu": 2048}
+MAX_CHAIN_SIZE_ACCELERATOR = 8192
+#: Most ops in one chain.
+MAX_CHAIN_OPS = 24
+
+
+def chain_limit(platform: str) -> int:
+    """Largest matrix side the op chain runs at on ``platform``."""
+    return MAX_CHAIN_SIZE.get(platform, MAX_CHAIN_SIZE_ACCELERATOR)
+
+
+def check_chain(ops: Sequence[str], size: int, platform: str) -> str | None:
+    """Why this chain cannot run (a message naming the limit), or None if it can."""
+    if not ops:
+        return "The chain is empty: add at least one op."
+    unknown = [op for op in ops if op not in CHAIN_OPS]
+    if unknown:
+        return f"Unknown op(s): {', '.join(unknown)}. Known: {', '.join(CHAIN_OPS)}."
+    if len(ops) > MAX_CHAIN_OPS:
+        return f"{len(ops)} ops is more than {MAX_CHAIN_OPS}, the most one chain may have."
+    limit = chain_limit(platform)
+    if not 1 <= size <= limit:
+        return f"Size {size} is outside 1…{limit} (the largest matrix side on {platform})."
+    return None
+
+
+def run_chain(ops: Sequence[str], x: Any) -> Any:
+    """Apply the chain's ops to ``x`` one after another (eagerly unless called under jit)."""
+    y = x
+    for op in ops:
+        y = CHAIN_OPS[op].fn(y)
+    return y
+
+
+def chain_source(ops: Sequence[str]) -> str:
+    """The chain as the Python it runs, for the page to show."""
+    lines = ["def chain(x):", "    y = x"]
+    lines += [f"    {CHAIN_OPS[op].code}" for op in ops]
+    lines.append("    return y")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One op as eager JAX runs it: one compiled kernel, its inputs read and its output written.
+
+    Attributes:
+        primitive: the primitive dispatched (``sin``; ``pjit`` for a library function that is
+            itself jitted, such as ``jax.nn.sigmoid``: one dispatch for all its ops).
+        read_bytes: bytes of the array inputs (Python scalars are folded in, not read).
+        written_bytes: bytes of the outputs.
+    """
+
+    primitive: str
+    read_bytes: int
+    written_bytes: int
+
+
+def _aval_bytes(aval: Any) -> int:
+    shape = getattr(aval, "shape", ())
+    dtype = getattr(aval, "dtype", None)
+    if dtype is None:
+        return 0
+    return int(np.prod(shape, dtype=np.int64)) * int(np.dtype(dtype).itemsize)
+
+
+def eager_dispatches(ops: Sequence[str], x: Any) -> tuple[Dispatch, ...]:
+    """The kernels eager JAX launches for the chain: one per top-level equation of its jaxpr.
+
+    Eager JAX binds each primitive on its own (each one a small compiled program), so every
+    intermediate is written to memory by one kernel and read back by the next.
+    """
+    closed = jax.make_jaxpr(lambda v: run_chain(ops, v))(x)
+    dispatches = []
+    for eqn in closed.jaxpr.eqns:
+        read = sum(_aval_bytes(v.aval) for v in eqn.invars if not isinstance(v, Literal))
+        written = sum(_aval_bytes(v.aval) for v in eqn.outvars)
+        dispatches.append(Dispatch(eqn.primitive.name, read, written))
+    return tuple(dispatches)
+
+
+#: Entry instructions that move no data of their own (not kernels).
+_NOT_KERNELS: frozenset[str] = frozenset(
+    {"parameter", "constant", "tuple", "get-tuple-element", "bitcast", "fusion"}
+)
+
+
+@dataclass(frozen=True, eq=False)
+class ChainReport:
+    """The op chain run eagerly and under jit, with what XLA made of it.
+
+    Attributes:
+        ops: the chain's op keys.
+        size: side of the square float32 input.
+        dispatches: the eager kernels (one per op JAX dispatches).
+        fusions: the jitted program's fusions, from its optimized HLO.
+        unfused: kernels of the jitted program outside any fusion (a lone ``dot`` or library call).
+        hlo_text: the optimized HLO.
+        cost: the jitted program's ``cost_analysis()`` (``bytes accessed``, ``flops``), or None.
+        comparison: eager and jitted timings, sampled in alternation.
+        reference: this device's measured copy bandwidth and matmul rate.
+        device: the device the chain ran on, in words.
+    """
+
+    ops: tuple[str, ...]
+    size: int
+    dispatches: tuple[Dispatch, ...]
+    fusions: tuple[Fusion, ...]
+    unfused: tuple[HloOp, ...]
+    hlo_text: str
+    cost: dict[str, float] | None
+    comparison: timing.JitComparison
+    reference: timing.MachineReference
+    device: str
+
+    @property
+    def eager_bytes(self) -> int:
+        """Bytes eager JAX moves: every kernel reads its inputs and writes its output."""
+        return sum(d.read_bytes + d.written_bytes for d in self.dispatches)
+
+    @property
+    def jit_bytes(self) -> float:
+        """XLA's estimate of the bytes the fused program accesses (NaN if not reported)."""
+        return float("nan") if not self.cost else self.cost.get("bytes accessed", float("nan"))
+
+    @property
+    def kernels(self) -> int:
+        """Kernels the jitted program launches: its fusions plus un-fused ops."""
+        return len(self.fusions) + len(self.unfused)
+
+    @property
+    def eager_gbps(self) -> float:
+        return self.eager_bytes / self.comparison.eager.median / 1e9
+
+    @property
+    def jit_gbps(self) -> float:
+        return timing.roofline_point(self.cost, self.comparison.jitted.median)[0]
+
+
+def analyse_chain(ops: Sequence[str], size: int, budget_s: float = 0.5) -> ChainReport:
+    """Run the chain eagerly and jitted on ``jnp.ones((size, size))`` and read the fused program.
+
+    Raises:
+        ValueError: the chain or size is refused by :func:`check_chain` (message names the limit).
+    """
+    device = jax.devices()[0]
+    problem = check_chain(ops, size, device.platform)
+    if problem:
+        raise ValueError(problem)
+    ops = tuple(ops)
+    x = jnp.ones((size, size), jnp.float32)
+
+    def chain(v: Any) -> Any:
+        return run_chain(ops, v)
+
+    aot = compilation.compile_aot(chain, x)
+    reference = timing.machine_reference()
+    comparison = timing.compare_jit(chain, x, budget_s=budget_s)
+    unfused = tuple(op for op in entry_ops(aot.hlo_text) if op.opcode not in _NOT_KERNELS)
+    return ChainReport(
+        ops=ops,
+        size=size,
+        dispatches=eager_dispatches(ops, x),
+        fusions=tuple(parse_fusions(aot.hlo_text)),
+        unfused=unfused,
+        hlo_text=aot.hlo_text,
+        cost=aot.cost,
+        comparison=comparison,
+        reference=reference,
+        device=timing.device_label(),
+    )
+
+
+def recomputed_primitives(fusions: Sequence[Fusion]) -> tuple[str, ...]:
+    """JAX ops that appear in more than one kernel: XLA chose to recompute a cheap producer inside
+    each consumer rather than write its result to memory once and read it back."""
+    seen: dict[str, int] = {}
+    for f in fusions:
+        for p in f.primitives:
+            seen[p] = seen.get(p, 0) + 1
+    return tuple(p for p, n in seen.items() if n > 1)
+
+
+def bandwidth_story(report: ChainReport) -> str:
+    """One paragraph on what the measured numbers say: memory-bound or compute-bound, and why."""
+    roof = report.reference.copy_bandwidth_gbps
+    share = report.jit_gbps / roof
+    saved = report.eager_bytes / report.jit_bytes if report.jit_bytes > 0 else float("nan")
+    text = (
+        f"Fusing cut the bytes moved {saved:.3g}× (eager writes and re-reads every intermediate; "
+        f"the fused kernel reads the input once and writes the result once). The jitted chain "
+        f"reached {report.jit_gbps:.3g} GB/s, {share:.0%} of this device's copy bandwidth. "
+    )
+    if share >= 0.5:
+        return text + (
+            "Near the roof, the chain is memory-bound: time follows bytes, so fewer bytes is "
+            "the speedup."
+        )
+    return text + (
+        "Well below the roof, memory is not the limit: the arithmetic is (transcendentals such as "
+        "sin, exp and tanh are costly on a CPU), so saving bytes saves little time. Cheap ops "
+        "(multiply, add, abs) show the effect of fusion best."
+    )
+
+
+def fusion_rows(fusions: Sequence[Fusion]) -> list[dict[str, Any]]:
+    """One table row per fusion: kind, the JAX ops inside, the HLO ops, output, source lines."""
+    return [
+        {
+            "kernel": f.name,
+            "kind": f.kind,
+            "JAX ops inside": " → ".join(f.primitives),
+            "HLO ops inside": ", ".join(f.ops),
+            "output": f.shape,
+            "source lines": "; ".join(str(s) for s in f.sources),
+        }
+        for f in fusions
+    ]
+
+
+def chain_figure(report: ChainReport) -> Any:
+    """Eager against jit, side by side: kernels launched, bytes moved, bandwidth achieved.
+
+    The bandwidth panel draws this device's measured copy bandwidth as the roof.
+    """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    labels = ["eager", "jit"]
+    colors = ["#d62728", "#1f77b4"]
+    fig = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=("kernels launched", "MiB moved", "GB/s achieved"),
+    )
+    values = (
+        [len(report.dispatches), report.kernels],
+        [report.eager_bytes / 2**20, report.jit_bytes / 2**20],
+        [report.eager_gbps, report.jit_gbps],
+    )
+    for col, ys in enumerate(values, start=1):
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=ys,
+                marker_color=colors,
+                showlegend=False,
+                text=ys,
+                texttemplate="%{text:.3g}",
+            ),
+            row=1,
+            col=col,
+        )
+    fig.add_hline(
+        y=report.reference.copy_bandwidth_gbps,
+        line_dash="dash",
+        annotation_text=f"copy bandwidth {report.reference.copy_bandwidth_gbps:.3g} GB/s",
+        row=1,
+        col=3,
+    )
+    fig.update_layout(
+        title=(
+            f"Op chain of {len(report.ops)} ops on {report.size}×{report.size} float32, "
+            f"{report.device}: bytes from the eager kernels' inputs+outputs and XLA's "
+            "cost_analysis; GB/s = bytes / blocked median time"
+        ),
+        title_font_size=13,
+        height=380,
+        margin={"t": 80, "b": 40, "l": 50, "r": 20},
+    )
+    return fig

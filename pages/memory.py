@@ -1,0 +1,163 @@
+"""Memory & fusion: what gradient checkpointing saves, and what XLA fuses (article section 8)."""
+
+import pandas as pd
+import streamlit as st
+
+from jaxplay import fusion, memory, timing
+from pages import _ui
+
+st.title(":material/memory: Memory & fusion")
+st.write(
+    "The article's last section wraps a layer in `jax.checkpoint` and says *observe the memory "
+    "difference*; its fusion example stops after `y = jnp.sin(x)`. Here both are run: what each "
+    "checkpointing variant saves and costs, and what `jit` fuses into how many kernels."
+)
+platform = memory.platform()
+device = timing.device_label()
+
+
+@st.cache_data(max_entries=20, show_spinner=False)
+def variant(model: str, key: str, loop: str, size: int, depth: int, run: bool):
+    return memory.analyse_variant(model, key, loop, size, depth, run)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def chain(ops: tuple[str, ...], size: int):
+    return fusion.analyse_chain(ops, size)
+
+
+panel = st.radio(
+    "Panel", ["Checkpointing", "Fusion"], horizontal=True, key="memory_panel", bind="query-params"
+)
+
+if panel == "Checkpointing":
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    model = c1.selectbox(
+        "Model",
+        list(memory.MODELS),
+        format_func=lambda k: memory.MODELS[k].title,
+        key="memory_model",
+        bind="query-params",
+    )
+    loop = c2.selectbox(
+        "Loop", list(memory.LOOPS), 1, memory.LOOPS.get, key="memory_loop", bind="query-params"
+    )
+    size = int(c3.number_input("size n", 1, None, 128, key="memory_size", bind="query-params"))
+    depth_label = memory.MODELS[model].depth_label
+    depth = int(c4.number_input(depth_label, 1, None, 10, key="memory_depth", bind="query-params"))
+    chosen = st.multiselect(
+        "Variants",
+        list(memory.VARIANTS),
+        list(memory.DEFAULT_VARIANTS),
+        format_func=lambda k: memory.VARIANTS[k].label,
+        key="memory_variants",
+        bind="query-params",
+    )
+    problem = memory.check_size(size, depth)
+    if problem:
+        st.error(f"**Not analysed:** {problem}", icon=":material/block:")
+        st.stop()
+    if not chosen:
+        st.warning("Pick at least one variant.", icon=":material/warning:")
+        st.stop()
+    keys = ["none", *[k for k in chosen if k != "none"]]  # the reference gradient comes first
+    run = size <= memory.run_limit(platform)
+    if not run:
+        st.info(
+            f"Size {size} is above {memory.run_limit(platform)}, the largest run and timed on "
+            f"{platform}: compiled and analysed only (no times, no gradient check).",
+            icon=":material/info:",
+        )
+    with st.status("Tracing, compiling and timing each variant…", expanded=False) as status:
+        results = []
+        for i, k in enumerate(keys, 1):
+            status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
+            results.append(variant(model, k, loop, size, depth, run))
+        status.update(label=f"{len(keys)} variants analysed on {device}", state="complete")
+    if run:
+        st.plotly_chart(memory.memory_time_figure(results, device), key="memory_chart")
+    st.dataframe(pd.DataFrame(memory.summary_rows(results)), hide_index=True, key="memory_table")
+    lowered, compiled = (sum(r.barriers[i] for r in results) for i in (0, 1))
+    if len(results) > 1 and len({r.temp_bytes for r in results}) == 1:
+        st.info(
+            "Every variant compiled to the same temp memory, though JAX saves different residuals "
+            f"(tables below). JAX placed {lowered} optimization barriers to keep recomputation "
+            f"apart from the forward pass; {compiled} survive in the compiled HLO, so XLA was free "
+            "to merge the two. In a `lax.scan` loop it cannot merge across iterations.",
+            icon=":material/lightbulb:",
+        )
+    if results[0].peak_bytes is None:
+        st.caption(
+            f"Peak device memory: {platform} reports none (`device.memory_stats()` is None)."
+        )
+    else:
+        st.caption("Peak MiB is the device's high-water mark so far: it only ever grows.")
+    for r in results:
+        with st.expander(f"{r.variant.label}: {len(r.residuals)} saved residuals"):
+            st.code(memory.variant_code(r.variant, memory.MODELS[model]), language="python")
+            st.caption(r.variant.explanation)
+            st.dataframe(
+                pd.DataFrame(memory.residual_rows(r)),
+                hide_index=True,
+                key=f"memory_residuals_{r.variant.key}",
+            )
+    _ui.show_code(memory.MODELS[model].block, memory.build_loss, memory.analyse_variant)
+
+else:
+
+    def use_preset() -> None:
+        st.session_state["memory_chain"] = list(
+            fusion.CHAIN_PRESETS[st.session_state["memory_preset"]]
+        )
+
+    c1, c2 = st.columns([3, 1])
+    preset = c1.selectbox(
+        "Preset", list(fusion.CHAIN_PRESETS), key="memory_preset", on_change=use_preset
+    )
+    size = int(
+        c2.number_input("size n", 1, None, 512, key="memory_chain_size", bind="query-params")
+    )
+    ops = st.multiselect(
+        "The chain (in order)",
+        list(fusion.CHAIN_OPS),
+        None if "memory_chain" in st.session_state else list(fusion.CHAIN_PRESETS[preset]),
+        key="memory_chain",
+        bind="query-params",
+    )
+    problem = fusion.check_chain(ops, size, platform)
+    if problem:
+        st.error(f"**Not run:** {problem}", icon=":material/block:")
+        st.stop()
+    with st.status("Compiling, then timing eager and jit…", expanded=False) as status:
+        report = chain(tuple(ops), size)
+        status.update(label=f"Measured on {device}", state="complete")
+    m = st.columns(4)
+    m[0].metric("kernels: eager → jit", f"{len(report.dispatches)} → {report.kernels}")
+    m[1].metric(
+        "MiB moved: eager → jit",
+        f"{report.eager_bytes / 2**20:.3g} → {report.jit_bytes / 2**20:.3g}",
+    )
+    m[2].metric("jit speedup", f"{report.comparison.speedup:.2f}×")
+    m[3].metric("copy bandwidth here", f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
+    st.plotly_chart(fusion.chain_figure(report), key="memory_chain_chart")
+    st.caption(
+        f"Eager: {report.comparison.eager.describe()}. jit: {report.comparison.jitted.describe()}. "
+        f"Roof: {report.reference.method}."
+    )
+    st.write(fusion.bandwidth_story(report))
+    st.subheader("What XLA fused")
+    st.dataframe(
+        pd.DataFrame(fusion.fusion_rows(report.fusions)), hide_index=True, key="memory_fusions"
+    )
+    if again := fusion.recomputed_primitives(report.fusions):
+        st.caption(
+            f"In more than one kernel: {', '.join(again)}. XLA recomputes these cheap ops where "
+            "they are needed rather than write them to memory once and read them back."
+        )
+    if report.unfused:
+        st.caption(
+            "Outside any fusion: " + ", ".join(f"`{o.name}` ({o.opcode})" for o in report.unfused)
+        )
+    with st.expander("Optimized HLO", icon=":material/account_tree:"):
+        st.code(report.hlo_text, language=None)
+    _ui.show_code(fusion.chain_source(ops), fusion.run_chain, fusion.analyse_chain)
