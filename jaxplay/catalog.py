@@ -74,6 +74,14 @@ TOPICS: tuple[PageSpec, ...] = (
         summary="Each stage of jit timed, eager vs jit honestly, where jit pays, and recompiles.",
         url_path="jit",
     ),
+    PageSpec(
+        path="pages/memory.py",
+        title="Memory & fusion",
+        icon=":material/memory:",
+        section="Under the hood",
+        summary="What gradient checkpointing saves and costs, and what jit fuses into one kernel.",
+        url_path="memory",
+    ),
 )
 
 PAGES: tuple[PageSpec, ...] = (HOME, *TOPICS)
