@@ -1,0 +1,434 @@
+"""Tracing & jaxpr: one function at every stage, what tracers are, recompilation, and loops."""
+
+import inspect
+
+import pandas as pd
+import streamlit as st
+
+from jaxplay import catalog, jaxpr_graph, staging, tracers
+from jaxplay import tracing_examples as ex
+from pages import _ui
+
+st.title(":material/account_tree: Tracing & jaxpr")
+st.write(
+    "`jit` runs your Python once with **tracers** in place of arrays and records a **jaxpr**; "
+    "JAX lowers it to **StableHLO**, and XLA optimizes that into the **HLO** it runs. Pick a "
+    "function and a source line to see what each stage made of it."
+)
+
+CODE_LAB = "code_lab"
+EXAMPLE_CODE = "import jax.numpy as jnp\n\n\ndef f(x, y):\n    z = x * y\n    return z + 1\n"
+TITLES = {p.key: p.title for p in ex.PRESETS} | {CODE_LAB: "a function from the Code Lab"}
+TABS = ["Stages", "Tracers", "Recompilation", "Python vs lax loops"]
+tabs = dict(zip(TABS, st.tabs(TABS, key="tracing_tab", bind="query-params"), strict=True))
+Args = tuple[tuple[tuple[int, ...], str], ...]
+
+
+@st.cache_data(max_entries=64, show_spinner="Tracing, lowering and compiling…")
+def preset_variant(key: str, args: Args, name: str) -> staging.Variant:
+    preset = ex.find_preset(key)
+    specs = [staging.InputSpec(s, d) for s, d in args]
+    ref = ex.preset_ref(preset)
+    return staging.stage_variant(
+        preset.fn, specs, name, source=ref, path_alias="tracing_examples.py"
+    )
+
+
+class SandboxFailed(Exception):
+    """A sandbox run that failed (not cached: the next rerun tries again)."""
+
+
+@st.cache_data(max_entries=16, show_spinner="Staging your function in the sandbox…")
+def sandboxed(source: str, function: str, args: Args) -> staging.SandboxStages:
+    result = staging.sandbox_stages(source, function, [staging.InputSpec(s, d) for s, d in args])
+    if result.error:
+        raise SandboxFailed(result.error)
+    return result
+
+
+def arg_inputs(prefix: str, names: tuple[str, ...], defaults: Args) -> Args | None:
+    """A shape box and a dtype picker per argument; ``None`` (with the message shown) if bad."""
+    if not defaults:
+        return ()
+    specs, ok = [], True
+    columns = st.columns(len(defaults))
+    for i, (col, (shape, dtype)) in enumerate(zip(columns, defaults, strict=True)):
+        name = names[i] if i < len(names) else f"arg {i}"
+        text = col.text_input(
+            f"`{name}` shape",
+            ", ".join(map(str, shape)) or "()",
+            key=f"tracing_{prefix}_shape_{i}",
+            bind="query-params",
+            help="Sizes separated by commas; () for a scalar.",
+        )
+        dt = col.selectbox(
+            f"`{name}` dtype",
+            staging.DTYPES,
+            index=staging.DTYPES.index(dtype),
+            key=f"tracing_{prefix}_dtype_{i}",
+            bind="query-params",
+        )
+        try:
+            specs.append((staging.parse_shape(text), dt))
+        except ValueError as err:
+            col.error(f"**Shape of `{name}`:** {err}", icon=":material/error:")
+            ok = False
+    return tuple(specs) if ok else None
+
+
+def show_error(error: str) -> None:
+    """JAX's error, as raised, and the explanation of the pitfall it is, if it is one."""
+    st.error("JAX raised an error while staging this function:", icon=":material/error:")
+    st.code(error, language=None, wrap_lines=True)
+    for pitfall in tracers.PITFALLS:
+        if pitfall.expected_error and error.startswith(pitfall.expected_error):
+            st.info(f"**{pitfall.title}.** {pitfall.why}\n\n**Fix:** {pitfall.fix_note}")
+
+
+def pick_line(staged: staging.Staged, lines: list[str], first: int) -> int | None:
+    """The source line to highlight, chosen by line, by jaxpr equation or by HLO instruction."""
+    maps = (staged.jaxpr_lines, staged.stablehlo_lines, staged.hlo_lines)
+    mapped = sorted({n for m in maps for n in m if n is not None})
+    if not mapped:
+        st.info("JAX recorded no location in the shown source for this function.")
+        return None
+    left, right = st.columns([1, 2])
+    by = left.radio(
+        "Highlight by",
+        ["source line", "jaxpr equation", "HLO instruction"],
+        horizontal=True,
+        key="tracing_pick_by",
+        bind="query-params",
+    )
+    if by == "jaxpr equation":
+        rows = [r for r in staged.equations if r.source_line is not None]
+        row = right.selectbox(
+            "Equation",
+            rows,
+            format_func=lambda r: f"eqn {r.path}: {r.primitive} → {r.outputs}",
+            key="tracing_pick_eqn",
+        )
+        return row.source_line if row else None
+    if by == "HLO instruction":
+        hlo = staged.hlo_text.splitlines()
+        idx = [i for i, n in enumerate(staged.hlo_lines) if n is not None]
+        i = right.selectbox(
+            "Instruction", idx, format_func=lambda i: hlo[i].strip()[:100], key="tracing_pick_hlo"
+        )
+        return staged.hlo_lines[i] if i is not None else None
+    return right.selectbox(
+        "Source line",
+        mapped,
+        format_func=lambda n: (
+            f"{n}: {lines[n - first].strip() if 0 <= n - first < len(lines) else ''}"
+        ),
+        key="tracing_line",
+        bind="query-params",
+    )
+
+
+def pane(col, title: str, text: str, sources, selected, first: int = 1, only=False) -> None:
+    count = staging.highlighted(sources, selected)
+    lines = "line" if count == 1 else "lines"
+    col.markdown(f"**{title}**" + (f" · {count} {lines} from line {selected}" if selected else ""))
+    col.html(staging.pane_html(text, sources, selected, first_number=first, only_marked=only))
+
+
+def stages_tab() -> None:
+    key = st.selectbox(
+        "Function", list(TITLES), format_func=TITLES.get, key="tracing_preset", bind="query-params"
+    )
+    if key == CODE_LAB:
+        source = st.session_state.get("code_lab_source") or EXAMPLE_CODE
+        if source is EXAMPLE_CODE:
+            st.info("The Code Lab is empty: staging this example. Write your own there.")
+        try:
+            functions = dict(staging.code_functions(source))
+        except SyntaxError as err:
+            st.error(f"**The Code Lab's code does not parse** (line {err.lineno}): {err.msg}")
+            return
+        if not functions:
+            st.warning("The Code Lab's code defines no top-level function to stage.")
+            return
+        name = st.selectbox("Function to stage", list(functions), key="tracing_function")
+        names = tuple(f"arg {i}" for i in range(functions[name]))
+        defaults: Args = (((3,), "float32"),) * functions[name]
+        first = 1
+        st.caption("Your code runs in the sandbox, never in this server; JAX stages it there.")
+    else:
+        preset = ex.find_preset(key)
+        st.caption(preset.blurb)
+        source, first, _ = ex.preset_source(preset)
+        names, defaults = preset.arg_names, preset.args
+    args = arg_inputs(key, names, defaults)
+    if args is None:
+        return
+
+    def variant(vname: str) -> staging.Variant:
+        if key != CODE_LAB:
+            return preset_variant(key, args, vname)
+        found = sandboxed(source, name, args).variant(vname)
+        return found or staging.Variant(vname, "", None, "the sandbox returned no such variant")
+
+    try:
+        main = variant("f")
+    except SandboxFailed as err:
+        st.error(f"**Your code did not run in the sandbox.** {err}", icon=":material/error:")
+        return
+    lines = source.splitlines()
+    if main.staged is None:
+        st.code(source, language="python", line_numbers=True)
+        show_error(main.error or "")
+        return
+    staged = main.staged
+    selected = pick_line(staged, lines, first)
+    only = st.toggle(
+        "Only the highlighted lines", False, key="tracing_only", disabled=selected is None
+    )
+    top, bottom = st.columns(2), st.columns(2)
+    pane(top[0], "Python", source, range(first, first + len(lines)), selected, first)
+    pane(top[1], "jaxpr", staged.jaxpr_text, staged.jaxpr_lines, selected, only=only)
+    pane(bottom[0], "StableHLO", staged.stablehlo_text, staged.stablehlo_lines, selected, only=only)
+    pane(bottom[1], "Optimized HLO", staged.hlo_text, staged.hlo_lines, selected, only=only)
+    for note in staged.notes:
+        st.caption(f":material/info: {note}")
+    views(staged, selected, variant)
+    _ui.show_code(staging.stage)
+
+
+def views(staged: staging.Staged, selected: int | None, variant) -> None:
+    names = ["Equations", "XLA fusions", "Graph", "Diff"]
+    view = dict(zip(names, st.tabs(names, key="tracing_view", bind="query-params"), strict=True))
+    if view["Equations"].open:
+        rows = staged.equations
+        top = sum(1 for r in rows if r.depth == 0)
+        st.caption(f"{len(rows)} equations ({top} at the top level, the rest in sub-jaxprs).")
+        frame = pd.DataFrame(
+            {
+                "eqn": [r.path for r in rows],
+                "primitive": ["› " * r.depth + r.primitive for r in rows],
+                "inputs": [r.inputs for r in rows],
+                "outputs": [r.outputs for r in rows],
+                "params": [r.params for r in rows],
+                "line": [r.source_line for r in rows],
+            }
+        )
+        st.dataframe(frame, hide_index=True, key="tracing_equations")
+    if view["XLA fusions"].open:
+        st.caption(
+            f"{len(staged.fusions)} fusions: each is one kernel, whose intermediates never go "
+            "to memory. Ops left outside fusions run as kernels of their own."
+        )
+        frame = pd.DataFrame(
+            {
+                "fusion": [f.name for f in staged.fusions],
+                "kind": [f.kind for f in staged.fusions],
+                "ops inside": [" → ".join(f.ops) for f in staged.fusions],
+                "output": [f.shape for f in staged.fusions],
+                "lines": [", ".join(map(str, f.source_lines)) for f in staged.fusions],
+            }
+        )
+        st.dataframe(frame, hide_index=True, key="tracing_fusions")
+    if view["Graph"].open:
+        options = dict(jaxpr_graph.expandable(staged.jaxpr))
+        expand = st.multiselect(
+            "Expand sub-jaxprs", list(options), format_func=options.get, key="tracing_expand"
+        )
+        graph = jaxpr_graph.build_graph(
+            staged.jaxpr, expand=expand, arg_names=staged.arg_names, mark_line=selected
+        )
+        if graph.message:
+            st.warning(graph.message, icon=":material/warning:")
+        st.caption(
+            f"{graph.nodes} equations, {len(graph.edges)} edges. Arrows carry the variables' "
+            "types; purple boxes hold sub-jaxprs; the highlighted line's equations are yellow."
+        )
+        st.graphviz_chart(graph.dot)
+    if view["Diff"].open:
+        diff_view(variant)
+
+
+def diff_view(variant) -> None:
+    choices = [f"{v} · {s}" for v in staging.VARIANTS for s, _ in staging.STAGES]
+    c1, c2, c3 = st.columns([2, 2, 2])
+    left = c1.selectbox("Left", choices, index=0, key="tracing_diff_left", bind="query-params")
+    right = c2.selectbox("Right", choices, index=6, key="tracing_diff_right", bind="query-params")
+    mode = c3.radio("Show", ["side by side", "unified"], key="tracing_diff_mode", horizontal=True)
+    plain = c3.toggle("Hide source locations", True, key="tracing_diff_plain")
+    texts = []
+    for choice in (left, right):
+        vname, stage = choice.split(" · ")
+        found = variant(vname)
+        if found.staged is None:
+            st.error(f"**{vname}** could not be staged: {found.error}", icon=":material/error:")
+            return
+        st.caption(f"**{vname}:** {found.note}")
+        text = found.staged.text_of(stage)
+        texts.append(staging.without_locations(text) if plain else text)
+    if mode == "unified":
+        st.code(staging.unified_diff(*texts, left, right) or "(identical)", language="diff")
+    else:
+        rows = staging.side_by_side(*texts)
+        changed = sum(r.tag != "equal" for r in rows)
+        st.caption(f"{changed} of {len(rows)} rows differ.")
+        st.html(staging.diff_html(rows))
+
+
+@st.cache_data(max_entries=1)
+def trace_views() -> tuple[tracers.TraceView, ...]:
+    return tracers.trace_views()
+
+
+@st.cache_data(max_entries=32)
+def outcome(key: str, fix: int) -> tracers.Outcome:
+    pitfall = tracers.find_pitfall(key)
+    return tracers.run(pitfall.broken if fix < 0 else pitfall.fixes[fix])
+
+
+def show_outcome(result: tracers.Outcome) -> None:
+    if result.ok:
+        st.success(f"Returns `{result.value}`", icon=":material/check_circle:")
+    else:
+        st.error(f"**{result.error_type}** (raised, caught here)", icon=":material/error:")
+        st.code(result.message or "", language=None, wrap_lines=True)
+    if result.stdout:
+        st.code(result.stdout.rstrip(), language=None)
+
+
+def tracers_tab() -> None:
+    st.subheader("What a function sees")
+    st.write("`peek` prints the type and shape of what it receives; `x = jnp.arange(3.0)`.")
+    st.code(inspect.getsource(tracers.peek), language="python")
+    printed = "\n\n".join(
+        f"# {v.how}\n{v.outcome.stdout.rstrip() or v.outcome.error_type}" for v in trace_views()
+    )
+    st.code(printed, language=None)
+    st.caption("Under `vmap`, the tracer has the shape of *one* example: the batch axis is hidden.")
+    st.subheader("Pitfalls, run for real")
+    for pitfall in tracers.PITFALLS:
+        with st.expander(pitfall.title, expanded=pitfall.key == "if"):
+            st.code(pitfall.broken_source, language="python")
+            show_outcome(outcome(pitfall.key, -1))
+            st.markdown(f"**Why.** {pitfall.why}\n\n**Fix.** {pitfall.fix_note}")
+            for i, source in enumerate(pitfall.fix_sources):
+                st.code(source, language="python")
+                show_outcome(outcome(pitfall.key, i))
+
+
+@st.cache_data(max_entries=32)
+def lab(calls: tuple[tracers.LabCall, ...], redefine: bool) -> tracers.LabRun:
+    return tracers.run_recompilation_lab(calls, redefine=redefine)
+
+
+def recompilation_tab() -> None:
+    scenarios = {s.key: s for s in tracers.SCENARIOS}
+    key = st.selectbox(
+        "Scenario",
+        list(scenarios),
+        format_func=lambda k: scenarios[k].title,
+        key="tracing_scenario",
+        bind="query-params",
+    )
+    scenario = scenarios[key]
+    st.caption(scenario.lesson + " Edit the calls below: add rows, change shapes, dtypes, values.")
+    table = st.data_editor(
+        pd.DataFrame(
+            {
+                "x shape": [", ".join(map(str, c.shape)) for c in scenario.calls],
+                "x dtype": [c.dtype for c in scenario.calls],
+                "use_tanh": [c.static for c in scenario.calls],
+            }
+        ),
+        num_rows="dynamic",
+        column_config={
+            "x dtype": st.column_config.SelectboxColumn(options=tracers.LAB_DTYPES, required=True),
+            "use_tanh": st.column_config.SelectboxColumn(
+                options=list(tracers.STATIC_VALUES), required=True
+            ),
+        },
+        key=f"tracing_calls_{key}",
+    )
+    redefine = st.toggle(
+        "Redefine the function before each call", scenario.redefine, key=f"tracing_redefine_{key}"
+    )
+    calls = []
+    for i, row in enumerate(table.itertuples(index=False), start=1):
+        try:
+            shape = staging.parse_shape(str(row[0] or ""))
+        except ValueError as err:
+            st.error(f"**Call {i}:** {err}", icon=":material/error:")
+            return
+        calls.append(tracers.LabCall(shape, str(row[1] or "float32"), str(row[2] or "True")))
+    if len(calls) > tracers.MAX_LAB_CALLS:
+        st.error(f"{len(calls)} calls is over the limit of {tracers.MAX_LAB_CALLS} per run.")
+        return
+    with st.spinner("Calling the jitted function, logging each compilation…"):
+        run = lab(tuple(calls), redefine)
+    c1, c2 = st.columns(2)
+    c1.metric("Compilations", run.compilations)
+    c2.metric("Cache size after the last call", run.rows[-1].cache_size if run.rows else 0)
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "call": [r.call for r in run.rows],
+                "arguments": [r.arguments for r in run.rows],
+                "result": [
+                    "error" if r.error else "compiled" if r.compiled else "cache hit"
+                    for r in run.rows
+                ],
+                "cache size": [r.cache_size for r in run.rows],
+                "compilations so far": [r.compilations for r in run.rows],
+            }
+        ),
+        hide_index=True,
+        key="tracing_lab_table",
+    )
+    for r in run.rows:
+        if r.error or r.explanation:
+            st.markdown(
+                f"**Call {r.call}** ({r.arguments}): " + ("error" if r.error else "JAX's reason")
+            )
+            st.code(r.error or r.explanation, language=None, wrap_lines=True)
+    with st.expander("JAX's compile log (jax_log_compiles, jax_explain_cache_misses)"):
+        st.code(run.log or "(nothing compiled)", language=None)
+    _ui.show_code(tracers.define_function, tracers.run_recompilation_lab)
+
+
+@st.cache_data(max_entries=8)
+def growth(lengths: tuple[int, ...]) -> tuple[tracers.GrowthRow, ...]:
+    return tracers.loop_growth(lengths)
+
+
+def loops_tab() -> None:
+    st.write(
+        "A Python loop runs while tracing: each turn appends its equations, so the jaxpr grows "
+        "with the length (and XLA compiles all of it). `fori_loop` and `scan` trace the body once."
+    )
+    longest = st.select_slider(
+        "Longest loop",
+        [2**k for k in range(1, 11)],
+        value=256,
+        key="tracing_loop_max",
+        bind="query-params",
+    )
+    lengths = tuple(2**k for k in range(0, 11) if 2**k <= longest)
+    with st.spinner("Tracing each loop at each length…"):
+        rows = growth(lengths)
+    st.plotly_chart(tracers.loop_growth_figure(rows), key="tracing_loop_chart")
+    wide = pd.DataFrame([r.__dict__ for r in rows]).pivot(
+        index="length", columns="loop", values="equations"
+    )
+    st.dataframe(wide, key="tracing_loop_table")
+    _ui.show_code(tracers.python_loop, tracers.fori_loop_version, tracers.scan_version)
+
+
+if tabs["Stages"].open:
+    stages_tab()
+if tabs["Tracers"].open:
+    tracers_tab()
+if tabs["Recompilation"].open:
+    recompilation_tab()
+if tabs["Python vs lax loops"].open:
+    loops_tab()
+if any(p.url_path == "code-lab" for p in catalog.PAGES):
+    st.page_link(catalog.find("code-lab").path, label="Write your own in the Code Lab")
