@@ -16,6 +16,7 @@ from typing import Any
 INSPECTORS: dict[str, str] = {
     "jaxpr": "jaxplay.inspectors:jaxpr",
     "compare_jit": "jaxplay.inspectors:compare_jit",
+    "stages": "jaxplay.staging:inspect_stages",
 }
 
 #: How the Code Lab labels each inspector.
