@@ -939,3 +939,106 @@ def diff_html(rows: Sequence[DiffRow], *, max_height_px: int = 520) -> str:
         f'<table style="{_PRE}white-space:normal;border-collapse:collapse;width:100%;'
         'table-layout:fixed;">' + "".join(cells) + "</table></div>"
     )
+
+
+# --- a visitor's function, staged in the code sandbox ---------------------------------------------
+
+#: Longest stage text sent back from the sandbox (longer ones are cut, with a note).
+MAX_SANDBOX_TEXT = 200_000
+#: Sandbox runs get longer than a plain run: four variants are traced and compiled.
+SANDBOX_TIMEOUT_S = 30.0
+
+
+def code_functions(source: str) -> tuple[tuple[str, int], ...]:
+    """Top-level functions of ``source`` and how many positional arguments each needs.
+
+    Parsed with ``ast`` (nothing is run): the page offers these names to stage in the sandbox.
+    Raises ``SyntaxError`` for code that does not parse.
+    """
+    import ast
+
+    tree = ast.parse(source)
+    out = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            positional = [*node.args.posonlyargs, *node.args.args]
+            out.append((node.name, len(positional) - len(node.args.defaults)))
+    return tuple(out)
+
+
+def _cut(staged: Staged) -> Staged:
+    """``staged`` with texts over :data:`MAX_SANDBOX_TEXT` cut (and their line maps with them)."""
+    changes: dict[str, Any] = {}
+    notes = list(staged.notes)
+    for label, attr in STAGES:
+        text = getattr(staged, attr)
+        if len(text) > MAX_SANDBOX_TEXT:
+            kept = text[:MAX_SANDBOX_TEXT].rsplit("\n", 1)[0]
+            lines_attr = attr.replace("_text", "_lines")
+            changes[attr] = kept
+            changes[lines_attr] = getattr(staged, lines_attr)[: len(kept.splitlines())]
+            notes.append(f"the {label} text is cut at {MAX_SANDBOX_TEXT:,} characters")
+    return dataclasses.replace(staged, **changes, notes=tuple(notes)) if changes else staged
+
+
+def inspect_stages(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
+    """The ``stages`` inspector: every variant of a visitor's function, staged, as JSON data.
+
+    Runs inside the sandboxed worker (registered in :data:`jaxplay.inspectors.INSPECTORS`). The
+    function's own file (the worker's name for the visitor's code) is the shown source, whole.
+    """
+    import inspect as pyinspect
+
+    specs = tuple(InputSpec(tuple(int(d) for d in a.shape), str(a.dtype)) for a in args)
+    code = getattr(pyinspect.unwrap(fn), "__code__", None)
+    source = SourceRef(code.co_filename, 1, 10**9) if code is not None else None
+    variants = []
+    for name in VARIANTS:
+        variant = stage_variant(fn, specs, name, source=source)
+        if variant.staged is not None:
+            variant = dataclasses.replace(variant, staged=_cut(variant.staged))
+        variants.append(variant.to_json())
+    return {"variants": variants}
+
+
+@dataclass(frozen=True)
+class SandboxStages:
+    """What the sandbox returned for a visitor's function: its variants, or why there are none."""
+
+    variants: tuple[Variant, ...]
+    error: str | None
+
+    def variant(self, name: str) -> Variant | None:
+        """The variant called ``name`` (one of :data:`VARIANTS`), if the sandbox sent it."""
+        return next((v for v in self.variants if v.name == name), None)
+
+
+def sandbox_stages(
+    source: str, function: str, args: Sequence[InputSpec], *, visitor: str | None = None
+) -> SandboxStages:
+    """Run ``source`` in the code sandbox and stage its ``function`` there (see ``runner``).
+
+    The visitor's code never runs in this process; the worker's JSON is decoded defensively
+    (it is untrusted once user code ran in it): anything malformed becomes an error message.
+    """
+    from jaxplay import runner
+
+    request = runner.InspectRequest(
+        function=function,
+        args=tuple(runner.ArgSpec(a.shape, a.dtype) for a in args),
+        inspectors=("stages",),
+    )
+    result = runner.run_code(source, inspect=request, timeout_s=SANDBOX_TIMEOUT_S, visitor=visitor)
+    err = result.error
+    if err is not None:
+        where = f" (line {err.line})" if err.line else ""
+        return SandboxStages((), f"{err.exc_type or err.kind}{where}: {err.message}")
+    data = result.inspections.get("stages")
+    if not isinstance(data, dict) or "variants" not in data:
+        message = data.get("error") if isinstance(data, dict) else None
+        return SandboxStages((), str(message or "the sandbox returned no stages"))
+    try:
+        variants = tuple(Variant.from_json(v) for v in data["variants"])
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        return SandboxStages((), f"the sandbox returned malformed stage data ({err})")
+    return SandboxStages(variants, None)

@@ -423,8 +423,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "Change the static value",
         (LabCall(*_F5, "True"), LabCall(*_F5, "2"), LabCall(*_F5, "1"), LabCall(*_F5, "True")),
         False,
-        "Every distinct static value (compared by hash and ==) is a compilation; 1 == True in "
-        "Python, so watch whether JAX reuses that entry.",
+        "Every distinct static value is its own compilation: even 1 and True, equal in Python, "
+        "get separate cache entries.",
     ),
     Scenario(
         "unhashable",
