@@ -30,12 +30,16 @@ def test_measure_waits_for_unfinished_results_in_a_pytree() -> None:
 
 
 def test_measure_blocks_on_real_jax_dispatch() -> None:
-    """Timing the unblocked call must agree with timing a call that blocks inside."""
+    """Timing the bare call must see the compute, not the ~20 µs it takes to dispatch it.
+
+    Dispatch alone is hundreds of times faster than the work here, so a harness that forgot to
+    block would report well under a tenth of the blocked time; machine noise cannot close that gap.
+    """
     x = jnp.ones((300, 300))
     heavy = jax.jit(lambda x: jnp.linalg.matrix_power(x / 300.0, 16))
     unblocked = timing.measure(heavy, x, budget_s=0.1)
     blocked = timing.measure(lambda: heavy(x).block_until_ready(), budget_s=0.1)
-    assert unblocked.median > 0.5 * blocked.median
+    assert unblocked.min > 0.25 * blocked.min
 
 
 def test_measure_batches_fast_calls_and_keeps_all_samples() -> None:
