@@ -731,6 +731,12 @@ def bandwidth_story(report: ChainReport) -> str:
         f"the fused kernel reads the input once and writes the result once). The jitted chain "
         f"reached {report.jit_gbps:.3g} GB/s, {share:.0%} of this device's copy bandwidth. "
     )
+    array_mib = report.size * report.size * 4 / 2**20
+    if max(report.jit_gbps, report.eager_gbps) > roof:
+        text += (
+            f"Above the roof: each {array_mib:.3g} MiB array fits in the CPU's caches, so this "
+            "is cache bandwidth rather than memory's; a larger size shows memory's. "
+        )
     if share >= 0.5:
         return text + (
             "Near the roof, the chain is memory-bound: time follows bytes, so fewer bytes is "
@@ -786,7 +792,7 @@ def chain_figure(report: ChainReport) -> Any:
                 marker_color=colors,
                 showlegend=False,
                 text=ys,
-                texttemplate="%{text:.3g}",
+                texttemplate="%{text:.3~g}",
             ),
             row=1,
             col=col,
@@ -800,9 +806,8 @@ def chain_figure(report: ChainReport) -> Any:
     )
     fig.update_layout(
         title=(
-            f"Op chain of {len(report.ops)} ops on {report.size}×{report.size} float32, "
-            f"{report.device}: bytes from the eager kernels' inputs+outputs and XLA's "
-            "cost_analysis; GB/s = bytes / blocked median time"
+            f"Eager vs jit: {len(report.ops)} ops on {report.size}×{report.size} float32, "
+            f"{report.device}"
         ),
         title_font_size=13,
         height=380,

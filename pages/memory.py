@@ -14,6 +14,14 @@ st.write(
 )
 platform = memory.platform()
 device = timing.device_label()
+queue_note = st.empty()
+
+
+def queued(ahead: int) -> None:
+    queue_note.info(
+        f"Another visitor is measuring on this machine; you are number {ahead} in the queue.",
+        icon=":material/hourglass_top:",
+    )
 
 
 @st.cache_data(max_entries=20, show_spinner=False)
@@ -26,11 +34,7 @@ def chain(ops: tuple[str, ...], size: int):
     return fusion.analyse_chain(ops, size)
 
 
-panel = st.radio(
-    "Panel", ["Checkpointing", "Fusion"], horizontal=True, key="memory_panel", bind="query-params"
-)
-
-if panel == "Checkpointing":
+def checkpointing() -> None:
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     model = c1.selectbox(
         "Model",
@@ -43,10 +47,11 @@ if panel == "Checkpointing":
         "Loop", list(memory.LOOPS), 1, memory.LOOPS.get, key="memory_loop", bind="query-params"
     )
     size = int(c3.number_input("size n", 1, None, 128, key="memory_size", bind="query-params"))
-    depth_label = memory.MODELS[model].depth_label
-    depth = int(c4.number_input(depth_label, 1, None, 10, key="memory_depth", bind="query-params"))
+    label = memory.MODELS[model].depth_label
+    depth = int(c4.number_input(label, 1, None, 10, key="memory_depth", bind="query-params"))
     chosen = st.multiselect(
-        "Variants",
+        "Variants (a block is one round, or one layer; no checkpoint is always shown: it is "
+        "the reference gradient)",
         list(memory.VARIANTS),
         list(memory.DEFAULT_VARIANTS),
         format_func=lambda k: memory.VARIANTS[k].label,
@@ -56,11 +61,8 @@ if panel == "Checkpointing":
     problem = memory.check_size(size, depth)
     if problem:
         st.error(f"**Not analysed:** {problem}", icon=":material/block:")
-        st.stop()
-    if not chosen:
-        st.warning("Pick at least one variant.", icon=":material/warning:")
-        st.stop()
-    keys = ["none", *[k for k in chosen if k != "none"]]  # the reference gradient comes first
+        return
+    keys = ["none", *[k for k in chosen if k != "none"]]
     run = size <= memory.run_limit(platform)
     if not run:
         st.info(
@@ -68,15 +70,22 @@ if panel == "Checkpointing":
             f"{platform}: compiled and analysed only (no times, no gradient check).",
             icon=":material/info:",
         )
-    with st.status("Tracing, compiling and timing each variant…", expanded=False) as status:
+    with st.status("Tracing, compiling and timing each variant…") as status:
         results = []
-        for i, k in enumerate(keys, 1):
-            status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
-            results.append(variant(model, k, loop, size, depth, run))
+        with timing.exclusive(on_wait=queued):
+            for i, k in enumerate(keys, 1):
+                status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
+                results.append(variant(model, k, loop, size, depth, run))
         status.update(label=f"{len(keys)} variants analysed on {device}", state="complete")
+    queue_note.empty()
     if run:
         st.plotly_chart(memory.memory_time_figure(results, device), key="memory_chart")
+        st.caption("Down and to the left is better: less memory and less time.")
     st.dataframe(pd.DataFrame(memory.summary_rows(results)), hide_index=True, key="memory_table")
+    st.caption(
+        "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
+        "(`memory_analysis()`), where those residuals and other scratch buffers live."
+    )
     lowered, compiled = (sum(r.barriers[i] for r in results) for i in (0, 1))
     if len(results) > 1 and len({r.temp_bytes for r in results}) == 1:
         st.info(
@@ -95,21 +104,21 @@ if panel == "Checkpointing":
     for r in results:
         with st.expander(f"{r.variant.label}: {len(r.residuals)} saved residuals"):
             st.code(memory.variant_code(r.variant, memory.MODELS[model]), language="python")
-            st.caption(r.variant.explanation)
+            st.caption(memory.variant_explanation(r.variant, memory.MODELS[model]))
             st.dataframe(
                 pd.DataFrame(memory.residual_rows(r)),
                 hide_index=True,
                 key=f"memory_residuals_{r.variant.key}",
             )
+    _ui.show_code(memory.ARTICLE_CODE, label="The article's code (section 8)")
     _ui.show_code(memory.MODELS[model].block, memory.build_loss, memory.analyse_variant)
 
-else:
 
-    def use_preset() -> None:
-        st.session_state["memory_chain"] = list(
-            fusion.CHAIN_PRESETS[st.session_state["memory_preset"]]
-        )
+def use_preset() -> None:
+    st.session_state["memory_chain"] = list(fusion.CHAIN_PRESETS[st.session_state["memory_preset"]])
 
+
+def fusion_panel() -> None:
     c1, c2 = st.columns([3, 1])
     preset = c1.selectbox(
         "Preset", list(fusion.CHAIN_PRESETS), key="memory_preset", on_change=use_preset
@@ -118,7 +127,7 @@ else:
         c2.number_input("size n", 1, None, 512, key="memory_chain_size", bind="query-params")
     )
     ops = st.multiselect(
-        "The chain (in order)",
+        "The chain, in order (add or remove ops)",
         list(fusion.CHAIN_OPS),
         None if "memory_chain" in st.session_state else list(fusion.CHAIN_PRESETS[preset]),
         key="memory_chain",
@@ -127,37 +136,46 @@ else:
     problem = fusion.check_chain(ops, size, platform)
     if problem:
         st.error(f"**Not run:** {problem}", icon=":material/block:")
-        st.stop()
-    with st.status("Compiling, then timing eager and jit…", expanded=False) as status:
-        report = chain(tuple(ops), size)
+        return
+    with st.status("Compiling, then timing eager and jit…") as status:
+        with timing.exclusive(on_wait=queued):
+            report = chain(tuple(ops), size)
         status.update(label=f"Measured on {device}", state="complete")
+    queue_note.empty()
     m = st.columns(4)
     m[0].metric("kernels: eager → jit", f"{len(report.dispatches)} → {report.kernels}")
-    m[1].metric(
-        "MiB moved: eager → jit",
-        f"{report.eager_bytes / 2**20:.3g} → {report.jit_bytes / 2**20:.3g}",
-    )
+    moved = f"{report.eager_bytes / 2**20:.3g} → {report.jit_bytes / 2**20:.3g}"
+    m[1].metric("MiB moved: eager → jit", moved)
     m[2].metric("jit speedup", f"{report.comparison.speedup:.2f}×")
     m[3].metric("copy bandwidth here", f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
     st.plotly_chart(fusion.chain_figure(report), key="memory_chain_chart")
     st.caption(
+        "Eager bytes: every kernel's inputs read and output written; jit bytes: XLA's "
+        "`cost_analysis()`; GB/s: bytes / blocked median time. "
         f"Eager: {report.comparison.eager.describe()}. jit: {report.comparison.jitted.describe()}. "
         f"Roof: {report.reference.method}."
     )
     st.write(fusion.bandwidth_story(report))
     st.subheader("What XLA fused")
-    st.dataframe(
-        pd.DataFrame(fusion.fusion_rows(report.fusions)), hide_index=True, key="memory_fusions"
-    )
+    rows = pd.DataFrame(fusion.fusion_rows(report.fusions))
+    st.dataframe(rows, hide_index=True, key="memory_fusions")
     if again := fusion.recomputed_primitives(report.fusions):
         st.caption(
             f"In more than one kernel: {', '.join(again)}. XLA recomputes these cheap ops where "
             "they are needed rather than write them to memory once and read them back."
         )
     if report.unfused:
-        st.caption(
-            "Outside any fusion: " + ", ".join(f"`{o.name}` ({o.opcode})" for o in report.unfused)
-        )
+        outside = ", ".join(f"`{o.name}` ({o.opcode})" for o in report.unfused)
+        st.caption(f"Outside any fusion: {outside}")
     with st.expander("Optimized HLO", icon=":material/account_tree:"):
         st.code(report.hlo_text, language=None)
     _ui.show_code(fusion.chain_source(ops), fusion.run_chain, fusion.analyse_chain)
+
+
+panel = st.radio(
+    "Panel", ["Checkpointing", "Fusion"], horizontal=True, key="memory_panel", bind="query-params"
+)
+if panel == "Checkpointing":
+    checkpointing()
+else:
+    fusion_panel()

@@ -180,7 +180,7 @@ def test_memory_time_figure_has_a_point_per_timed_variant():
     untimed = analyse_variant("seed", "whole", "scan", 8, 2, run=False)
     fig = memory.memory_time_figure([*results, untimed], "cpu (cpu)")
     assert len(fig.data) == 2
-    assert [t.text[0] for t in fig.data] == [r.variant.label for r in results]
+    assert [t.text[0] for t in fig.data] == [r.variant.short for r in results]
     assert fig.data[0].y[0] == pytest.approx(results[0].temp_bytes / 2**20)
     assert fig.data[0].x[0] == pytest.approx(results[0].time.median * 1e3)
     assert "cpu (cpu)" in fig.layout.title.text
@@ -190,3 +190,5 @@ def test_memory_time_figure_has_a_point_per_timed_variant():
 def test_variant_code_names_the_models_tag():
     code = memory.variant_code(VARIANTS["per_round_names"], memory.MODELS["mlp"])
     assert "save_only_these_names('activation')" in code
+    text = memory.variant_explanation(VARIANTS["per_round_names"], memory.MODELS["seed"])
+    assert "checkpoint_name(..., 'sin')" in text
