@@ -351,37 +351,78 @@ def device_colors(count: int) -> list[str]:
     return pcolors.sample_colorscale("Turbo", [i / max(1, count - 1) for i in range(count)])
 
 
-def layout_figure(layout: ShardLayout) -> go.Figure:
-    """The array as a grid of blocks; a block held by k devices is drawn as k stripes of colour.
+def _clip_band(
+    x0: float, x1: float, y0: float, y1: float, lo: float, hi: float
+) -> list[tuple[float, float]]:
+    """The polygon of the rectangle ``[x0, x1] × [y0, y1]`` where ``lo <= x + y <= hi``."""
+    poly = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+    for sign, bound in ((1.0, lo), (-1.0, -hi)):  # keep sign * (x + y) >= bound
+        out: list[tuple[float, float]] = []
+        for i, p in enumerate(poly):
+            q = poly[(i + 1) % len(poly)]
+            fp, fq = sign * (p[0] + p[1]) - bound, sign * (q[0] + q[1]) - bound
+            if fp >= 0:
+                out.append(p)
+            if (fp >= 0) != (fq >= 0):
+                t = fp / (fp - fq)
+                out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
+        poly = out
+        if not poly:
+            break
+    return poly
 
-    A fully sharded array shows one colour per block; a replicated one shows every block striped
-    with all the devices that hold a copy, so replication is visible at a glance.
+
+def layout_figure(layout: ShardLayout) -> go.Figure:
+    """The array as a grid of blocks coloured by the device(s) that hold them.
+
+    A block held by one device is filled with its colour. A block held by k devices (replicated)
+    is filled with diagonal stripes cycling through their k colours: a mix, which cannot be
+    mistaken for k side-by-side shards. Each filled shape is named ``"block i: device d"``.
     """
     rows, cols = (1, layout.array_shape[0]) if len(layout.array_shape) == 1 else layout.array_shape
     ids = sorted({s.device_id for s in layout.shards})
     color = dict(zip(ids, device_colors(len(ids)), strict=True))
+    stripe = max(rows, cols) / 16
     fig = go.Figure()
     hover_x, hover_y, hover_text = [], [], []
-    for block in layout.blocks:
+    for b, block in enumerate(layout.blocks):
         if len(layout.array_shape) == 1:
             (r0, r1), (c0, c1) = (0, 1), block.index[0]
         else:
             (r0, r1), (c0, c1) = block.index
         k = len(block.device_ids)
-        width = (c1 - c0) / k
-        for j, dev in enumerate(block.device_ids):
+        if k == 1:
             fig.add_shape(
                 type="rect",
-                x0=c0 + j * width,
-                x1=c0 + (j + 1) * width,
+                x0=c0,
+                x1=c1,
                 y0=r0,
                 y1=r1,
-                fillcolor=color[dev],
+                fillcolor=color[block.device_ids[0]],
                 line={"width": 0},
                 layer="below",
+                name=f"block {b}: device {block.device_ids[0]}",
             )
+        else:
+            width = min(stripe, (c1 - c0 + r1 - r0) / (2 * k))
+            lo, j = c0 + r0, 0
+            while lo < c1 + r1:
+                poly = _clip_band(c0, c1, r0, r1, lo, lo + width)
+                if len(poly) >= 3:
+                    dev = block.device_ids[j % k]
+                    path = "M " + " L ".join(f"{x:.4f},{y:.4f}" for x, y in poly) + " Z"
+                    fig.add_shape(
+                        type="path",
+                        path=path,
+                        fillcolor=color[dev],
+                        line={"width": 0},
+                        layer="below",
+                        name=f"block {b}: device {dev}",
+                    )
+                lo, j = lo + width, j + 1
         fig.add_shape(type="rect", x0=c0, x1=c1, y0=r0, y1=r1, line={"color": "white", "width": 3})
-        label = ", ".join(f"d{d}" for d in block.device_ids) if k <= 4 else f"{k} devices"
+        held_by = ", ".join(f"d{d}" for d in block.device_ids) if k <= 4 else f"{k} devices"
+        label = held_by if k == 1 else f"copies on {held_by}"
         fig.add_annotation(
             x=(c0 + c1) / 2,
             y=(r0 + r1) / 2,
@@ -502,7 +543,7 @@ class ScalingPoint:
 def scaling_sweep(
     counts: tuple[int, ...],
     batch: int = 1024,
-    budget_s: float = 0.5,
+    budget_s: float = 0.3,
     on_step: Callable[[int, int], None] | None = None,
 ) -> tuple[ScalingPoint, ...]:
     """Time the data-parallel step for each device count (with :func:`jaxplay.timing.measure`)."""

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import _multiprocess_worker, collectives, devices, multiprocess, sharding
+from jaxplay import _multiprocess_worker, collectives, devices, environment, multiprocess, sharding
 from jaxplay.devices import Attempt
 from jaxplay.timing import format_seconds
 from pages import _ui
@@ -15,6 +15,9 @@ st.write(
     "on this server's devices, from the article's `pmap` code to a real multi-process run."
 )
 
+# A no-op under app.py; it matters when Streamlit runs this file first on a fresh server (a direct
+# link), before app.py could set the simulated device count.
+environment.configure()
 DEVICES = devices.inventory()
 N = len(DEVICES)
 WHERE = f"{N} × {DEVICES[0].kind} ({DEVICES[0].platform})"

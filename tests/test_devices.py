@@ -1,0 +1,97 @@
+"""Devices: the inventory, the article's placement code and its fix, placement, transfer timings."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from jaxplay import devices
+
+
+def _has_gpu() -> bool:
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
+
+
+def test_inventory_lists_every_device() -> None:
+    rows = devices.inventory()
+    assert [r.id for r in rows] == [d.id for d in jax.devices()]
+    for row, d in zip(rows, jax.devices(), strict=True):
+        assert (row.platform, row.kind, row.process_index) == (d.platform, d.device_kind, 0)
+        stats = d.memory_stats() or {}
+        assert row.bytes_in_use == stats.get("bytes_in_use")
+        assert row.bytes_limit == stats.get("bytes_limit")
+
+
+@pytest.mark.skipif(_has_gpu(), reason="the article's code only fails without a GPU backend")
+def test_article_placement_raises_without_a_gpu_and_the_guard_works() -> None:
+    written, guarded = devices.article_placement()
+    assert not written.ok
+    assert written.error_type == "RuntimeError"
+    assert "Unknown backend" in written.error
+    assert 'devices("gpu")[0] if devices("gpu")' in written.error  # the line that raised
+    assert guarded.ok
+    assert guarded.value == f"x0 on {jax.devices()[0]}, x1 on {jax.devices('cpu')[0]}"
+
+
+def test_attempt_records_value_error_and_warnings() -> None:
+    import warnings
+
+    def noisy(x):
+        warnings.warn("careful", UserWarning, stacklevel=1)
+        return x + 1
+
+    def broken():
+        return 1 / 0
+
+    ok = devices.attempt(noisy, 1)
+    assert ok.ok and ok.value == "2" and ok.warnings == ("UserWarning: careful",)
+    assert "def noisy" in ok.code
+    bad = devices.attempt(broken)
+    assert not bad.ok and bad.error_type == "ZeroDivisionError"
+    assert "return 1 / 0" in bad.error
+
+
+def test_place_puts_the_array_on_the_chosen_device() -> None:
+    target = jax.devices()[-1]
+    p = devices.place(target.id, 100)
+    assert p.devices == (str(target),)
+    assert p.nbytes == 400 and p.committed
+    with pytest.raises(ValueError, match="no device with id"):
+        devices.place(10_000, 10)
+
+
+def test_transfer_calls_move_the_data_where_they_say() -> None:
+    src, dst = jax.devices()[0], jax.devices()[-1]
+    calls = devices.transfer_calls(src.id, dst.id, 4096)
+    assert set(calls) == set(devices.ROUTES)
+    h2d = calls["host → device"]()
+    assert h2d.devices() == {dst} and h2d.shape == (1024,)
+    d2d = calls["device → device"]()
+    assert d2d.devices() == {dst}
+    d2h = calls["device → host"]()
+    assert d2h.sharding.memory_kind == devices.host_memory_kind(src)
+    np.testing.assert_array_equal(np.asarray(d2h), np.ones(1024, np.float32))
+    same = devices.transfer_calls(src.id, src.id, 4096)
+    assert "device → device" not in same
+    with pytest.raises(ValueError, match="MiB"):
+        devices.transfer_calls(src.id, dst.id, devices.MAX_TRANSFER_BYTES + 1)
+
+
+def test_transfer_sweep_and_figure() -> None:
+    steps = []
+    points = devices.transfer_sweep(
+        0, 1, (4096, 65536), budget_s=0.01, on_step=lambda i, n: steps.append((i, n))
+    )
+    assert steps == [(1, 2), (2, 2)]
+    assert len(points) == 6
+    for p in points:
+        assert p.timing.median > 0
+        assert p.gbps == pytest.approx(p.nbytes / p.timing.median / 1e9)
+    fig = devices.transfer_figure(points, "test")
+    assert [t.name for t in fig.data] == list(devices.ROUTES)
+    assert list(fig.data[0].x) == [4096, 65536]
+    assert fig.layout.xaxis.type == "log"
