@@ -75,6 +75,15 @@ TOPICS: tuple[PageSpec, ...] = (
         url_path="jit",
     ),
     PageSpec(
+        path="pages/devices.py",
+        title="Devices & sharding",
+        icon=":material/grid_view:",
+        section="Under the hood",
+        summary="Devices, placement and transfer speeds, sharding drawn, collectives, and a real "
+        "multi-process run.",
+        url_path="devices",
+    ),
+    PageSpec(
         path="pages/memory.py",
         title="Memory & fusion",
         icon=":material/memory:",
