@@ -142,12 +142,15 @@ def fusion_panel() -> None:
             report = chain(tuple(ops), size)
         status.update(label=f"Measured on {device}", state="complete")
     queue_note.empty()
-    m = st.columns(4)
+    eager, jitted = report.comparison.eager.median, report.comparison.jitted.median
+    m = st.columns(5)
     m[0].metric("kernels: eager → jit", f"{len(report.dispatches)} → {report.kernels}")
     moved = f"{report.eager_bytes / 2**20:.3g} → {report.jit_bytes / 2**20:.3g}"
     m[1].metric("MiB moved: eager → jit", moved)
-    m[2].metric("jit speedup", f"{report.comparison.speedup:.2f}×")
-    m[3].metric("copy bandwidth here", f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
+    times = f"{timing.format_seconds(eager)} → {timing.format_seconds(jitted)}"
+    m[2].metric("time: eager → jit", times)
+    m[3].metric("jit speedup", f"{report.comparison.speedup:.2f}×")
+    m[4].metric("copy bandwidth here", f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
     st.plotly_chart(fusion.chain_figure(report), key="memory_chain_chart")
     st.caption(
         "Eager bytes: every kernel's inputs read and output written; jit bytes: XLA's "

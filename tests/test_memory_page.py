@@ -65,6 +65,7 @@ def test_fusion_panel_runs_a_preset_and_reports_kernels():
     metrics = {m.label: m.value for m in at.metric}
     ops = fusion.CHAIN_PRESETS[next(iter(fusion.CHAIN_PRESETS))]
     assert metrics["kernels: eager → jit"] == f"{len(ops)} → 1"
+    assert metrics["time: eager → jit"].count("s") >= 2  # two measured durations
     assert len(at.get("plotly_chart")) == 1
     assert "GB/s" in _texts(at.markdown)
 
