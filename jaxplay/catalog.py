@@ -75,6 +75,15 @@ TOPICS: tuple[PageSpec, ...] = (
         url_path="jit",
     ),
     PageSpec(
+        path="pages/tracing.py",
+        title="Tracing & jaxpr",
+        icon=":material/account_tree:",
+        section="Under the hood",
+        summary="One function as Python, jaxpr, StableHLO and optimized HLO, line by line; "
+        "tracer errors, recompilations and loops.",
+        url_path="tracing",
+    ),
+    PageSpec(
         path="pages/devices.py",
         title="Devices & sharding",
         icon=":material/grid_view:",
