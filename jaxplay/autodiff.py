@@ -34,7 +34,7 @@ PRESETS: dict[str, str] = {
     "x³ − 2x": "x**3 - 2*x",
 }
 MAX_ORDER = 4
-MAX_CHECK_GRADS_ORDER = 3
+MAX_CHECK_GRADS_ORDER = 2
 MAX_POINTS = 2001
 MAX_ABS_X = 100.0
 #: At most this many non-smooth points are listed (a staircase like ``jnp.floor`` has many).
@@ -65,8 +65,8 @@ class AsWritten:
 
     @property
     def headline(self) -> str:
-        """``TypeError: first line of the message`` (long array reprs cut at 300 characters)."""
-        first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        """``TypeError: the message`` on one line, cut at 300 characters (arrays print long)."""
+        first = " ".join(self.message.split())
         if len(first) > 300:
             first = first[:300] + " …"
         return f"{self.error_type}: {first}" if self.failed else "ran without an error"
@@ -83,6 +83,16 @@ def run_as_written(code: str, thunk: Callable[[], Any]) -> AsWritten:
     except Exception as err:  # noqa: BLE001 - the point is to show whatever JAX raised
         return AsWritten(code, type(err).__name__, str(err))
     return AsWritten(code, None, "")
+
+
+def normal_arrays(seed: int, *shapes: tuple[int, ...]) -> list[np.ndarray]:
+    """Standard-normal float32 arrays, drawn with numpy.
+
+    Demo inputs only need to be fixed and generic; drawing them with numpy avoids compiling one
+    small XLA program per ``jax.random`` call on a cold server.
+    """
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
 
 
 # --- f, f', f'', ... on a grid -------------------------------------------------------------------
@@ -240,9 +250,10 @@ def derivative_curves(
     # The grid is laid out in float64 so that a symmetric range holds x = 0 exactly (float32
     # linspace lands at -3e-8), where kinks such as the article's where(x > 0, ...) sit.
     grid = jnp.asarray(np.linspace(lo, hi, points), dtype=jnp.float32)
-    values = tuple(
-        np.asarray(jax.vmap(nth_derivative(f, k))(grid), dtype=np.float64) for k in range(order + 2)
-    )
+    fns = [nth_derivative(f, k) for k in range(order + 2)]
+    # One jitted program for every order: one compile instead of one per primitive and order.
+    every_order = jax.jit(lambda g: tuple(jax.vmap(fn)(g) for fn in fns))
+    values = tuple(np.asarray(v, dtype=np.float64) for v in every_order(grid))
     x = np.asarray(grid, dtype=np.float64)
     kinks = find_kinks(x, values, order)
     return DerivativeCurves(source, x, values[: order + 1], tuple(kinks[:MAX_KINKS]), len(kinks))
@@ -339,17 +350,19 @@ def check_derivatives(source: str, x0: float, order: int) -> GradCheck:
     The step ``h = 1e-2 * max(1, |x0|)`` suits float32: rounding error grows like eps/h and the
     truncation error like h², so errors around 1e-4 are expected where f is smooth. Near a kink the
     difference straddles it and disagrees, as it should. ``jax.test_util.check_grads`` runs too
-    (forward and reverse mode, random direction, up to order 3), with ``eps=1e-3`` for float32.
+    (forward and reverse mode, random direction, up to order 2), with ``eps=1e-3`` for float32.
     """
     _check_order(order, low=1)
     if not math.isfinite(x0) or abs(x0) > MAX_ABS_X:
         raise ValueError(f"x0 must be a number with |x0| ≤ {MAX_ABS_X:g} (got {x0})")
     f = scalar_function(source)
     step = 1e-2 * max(1.0, abs(x0))
+    fns = [nth_derivative(f, k) for k in range(order + 1)]
+    every_order = jax.jit(lambda x: tuple(fn(x) for fn in fns))
     rows = []
     for k in range(1, order + 1):
-        ad = float(nth_derivative(f, k)(jnp.float32(x0)))
-        fd = central_difference(nth_derivative(f, k - 1), x0, step)
+        ad = float(every_order(jnp.float32(x0))[k])
+        fd = central_difference(lambda x, k=k: every_order(x)[k - 1], x0, step)
         rows.append(OrderCheck(k, ad, fd, step))
     checked = min(order, MAX_CHECK_GRADS_ORDER)
     try:
@@ -382,18 +395,16 @@ def modes_at_point(source: str, x0: float) -> ModesAtPoint:
     one variable both are f′(x0).
     """
     f = scalar_function(source)
-    x = jnp.float32(x0)
-    value, grad = jax.value_and_grad(f)(x)
-    primal, tangent = jax.jvp(f, (x,), (jnp.float32(1.0),))
-    out, pullback = jax.vjp(f, x)
-    (cotangent,) = pullback(jnp.ones_like(out))
-    return ModesAtPoint(
-        value=float(f(x)),
-        grad=float(jax.grad(f)(x)),
-        value_and_grad=(float(value), float(grad)),
-        jvp=(float(primal), float(tangent)),
-        vjp=(float(out), float(cotangent)),
-    )
+
+    def four_ways(x: Any) -> tuple[Any, ...]:
+        value, grad = jax.value_and_grad(f)(x)
+        primal, tangent = jax.jvp(f, (x,), (jnp.ones_like(x),))
+        out, pullback = jax.vjp(f, x)
+        (cotangent,) = pullback(jnp.ones_like(out))
+        return f(x), jax.grad(f)(x), value, grad, primal, tangent, out, cotangent
+
+    r = [float(v) for v in jax.jit(four_ways)(jnp.float32(x0))]
+    return ModesAtPoint(r[0], r[1], (r[2], r[3]), (r[4], r[5]), (r[6], r[7]))
 
 
 def small_network(params: tuple[Any, ...], x: Any) -> Any:
@@ -430,22 +441,21 @@ def modes_on_vectors(
     n_in: int = 4, hidden: int = 5, n_out: int = 3, seed: int = 0
 ) -> ModesOnVectors:
     """jvp and vjp of :func:`small_network` with respect to x, next to its full Jacobian."""
-    keys = jax.random.split(jax.random.key(seed), 7)
-    params = (
-        jax.random.normal(keys[0], (hidden, n_in)) / math.sqrt(n_in),
-        jax.random.normal(keys[1], (hidden,)) * 0.1,
-        jax.random.normal(keys[2], (n_out, hidden)) / math.sqrt(hidden),
-        jax.random.normal(keys[3], (n_out,)) * 0.1,
+    w1, b1, w2, b2, x, v, u = normal_arrays(
+        seed, (hidden, n_in), (hidden,), (n_out, hidden), (n_out,), (n_in,), (n_in,), (n_out,)
     )
-    x = jax.random.normal(keys[4], (n_in,))
-    v = jax.random.normal(keys[5], (n_in,))
-    u = jax.random.normal(keys[6], (n_out,))
-    net = lambda x: small_network(params, x)  # noqa: E731
-    _, jv = jax.jvp(net, (x,), (v,))
-    _, pullback = jax.vjp(net, x)
-    (ujt,) = pullback(u)
+    params = (w1 / math.sqrt(n_in), b1 * 0.1, w2 / math.sqrt(hidden), b2 * 0.1)
+
+    def products(params: tuple[Any, ...], x: Any, v: Any, u: Any) -> tuple[Any, Any, Any]:
+        net = lambda x: small_network(params, x)  # noqa: E731
+        _, jv = jax.jvp(net, (x,), (v,))
+        _, pullback = jax.vjp(net, x)
+        (ujt,) = pullback(u)
+        return jax.jacfwd(net)(x), jv, ujt
+
+    jacobian, jv, ujt = jax.jit(products)(params, x, v, u)
     return ModesOnVectors(
-        jacobian=np.asarray(jax.jacfwd(net)(x)),
+        jacobian=np.asarray(jacobian),
         v=np.asarray(v),
         jvp=np.asarray(jv),
         u=np.asarray(u),
@@ -549,15 +559,16 @@ def custom_vs_autodiff(
             f"unknown rule {negative_rule!r}; choose one of {list(NEGATIVE_BRANCH_RULES)}"
         )
     op = make_special_op(factor, negative_rule)
-    grid = jnp.linspace(lo, hi, points, dtype=jnp.float32)
-    return CustomVsAutodiff(
-        factor=factor,
-        negative_rule=negative_rule,
-        x=np.asarray(grid),
-        forward=np.asarray(jax.vmap(op)(grid)),
-        custom_grad=np.asarray(jax.vmap(jax.grad(op))(grid)),
-        jax_grad=np.asarray(jax.vmap(jax.grad(special_op_forward))(grid)),
+    grid = np.linspace(lo, hi, points).astype(np.float32)
+    both = jax.jit(
+        lambda g: (
+            jax.vmap(op)(g),
+            jax.vmap(jax.grad(op))(g),
+            jax.vmap(jax.grad(special_op_forward))(g),
+        )
     )
+    forward, custom_grad, jax_grad = (np.asarray(v) for v in both(grid))
+    return CustomVsAutodiff(factor, negative_rule, grid, forward, custom_grad, jax_grad)
 
 
 def custom_vjp_figure(cmp: CustomVsAutodiff) -> go.Figure:
@@ -605,18 +616,15 @@ def init_complex_loss(init: str, n_in: int = 10, hidden: int = 20) -> tuple[tupl
     so most gradients and the whole Hessian are ~0. The random choice keeps them visible.
     """
     if init == INITS[1]:
-        params = (jnp.ones((n_in, hidden)), jnp.ones(hidden), jnp.ones((hidden, 1)), jnp.ones(1))
-        return params, jnp.ones(n_in)
+        shapes = ((n_in, hidden), (hidden,), (hidden, 1), (1,))
+        return tuple(jnp.asarray(np.ones(s, np.float32)) for s in shapes), jnp.asarray(
+            np.ones(n_in, np.float32)
+        )
     if init != INITS[0]:
         raise ValueError(f"unknown initialisation {init!r}; choose one of {list(INITS)}")
-    k = jax.random.split(jax.random.key(0), 5)
-    params = (
-        jax.random.normal(k[0], (n_in, hidden)) / math.sqrt(n_in),
-        jax.random.normal(k[1], (hidden,)) * 0.1,
-        jax.random.normal(k[2], (hidden, 1)) / math.sqrt(hidden),
-        jax.random.normal(k[3], (1,)) * 0.1,
-    )
-    return params, jax.random.normal(k[4], (n_in,))
+    w1, b1, w2, b2, x = normal_arrays(0, (n_in, hidden), (hidden,), (hidden, 1), (1,), (n_in,))
+    params = (w1 / math.sqrt(n_in), b1 * 0.1, w2 / math.sqrt(hidden), b2 * 0.1)
+    return tuple(jnp.asarray(p, dtype=jnp.float32) for p in params), jnp.asarray(x)
 
 
 #: ``argnums`` choices for ``grad(complex_loss, argnums=...)``.
@@ -672,19 +680,20 @@ def gradient_tree(init: str, argnums: int | tuple[int, ...]) -> GradientTree:
     for ``params``, one array for ``x``, and a pair of both for ``(0, 1)``.
     """
     params, x = init_complex_loss(init)
-    loss, grads = jax.value_and_grad(complex_loss, argnums=argnums)(params, x)
+    loss, grads = jax.jit(jax.value_and_grad(complex_loss, argnums=argnums))(params, x)
     flat, treedef = jax.tree_util.tree_flatten_with_path(grads)
     leaves = tuple(
         LeafSummary(
             path=_leaf_name(path, argnums),
             shape=tuple(leaf.shape),
             dtype=str(leaf.dtype),
-            mean=float(jnp.mean(leaf)),
-            min=float(jnp.min(leaf)),
-            max=float(jnp.max(leaf)),
-            norm=float(jnp.linalg.norm(leaf)),
+            mean=float(np.mean(a)),
+            min=float(np.min(a)),
+            max=float(np.max(a)),
+            norm=float(np.linalg.norm(a)),
         )
         for path, leaf in flat
+        for a in (np.asarray(leaf),)
     )
     return GradientTree(argnums, float(loss), str(treedef), leaves)
 
@@ -709,10 +718,10 @@ class AuxResult:
 def value_and_grad_with_aux(init: str) -> AuxResult:
     """Run ``value_and_grad(..., has_aux=True)`` and check its gradient is the plain one."""
     params, x = init_complex_loss(init)
-    (loss, aux), grads = jax.value_and_grad(loss_with_aux, has_aux=True)(params, x)
-    plain = jax.grad(complex_loss)(params, x)
+    (loss, aux), grads = jax.jit(jax.value_and_grad(loss_with_aux, has_aux=True))(params, x)
+    plain = jax.jit(jax.grad(complex_loss))(params, x)
     same = all(
-        bool(jnp.allclose(a, b))
+        bool(np.allclose(a, b))
         for a, b in zip(jax.tree.leaves(grads), jax.tree.leaves(plain), strict=True)
     )
     return AuxResult(float(loss), {k: tuple(v.shape) for k, v in aux.items()}, same)
@@ -766,9 +775,9 @@ def hessian_diagonal(init: str) -> HessianDiagonal:
     )
     theta, unravel = ravel_pytree(params)
     flat_loss = lambda t: complex_loss(unravel(t), x)  # noqa: E731
-    via_hessian = jnp.diag(jax.hessian(flat_loss)(theta))
-    basis = jnp.eye(theta.size, dtype=theta.dtype)
-    via_hvp = jax.vmap(lambda e: jnp.vdot(e, hvp(flat_loss, theta, e)))(basis)
+    via_hessian = jax.jit(lambda t: jnp.diag(jax.hessian(flat_loss)(t)))(theta)
+    basis = np.eye(theta.size, dtype=np.float32)
+    via_hvp = jax.jit(jax.vmap(lambda e: jnp.vdot(e, hvp(flat_loss, theta, e))))(basis)
     blocks, start = [], 0
     for name, p in zip(PARAM_NAMES, params, strict=True):
         blocks.append((name, start, start + p.size))

@@ -24,9 +24,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from jaxplay import timing
-from jaxplay.autodiff import AsWritten, hvp, run_as_written
+from jaxplay.autodiff import AsWritten, hvp, normal_arrays, run_as_written
 from jaxplay.expr import parse
-from jaxplay.vectorize import FriendlyError, device_label, explain_error
+from jaxplay.vectorize import FriendlyError, explain_error
 
 # --- the pipeline builder ------------------------------------------------------------------------
 
@@ -238,23 +238,20 @@ class PerSample:
 
 
 def per_sample(batch: int = 8, features: int = 3) -> PerSample:
-    """Run both versions on a regression batch (key 0) and a Python loop over the samples."""
+    """Run both versions on a regression batch (seed 0) and a Python loop over the samples."""
     if not 1 <= batch <= MAX_SAMPLES or not 1 <= features <= MAX_FEATURES:
         raise ValueError(
             f"batch must be 1 to {MAX_SAMPLES} and features 1 to {MAX_FEATURES} "
             f"(got {batch}, {features})"
         )
-    k = jax.random.split(jax.random.key(0), 3)
-    params = jax.random.normal(k[0], (features,))
-    X = jax.random.normal(k[1], (batch, features))
-    Y = jax.random.normal(k[2], (batch,))
+    arrays = normal_arrays(0, (features,), (batch, features), (batch,))
+    params, X, Y = (jnp.asarray(a) for a in arrays)
     as_written = run_as_written(
         "per_sample_gradient(params, X, Y)  # params: one shared vector",
         lambda: per_sample_gradient(params, X, Y),
     )
-    loop = np.stack(
-        [np.asarray(jax.grad(loss_for_sample)(params, X[i], Y[i])) for i in range(batch)]
-    )
+    grad_one = jax.jit(jax.grad(loss_for_sample))
+    loop = np.stack([np.asarray(grad_one(params, X[i], Y[i])) for i in range(batch)])
     tiled = np.asarray(per_sample_gradient(jnp.tile(params, (batch, 1)), X, Y))
     return PerSample(
         params_shape=tuple(params.shape),
@@ -286,21 +283,18 @@ HIDDEN = 64
 
 
 def network(n_in: int, n_out: int, hidden: int = HIDDEN) -> tuple[tuple[Any, ...], Any]:
-    """Parameters and an input for :func:`neural_network` (key 0, scaled by 1/√fan-in)."""
-    k = jax.random.split(jax.random.key(0), 5)
-    params = (
-        jax.random.normal(k[0], (hidden, n_in)) / math.sqrt(n_in),
-        jax.random.normal(k[1], (hidden,)) * 0.1,
-        jax.random.normal(k[2], (n_out, hidden)) / math.sqrt(hidden),
-        jax.random.normal(k[3], (n_out,)) * 0.1,
+    """Parameters and an input for :func:`neural_network` (seed 0, scaled by 1/√fan-in)."""
+    w1, b1, w2, b2, x = normal_arrays(
+        0, (hidden, n_in), (hidden,), (n_out, hidden), (n_out,), (n_in,)
     )
-    return params, jax.random.normal(k[4], (n_in,))
+    params = (w1 / math.sqrt(n_in), b1 * 0.1, w2 / math.sqrt(hidden), b2 * 0.1)
+    return tuple(jnp.asarray(p) for p in params), jnp.asarray(x)
 
 
 def jacobians_agree(n_in: int, n_out: int) -> tuple[tuple[int, ...], float]:
     """The Jacobian's shape and max |jacfwd − jacrev| for one network."""
     params, x = network(n_in, n_out)
-    fwd, rev = jac_forward(params, x), jac_reverse(params, x)
+    fwd, rev = jax.jit(jac_forward)(params, x), jax.jit(jac_reverse)(params, x)
     return tuple(fwd.shape), float(jnp.max(jnp.abs(fwd - rev)))
 
 
@@ -373,7 +367,7 @@ def time_jacobians(
     if on_progress is not None:
         on_progress(1.0, "done")
     return JacobianSweep(
-        sizes, narrow, hidden, {k: tuple(v) for k, v in out.items()}, worst, device_label()
+        sizes, narrow, hidden, {k: tuple(v) for k, v in out.items()}, worst, timing.device_label()
     )
 
 
@@ -441,11 +435,11 @@ MAX_HVP_DIM = 4096
 
 
 def hvp_inputs(n: int) -> tuple[Any, Any]:
-    """A point x and a direction v in R^n (key 0)."""
+    """A point x and a direction v in R^n (seed 0)."""
     if not 1 <= n <= MAX_HVP_DIM:
         raise ValueError(f"the dimension must be 1 to {MAX_HVP_DIM} (got {n})")
-    k = jax.random.split(jax.random.key(0), 2)
-    return jax.random.normal(k[0], (n,)), jax.random.normal(k[1], (n,))
+    x, v = normal_arrays(0, (n,), (n,))
+    return jnp.asarray(x), jnp.asarray(v)
 
 
 @dataclass(frozen=True)
@@ -486,8 +480,8 @@ def jit_hvp(n: int = 5) -> JitHvp:
 def hvp_agreement(n: int) -> float:
     """max |hvp(f, x, v) − hessian(f)(x) @ v| at dimension n."""
     x, v = hvp_inputs(n)
-    a = hvp(hvp_test_function, x, v)
-    b = hessian_times(hvp_test_function, x, v)
+    a = jax.jit(lambda x, v: hvp(hvp_test_function, x, v))(x, v)
+    b = jax.jit(lambda x, v: hessian_times(hvp_test_function, x, v))(x, v)
     return float(jnp.max(jnp.abs(a - b)) / max(1.0, float(jnp.max(jnp.abs(b)))))
 
 
@@ -557,7 +551,7 @@ def time_hvp(
         {k: tuple(v) for k, v in times.items()},
         {k: tuple(v) for k, v in memory.items()},
         worst,
-        device_label(),
+        timing.device_label(),
     )
 
 

@@ -41,12 +41,6 @@ def manual_batch_process(X, params):  # the article's code, as written
     return jnp.stack(outputs)
 
 
-def device_label() -> str:
-    """The device timings ran on, for chart titles: ``"cpu (cpu)"``, ``"gpu (NVIDIA H200)"``."""
-    device = jax.devices()[0]
-    return f"{device.platform} ({getattr(device, 'device_kind', device.platform)})"
-
-
 # --- in_axes / out_axes, parsed safely -----------------------------------------------------------
 
 MAX_AXES_TEXT = 80
@@ -57,12 +51,29 @@ AxisSpec = int | None | tuple["AxisSpec", ...]
 
 
 class AxesError(ValueError):
-    """An ``in_axes``/``out_axes`` text that is not a valid spec, with the 1-based column."""
+    """An ``in_axes``/``out_axes`` text that is not a valid spec.
 
-    def __init__(self, message: str, col: int | None = None) -> None:
+    Attributes:
+        message: what is wrong.
+        col: 1-based column of the offending part (None when it concerns the whole text).
+        field: ``"in_axes"`` or ``"out_axes"``.
+        text: the text as typed.
+    """
+
+    def __init__(
+        self, message: str, col: int | None = None, field: str = "", text: str = ""
+    ) -> None:
         self.message = message
         self.col = col
+        self.field = field
+        self.text = text
         super().__init__(message if col is None else f"{message} (column {col})")
+
+    def pointer(self) -> str:
+        """The text with a caret under the offending column ("" without a column)."""
+        if self.col is None:
+            return ""
+        return f"{self.text}\n{' ' * (self.col - 1)}^"
 
 
 def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
@@ -75,19 +86,23 @@ def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
         AxesError: with what is wrong and where.
     """
     text = text.strip()
+
+    def fail(message: str, col: int | None = None) -> AxesError:
+        return AxesError(message, col, what, text)
+
     if not text:
-        raise AxesError(f"{what} is empty: write e.g. 0, None or (0, None)")
+        raise fail(f"{what} is empty: write e.g. 0, None or (0, None)")
     if len(text) > MAX_AXES_TEXT:
-        raise AxesError(f"{what} is {len(text)} characters long; the limit is {MAX_AXES_TEXT}")
+        raise fail(f"{what} is {len(text)} characters long; the limit is {MAX_AXES_TEXT}")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
-        raise AxesError(f"{what} is not valid: {err.msg}", err.offset) from None
+        raise fail(f"{what} is not valid: {err.msg}", err.offset) from None
 
     def build(node: ast.AST, depth: int) -> AxisSpec:
         col = getattr(node, "col_offset", 0) + 1
         if depth > MAX_AXES_DEPTH:
-            raise AxesError(f"{what} is nested more than {MAX_AXES_DEPTH} levels deep", col)
+            raise fail(f"{what} is nested more than {MAX_AXES_DEPTH} levels deep", col)
         if isinstance(node, (ast.Tuple, ast.List)):
             return tuple(build(e, depth + 1) for e in node.elts)
         if isinstance(node, ast.Constant) and node.value is None:
@@ -98,9 +113,9 @@ def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             axis = sign * node.value
             if abs(axis) > MAX_AXIS:
-                raise AxesError(f"axis {axis} is out of range (the limit is ±{MAX_AXIS})", col)
+                raise fail(f"{what}: axis {axis} is out of range (the limit is ±{MAX_AXIS})", col)
             return axis
-        raise AxesError(f"{what} may only hold integers, None and tuples", col)
+        raise fail(f"{what} may only hold integers, None and tuples", col)
 
     return build(tree.body, 1)
 
@@ -386,7 +401,7 @@ def time_batching(
     if on_progress is not None:
         on_progress(1.0, "done")
     return BatchTiming(
-        sizes, d_in, d_out, {k: tuple(v) for k, v in results.items()}, device_label(), agree
+        sizes, d_in, d_out, {k: tuple(v) for k, v in results.items()}, timing.device_label(), agree
     )
 
 

@@ -1,0 +1,160 @@
+"""vmap: write the function for one example, get the batched one; see the axes, speed and jaxpr."""
+
+import pandas as pd
+import streamlit as st
+
+from jaxplay import vectorize as vz
+from pages import _ui
+
+st.title(":material/view_column: vmap")
+st.write(
+    "`jax.vmap` turns a function of one example into a function of a batch; `in_axes` says where "
+    "the batch axis is in each argument. Change the axes and see the shapes, JAX's verdict, the "
+    "speed against a Python loop, and the batched jaxpr."
+)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def outcome(in_text: str, out_text: str, layout: str, w_choice: str) -> vz.VmapOutcome:
+    return vz.apply_axes(
+        vz.parse_axes(in_text), vz.parse_axes(out_text, "out_axes"), layout, w_choice
+    )
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def batching(sizes: tuple[int, ...], _progress: object = None) -> vz.BatchTiming:
+    return vz.time_batching(sizes, on_progress=_progress)
+
+
+@st.cache_data(max_entries=16, show_spinner="Convolving…")
+def conv(
+    images: tuple[str, ...], size: int, kernels: tuple[str, ...], custom: str
+) -> vz.ConvResult:
+    return vz.run_conv(images, size, kernels, custom)
+
+
+editor, speed, convolution, jaxpr = st.tabs(
+    ["in_axes editor", "Loop vs vmap vs jit(vmap)", "Nested vmap: 2-D convolution", "jaxpr"],
+    key="vmap_tab",
+    bind="query-params",
+)
+
+with editor:
+    st.code(
+        "def process_single_example(x, params):\n    W, b = params\n    return jnp.dot(W, x) + b"
+    )
+    a, b = st.columns(2)
+    layout = a.selectbox("X", vz.LAYOUTS, key="vmap_layout", bind="query-params")
+    w_choice = b.selectbox("W", vz.W_CHOICES, key="vmap_w", bind="query-params")
+    in_text = a.text_input("in_axes", "(0, None)", key="vmap_in_axes", bind="query-params")
+    out_text = b.text_input("out_axes", "0", key="vmap_out_axes", bind="query-params")
+    try:
+        result = outcome(in_text, out_text, layout, w_choice)
+    except vz.AxesError as err:
+        st.error(f"**Not an axis spec:** {err.message}", icon=":material/error:")
+        if err.pointer():
+            st.code(err.pointer(), language=None)
+    else:
+        for row in result.rows:
+            mapped = "not mapped" if row.axis is None else f"axis {row.axis} mapped"
+            st.markdown(f"`{row.name}`: {row.markdown()} — {mapped}")
+        if result.error is not None:
+            st.error(f"**JAX refuses:** {result.error.plain}", icon=":material/error:")
+            with st.expander("JAX's own message"):
+                st.code(f"{result.error.error_type}: {result.error.message}", language=None)
+        elif result.matches_loop:
+            st.success(
+                f"Output shape {result.output_shape}: the same numbers as a loop over the "
+                f"{vz.EDITOR_BATCH} examples.",
+                icon=":material/check_circle:",
+            )
+        else:
+            st.warning(
+                f"It runs, with output shape {result.output_shape}, but these are not the "
+                "per-example results W x + b: the mapped axes are not the batch axes.",
+                icon=":material/warning:",
+            )
+        _ui.show_code(result.code, vz.apply_axes)
+    with st.expander("Show the answer"):
+        st.code(vz.correct_axes(layout, w_choice), language=None)
+
+with speed:
+    sizes = st.multiselect(
+        "Batch sizes",
+        [1, 4, 16, 64, 256, vz.MAX_TIMING_BATCH],
+        [1, 16, 256],
+        key="vmap_sizes",
+        bind="query-params",
+    )
+    try:
+        chosen = vz.check_batch_sizes(sizes)
+    except ValueError as err:
+        st.warning(str(err), icon=":material/block:")
+        chosen = ()
+    if chosen and st.button("Measure", key="vmap_measure", icon=":material/timer:"):
+        st.session_state["vmap_measured"] = chosen
+    if chosen and st.session_state.get("vmap_measured") == chosen:
+        bar = st.progress(0.0, "Timing…")
+        bt = batching(chosen, lambda f, label: bar.progress(f, label))
+        bar.empty()
+        st.plotly_chart(vz.batching_figure(bt), key="vmap_speed_chart")
+        st.caption(
+            f"D={bt.d_in}, H={bt.d_out}; the three give the same numbers: **{bt.agree}**. Each "
+            "point is `timing.measure`: warmed up, blocked, median of repeated samples."
+        )
+    elif chosen:
+        st.info("Times the article's Python loop, vmap and jit(vmap) at each batch size.")
+    _ui.show_code(vz.manual_batch_process, vz.time_batching)
+
+with convolution:
+    a, b, c = st.columns([2, 1, 2])
+    images = a.multiselect(
+        "Images",
+        vz.PATTERNS,
+        ["checkerboard", "disc"],
+        key="vmap_images",
+        max_selections=vz.MAX_IMAGES,
+        bind="query-params",
+    )
+    size = b.slider("Size", vz.MIN_IMAGE, vz.MAX_IMAGE, 12, key="vmap_size", bind="query-params")
+    kernels = c.multiselect(
+        "Kernels",
+        [*vz.KERNELS, vz.CUSTOM_KERNEL],
+        ["edge: Sobel x", "blur: box 3×3"],
+        key="vmap_kernels",
+        max_selections=vz.MAX_KERNELS,
+        bind="query-params",
+    )
+    custom = "0 1 0; 1 -4 1; 0 1 0"
+    if vz.CUSTOM_KERNEL in kernels:
+        custom = st.text_input(
+            "Your kernel (rows separated by ;)",
+            custom,
+            key="vmap_custom_kernel",
+            bind="query-params",
+        )
+    try:
+        cr = conv(tuple(images), size, tuple(kernels), custom)
+    except ValueError as err:
+        st.warning(str(err), icon=":material/block:")
+    else:
+        st.plotly_chart(vz.conv_figure(cr), key="vmap_conv_chart")
+        m1, m2 = st.columns(2)
+        m1.metric("max |batch_conv2d − convolve2d|", f"{cr.max_diff_convolve2d:.2g}")
+        m2.metric("max |batch_conv2d − lax.conv|", f"{cr.max_diff_lax_conv:.2g}")
+        st.dataframe(
+            pd.DataFrame([vars(level) for level in cr.levels]), hide_index=True, key="vmap_levels"
+        )
+    _ui.show_code(vz.conv2d_single, vz.run_conv)
+
+with jaxpr:
+    batch = st.slider(
+        "Batch size", 1, 8, vz.JAXPR_BATCH, key="vmap_jaxpr_batch", bind="query-params"
+    )
+    jc = vz.batched_jaxprs(batch)
+    a, b = st.columns(2)
+    a.markdown(f"**Python loop**: {jc.loop_counts.get('dot_general', 0)} × `dot_general`")
+    a.code(jc.loop_text, language=None)
+    b.markdown(f"**vmap**: {jc.vmap_counts.get('dot_general', 0)} × `dot_general`, for any batch")
+    b.code(jc.vmap_text, language=None)
+    _ui.show_code(vz.batched_jaxprs)
