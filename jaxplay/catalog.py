@@ -75,6 +75,33 @@ TOPICS: tuple[PageSpec, ...] = (
         url_path="jit",
     ),
     PageSpec(
+        path="pages/grad.py",
+        title="grad",
+        icon=":material/trending_up:",
+        section="Transforms",
+        summary="f, f′, f″ drawn with their kinks, autodiff vs finite differences, jvp vs vjp, "
+        "custom_vjp rules you can break, gradient pytrees and the Hessian diagonal.",
+        url_path="grad",
+    ),
+    PageSpec(
+        path="pages/vmap.py",
+        title="vmap",
+        icon=":material/view_column:",
+        section="Transforms",
+        summary="An in_axes editor with shapes and JAX's verdict, loop vs vmap vs jit(vmap) "
+        "timed, a nested-vmap convolution checked, and the batched jaxpr.",
+        url_path="vmap",
+    ),
+    PageSpec(
+        path="pages/compose.py",
+        title="Compose",
+        icon=":material/stacks:",
+        section="Transforms",
+        summary="Stack jit, vmap, grad, jacfwd, jacrev, hessian, checkpoint in any order; "
+        "per-sample gradients, jacfwd vs jacrev and HVPs, as written and fixed.",
+        url_path="compose",
+    ),
+    PageSpec(
         path="pages/tracing.py",
         title="Tracing & jaxpr",
         icon=":material/account_tree:",
