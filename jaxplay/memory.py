@@ -510,14 +510,16 @@ def analyse_variant(
         )
     model = MODELS[model_key]
     loss = build_loss(model_key, variant_key, loop, depth)
-    params, x = model.inputs(size, depth)
-    residuals = saved_residuals(loss, params, x)
+    # Shapes only: tracing and compiling need no data, so a compile-only analysis allocates nothing.
+    shapes = jax.eval_shape(lambda: model.inputs(size, depth))
+    residuals = saved_residuals(loss, *shapes)
     grad = jax.grad(loss, argnums=model.argnums)
     if not run:
-        aot = compilation.compile_aot(grad, params, x)
+        aot = compilation.compile_aot(grad, *shapes)
         return RematResult(
             VARIANTS[variant_key], residuals, aot.memory, aot.notes, barriers=_barriers(aot)
         )
+    params, x = model.inputs(size, depth)
     profile = timing.profile_jit(grad, params, x, budget_s=budget_s, warmup=1)
     gradient = timing.block(profile.aot.compiled(*profile.aot.call_args))
     leaves = tuple(np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(gradient))

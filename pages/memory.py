@@ -72,10 +72,17 @@ def checkpointing() -> None:
         )
     with st.status("Tracing, compiling and timing each variant…") as status:
         results = []
-        with timing.exclusive(on_wait=queued):
-            for i, k in enumerate(keys, 1):
-                status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
-                results.append(variant(model, k, loop, size, depth, run))
+        try:
+            with timing.exclusive(on_wait=queued):
+                for i, k in enumerate(keys, 1):
+                    status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
+                    results.append(variant(model, k, loop, size, depth, run))
+        except Exception as err:  # e.g. the device runs out of memory at a large size
+            status.update(label="Failed", state="error")
+            st.error(
+                f"**The analysis failed:** `{type(err).__name__}: {err}`", icon=":material/error:"
+            )
+            return
         status.update(label=f"{len(keys)} variants analysed on {device}", state="complete")
     queue_note.empty()
     if run:
@@ -138,8 +145,15 @@ def fusion_panel() -> None:
         st.error(f"**Not run:** {problem}", icon=":material/block:")
         return
     with st.status("Compiling, then timing eager and jit…") as status:
-        with timing.exclusive(on_wait=queued):
-            report = chain(tuple(ops), size)
+        try:
+            with timing.exclusive(on_wait=queued):
+                report = chain(tuple(ops), size)
+        except Exception as err:  # e.g. the device runs out of memory at a large size
+            status.update(label="Failed", state="error")
+            st.error(
+                f"**The chain failed:** `{type(err).__name__}: {err}`", icon=":material/error:"
+            )
+            return
         status.update(label=f"Measured on {device}", state="complete")
     queue_note.empty()
     eager, jitted = report.comparison.eager.median, report.comparison.jitted.median
