@@ -24,18 +24,18 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxplay.devices import Attempt, attempt
+from jaxplay.devices import Attempt, attempt, devices_of
 
 AXIS = "i"
 WIDTH = 4
 
 
-def mesh_of(n_devices: int) -> jax.sharding.Mesh:
-    """A 1-D mesh named ``'i'`` over the first ``n_devices`` devices."""
-    available = len(jax.devices())
-    if not 1 <= n_devices <= available:
-        raise ValueError(f"asked for {n_devices} devices; this process has {available}")
-    return jax.make_mesh((n_devices,), (AXIS,), devices=jax.devices()[:n_devices])
+def mesh_of(n_devices: int, platform: str | None = None) -> jax.sharding.Mesh:
+    """A 1-D mesh named ``'i'`` over the first ``n_devices`` devices of ``platform``."""
+    pool = devices_of(platform)
+    if not 1 <= n_devices <= len(pool):
+        raise ValueError(f"asked for {n_devices} devices; this process has {len(pool)}")
+    return jax.make_mesh((n_devices,), (AXIS,), devices=pool[:n_devices])
 
 
 def example_input(n_devices: int) -> np.ndarray:
@@ -109,7 +109,8 @@ def _array_text(value: Any) -> str:
 def article_examples(n_devices: int) -> dict[str, Attempt]:
     """The article's pmap code as written, fixed, and with ``shard_map`` (all really run).
 
-    The all-reduce input has one row per device (``n_devices`` of the process's devices).
+    The all-reduce input has one row per device (``n_devices`` of the default backend's devices,
+    since ``pmap`` maps over those).
     """
     x = example_input(n_devices)
     mesh = mesh_of(n_devices)
@@ -202,10 +203,10 @@ def per_device(array: jax.Array, mesh: jax.sharding.Mesh) -> tuple[np.ndarray, .
     return tuple(shards[d.id] for d in mesh.devices.flat)
 
 
-def run_collective(name: str, n_devices: int) -> CollectiveRun:
+def run_collective(name: str, n_devices: int, platform: str | None = None) -> CollectiveRun:
     """Run one of :data:`COLLECTIVES` under ``jax.shard_map`` on ``n_devices`` devices."""
     collective = COLLECTIVES[name]
-    mesh = mesh_of(n_devices)
+    mesh = mesh_of(n_devices, platform)
     x_np = example_input(n_devices)
     x = jax.device_put(x_np, NamedSharding(mesh, P(AXIS)))
     f = jax.jit(jax.shard_map(collective.body, mesh=mesh, in_specs=P(AXIS), out_specs=P(AXIS)))
@@ -301,9 +302,11 @@ class CompiledCollectives:
     matches: bool
 
 
-def compiled_collectives(example: XlaExample, n_devices: int) -> CompiledCollectives:
+def compiled_collectives(
+    example: XlaExample, n_devices: int, platform: str | None = None
+) -> CompiledCollectives:
     """Compile ``example`` on an array sharded by rows over ``n_devices``; read its HLO."""
-    mesh = mesh_of(n_devices)
+    mesh = mesh_of(n_devices, platform)
     x_np = np.arange(4 * n_devices * 2 * n_devices, dtype=np.float32).reshape(4 * n_devices, -1)
     x_np /= x_np.size
     x = jax.device_put(x_np, NamedSharding(mesh, P(AXIS, None)))

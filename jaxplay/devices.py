@@ -27,6 +27,41 @@ MAX_TRANSFER_BYTES = 256 * 2**20
 ROUTES = ("host → device", "device → device", "device → host")
 
 
+def platforms() -> tuple[str, ...]:
+    """Platforms with devices in this process, the default backend first.
+
+    A GPU machine has CPU devices too (the simulated ones included), and the sharding demos may
+    want those: eight simulated CPUs show more than one GPU does.
+    """
+    import jax
+
+    found = [jax.default_backend()]
+    if found[0] != "cpu":
+        try:
+            jax.devices("cpu")
+            found.append("cpu")
+        except RuntimeError:
+            pass
+    return tuple(found)
+
+
+def devices_of(platform: str | None = None) -> list[Any]:
+    """The devices of ``platform`` (``None``: the default backend's)."""
+    import jax
+
+    return list(jax.devices(platform) if platform else jax.devices())
+
+
+def device_key(device: Any) -> str:
+    """``"cpu:3"``: ids alone are ambiguous when a GPU and CPUs are both present."""
+    return f"{device.platform}:{device.id}"
+
+
+def all_devices() -> list[Any]:
+    """Every device of every platform in :func:`platforms`."""
+    return [d for p in platforms() for d in devices_of(p)]
+
+
 @dataclass(frozen=True)
 class DeviceInfo:
     """One device, with its memory counters where the backend reports them (GPUs do, CPUs not).
@@ -36,6 +71,7 @@ class DeviceInfo:
             when the backend reports nothing (the CPU backend).
     """
 
+    key: str
     id: int
     platform: str
     kind: str
@@ -55,13 +91,12 @@ def _memory_stats(device: Any) -> dict[str, int]:
 
 def inventory() -> tuple[DeviceInfo, ...]:
     """Every device of this process, read fresh (memory counters change as arrays come and go)."""
-    import jax
-
     rows = []
-    for d in jax.devices():
+    for d in all_devices():
         stats = _memory_stats(d)
         rows.append(
             DeviceInfo(
+                key=device_key(d),
                 id=int(d.id),
                 platform=str(d.platform),
                 kind=str(d.device_kind),
@@ -163,21 +198,20 @@ def article_placement() -> tuple[Attempt, Attempt]:
 class Placement:
     """Where an array put on a device lives, as JAX reports it."""
 
-    device_id: int
+    device: str
     devices: tuple[str, ...]
     sharding: str
     committed: bool
     nbytes: int
 
 
-def place(device_id: int, size: int) -> Placement:
-    """``device_put`` a float32 vector of ``size`` elements on device ``device_id``."""
+def place(key: str, size: int) -> Placement:
+    """``device_put`` a float32 vector of ``size`` elements on the device ``key`` (``"cpu:3"``)."""
     import jax
 
-    device = _device(device_id)
-    x = jax.device_put(np.ones(size, np.float32), device)
+    x = jax.device_put(np.ones(size, np.float32), find_device(key))
     return Placement(
-        device_id=device_id,
+        device=key,
         devices=tuple(str(d) for d in x.devices()),
         sharding=repr(x.sharding),
         committed=bool(x.committed),
@@ -185,13 +219,13 @@ def place(device_id: int, size: int) -> Placement:
     )
 
 
-def _device(device_id: int) -> Any:
-    import jax
-
-    for d in jax.devices():
-        if d.id == device_id:
+def find_device(key: str) -> Any:
+    """The device whose :func:`device_key` is ``key``."""
+    found = all_devices()
+    for d in found:
+        if device_key(d) == key:
             return d
-    raise ValueError(f"no device with id {device_id}; this process has {len(jax.devices())}")
+    raise ValueError(f"no device {key!r}; this process has {', '.join(map(device_key, found))}")
 
 
 @dataclass(frozen=True)
@@ -217,7 +251,7 @@ def host_memory_kind(device: Any) -> str | None:
     return None
 
 
-def transfer_calls(src_id: int, dst_id: int, nbytes: int) -> dict[str, Callable[[], Any]]:
+def transfer_calls(src_key: str, dst_key: str, nbytes: int) -> dict[str, Callable[[], Any]]:
     """The zero-argument calls whose time is a transfer of ``nbytes``, by route.
 
     host → device copies a numpy buffer (``may_alias=False``: a copy, never an alias). device →
@@ -230,13 +264,13 @@ def transfer_calls(src_id: int, dst_id: int, nbytes: int) -> dict[str, Callable[
 
     if not 0 < nbytes <= MAX_TRANSFER_BYTES:
         raise ValueError(f"transfer size must be 4 bytes to {MAX_TRANSFER_BYTES // 2**20} MiB")
-    src, dst = _device(src_id), _device(dst_id)
+    src, dst = find_device(src_key), find_device(dst_key)
     host = np.ones(max(1, nbytes // 4), np.float32)
     on_src = jax.device_put(host, src)
     calls: dict[str, Callable[[], Any]] = {
         ROUTES[0]: lambda: jax.device_put(host, dst, may_alias=False),
     }
-    if src_id != dst_id:
+    if src_key != dst_key:
         calls[ROUTES[1]] = lambda: jax.device_put(on_src, dst)
     kind = host_memory_kind(src)
     if kind is not None:
@@ -246,8 +280,8 @@ def transfer_calls(src_id: int, dst_id: int, nbytes: int) -> dict[str, Callable[
 
 
 def transfer_sweep(
-    src_id: int,
-    dst_id: int,
+    src_key: str,
+    dst_key: str,
     sizes: tuple[int, ...],
     budget_s: float = 0.2,
     on_step: Callable[[int, int], None] | None = None,
@@ -256,7 +290,7 @@ def transfer_sweep(
     points = []
     total = len(sizes)
     for i, nbytes in enumerate(sizes):
-        for route, call in transfer_calls(src_id, dst_id, nbytes).items():
+        for route, call in transfer_calls(src_key, dst_key, nbytes).items():
             points.append(TransferPoint(route, nbytes, timing.measure(call, budget_s=budget_s)))
         if on_step is not None:
             on_step(i + 1, total)

@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from plotly import colors as pcolors
 
 from jaxplay import timing
+from jaxplay.devices import devices_of
 
 #: Largest array axis the sandbox draws (cells stay legible).
 MAX_DIM = 64
@@ -262,11 +263,13 @@ def shard_layout(
     axis_names: tuple[str, ...],
     array_shape: tuple[int, ...],
     spec: tuple[SpecEntry, ...],
+    platform: str | None = None,
 ) -> ShardLayout:
     """Place a real array with ``NamedSharding(make_mesh(mesh_shape, axis_names), P(*spec))``.
 
     The layout is read back from the placed array's ``addressable_shards`` (what JAX actually
-    did), not computed. Raises :class:`ShardingProblem` when the mesh, shape or spec cannot work.
+    did), not computed. ``platform`` picks the devices (``None``: the default backend). Raises
+    :class:`ShardingProblem` when the mesh, shape or spec cannot work.
     """
     import jax
     from jax.sharding import NamedSharding
@@ -277,7 +280,8 @@ def shard_layout(
             f"The mesh shape has {len(mesh_shape)} sizes but {len(axis_names)} axis names: "
             "give one name per mesh axis."
         )
-    needed, available = math.prod(mesh_shape), len(jax.devices())
+    pool = devices_of(platform)
+    needed, available = math.prod(mesh_shape), len(pool)
     if needed > available:
         raise ShardingProblem(
             f"A {' × '.join(map(str, mesh_shape))} mesh needs {needed} devices; this process has "
@@ -287,9 +291,8 @@ def shard_layout(
         raise ShardingProblem(
             f"The sandbox draws arrays of 1 or 2 axes of at most {MAX_DIM} elements each."
         )
-    devices = jax.devices()[:needed]
     try:
-        mesh = jax.make_mesh(mesh_shape, axis_names, devices=devices)
+        mesh = jax.make_mesh(mesh_shape, axis_names, devices=pool[:needed])
         sharding = NamedSharding(mesh, P(*spec))
         x = jax.device_put(np.zeros(array_shape, np.float32), sharding)
     except Exception as exc:  # JAX's exception types vary by check; all of them are reported
@@ -491,7 +494,11 @@ def mlp_loss(params: Any, x: Any, y: Any) -> Any:
 
 
 def data_parallel_step(
-    n_devices: int, batch: int = 1024, features: int = 64, hidden: int = 256
+    n_devices: int,
+    batch: int = 1024,
+    features: int = 64,
+    hidden: int = 256,
+    platform: str | None = None,
 ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     """A jitted loss-and-gradient step and its arguments, the batch sharded over ``n_devices``.
 
@@ -517,7 +524,7 @@ def data_parallel_step(
     )
     x = rng.normal(size=(batch, features)).astype(np.float32)
     y = rng.normal(size=(batch, 1)).astype(np.float32)
-    mesh = jax.make_mesh((n_devices,), ("batch",), devices=jax.devices()[:n_devices])
+    mesh = jax.make_mesh((n_devices,), ("batch",), devices=devices_of(platform)[:n_devices])
     replicated, split = NamedSharding(mesh, P()), NamedSharding(mesh, P("batch"))
     args = (jax.device_put(params, replicated), jax.device_put(x, split), jax.device_put(y, split))
     return jax.jit(jax.value_and_grad(mlp_loss)), args
@@ -545,11 +552,12 @@ def scaling_sweep(
     batch: int = 1024,
     budget_s: float = 0.3,
     on_step: Callable[[int, int], None] | None = None,
+    platform: str | None = None,
 ) -> tuple[ScalingPoint, ...]:
     """Time the data-parallel step for each device count (with :func:`jaxplay.timing.measure`)."""
     points = []
     for i, n in enumerate(counts):
-        step, args = data_parallel_step(n, batch=batch)
+        step, args = data_parallel_step(n, batch=batch, platform=platform)
         loss, _ = step(*args)
         points.append(ScalingPoint(n, timing.measure(step, *args, budget_s=budget_s), float(loss)))
         if on_step is not None:

@@ -19,9 +19,22 @@ st.write(
 # link), before app.py could set the simulated device count.
 environment.configure()
 DEVICES = devices.inventory()
-N = len(DEVICES)
-WHERE = f"{N} × {DEVICES[0].kind} ({DEVICES[0].platform})"
-SIMULATED = DEVICES[0].platform == "cpu"
+KEYS = [d.key for d in DEVICES]
+PLATFORMS = devices.platforms()
+COUNTS = {p: len(devices.devices_of(p)) for p in PLATFORMS}
+platform = PLATFORMS[0]
+if len(PLATFORMS) > 1:  # e.g. one GPU and eight simulated CPUs: let the visitor pick
+    platform = st.selectbox(
+        "Devices for sharding, collectives and scaling",
+        PLATFORMS,
+        index=PLATFORMS.index(max(PLATFORMS, key=COUNTS.__getitem__)),
+        format_func=lambda p: f"{p}: {COUNTS[p]} device(s)",
+        key="devices_platform",
+        bind="query-params",
+    )
+N = COUNTS[platform]
+WHERE = f"{N} × {devices.devices_of(platform)[0].device_kind} ({platform})"
+SIMULATED = platform == "cpu"
 if N == 1:
     st.info(
         "This process has **one device**: sharding and collectives still run, on a 1-device "
@@ -42,24 +55,29 @@ def show_attempt(title: str, a: Attempt) -> None:
         st.error(f"**{a.error_type}:** {a.error}", icon=":material/error:")
 
 
-@st.cache_data(max_entries=4)
-def article_runs(n: int) -> tuple[tuple[Attempt, Attempt], dict[str, Attempt]]:
-    return devices.article_placement(), collectives.article_examples(n)
+@st.cache_data(max_entries=1)
+def placement_runs() -> tuple[Attempt, Attempt]:
+    return devices.article_placement()
+
+
+@st.cache_data(max_entries=8)
+def pmap_runs(n: int) -> dict[str, Attempt]:
+    return collectives.article_examples(n)
 
 
 @st.cache_data(max_entries=64)
-def layout(mesh: tuple, names: tuple, shape: tuple, spec: tuple) -> sharding.ShardLayout:
-    return sharding.shard_layout(mesh, names, shape, spec)
+def layout(mesh: tuple, names: tuple, shape: tuple, spec: tuple, on: str) -> sharding.ShardLayout:
+    return sharding.shard_layout(mesh, names, shape, spec, platform=on)
 
 
 @st.cache_data(max_entries=16)
-def collective(name: str, n: int) -> collectives.CollectiveRun:
-    return collectives.run_collective(name, n)
+def collective(name: str, n: int, on: str) -> collectives.CollectiveRun:
+    return collectives.run_collective(name, n, platform=on)
 
 
 @st.cache_data(max_entries=16)
-def compiled(index: int, n: int) -> collectives.CompiledCollectives:
-    return collectives.compiled_collectives(collectives.XLA_EXAMPLES[index], n)
+def compiled(index: int, n: int, on: str) -> collectives.CompiledCollectives:
+    return collectives.compiled_collectives(collectives.XLA_EXAMPLES[index], n, platform=on)
 
 
 TABS = ["Devices", "Placement", "Sharding", "Collectives", "Scaling", "Multi-process"]
@@ -92,7 +110,7 @@ if tabs["Devices"].open:
                 "The CPU backend reports no memory counters; a GPU reports bytes in use, "
                 "its limit and the peak. Simulated CPU devices share this machine's cores."
             )
-        placement, _ = article_runs(N)
+        placement = placement_runs()
         left, right = st.columns(2)
         with left:
             show_attempt("The article's placement code, as written", placement[0])
@@ -101,9 +119,8 @@ if tabs["Devices"].open:
 
 if tabs["Placement"].open:
     with tabs["Placement"]:
-        ids = [d.id for d in DEVICES]
         dev = st.selectbox(
-            "Put a float32 vector on device", ids, key="devices_place_device", bind="query-params"
+            "Put a float32 vector on device", KEYS, key="devices_place_device", bind="query-params"
         )
         size = st.select_slider(
             "Elements",
@@ -114,15 +131,19 @@ if tabs["Placement"].open:
         )
         p = devices.place(dev, size)
         st.markdown(
-            f"`jax.device_put(np.ones({size}, np.float32), jax.devices()[{ids.index(dev)}])` "
+            f"`jax.device_put(np.ones({size}, np.float32), device)` with device `{dev}` "
             f"lives on **{', '.join(p.devices)}** ({p.nbytes:,} bytes, committed: {p.committed}); "
             f"its sharding is `{p.sharding}`."
         )
         st.subheader("Transfer bandwidth")
         c1, c2, c3 = st.columns(3)
-        src = c1.selectbox("Source device", ids, key="devices_src", bind="query-params")
+        src = c1.selectbox("Source device", KEYS, key="devices_src", bind="query-params")
         dst = c2.selectbox(
-            "Destination device", ids, index=min(1, N - 1), key="devices_dst", bind="query-params"
+            "Destination device",
+            KEYS,
+            index=min(1, len(KEYS) - 1),
+            key="devices_dst",
+            bind="query-params",
         )
         top = c3.select_slider(
             "Largest transfer (MiB)",
@@ -145,10 +166,10 @@ if tabs["Placement"].open:
         if "devices_transfers" in st.session_state:
             s, d, points = st.session_state["devices_transfers"]
             st.plotly_chart(
-                devices.transfer_figure(points, f"device {s} → {d}, {WHERE}"),
+                devices.transfer_figure(points, f"{s} → {d}"),
                 key="devices_transfer_chart",
             )
-            if SIMULATED:
+            if s.startswith("cpu") and d.startswith("cpu"):
                 st.caption(
                     "Simulated CPU devices share one memory: these are memory-copy speeds, "
                     "not a bus. On a GPU, host ↔ device crosses PCIe or NVLink."
@@ -183,6 +204,7 @@ if tabs["Sharding"].open:
                 sharding.parse_names(names_text),
                 sharding.parse_ints(shape_text, "array shape"),
                 spec,
+                platform,
             )
         except sharding.ShardingProblem as err:
             st.error(f"**This sharding cannot work.** {err.plain}", icon=":material/error:")
@@ -221,7 +243,8 @@ if tabs["Collectives"].open:
             if N > 1
             else 1
         )
-        _, article = article_runs(n)
+        # pmap maps over the default backend's devices, whichever platform is picked above.
+        article = pmap_runs(min(n, COUNTS[PLATFORMS[0]]))
         cols = st.columns(2)
         for i, (title, a) in enumerate(article.items()):
             with cols[i % 2]:
@@ -240,7 +263,7 @@ if tabs["Collectives"].open:
             )
             or "psum"
         )
-        run = collective(name, n)
+        run = collective(name, n, platform)
         st.write(collectives.COLLECTIVES[name].what + ".")
         st.dataframe(
             pd.DataFrame(
@@ -271,7 +294,7 @@ if tabs["Collectives"].open:
             key="devices_xla",
             bind="query-params",
         )
-        c = compiled(pick, n)
+        c = compiled(pick, n, platform)
         st.code(c.code, language="python")
         why = c.why if c.ops else "with one device there is nothing to communicate"
         st.markdown(
@@ -291,13 +314,16 @@ if tabs["Scaling"].open:
         if st.button("Time the data-parallel step", key="devices_scale", icon=":material/speed:"):
             with st.status("Timing…") as status:
                 bar = st.progress(0.0)
-                st.session_state["devices_scaling"] = sharding.scaling_sweep(
-                    counts, on_step=lambda i, k: bar.progress(i / k)
+                st.session_state["devices_scaling"] = (
+                    WHERE,
+                    sharding.scaling_sweep(
+                        counts, on_step=lambda i, k: bar.progress(i / k), platform=platform
+                    ),
                 )
                 status.update(label="Timed", state="complete")
         if "devices_scaling" in st.session_state:
             st.plotly_chart(
-                sharding.scaling_figure(st.session_state["devices_scaling"], WHERE),
+                sharding.scaling_figure(*reversed(st.session_state["devices_scaling"])),
                 key="devices_scaling_chart",
             )
         if SIMULATED:

@@ -59,6 +59,12 @@ def test_shard_map_collectives_equal_numpy(n: int) -> None:
     np.testing.assert_allclose(np.concatenate(shifted.outputs), np.roll(x, 1, axis=0))
 
 
+def test_collectives_on_a_named_platform() -> None:
+    run = collectives.run_collective("psum", 2, platform="cpu")
+    assert run.matches and run.device_ids == (0, 1)
+    assert collectives.compiled_collectives(collectives.XLA_EXAMPLES[0], 2, platform="cpu").ops
+
+
 def test_a_wrong_output_would_be_caught() -> None:
     run = collectives.run_collective("psum", 2)
     wrong = collectives.CollectiveRun(

@@ -19,6 +19,7 @@ def _has_gpu() -> bool:
 def test_inventory_lists_every_device() -> None:
     rows = devices.inventory()
     assert [r.id for r in rows] == [d.id for d in jax.devices()]
+    assert [r.key for r in rows] == [f"cpu:{i}" for i in range(8)]
     for row, d in zip(rows, jax.devices(), strict=True):
         assert (row.platform, row.kind, row.process_index) == (d.platform, d.device_kind, 0)
         stats = d.memory_stats() or {}
@@ -57,16 +58,23 @@ def test_attempt_records_value_error_and_warnings() -> None:
 
 def test_place_puts_the_array_on_the_chosen_device() -> None:
     target = jax.devices()[-1]
-    p = devices.place(target.id, 100)
+    p = devices.place(devices.device_key(target), 100)
     assert p.devices == (str(target),)
     assert p.nbytes == 400 and p.committed
-    with pytest.raises(ValueError, match="no device with id"):
-        devices.place(10_000, 10)
+    with pytest.raises(ValueError, match="no device 'gpu:0'"):
+        devices.place("gpu:0", 10)
+
+
+def test_platforms_on_a_cpu_only_machine() -> None:
+    assert devices.platforms() == ("cpu",)
+    assert devices.devices_of("cpu") == devices.devices_of(None) == jax.devices()
+    assert devices.all_devices() == jax.devices()
+    assert devices.find_device("cpu:5") == jax.devices()[5]
 
 
 def test_transfer_calls_move_the_data_where_they_say() -> None:
     src, dst = jax.devices()[0], jax.devices()[-1]
-    calls = devices.transfer_calls(src.id, dst.id, 4096)
+    calls = devices.transfer_calls(devices.device_key(src), devices.device_key(dst), 4096)
     assert set(calls) == set(devices.ROUTES)
     h2d = calls["host → device"]()
     assert h2d.devices() == {dst} and h2d.shape == (1024,)
@@ -75,16 +83,16 @@ def test_transfer_calls_move_the_data_where_they_say() -> None:
     d2h = calls["device → host"]()
     assert d2h.sharding.memory_kind == devices.host_memory_kind(src)
     np.testing.assert_array_equal(np.asarray(d2h), np.ones(1024, np.float32))
-    same = devices.transfer_calls(src.id, src.id, 4096)
+    same = devices.transfer_calls("cpu:0", "cpu:0", 4096)
     assert "device → device" not in same
     with pytest.raises(ValueError, match="MiB"):
-        devices.transfer_calls(src.id, dst.id, devices.MAX_TRANSFER_BYTES + 1)
+        devices.transfer_calls("cpu:0", "cpu:1", devices.MAX_TRANSFER_BYTES + 1)
 
 
 def test_transfer_sweep_and_figure() -> None:
     steps = []
     points = devices.transfer_sweep(
-        0, 1, (4096, 65536), budget_s=0.01, on_step=lambda i, n: steps.append((i, n))
+        "cpu:0", "cpu:1", (4096, 65536), budget_s=0.01, on_step=lambda i, n: steps.append((i, n))
     )
     assert steps == [(1, 2), (2, 2)]
     assert len(points) == 6

@@ -30,7 +30,7 @@ def test_devices_tab_lists_devices_and_the_article_error() -> None:
 
 
 def test_placement_and_transfer_chart() -> None:
-    at = open_page(SPEC, devices_tab="Placement", devices_place_device=3, devices_top_mib=1)
+    at = open_page(SPEC, devices_tab="Placement", devices_place_device="cpu:3", devices_top_mib=1)
     assert_clean(at)
     assert f"lives on **{jax.devices()[3]}**" in _texts(at.markdown)
     assert "CpuDevice(id=3)" in _texts(at.markdown)

@@ -101,6 +101,13 @@ def test_layout_matches_devices_indices_map(mesh, names, shape, spec) -> None:
     assert layout.copies * len(layout.blocks) == len(layout.shards)
 
 
+def test_layout_on_a_named_platform() -> None:
+    on_cpu = sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", "y"), platform="cpu")
+    assert on_cpu == sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", "y"))
+    with pytest.raises(RuntimeError):
+        sharding.shard_layout((1,), ("x",), (8,), (), platform="tpu")
+
+
 def test_replicated_and_sharded_copies() -> None:
     assert sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ()).copies == 8
     assert sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", None)).copies == 4
