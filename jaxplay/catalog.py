@@ -127,6 +127,22 @@ TOPICS: tuple[PageSpec, ...] = (
         summary="What gradient checkpointing saves and costs, and what jit fuses into one kernel.",
         url_path="memory",
     ),
+    PageSpec(
+        path="pages/code_lab.py",
+        title="Code Lab",
+        icon=":material/terminal:",
+        section="Playground",
+        summary="Type any JAX code and run it in a sandbox: output, values, arrays, jaxpr, timing.",
+        url_path="code-lab",
+    ),
+    PageSpec(
+        path="pages/walkthrough.py",
+        title="Article walkthrough",
+        icon=":material/menu_book:",
+        section="Playground",
+        summary="The tutorial's eight sections, every snippet runnable, the broken ones fixed.",
+        url_path="article",
+    ),
 )
 
 PAGES: tuple[PageSpec, ...] = (HOME, *TOPICS)

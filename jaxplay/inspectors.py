@@ -8,7 +8,6 @@ sandboxed worker* (the function is untrusted code), so the registry maps names t
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -36,40 +35,24 @@ def jaxpr(fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
     return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "\n… (cut)"
 
 
-def _to_json(value: Any) -> Any:
-    """Plain JSON data from a timing result (dataclasses, tuples, numpy scalars)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: _to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        for prop in ("median", "min", "max", "iqr", "speedup"):
-            if prop not in out and hasattr(value, prop):
-                try:
-                    out[prop] = _to_json(getattr(value, prop))
-                except Exception:  # noqa: BLE001 - a property that does not apply
-                    pass
-        if hasattr(value, "describe"):
-            try:
-                out["describe"] = str(value.describe())
-            except Exception:  # noqa: BLE001
-                pass
-        return out
-    if isinstance(value, dict):
-        return {str(k): _to_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_to_json(v) for v in value]
-    if isinstance(value, bool | int | float | str) or value is None:
-        return value
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return str(value)
+def _timing_json(t: Any) -> dict[str, Any]:
+    return {
+        "median": float(t.median),
+        "iqr": float(t.iqr),
+        "min": float(t.min),
+        "max": float(t.max),
+        "samples": [float(x) for x in t.samples],
+        "number": int(t.number),
+        "describe": str(t.describe()),
+    }
 
 
 def compare_jit(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
-    """Steady-state time of ``fn`` eager and under ``jax.jit`` (via :mod:`jaxplay.timing`).
+    """Steady-state time of ``fn`` eager and under ``jax.jit``, measured by :mod:`jaxplay.timing`.
 
-    Uses ``jaxplay.timing.compare_jit`` when it exists; otherwise measures both with
-    ``timing.measure`` (warmed up, blocked, median of repeats). Returns JSON data with at least
-    ``eager`` and ``jit`` timings (seconds) and the ``speedup`` of their medians.
+    Uses ``timing.compare_jit`` (eager and jitted samples interleaved) when it exists, else two
+    ``timing.measure`` calls. Returns JSON data: ``eager`` and ``jit`` (median, iqr, samples,
+    ...), ``speedup`` (ratio of medians), ``describe`` and the ``device`` measured on.
     """
     import jax
 
@@ -77,16 +60,17 @@ def compare_jit(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]
 
     helper = getattr(timing, "compare_jit", None)
     if helper is not None:
-        data = _to_json(helper(fn, *args))
-        if isinstance(data, dict):
-            data.setdefault("source", "jaxplay.timing.compare_jit")
-        return data if isinstance(data, dict) else {"result": data}
-    eager = timing.measure(fn, *args, budget_s=0.5)
-    jitted = timing.measure(jax.jit(fn), *args, budget_s=0.5)
+        result = helper(fn, *args, budget_s=1.0)
+        eager, jitted = result.eager, result.jitted
+        describe = str(result.describe())
+    else:
+        eager = timing.measure(fn, *args, budget_s=0.5)
+        jitted = timing.measure(jax.jit(fn), *args, budget_s=0.5)
+        describe = f"{eager.median / jitted.median:.3g}×"
     return {
-        "eager": _to_json(eager),
-        "jit": _to_json(jitted),
+        "eager": _timing_json(eager),
+        "jit": _timing_json(jitted),
         "speedup": eager.median / jitted.median if jitted.median > 0 else None,
-        "device": str(jax.devices()[0].device_kind),
-        "source": "jaxplay.timing.measure",
+        "describe": describe,
+        "device": f"{jax.devices()[0].platform} ({jax.devices()[0].device_kind})",
     }

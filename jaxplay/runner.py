@@ -22,10 +22,11 @@ Settings (environment): ``JAXPLAY_SANDBOX`` (``bwrap``/``process``/``auto``), ``
 
 from __future__ import annotations
 
+import ast
 import atexit
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jaxplay._runner.pool import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
 from jaxplay._runner.pool import RunnerConfig as RunnerConfig
@@ -38,6 +39,9 @@ from jaxplay._runner.results import InspectRequest as InspectRequest
 from jaxplay._runner.results import Limits as Limits
 from jaxplay._runner.results import RunError as RunError
 from jaxplay._runner.results import RunResult as RunResult
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 _pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
@@ -108,3 +112,139 @@ def run_code(
     return get_pool().run(
         source, timeout_s=timeout_s, inspect=inspect, visitor=visitor, on_queue=on_queue
     )
+
+
+def defined_functions(source: str) -> list[str]:
+    """Names of the functions ``source`` defines at top level (``def`` or ``name = lambda``).
+
+    Parsed, never run: the Code Lab offers these for inspection. Unparsable code gives ``[]``.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda | ast.Call):
+            names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
+    return list(dict.fromkeys(names))
+
+
+def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
+    """Example-argument shapes from text such as ``"(3,), (4, 4), ()"`` (one per argument).
+
+    A bare ``3`` means ``(3,)``; an empty string means no arguments. Raises ``ValueError``
+    with a readable message for anything else (parsed with ``ast.literal_eval``, never run).
+    """
+    text = text.strip()
+    if not text:
+        return ()
+    try:
+        value = ast.literal_eval(f"[{text}]")
+    except (SyntaxError, ValueError) as err:
+        raise ValueError(
+            f"Could not read {text!r} as shapes; write them like (3,), (4, 4) or ()."
+        ) from err
+    specs = []
+    for item in value:
+        shape = (item,) if isinstance(item, int) else item
+        if not isinstance(shape, tuple) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
+        ):
+            raise ValueError(f"{item!r} is not a shape: use a tuple of sizes such as (3, 4).")
+        specs.append(ArgSpec(shape=shape, dtype=dtype))
+    return tuple(specs)
+
+
+def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
+    """One row per array for a table: name, shape, dtype, min, max, mean."""
+    return [
+        {
+            "name": a.name,
+            "shape": str(a.shape),
+            "dtype": a.dtype,
+            "min": a.min,
+            "max": a.max,
+            "mean": a.mean,
+        }
+        for a in arrays
+    ]
+
+
+def preview_matrix(summary: ArraySummary) -> list[list[float]] | None:
+    """The array's preview as a 2-D list of numbers (a row for 1-D), ``None`` if not numeric."""
+    preview = summary.preview
+    if isinstance(preview, bool | int | float):
+        preview = [[preview]]
+    elif isinstance(preview, list) and preview and not isinstance(preview[0], list):
+        preview = [preview]
+    if not isinstance(preview, list) or not preview:
+        return None
+    rows = []
+    for row in preview:
+        if not isinstance(row, list) or not all(
+            isinstance(v, int | float) and not isinstance(v, str) for v in row
+        ):
+            return None
+        rows.append([float(v) for v in row])
+    return rows
+
+
+def preview_figure(summary: ArraySummary) -> go.Figure | None:
+    """A heatmap of the array's preview corner (``None`` if it has no numeric preview)."""
+    import plotly.graph_objects as go
+
+    matrix = preview_matrix(summary)
+    if matrix is None:
+        return None
+    shown = f"{len(matrix)}x{len(matrix[0]) if matrix else 0}"
+    fig = go.Figure(go.Heatmap(z=matrix, colorscale="Viridis"))
+    fig.update_layout(
+        title=f"{summary.name}: {summary.dtype}{list(summary.shape)} (first {shown} values)",
+        height=260,
+        margin={"l": 30, "r": 10, "t": 40, "b": 30},
+        yaxis={"autorange": "reversed"},
+    )
+    return fig
+
+
+def mark_line(source: str, line: int | None, context: int = 2) -> str | None:
+    """The lines around ``line`` of ``source``, numbered, with the line itself marked ``→``.
+
+    ``None`` when the line is unknown or outside the source.
+    """
+    lines = source.splitlines()
+    if line is None or not 1 <= line <= len(lines):
+        return None
+    start, stop = max(1, line - context), min(len(lines), line + context)
+    width = len(str(stop))
+    return "\n".join(
+        f"{'→' if n == line else ' '} {n:>{width}} | {lines[n - 1]}" for n in range(start, stop + 1)
+    )
+
+
+def timing_summary(data: dict[str, Any]) -> dict[str, str]:
+    """Display strings for a ``compare_jit`` inspection: medians, speed-up and what was measured."""
+    from jaxplay.timing import format_seconds
+
+    def median(side: str) -> float:
+        value = data.get(side, {})
+        return float(value.get("median", float("nan"))) if isinstance(value, dict) else float("nan")
+
+    speedup = data.get("speedup")
+    samples = (
+        len(data.get("eager", {}).get("samples", [])) if isinstance(data.get("eager"), dict) else 0
+    )
+    return {
+        "eager": format_seconds(median("eager")),
+        "jit": format_seconds(median("jit")),
+        "speedup": f"{speedup:.3g}×" if isinstance(speedup, int | float) else "n/a",
+        "caption": (
+            f"Measured inside the sandbox on {data.get('device', 'its default device')}: "
+            f"warmed up, blocked on every result, median of {samples} samples per side "
+            f"(speed-up {data.get('describe', 'n/a')}). The sandbox shares the machine with "
+            "other visitors, so expect noise."
+        ),
+    }

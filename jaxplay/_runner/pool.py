@@ -166,7 +166,8 @@ def validate_inspect(request: InspectRequest) -> str | None:
         return "At most 8 example arguments."
     for arg in request.args:
         if arg.dtype not in _ALLOWED_DTYPES:
-            return f"Unsupported dtype {arg.dtype!r} (use one of {', '.join(sorted(_ALLOWED_DTYPES))})."
+            allowed = ", ".join(sorted(_ALLOWED_DTYPES))
+            return f"Unsupported dtype {arg.dtype!r} (use one of {allowed})."
         if len(arg.shape) > 6 or any(not isinstance(s, int) or s < 0 for s in arg.shape):
             return f"Bad shape {arg.shape!r}: up to 6 non-negative sizes."
         size = 1
@@ -367,7 +368,8 @@ class WorkerPool:
                 self._all.add(worker)
             worker.wait_ready(self.config.start_timeout_s)
         except Exception as exc:  # noqa: BLE001 - logged, reported to the next run
-            log.warning("jaxplay runner: a worker failed to start: %s", exc)
+            if not self._closed:
+                log.warning("jaxplay runner: a worker failed to start: %s", exc)
             if worker is not None:
                 worker.stop()
             with self._lock:

@@ -123,7 +123,7 @@ class RunResult:
     Attributes:
         ok: the code ran to the end without an error.
         stdout, stderr: what it printed (decoded leniently; capped).
-        truncated: the output was cut at the limit (the notice is in ``error`` when it ended the run).
+        truncated: the output was cut at the limit (``error`` says so when that ended the run).
         value_repr: ``repr`` of the last expression, as a notebook shows it; ``None`` if none.
         arrays: the array variables at the end of the run.
         duration_s: wall time of the user's code inside the worker (or until it was stopped).

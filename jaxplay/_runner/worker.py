@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import contextlib
 import io
 import linecache
 import os
@@ -127,7 +128,7 @@ def _error(exc: BaseException) -> dict[str, Any]:
             "traceback": tb,
         }
     kind = "memory" if _is_memory_error(exc) else "exception"
-    message = str(exc)
+    message = str(exc) or f"{name} was raised."
     if kind == "memory":
         message = f"Out of memory: {message or name} (the run's memory limit was reached)."
     return {
@@ -160,12 +161,21 @@ def run_source(source: str, namespace: dict[str, Any]) -> tuple[Any, dict[str, A
             "line": line if isinstance(line, int) else None,
             "traceback": detail,
         }
+    pid = os.getpid()
     try:
         exec(body, namespace)
         value = eval(tail, namespace) if tail is not None else None
     except BaseException as exc:  # noqa: BLE001 - everything the user raises is a result
+        _leave_if_forked(pid)
         return None, _error(exc)
+    _leave_if_forked(pid)
     return value, None
+
+
+def _leave_if_forked(pid: int) -> None:
+    """A child the user's code forked must not go on to report a result as the worker."""
+    if os.getpid() != pid:
+        os._exit(0)
 
 
 def _safe_repr(value: Any) -> str | None:
@@ -326,10 +336,9 @@ def _redirect_output(out_fd: int, err_fd: int) -> None:
 
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        # The user may have closed or replaced it.
+        with contextlib.suppress(BaseException):
             stream.flush()
-        except BaseException:  # noqa: BLE001 - the user may have closed or replaced it
-            pass
 
 
 def _send(result_fd: int, message: dict[str, Any]) -> None:

@@ -1,0 +1,163 @@
+"""Code Lab: write JAX code, run it in a sandbox, see its output, values, arrays and jaxpr."""
+
+import uuid
+
+import pandas as pd
+import streamlit as st
+
+from jaxplay import examples, inspectors, runner
+from jaxplay.runner import InspectRequest
+
+runner.warm_up()  # returns at once; spare workers start in the background
+
+KIND_TEXT = {
+    "syntax": "The code is not valid Python.",
+    "exception": "The code raised an exception.",
+    "timeout": "Stopped: the run hit its time limit.",
+    "memory": "Stopped: the run hit its memory limit.",
+    "output_limit": "Stopped: the run printed too much.",
+    "crashed": "The Python process running the code crashed.",
+    "exit": "The code ended its own process.",
+    "refused": "The code was not run.",
+}
+DEFAULT = examples.by_id(examples.DEFAULT_ID).source
+
+st.title(":material/terminal: Code Lab")
+st.caption(
+    "Type any JAX code and run it. Each run gets a fresh, sandboxed Python process with time, "
+    "memory and output limits; nothing you run can reach other visitors or the server."
+)
+
+state = st.session_state
+state.setdefault("code_lab_source", DEFAULT)
+state.setdefault("code_lab_visitor", uuid.uuid4().hex)
+# The editor's widget state is dropped when another page is shown; code_lab_source is the
+# lasting copy (the walkthrough writes it too), so the editor is refilled from it each run.
+state["code_lab_editor"] = state["code_lab_source"]
+
+
+def _edited() -> None:
+    state["code_lab_source"] = state["code_lab_editor"]
+
+
+def _reset() -> None:
+    state["code_lab_source"] = DEFAULT
+    state.pop("code_lab_result", None)
+
+
+refusal = runner.refusal()
+if refusal:
+    st.error(refusal, icon=":material/block:")
+
+edit, preview = st.columns(2)
+with edit:
+    st.text_area("Code", key="code_lab_editor", height=380, on_change=_edited, max_chars=100_000)
+    run_col, reset_col, _ = st.columns([1, 1, 3])
+    run = run_col.button(
+        "Run",
+        key="code_lab_run",
+        type="primary",
+        icon=":material/play_arrow:",
+        disabled=bool(refusal),
+    )
+    reset_col.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
+with preview:
+    st.code(state["code_lab_source"], language="python", line_numbers=True, height=380)
+
+source = state["code_lab_source"]
+with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/search:"):
+    functions = runner.defined_functions(source)
+    c1, c2, c3 = st.columns([2, 2, 1])
+    function = c1.selectbox("Function", functions, key="code_lab_function", bind="query-params")
+    shapes = c2.text_input(
+        "Example argument shapes",
+        "(3,)",
+        key="code_lab_args",
+        bind="query-params",
+        help="One shape per positional argument, e.g. `(3,), (4, 4)`; `()` is a scalar.",
+    )
+    dtype = c3.selectbox(
+        "dtype",
+        ["float32", "float16", "bfloat16", "int32", "bool"],
+        key="code_lab_dtype",
+        bind="query-params",
+    )
+    chosen = st.pills(
+        "Show",
+        list(inspectors.INSPECTORS),
+        selection_mode="multi",
+        key="code_lab_inspectors",
+        format_func=lambda n: inspectors.LABELS.get(n, n),
+        bind="query-params",
+    )
+
+request = None
+if chosen and function:
+    try:
+        request = InspectRequest(function, runner.parse_arg_specs(shapes, dtype), tuple(chosen))
+    except ValueError as err:
+        st.warning(str(err), icon=":material/warning:")
+
+if run:
+    with st.status("Running in a fresh sandbox…") as status:
+        result = runner.run_code(
+            source,
+            inspect=request,
+            visitor=state["code_lab_visitor"],
+            on_queue=lambda n: status.update(
+                label=f"All workers are busy: you are number {n} in the queue…"
+            ),
+        )
+        status.update(
+            label=f"Ran in {result.duration_s:.2f} s" if result.ok else "The run failed",
+            state="complete" if result.ok else "error",
+        )
+    state["code_lab_result"] = (source, result)
+
+if "code_lab_result" in state:
+    ran, result = state["code_lab_result"]
+    if ran != source:
+        st.info(
+            "These are the results of an earlier version of the code.", icon=":material/history:"
+        )
+    if result.error is not None:
+        err = result.error
+        st.error(KIND_TEXT.get(err.kind, err.kind), icon=":material/error:")
+        st.code(f"{err.exc_type}: {err.message}" if err.exc_type else err.message, language=None)
+        marked = runner.mark_line(ran, err.line)
+        if marked:
+            st.code(marked, language=None)
+        if err.traceback:
+            with st.expander("Traceback (your code's frames only)"):
+                st.code(err.traceback, language=None)
+    if result.stdout or result.stderr:
+        st.markdown("**Printed output**")
+        st.code(result.stdout + result.stderr, language=None)
+    if result.value_repr is not None:
+        st.markdown("**Value of the last line**")
+        st.code(result.value_repr, language=None)
+    if result.arrays:
+        st.markdown("**Arrays**")
+        st.dataframe(
+            pd.DataFrame(runner.array_table(result.arrays)), hide_index=True, key="code_lab_arrays"
+        )
+        for summary in result.arrays[:4]:
+            fig = runner.preview_figure(summary)
+            if fig is not None and len(summary.shape) >= 2:
+                st.plotly_chart(fig, key=f"code_lab_heatmap_{summary.name}")
+    for name, data in result.inspections.items():
+        st.markdown(f"**{inspectors.LABELS.get(name, name)}**")
+        if isinstance(data, dict) and "error" in data:
+            st.warning("This inspection failed:", icon=":material/warning:")
+            st.code(str(data["error"]), language=None)
+        elif name == "compare_jit" and isinstance(data, dict):
+            timing = runner.timing_summary(data)
+            cols = st.columns(3)
+            cols[0].metric("Eager (median)", timing["eager"])
+            cols[1].metric("jit (median)", timing["jit"])
+            cols[2].metric("Speed-up", timing["speedup"])
+            st.caption(timing["caption"])
+        elif isinstance(data, str):
+            st.code(data, language=None)
+        else:
+            st.json(data)
