@@ -144,7 +144,8 @@ PRESETS: tuple[Preset, ...] = (
         "an MLP layer: relu(x @ w + b)",
         mlp_layer,
         (((8, 16), "float32"), ((16, 32), "float32"), ((32,), "float32")),
-        "A dot_general followed by elementwise ops: XLA fuses the bias and the relu with it.",
+        "A dot_general, then the bias and the relu: see which ops XLA puts in the matmul's "
+        "kernel and which in a loop fusion of their own.",
     ),
     Preset(
         "cond",

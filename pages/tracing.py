@@ -39,8 +39,11 @@ class SandboxFailed(Exception):
 
 
 @st.cache_data(max_entries=16, show_spinner="Staging your function in the sandbox…")
-def sandboxed(source: str, function: str, args: Args) -> staging.SandboxStages:
-    result = staging.sandbox_stages(source, function, [staging.InputSpec(s, d) for s, d in args])
+def sandboxed(
+    source: str, function: str, args: Args, _visitor: str | None
+) -> staging.SandboxStages:
+    specs = [staging.InputSpec(s, d) for s, d in args]
+    result = staging.sandbox_stages(source, function, specs, visitor=_visitor)
     if result.error:
         raise SandboxFailed(result.error)
     return result
@@ -139,8 +142,9 @@ def stages_tab() -> None:
         "Function", list(TITLES), format_func=TITLES.get, key="tracing_preset", bind="query-params"
     )
     if key == CODE_LAB:
-        source = st.session_state.get("code_lab_source") or EXAMPLE_CODE
-        if source is EXAMPLE_CODE:
+        lab_source = st.session_state.get("code_lab_source")
+        source = lab_source or EXAMPLE_CODE
+        if not lab_source:
             st.info("The Code Lab is empty: staging this example. Write your own there.")
         try:
             functions = dict(staging.code_functions(source))
@@ -167,7 +171,8 @@ def stages_tab() -> None:
     def variant(vname: str) -> staging.Variant:
         if key != CODE_LAB:
             return preset_variant(key, args, vname)
-        found = sandboxed(source, name, args).variant(vname)
+        visitor = st.session_state.get("code_lab_visitor")
+        found = sandboxed(source, name, args, visitor).variant(vname)
         return found or staging.Variant(vname, "", None, "the sandbox returned no such variant")
 
     try:
@@ -274,12 +279,12 @@ def diff_view(variant) -> None:
         st.html(staging.diff_html(rows))
 
 
-@st.cache_data(max_entries=1)
+@st.cache_data(max_entries=1, show_spinner="Calling peek under each transform…")
 def trace_views() -> tuple[tracers.TraceView, ...]:
     return tracers.trace_views()
 
 
-@st.cache_data(max_entries=32)
+@st.cache_data(max_entries=32, show_spinner="Running the pitfall's code…")
 def outcome(key: str, fix: int) -> tracers.Outcome:
     pitfall = tracers.find_pitfall(key)
     return tracers.run(pitfall.broken if fix < 0 else pitfall.fixes[fix])
@@ -315,7 +320,7 @@ def tracers_tab() -> None:
                 show_outcome(outcome(pitfall.key, i))
 
 
-@st.cache_data(max_entries=32)
+@st.cache_data(max_entries=32, show_spinner=False)
 def lab(calls: tuple[tracers.LabCall, ...], redefine: bool) -> tracers.LabRun:
     return tracers.run_recompilation_lab(calls, redefine=redefine)
 
@@ -394,7 +399,7 @@ def recompilation_tab() -> None:
     _ui.show_code(tracers.define_function, tracers.run_recompilation_lab)
 
 
-@st.cache_data(max_entries=8)
+@st.cache_data(max_entries=8, show_spinner=False)
 def growth(lengths: tuple[int, ...]) -> tuple[tracers.GrowthRow, ...]:
     return tracers.loop_growth(lengths)
 

@@ -84,6 +84,16 @@ def test_sub_jaxprs_are_nested_rows(staged_presets) -> None:
     assert len(rows) == 1 + len(inner)
 
 
+def test_control_flow_presets_hold_their_bodies_as_sub_jaxprs(staged_presets) -> None:
+    """What the presets' blurbs promise: one equation holding the branches, body or call."""
+    top = {k: [r.primitive for r in s.equations if r.depth == 0] for k, s in staged_presets.items()}
+    assert top["cond"].count("cond") == 1
+    assert top["scan"].count("scan") == 1
+    assert top["custom_vjp"].count("custom_vjp_call") == 1
+    branches = {r.path.split("/")[1] for r in staged_presets["cond"].equations if r.depth == 1}
+    assert branches == {"branches[0]", "branches[1]"}
+
+
 def test_fusions_match_the_compiled_module(staged_presets) -> None:
     staged = staged_presets["seed"]
     assert len(staged.fusions) == 1
@@ -262,8 +272,11 @@ def test_pane_html_marks_the_selected_lines_and_escapes() -> None:
 
 
 def test_code_functions() -> None:
-    source = "import jax\n\ndef f(x, y, z=1):\n    return x\n\nasync def g():\n    pass\n"
-    assert staging.code_functions(source) == (("f", 2), ("g", 0))
+    source = (
+        "import jax\n\ndef f(x, y, z=1):\n    return x\n\nasync def g():\n    pass\n\n"
+        "h = lambda a, b, c: a\nfast = jax.jit(f)\n"
+    )
+    assert staging.code_functions(source) == (("f", 2), ("g", 0), ("h", 3), ("fast", 2))
     with pytest.raises(SyntaxError):
         staging.code_functions("def f(:\n")
 
