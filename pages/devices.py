@@ -96,7 +96,7 @@ if tabs["Devices"].open:
                         "process": d.process_index,
                         "in use": mib(d.bytes_in_use),
                         "limit": mib(d.bytes_limit),
-                        "peak": mib(d.bytes_in_use and d.peak_bytes_in_use),
+                        "peak": mib(d.peak_bytes_in_use),
                     }
                     for d in DEVICES
                 ]
@@ -174,7 +174,7 @@ if tabs["Placement"].open:
                     "Simulated CPU devices share one memory: these are memory-copy speeds, "
                     "not a bus. On a GPU, host ↔ device crosses PCIe or NVLink."
                 )
-        _ui.show_code(devices.transfer_calls)
+        _ui.show_code(devices.place, devices.transfer_calls)
 
 if tabs["Sharding"].open:
     with tabs["Sharding"]:
@@ -347,7 +347,7 @@ if tabs["Multi-process"].open:
         missing = c3.checkbox(
             "Leave one process out",
             key="devices_missing",
-            help="The others wait for it in initialize; the app kills them after 20 s.",
+            help="The others wait for it in initialize; the app kills them after 10 s.",
         )
         if st.button(
             f"Launch {procs} processes", key="devices_launch", icon=":material/rocket_launch:"
@@ -356,7 +356,7 @@ if tabs["Multi-process"].open:
                 res = multiprocess.run_local_cluster(
                     procs,
                     local,
-                    timeout_s=20 if missing else 90,
+                    timeout_s=10 if missing else 90,
                     launch=procs - 1 if missing else None,
                 )
                 status.update(
@@ -396,8 +396,18 @@ if tabs["Multi-process"].open:
                     f"Every process got psum = {res.expected_psum:g} (numpy: 1 + 2 + … + "
                     f"{res.num_processes * res.local_devices})."
                 )
-            for e in res.errors:
-                st.error(e)
+            if res.status == "timeout":
+                st.warning(
+                    f"No result within the timeout: {res.launched} of {res.num_processes} "
+                    "processes started, and `jax.distributed.initialize` waits for all of them. "
+                    "The app killed each process group and reaped every process.",
+                    icon=":material/timer_off:",
+                )
+            elif res.status == "failed":
+                st.error("A process failed; the others were stopped.", icon=":material/error:")
+            if res.errors:
+                with st.expander("What the stopped processes printed (stderr)"):
+                    st.code("\n\n".join(res.errors), language=None)
         st.code(
             " ".join(multiprocess.worker_command("127.0.0.1:PORT", procs, 0, local)),
             language="bash",
