@@ -862,6 +862,8 @@ def side_by_side(a: str, b: str) -> tuple[DiffRow, ...]:
 # --- display: escaped HTML with highlighted lines -------------------------------------------------
 
 HIGHLIGHT = "rgba(255, 200, 0, 0.35)"
+#: Most lines one pane draws.
+MAX_PANE_LINES = 5000
 _DIFF_COLORS = {
     "delete": "rgba(255, 80, 80, 0.25)",
     "insert": "rgba(60, 200, 90, 0.25)",
@@ -880,17 +882,28 @@ def pane_html(
     *,
     first_number: int = 1,
     only_marked: bool = False,
+    max_lines: int = MAX_PANE_LINES,
     max_height_px: int = 460,
 ) -> str:
     """``text`` as a scrollable, line-numbered block; lines whose source is ``selected`` marked.
 
     With ``only_marked``, only the marked lines are kept (numbered as in the full text, a ``⋯``
     row where lines were skipped): long HLO modules then show what came from the line at once.
-    All text is escaped: a visitor's code is shown, never interpreted as HTML.
+    At most ``max_lines`` lines are drawn (a note says how many were left out): a browser
+    slows to a crawl on a block of hundreds of thousands. All text is escaped: a visitor's code
+    is shown, never interpreted as HTML.
     """
     rows = []
     skipped = False
-    for i, line in enumerate(text.splitlines()):
+    drawn = 0
+    all_lines = text.splitlines()
+    for i, line in enumerate(all_lines):
+        if drawn >= max_lines:
+            rows.append(
+                f'<div style="opacity:.6;">… {len(all_lines) - i:,} more lines not shown '
+                f"(the pane shows at most {max_lines:,})</div>"
+            )
+            break
         mark = selected is not None and i < len(line_sources) and line_sources[i] == selected
         if only_marked and not mark:
             skipped = True
@@ -899,6 +912,7 @@ def pane_html(
             rows.append('<div style="opacity:.45;">   ⋯</div>')
         skipped = False
         style = f"background:{HIGHLIGHT};" if mark else ""
+        drawn += 1
         rows.append(
             f'<div style="{style}"><span style="opacity:.45;user-select:none;">'
             f"{i + first_number:>4} </span>{html.escape(line) or ' '}</div>"

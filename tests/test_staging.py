@@ -266,6 +266,8 @@ def test_pane_html_marks_the_selected_lines_and_escapes() -> None:
     only = staging.pane_html(text, sources, 5, only_marked=True)
     assert ">b<" not in only and "⋯" in only
     assert staging.HIGHLIGHT not in staging.pane_html(text, sources, None)
+    capped = staging.pane_html(text, sources, 5, max_lines=1)
+    assert capped.count(staging.HIGHLIGHT) == 1 and "2 more lines not shown" in capped
 
 
 # --- the sandbox path ----------------------------------------------------------------------------
