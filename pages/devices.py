@@ -36,9 +36,14 @@ N = COUNTS[platform]
 WHERE = f"{N} × {devices.devices_of(platform)[0].device_kind} ({platform})"
 SIMULATED = platform == "cpu"
 if N == 1:
+    hint = (
+        "Pick `cpu` above for the simulated CPU devices."
+        if COUNTS.get("cpu", 1) > 1
+        else "Start the app with `JAXPLAY_CPU_DEVICES=8` to simulate eight."
+    )
     st.info(
-        "This process has **one device**: sharding and collectives still run, on a 1-device "
-        "mesh. Start the app with `JAXPLAY_CPU_DEVICES=8` to simulate eight.",
+        f"This process has **one {platform} device**: sharding and collectives still run, on a "
+        f"1-device mesh. {hint}",
         icon=":material/info:",
     )
 
@@ -90,7 +95,7 @@ if tabs["Devices"].open:
             pd.DataFrame(
                 [
                     {
-                        "id": d.id,
+                        "device": d.key,
                         "platform": d.platform,
                         "kind": d.kind,
                         "process": d.process_index,
@@ -105,7 +110,7 @@ if tabs["Devices"].open:
             key="devices_inventory",
         )
         st.button("Refresh memory counters", key="devices_refresh", icon=":material/refresh:")
-        if SIMULATED:
+        if any(d.bytes_limit is None for d in DEVICES):
             st.caption(
                 "The CPU backend reports no memory counters; a GPU reports bytes in use, "
                 "its limit and the peak. Simulated CPU devices share this machine's cores."
