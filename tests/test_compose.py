@@ -1,0 +1,150 @@
+"""The compose page's claims: stacks, per-sample gradients, jacfwd vs jacrev, HVPs, as written."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxplay import compose as cp
+from jaxplay import timing
+from jaxplay.expr import ExprError
+
+SIN2 = cp.FUNCTIONS["sum of sin² (vector → number)"]
+
+
+def _preset(name: str) -> cp.PipelineResult:
+    p = cp.STACK_PRESETS[name]
+    return cp.compose(p.stack, cp.FUNCTIONS[p.function], cp.INPUT_SHAPES[p.shape])
+
+
+def test_per_example_gradients_are_sin_2x() -> None:
+    r = _preset("per-example gradients: jit(vmap(grad(f)))")
+    x = cp.example_input((4, 3))
+    assert r.error is None and r.output_shape == (4, 3)
+    np.testing.assert_allclose(r.values, np.sin(2 * x), rtol=1e-5, atol=1e-6)
+    assert "sin" in r.jaxpr and "cos" in r.jaxpr
+    assert r.code.endswith("result = jax.jit(jax.vmap(jax.grad(f)))(x)")
+
+
+def test_jacfwd_of_jacrev_is_the_hessian() -> None:
+    r = _preset("Hessian two ways: jacfwd(jacrev(f))")
+    x = cp.example_input((3,))
+    expected = jax.hessian(jax.nn.logsumexp)(x)
+    assert r.output_shape == (3, 3)
+    np.testing.assert_allclose(r.values, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_jacobian_of_an_elementwise_map_is_diagonal_and_checkpoint_changes_nothing() -> None:
+    r = _preset("Jacobian of an elementwise map: jit(jacrev(f))")
+    x = cp.example_input((3,))
+    np.testing.assert_allclose(r.values, np.diag(1 - np.tanh(x) ** 2), rtol=1e-5, atol=1e-6)
+    remat = _preset("rematerialised gradient: grad(checkpoint(f))")
+    np.testing.assert_allclose(remat.values, np.sin(2 * x), rtol=1e-5, atol=1e-6)
+    assert "checkpoint" in remat.jaxpr or "remat" in remat.jaxpr
+
+
+def test_invalid_stacks_give_jaxs_reason_in_plain_words() -> None:
+    grad_vec = _preset("invalid: grad of a vector output")
+    assert grad_vec.values is None and grad_vec.error is not None
+    assert "returns shape (3,)" in grad_vec.error.plain
+    assert "scalar-output" in grad_vec.error.message
+    vmap_scalar = _preset("invalid: vmap with nothing left to map")
+    assert "nothing is left to map" in vmap_scalar.error.plain
+    assert "shape ()" in vmap_scalar.error.plain
+
+
+def test_stacks_are_bounded_and_checked() -> None:
+    assert cp.compose((), "jnp.sin(x)", ()).values == pytest.approx(np.sin(cp.example_input(())))
+    with pytest.raises(ValueError, match=f"at most {cp.MAX_STACK}"):
+        cp.compose(("jit",) * (cp.MAX_STACK + 1), SIN2, (3,))
+    with pytest.raises(ValueError, match="unknown transform"):
+        cp.compose(("pmap",), SIN2, (3,))
+    with pytest.raises(ValueError, match=str(cp.MAX_OUTPUT_ELEMENTS)):
+        cp.compose(("hessian", "hessian"), "jnp.tanh(x)", (4, 3))
+    with pytest.raises(ExprError):
+        cp.compose(("grad",), "jnp.sin(x", (3,))
+
+
+@pytest.mark.parametrize(
+    ("batch", "features", "error"), [(8, 3, "ValueError"), (3, 3, "TypeError")]
+)
+def test_the_articles_per_sample_gradient_maps_params_too(
+    batch: int, features: int, error: str
+) -> None:
+    ps = cp.per_sample(batch, features)
+    assert ps.as_written.error_type == error
+    expected_msg = "inconsistent sizes" if error == "ValueError" else "scalar-output"
+    assert expected_msg in ps.as_written.message
+    assert ps.tiled_shape == (batch, features) and ps.tiled_matches_loop
+
+
+def test_the_fixed_per_sample_gradient_matches_the_loop_and_the_formula() -> None:
+    ps = cp.per_sample(8, 3)
+    assert ps.fixed.shape == (8, 3) and ps.fixed_matches_loop
+    from jaxplay.autodiff import normal_arrays
+
+    p, X, Y = normal_arrays(0, (3,), (8, 3), (8,))
+    np.testing.assert_allclose(ps.fixed, 2 * (X @ p - Y)[:, None] * X, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match=str(cp.MAX_SAMPLES)):
+        cp.per_sample(cp.MAX_SAMPLES + 1, 3)
+
+
+def test_jacfwd_and_jacrev_agree() -> None:
+    for n_in, n_out in ((7, 3), (2, 9)):
+        shape, diff = cp.jacobians_agree(n_in, n_out)
+        assert shape == (n_out, n_in) and diff < 1e-5
+
+
+def test_jacobian_sweep_times_both_modes_on_both_sides() -> None:
+    sweep = cp.time_jacobians((2, 8), narrow=2, hidden=4, budget_s=0.01)
+    assert sweep.max_abs_diff < 1e-5
+    for key in [(s, m) for s in cp.SWEEPS for m in cp.MODES]:
+        assert len(sweep.timings[key]) == 2 and all(t.median > 0 for t in sweep.timings[key])
+    assert sweep.faster("wide input", 1)[0] in cp.MODES and sweep.faster("wide input", 1)[1] >= 1
+    fig = cp.jacobian_figure(sweep)
+    assert len(fig.data) == 4
+    assert fig.layout.xaxis.title.text == "n_in (input width)"
+    assert fig.layout.xaxis2.title.text == "n_out (output width)"
+    assert f"measured on {timing.device_label()}" in fig.layout.title.text
+    with pytest.raises(ValueError, match=str(cp.MAX_WIDTH)):
+        cp.check_widths([4, cp.MAX_WIDTH + 1])
+
+
+def test_the_articles_jit_of_hvp_fails_and_both_fixes_agree() -> None:
+    jh = cp.jit_hvp()
+    assert jh.as_written.error_type == "TypeError"
+    assert "abstract array" in jh.as_written.message and "function" in jh.as_written.message
+    assert jh.fixes_agree
+
+
+def test_hvp_equals_hessian_times_v() -> None:
+    x, v = cp.hvp_inputs(12)
+    expected = jax.jit(jax.hessian(cp.hvp_test_function))(x) @ v
+    got = jax.jit(lambda x, v: cp.hvp(cp.hvp_test_function, x, v))(x, v)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    assert cp.hvp_agreement(50) < 1e-5
+    with pytest.raises(ValueError, match=str(cp.MAX_HVP_DIM)):
+        cp.hvp_inputs(cp.MAX_HVP_DIM + 1)
+
+
+def test_the_full_hessian_needs_more_memory_than_an_hvp() -> None:
+    x, v = cp.hvp_inputs(256)
+    f = cp.hvp_test_function
+    hvp_bytes = cp.compiled_bytes(jax.jit(lambda x, v: cp.hvp(f, x, v)), x, v)
+    full_bytes = cp.compiled_bytes(jax.jit(lambda x, v: cp.hessian_times(f, x, v)), x, v)
+    assert hvp_bytes is not None and full_bytes is not None
+    assert full_bytes >= 256 * 256 * 4 > hvp_bytes
+
+
+def test_hvp_sweep_times_and_measures_both() -> None:
+    sweep = cp.time_hvp((4, 16), budget_s=0.01)
+    assert sweep.max_rel_diff < 1e-5
+    for name in cp.HVP_METHODS:
+        assert len(sweep.timings[name]) == 2 and len(sweep.memory[name]) == 2
+    fig = cp.hvp_figure(sweep)
+    assert len(fig.data) == 4
+    assert fig.layout.xaxis.title.text == "dimension n"
+    assert f"measured on {timing.device_label()}" in fig.layout.title.text
+    assert jnp.isfinite(fig.data[1].y[0])
