@@ -140,7 +140,8 @@ def test_page_with_one_simulated_device() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
     out = json.loads(line[len("RESULT ") :])
-    assert "one device" in " ".join(out["Devices"]["info"])
+    assert "one cpu device" in " ".join(out["Devices"]["info"])
+    assert "JAXPLAY_CPU_DEVICES=8" in " ".join(out["Devices"]["info"])
     assert out["Devices"]["rows"] == [1]
     # The sharding sandbox defaults to a 1-device mesh and draws it.
     assert out["Sharding"]["error"] == []
