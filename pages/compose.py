@@ -44,12 +44,15 @@ def jit_hvp() -> tuple[cp.JitHvp, float]:
     return cp.jit_hvp(), cp.hvp_agreement(100)
 
 
-def apply_preset(name: str | None = None) -> None:
-    preset = cp.STACK_PRESETS[name or st.session_state["compose_preset"]]
-    for i in range(cp.MAX_STACK):
-        st.session_state[f"compose_t{i}"] = preset.stack[i] if i < len(preset.stack) else NONE
-    st.session_state["compose_function"] = preset.function
-    st.session_state["compose_shape"] = preset.shape
+def preset_state(name: str) -> dict[str, str]:
+    preset = cp.STACK_PRESETS[name]
+    state = {f"compose_t{i}": NONE for i in range(cp.MAX_STACK)}
+    state.update({f"compose_t{i}": t for i, t in enumerate(preset.stack)})
+    return {**state, "compose_function": preset.function, "compose_shape": preset.shape}
+
+
+def apply_preset() -> None:
+    st.session_state.update(preset_state(st.session_state["compose_preset"]))
 
 
 def measured(label: str, key: str, state: str, chosen: tuple[int, ...]) -> bool:
@@ -65,10 +68,9 @@ builder, per_sample, jac, hvp = st.tabs(
     bind="query-params",
 )
 
-if "compose_t0" not in st.session_state and not any(
-    k.startswith("compose_") for k in st.query_params
-):
-    apply_preset(next(iter(cp.STACK_PRESETS)))
+if not any(k.startswith("compose_") for k in st.query_params):
+    for k, v in preset_state(next(iter(cp.STACK_PRESETS))).items():
+        st.session_state.setdefault(k, v)
 
 with builder:
     st.selectbox("Preset", list(cp.STACK_PRESETS), key="compose_preset", on_change=apply_preset)

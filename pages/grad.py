@@ -33,9 +33,13 @@ def custom(factor: float, rule: str) -> ad.CustomVsAutodiff:
 
 
 @st.cache_data(max_entries=8, show_spinner="Differentiating complex_loss…")
-def trees(init: str, argnums: str) -> tuple:
-    aux = ad.value_and_grad_with_aux(init)
-    return ad.gradient_tree(init, ad.ARGNUMS[argnums]), aux, ad.hessian_diagonal(init)
+def tree(init: str, argnums: str) -> ad.GradientTree:
+    return ad.gradient_tree(init, ad.ARGNUMS[argnums])
+
+
+@st.cache_data(max_entries=2, show_spinner="Computing the Hessian diagonal…")
+def hessians(init: str) -> tuple[ad.AuxResult, ad.HessianDiagonal]:
+    return ad.value_and_grad_with_aux(init), ad.hessian_diagonal(init)
 
 
 c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
@@ -148,7 +152,7 @@ with modes:
         f"{vec.vjp.round(4).tolist()}. Same J: u·(J v) = {vec.u_dot_jv:.6f}, "
         f"(uᵀ J)·v = {vec.ujt_dot_v:.6f}."
     )
-    _, aux, _ = trees(ad.INITS[0], next(iter(ad.ARGNUMS)))
+    aux, _ = hessians(ad.INITS[0])
     st.markdown(
         f"`value_and_grad(loss_with_aux, has_aux=True)` returns `((loss, aux), grads)`: loss "
         f"{aux.loss:.4f}, aux {aux.aux_shapes} (not differentiated); grads equal plain `grad`: "
@@ -181,10 +185,11 @@ with pytrees:
     argnums = b.selectbox(
         "grad(complex_loss, …)", list(ad.ARGNUMS), key="grad_argnums", bind="query-params"
     )
-    tree, _, diag = trees(init, argnums)
-    st.markdown(f"loss = {tree.loss:.4f}; gradient structure `{tree.structure}`")
+    grads = tree(init, argnums)
+    _, diag = hessians(init)
+    st.markdown(f"loss = {grads.loss:.4f}; gradient structure `{grads.structure}`")
     st.dataframe(
-        pd.DataFrame([vars(leaf) for leaf in tree.leaves]), hide_index=True, key="grad_tree_table"
+        pd.DataFrame([vars(leaf) for leaf in grads.leaves]), hide_index=True, key="grad_tree_table"
     )
     st.subheader('The article\'s "Hessian diagonal"')
     st.code(diag.as_written.code, language="python")
