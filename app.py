@@ -7,6 +7,7 @@ environment.configure()
 
 import streamlit as st  # noqa: E402
 
+import pages._ui  # noqa: E402, F401  (leaves Streamlit's legacy pages/ mode; see its docstring)
 from jaxplay import catalog, links  # noqa: E402
 
 st.set_page_config(page_title="jaxplay", page_icon=":material/bolt:", layout="wide")

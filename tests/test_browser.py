@@ -60,6 +60,26 @@ def test_page_loads_in_chromium(app_url: str, page, spec: catalog.PageSpec) -> N
     assert not errors, f"{spec.path} shows an exception: {errors}; screenshot: {shot}"
 
 
+def test_first_visit_by_a_shared_link_gets_the_app(page) -> None:  # noqa: ANN001
+    """A fresh server whose first visitor opens a deep link still runs app.py's navigation.
+
+    Streamlit starts in its legacy ``pages/`` mode; without pages/_ui's switch the page would
+    run alone: legacy file-list navigation and JAX without the simulated devices.
+    """
+    spec = catalog.TOPICS[0] if catalog.TOPICS else catalog.HOME
+    with streamlit_server("app.py") as url:
+        page.goto(_url(url, spec))
+        wait_for_run(page)
+        page.locator("h1").filter(has_text=spec.title).first.wait_for(timeout=60_000)
+        shot = SHOTS / "deep-link-first.png"
+        page.screenshot(path=str(shot), full_page=True)
+        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "_ui" not in nav and "ui\n" not in nav, f"legacy navigation; screenshot: {shot}"
+        for other in catalog.PAGES:
+            assert other.title in nav, f"{other.title} missing from navigation; screenshot: {shot}"
+        assert "8 devices" in page.locator('[data-testid="stSidebar"]').inner_text()
+
+
 def test_detector_catches_a_raising_page(page) -> None:  # noqa: ANN001
     """The check above can fail: on a page that raises, it finds the exception box."""
     with streamlit_server("tests/fixtures/broken_app.py") as url:

@@ -46,6 +46,19 @@ def test_pages_hold_no_jax_logic() -> None:
                 assert node.func.id not in {"eval", "exec"}, spec.path
 
 
+def test_every_page_imports_the_shared_ui_first() -> None:
+    """pages/_ui leaves Streamlit's legacy pages/ mode; a page without it breaks deep links."""
+    for spec in catalog.PAGES:
+        tree = ast.parse(spec.file.read_text(encoding="utf-8"))
+        imported = set()
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.update(f"{node.module}.{a.name}" for a in node.names)
+        assert "pages._ui" in imported, f"{spec.path} does not import pages._ui"
+
+
 def test_package_never_imports_streamlit() -> None:
     for path in (catalog.ROOT / "jaxplay").rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
