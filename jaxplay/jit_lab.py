@@ -13,6 +13,7 @@ be the limit), and any formula of ``x`` typed into the safe expression box (:mod
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -26,8 +27,8 @@ from jaxplay import compilation, expr, timing
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
-#: Largest matmul work per call of the tanh layer, in floating-point operations.
-MAX_LAYER_FLOPS = 40_000_000_000
+#: Largest work per call (the layer's matmul, or XLA's count for a formula), in flops.
+MAX_FLOPS = 40_000_000_000
 #: Dtypes a visitor may pick (float64 needs ``jax_enable_x64``, which this server leaves off).
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
 
@@ -158,15 +159,52 @@ def check(workload: Workload) -> None:
             f"x would have {workload.elements:,} elements; the limit is {MAX_ELEMENTS:,} "
             "(the machine is shared: keep one measurement under a few seconds)"
         )
+    flops: float | None = None
     if workload.preset == "layer":
         flops = layer_flops(workload.rows, workload.cols)
-        if flops > MAX_LAYER_FLOPS:
-            raise SizeError(
-                f"the layer's matmul would need {flops / 1e9:,.0f} GFLOP per call; the limit is "
-                f"{MAX_LAYER_FLOPS / 1e9:,.0f} GFLOP (make cols or rows smaller)"
-            )
     if workload.preset == "formula":
         expr.parse(workload.formula, ("x",))
+        out_elements, flops = formula_footprint(
+            workload.formula, workload.rows, workload.cols, workload.dtype
+        )
+        if out_elements > MAX_ELEMENTS:
+            raise SizeError(
+                f"the formula's result would have {out_elements:,} elements; the limit is "
+                f"{MAX_ELEMENTS:,}"
+            )
+    if flops is not None and flops > MAX_FLOPS:
+        raise SizeError(
+            f"one call would need {flops / 1e9:,.0f} GFLOP; the limit is "
+            f"{MAX_FLOPS / 1e9:,.0f} GFLOP (make rows or cols smaller)"
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def formula_footprint(formula: str, rows: int, cols: int, dtype: str) -> tuple[int, float | None]:
+    """Elements of a formula's result and XLA's flop count for it, without running it.
+
+    A formula may grow its input (``x @ x.T`` of a 10000×1000 ``x`` is 10000×10000 and 200
+    GFLOP), so its size is checked on abstract values: ``jax.eval_shape`` for the result and the
+    lowered module's ``cost_analysis()`` for the work (``None`` where the backend gives none).
+
+    Raises:
+        expr.ExprError: the formula is not allowed.
+        TypeError: the formula does not fit this shape (e.g. ``x @ x`` on a non-square ``x``).
+    """
+    import jax
+
+    fn = expr.parse(formula, ("x",))
+    spec = jax.ShapeDtypeStruct((rows, cols), jnp.dtype(dtype))
+    out = jax.eval_shape(fn, spec)
+    elements = sum(math.prod(leaf.shape) for leaf in jax.tree_util.tree_leaves(out))
+    try:
+        cost = jax.jit(fn).trace(spec).lower().cost_analysis()
+    except Exception:  # cost analysis is optional on a backend
+        return elements, None
+    if isinstance(cost, (list, tuple)):
+        cost = cost[0] if cost else None
+    flops = cost.get("flops") if cost else None
+    return elements, None if flops is None else float(flops)
 
 
 def layer_flops(rows: int, cols: int) -> int:
@@ -433,6 +471,35 @@ def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int)
         f"Over {calls} calls the curves do not cross in this range: {winner}. "
         f"Try {hint} calls or a wider range of sizes."
     )
+
+
+#: The article's timing code as written (its single flattened line, broken back into lines).
+ARTICLE_TIMING_CODE = """\
+import jax
+import jax.numpy as jnp
+from jax import jit
+import time
+
+# 未优化的纯函数
+def naive_softmax(x):
+    return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)
+
+# JIT 编译版本
+@jit
+def jitted_softmax(x):
+    return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)
+
+# 性能对比
+x = jnp.ones((10000, 1000))
+start = time.time()
+for _ in range(10):
+    y = naive_softmax(x)
+print(f"Naive: {time.time() - start:.4f}s")
+start = time.time()
+for _ in range(10):
+    y = jitted_softmax(x)
+print(f"JIT compiled: {time.time() - start:.4f}s")
+"""
 
 
 def article_explanation(compile_s: float) -> str:

@@ -167,6 +167,8 @@ def article_tab() -> None:
     c.metric("article's speedup", f"{art.speedup:.3g}×", f"honest: {comp.speedup:.3g}×", "off")
     st.plotly_chart(figs.article_figure(art, comp), key="jit_article_chart")
     st.markdown(jit_lab.article_explanation(prof.compile_total_s))
+    st.caption("Both measured on the function and size chosen above.")
+    _ui.show_code(jit_lab.ARTICLE_TIMING_CODE, label="The article's code, as written")
     _ui.show_code(timing.article_timing)
 
 

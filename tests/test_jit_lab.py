@@ -48,6 +48,15 @@ def test_refused_sizes_name_the_limit() -> None:
     jit_lab.check(_workload(rows=10_000, cols=1_000))  # the article's size is allowed
 
 
+def test_a_formula_that_grows_its_input_is_refused_before_it_runs() -> None:
+    with pytest.raises(jit_lab.SizeError, match="result would have 100,000,000 elements"):
+        jit_lab.check(_workload("formula", rows=10_000, cols=1_000, formula="x @ x.T"))
+    with pytest.raises(jit_lab.SizeError, match="GFLOP"):
+        jit_lab.check(_workload("formula", rows=2_000, cols=4_000, formula="(x @ x.T) @ x"))
+    with pytest.raises(TypeError):
+        jit_lab.check(_workload("formula", rows=3, cols=4, formula="x @ x"))
+
+
 def test_a_bad_formula_is_refused_with_its_column() -> None:
     with pytest.raises(expr.ExprError) as info:
         jit_lab.check(_workload("formula", formula="jnp.sin(x) + os.system('ls')"))
