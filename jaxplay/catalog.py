@@ -111,6 +111,14 @@ TOPICS: tuple[PageSpec, ...] = (
         url_path="tracing",
     ),
     PageSpec(
+        path="pages/prng.py",
+        title="PRNG keys",
+        icon=":material/casino:",
+        section="Under the hood",
+        summary="Seeds under x64 off and on, key trees, typed keys, and what reusing a key does.",
+        url_path="prng",
+    ),
+    PageSpec(
         path="pages/devices.py",
         title="Devices & sharding",
         icon=":material/grid_view:",

@@ -625,7 +625,9 @@ def parallel_stats(
         )
     if reuse:
         key = jrandom.PRNGKey(seed)
-        samples = vmap(lambda k: jrandom.normal(k, (n_per_key,)))(jnp.stack([key] * n_keys))
+        samples = vmap(lambda k: jrandom.normal(k, (n_per_key,)))(
+            jnp.broadcast_to(key, (n_keys, *key.shape))
+        )
     else:
         samples = article_parallel(seed, n_keys, n_per_key)
     x = np.asarray(samples, dtype=np.float64)

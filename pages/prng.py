@@ -40,28 +40,9 @@ def cached(name: str, *args: int) -> object:
     return getattr(prng, name)(*args)
 
 
-seed_text = st.text_input(
-    "Seed",
-    value=str(prng.ARTICLE_SEED),
-    key="prng_seed",
-    bind="query-params",
-    help="A whole number. Try 42, 4294967296, -1 or 9223372036854775808.",
-)
-try:
-    seed = prng.parse_seed(seed_text or "")
-except prng.SeedError as err:
-    st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
-    st.stop()
-info = describe(seed)
-if not info.in_range:
-    st.error(f"**Seed out of range.** {info.notes[0]}", icon=":material/error:")
-    st.stop()
-
-seed_tab, tree_tab, impl_tab, parallel_tab, pitfalls_tab = st.tabs(
-    ["Seed → key", "Key tree", "Typed keys & implementations", "Parallel streams", "Pitfalls"]
-)
-
-with seed_tab:
+def seed_section(seed: int) -> None:
+    """What JAX makes of the seed with x64 off and on."""
+    info = describe(seed)
     left, right = st.columns(2)
     left.metric("PRNGKey(seed), x64 off", str(list(info.x32.key_data or ())))
     right.metric("PRNGKey(seed), x64 on", str(list(info.x64.key_data or ())))
@@ -76,7 +57,9 @@ with seed_tab:
     )
     _ui.show_code(prng.describe_seed, prng.threefry_seed_words)
 
-with tree_tab:
+
+def tree_section(seed: int) -> None:
+    """Keys derived from the seed, as a tree, and chained vs wide derivation."""
     c1, c2, c3, c4 = st.columns(4)
     method = c1.segmented_control(
         "Derive children by",
@@ -151,7 +134,9 @@ with tree_tab:
         st.plotly_chart(fig, key="prng_derive_chart")
     _ui.show_code(prng.chained_keys, prng.wide_split_keys, prng.wide_fold_in_keys)
 
-with impl_tab:
+
+def impl_section(seed: int) -> None:
+    """Typed vs legacy keys; threefry, rbg and unsafe_rbg."""
     st.markdown("**Legacy `PRNGKey` arrays and typed keys** hold the same words:")
     forms = cached("key_forms", seed)
     st.dataframe(
@@ -208,7 +193,9 @@ with impl_tab:
         st.plotly_chart(fig, key="prng_impl_chart")
     _ui.show_code(prng.key_forms, prng.impl_infos, prng.time_impls)
 
-with parallel_tab:
+
+def parallel_section(seed: int) -> None:
+    """The article's 1000 keys and vmap(normal), and how independent they look."""
     c1, c2, c3 = st.columns(3)
     n_keys = c1.number_input("Keys", 2, 100_000, 1000, key="prng_n_keys", bind="query-params")
     n_per = c2.number_input("Samples per key", 2, 10_000, 10, key="prng_n_per", bind="query-params")
@@ -230,7 +217,9 @@ with parallel_tab:
         st.plotly_chart(figs.correlation_figure(stats, corr_title), key="prng_corr")
         _ui.show_code(prng.article_parallel)
 
-with pitfalls_tab:
+
+def pitfalls_section(seed: int) -> None:
+    """Reuse, transforms, the article's stochastic layer, key threading."""
     st.subheader("1 · Reusing a key repeats the numbers")
     demo = cached("reuse_demo", seed)
     st.dataframe(
@@ -295,3 +284,41 @@ with pitfalls_tab:
         "always hides the same inputs and the loss stalls."
     )
     _ui.show_code(prng.training_step, prng.train_threading_key, prng.train_dropping_key)
+
+
+seed_text = st.text_input(
+    "Seed",
+    value=str(prng.ARTICLE_SEED),
+    key="prng_seed",
+    bind="query-params",
+    help="A whole number. Try 42, 4294967296, -1 or 9223372036854775808.",
+)
+try:
+    seed = prng.parse_seed(seed_text or "")
+except prng.SeedError as err:
+    st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
+    st.stop()
+info = describe(seed)
+if not info.in_range:
+    st.error(f"**Seed out of range.** {info.notes[0]}", icon=":material/error:")
+    st.stop()
+if info.differs:
+    st.warning(
+        f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
+        f"same key as seed {info.x32_twin}, and another key with x64 on. See *Seed → key*.",
+        icon=":material/warning:",
+    )
+
+SECTIONS = {
+    "Seed → key": seed_section,
+    "Key tree": tree_section,
+    "Typed keys & implementations": impl_section,
+    "Parallel streams": parallel_section,
+    "Pitfalls": pitfalls_section,
+}
+# Only the open tab runs (tabs that track state are lazy), and a link can name the tab.
+tabs = st.tabs(list(SECTIONS), key="prng_tab", bind="query-params", on_change="rerun")
+for tab, section in zip(tabs, SECTIONS.values(), strict=True):
+    if tab.open:
+        with tab:
+            section(seed)
