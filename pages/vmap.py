@@ -23,7 +23,7 @@ def outcome(in_text: str, out_text: str, layout: str, w_choice: str) -> vz.VmapO
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def batching(sizes: tuple[int, ...], _progress: object = None) -> vz.BatchTiming:
-    return vz.time_batching(sizes, on_progress=_progress)
+    return vz.time_batching(sizes, budget_s=0.2, on_progress=_progress)
 
 
 @st.cache_data(max_entries=16, show_spinner="Convolving…")

@@ -13,6 +13,16 @@ from jaxplay.expr import ExprError
 WHERE = ad.PRESETS["where(x > 0, x², sin x) — the article's my_special_op"]
 
 
+@pytest.fixture(scope="module")
+def where_curves() -> ad.DerivativeCurves:
+    return ad.derivative_curves(WHERE, 2, -3.0, 3.0, 601)
+
+
+@pytest.fixture(scope="module")
+def diag() -> ad.HessianDiagonal:
+    return ad.hessian_diagonal(ad.INITS[0])
+
+
 def test_nested_grad_matches_the_analytic_derivatives() -> None:
     c = ad.derivative_curves("x**3 - 2*x", 4, -2.0, 2.0, 41)
     x = c.x
@@ -22,8 +32,10 @@ def test_nested_grad_matches_the_analytic_derivatives() -> None:
     assert c.kinks == ()
 
 
-def test_the_articles_where_has_a_kink_in_f_prime_at_zero() -> None:
-    c = ad.derivative_curves(WHERE, 2, -3.0, 3.0, 601)
+def test_the_articles_where_has_a_kink_in_f_prime_at_zero(
+    where_curves: ad.DerivativeCurves,
+) -> None:
+    c = where_curves
     assert 0.0 in c.x, "a symmetric grid must hold x = 0 exactly"
     orders = {k.order for k in c.kinks}
     assert orders == {1, 2}, c.kinks
@@ -147,8 +159,7 @@ def test_has_aux_passes_intermediates_and_keeps_the_gradient() -> None:
     assert aux.grads_equal_plain
 
 
-def test_the_articles_hessian_diagonal_fails_and_two_fixes_agree() -> None:
-    diag = ad.hessian_diagonal(ad.INITS[0])
+def test_the_articles_hessian_diagonal_fails_and_two_fixes_agree(diag: ad.HessianDiagonal) -> None:
     assert diag.as_written.error_type == "TypeError"
     assert "Gradient only defined for scalar-output functions" in diag.as_written.message
     assert diag.via_hessian.shape == (241,)
@@ -165,15 +176,16 @@ def test_run_as_written_reports_success_too() -> None:
     assert not ok.failed and ok.headline == "ran without an error"
 
 
-def test_figures_show_each_curve_and_the_kinks() -> None:
-    c = ad.derivative_curves(WHERE, 2, -3.0, 3.0, 101)
-    fig = ad.derivative_figure(c)
+def test_figures_show_each_curve_and_the_kinks(
+    where_curves: ad.DerivativeCurves, diag: ad.HessianDiagonal
+) -> None:
+    fig = ad.derivative_figure(where_curves)
     assert [t.name for t in fig.data] == ["f", "f′", "f″", "not differentiable here"]
     assert fig.layout.xaxis.title.text == "x" and fig.layout.yaxis.title.text == "value"
-    smooth = ad.derivative_figure(ad.derivative_curves("jnp.tanh(x)", 1, -3.0, 3.0, 101))
+    smooth = ad.derivative_figure(ad.derivative_curves("x**3 - 2*x", 1, -3.0, 3.0, 11))
     assert len(smooth.data) == 2
     cmp = ad.custom_vs_autodiff(3.0, "cos(x) (correct)", -1.0, 1.0, 21)
     assert len(ad.custom_vjp_figure(cmp).data) == 3
     assert "disagree" in ad.custom_vjp_figure(cmp).layout.title.text
-    hess = ad.hessian_diagonal_figure(ad.hessian_diagonal(ad.INITS[0]))
+    hess = ad.hessian_diagonal_figure(diag)
     assert len(hess.data) == 2 and "parameter index" in hess.layout.xaxis.title.text

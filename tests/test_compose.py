@@ -31,7 +31,7 @@ def test_per_example_gradients_are_sin_2x() -> None:
 def test_jacfwd_of_jacrev_is_the_hessian() -> None:
     r = _preset("Hessian two ways: jacfwd(jacrev(f))")
     x = cp.example_input((3,))
-    expected = jax.hessian(jax.nn.logsumexp)(x)
+    expected = jax.jit(jax.hessian(jax.nn.logsumexp))(x)
     assert r.output_shape == (3, 3)
     np.testing.assert_allclose(r.values, expected, rtol=1e-5, atol=1e-6)
 
@@ -98,11 +98,11 @@ def test_jacfwd_and_jacrev_agree() -> None:
 
 
 def test_jacobian_sweep_times_both_modes_on_both_sides() -> None:
-    sweep = cp.time_jacobians((2, 8), narrow=2, hidden=4, budget_s=0.01)
+    sweep = cp.time_jacobians((3,), narrow=2, hidden=4, budget_s=0.01)
     assert sweep.max_abs_diff < 1e-5
     for key in [(s, m) for s in cp.SWEEPS for m in cp.MODES]:
-        assert len(sweep.timings[key]) == 2 and all(t.median > 0 for t in sweep.timings[key])
-    assert sweep.faster("wide input", 1)[0] in cp.MODES and sweep.faster("wide input", 1)[1] >= 1
+        assert len(sweep.timings[key]) == 1 and sweep.timings[key][0].median > 0
+    assert sweep.faster("wide input", 0)[0] in cp.MODES and sweep.faster("wide input", 0)[1] >= 1
     fig = cp.jacobian_figure(sweep)
     assert len(fig.data) == 4
     assert fig.layout.xaxis.title.text == "n_in (input width)"
