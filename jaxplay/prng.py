@@ -727,6 +727,42 @@ def check_key_reuse_in_process(seed: int) -> CheckerOutcome:
     return CheckerOutcome(False, None, None, None, "\n".join(printed), "in-process")
 
 
+def check_key_reuse_sandboxed(
+    seed: int,
+    timeout_s: float = 30.0,
+    visitor: str | None = None,
+    on_queue: Callable[[int], None] | None = None,
+) -> CheckerOutcome:
+    """Run :func:`key_reuse_source` in the sandboxed runner, as a visitor's own code would run.
+
+    The checker is a process-wide flag there (``jax.config.update``) in a single-use worker, so
+    nothing leaks into the server. If the runner cannot run it (a public server without
+    bubblewrap refuses all code, a timeout on an overloaded machine), the same program runs
+    in-process under the thread-local :func:`check_key_reuse_in_process` and ``where`` says why.
+    """
+    from jaxplay import runner
+
+    result = runner.run_code(
+        key_reuse_source(seed), timeout_s=timeout_s, visitor=visitor, on_queue=on_queue
+    )
+    err = result.error
+    if result.ok:
+        return CheckerOutcome(False, None, None, None, result.stdout, "sandbox")
+    if err is not None and err.kind == "exception":
+        message = err.message.splitlines()[0] if err.message else ""
+        return CheckerOutcome(True, err.exc_type, message, err.line, result.stdout, "sandbox")
+    fallback = check_key_reuse_in_process(seed)
+    why = f"{err.kind}: {err.message}" if err is not None else "no result"
+    return CheckerOutcome(
+        fallback.raised,
+        fallback.exc_type,
+        fallback.message,
+        fallback.line,
+        fallback.stdout,
+        f"in-process, because the sandbox did not run it ({why})",
+    )
+
+
 def _sample4(key: jax.Array) -> jax.Array:
     return jrandom.normal(key, (4,))
 

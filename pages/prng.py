@@ -1,5 +1,7 @@
 """PRNG keys: seeds, splits, key trees, implementations and the pitfalls of randomness in JAX."""
 
+import uuid
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -237,17 +239,29 @@ def pitfalls_section(seed: int) -> None:
     st.markdown("JAX's **key-reuse checker** (`jax_debug_key_reuse`) turns this into an error:")
     source = prng.key_reuse_source(seed)
     st.code(source, language="python", line_numbers=True)
-    if st.button("Run it", key="prng_run_checker"):
-        st.session_state["prng_checker"] = (seed, prng.check_key_reuse_in_process(seed))
+    if st.button("Run it in the sandbox", key="prng_run_checker", icon=":material/play_arrow:"):
+        st.session_state.setdefault("prng_visitor", uuid.uuid4().hex)
+        with st.status("Running in a fresh sandboxed worker…") as status:
+            outcome = prng.check_key_reuse_sandboxed(
+                seed,
+                visitor=st.session_state["prng_visitor"],
+                on_queue=lambda n: status.update(label=f"Workers busy: you are number {n}…"),
+            )
+            status.update(label="Ran", state="complete")
+        st.session_state["prng_checker"] = (seed, outcome)
     checked_seed, outcome = st.session_state.get("prng_checker", (None, None))
     if outcome is not None and checked_seed == seed:
         if outcome.stdout:
             st.code(outcome.stdout, language=None)
         if outcome.raised:
-            st.error(f"`{outcome.exc_type}` at line {outcome.line}: {outcome.message}")
+            st.error(
+                f"`{outcome.exc_type}` at line {outcome.line}: {outcome.message}",
+                icon=":material/error:",
+            )
         else:
             st.warning("The checker did not raise.")
-        st.caption(f"Ran {outcome.where}.")
+        where = "in a fresh sandboxed worker" if outcome.where == "sandbox" else outcome.where
+        st.caption(f"Ran {where}.")
 
     st.subheader("2 · Same key, same numbers under any transform")
     agreement = cached("transform_agreement", seed)

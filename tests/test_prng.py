@@ -313,6 +313,29 @@ def test_key_reuse_checker_raises_and_leaves_the_setting_alone() -> None:
     jrandom.normal(key, (3,))
 
 
+def test_key_reuse_checker_raises_in_the_sandbox() -> None:
+    from jaxplay import runner
+
+    outcome = prng.check_key_reuse_sandboxed(4)
+    assert outcome.raised
+    assert outcome.exc_type == "KeyReuseError"
+    assert outcome.line == prng.KEY_REUSE_LINE
+    assert outcome.stdout.startswith("first draw:")
+    if runner.refusal() is None:  # a public server without bubblewrap refuses all code
+        assert outcome.where == "sandbox"
+    assert not jax.config.jax_debug_key_reuse
+
+
+def test_key_reuse_checker_falls_back_in_process_when_the_sandbox_refuses(monkeypatch) -> None:
+    from jaxplay import runner
+    from jaxplay._runner.results import refused
+
+    monkeypatch.setattr(runner, "run_code", lambda *a, **k: refused("public server without bwrap"))
+    outcome = prng.check_key_reuse_sandboxed(4)
+    assert outcome.raised and outcome.exc_type == "KeyReuseError"
+    assert outcome.where.startswith("in-process, because the sandbox did not run it (refused:")
+
+
 def test_key_reuse_source_is_valid_and_its_line_is_the_second_draw() -> None:
     source = prng.key_reuse_source(4)
     ast.parse(source)

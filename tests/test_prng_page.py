@@ -88,6 +88,8 @@ def test_pitfall_controls() -> None:
     at.button(key="prng_run_checker").click().run()
     assert_clean(at)
     assert f"`KeyReuseError` at line {prng.KEY_REUSE_LINE}" in texts(at.error)
+    captions = texts(at.caption)
+    assert "Ran in a fresh sandboxed worker." in captions or "Ran in-process" in captions
     at.slider(key="prng_batch").set_value(4).run()
     assert "silently wrong" in texts(at.warning)
     assert "output shape `(4,)`" in texts(at.success)
