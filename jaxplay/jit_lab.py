@@ -137,9 +137,6 @@ class Workload:
     def elements(self) -> int:
         return self.rows * self.cols
 
-    def with_rows(self, rows: int) -> Workload:
-        return Workload(self.preset, rows, self.cols, self.dtype, self.formula)
-
 
 def check(workload: Workload) -> None:
     """Refuse what the page will not time, naming the limit.
@@ -454,22 +451,32 @@ class CacheLab:
 
 
 def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> str:
-    """One sentence on where jit, compile included, starts to beat eager in this sweep."""
+    """Where jit, compile included, starts to beat eager, and when it pays at the largest size."""
     if not points:
         return "Nothing was swept."
     cross = crossover(points, calls)
     if cross is not None:
-        return (
+        verdict = (
             f"Over {calls} calls, jit with its compile overtakes eager at about **{cross:,.0f} "
             "elements**: below that the compile is never earned back, above it jit wins."
         )
-    smallest = min(points, key=lambda p: p.elements)
-    jit_wins = smallest.amortized_jit_s(calls) < smallest.comparison.eager.median
-    winner = "jit wins at every size" if jit_wins else "eager wins at every size"
-    hint = "fewer" if jit_wins else "more"
-    return (
-        f"Over {calls} calls the curves do not cross in this range: {winner}. "
-        f"Try {hint} calls or a wider range of sizes."
+    else:
+        smallest = min(points, key=lambda p: p.elements)
+        jit_wins = smallest.amortized_jit_s(calls) < smallest.comparison.eager.median
+        winner = "jit wins at every size" if jit_wins else "eager wins at every size"
+        hint = "fewer" if jit_wins else "more"
+        verdict = (
+            f"Over {calls} calls the curves do not cross in this range: {winner}. "
+            f"Try {hint} calls or a wider range of sizes."
+        )
+    largest = max(points, key=lambda p: p.elements)
+    needed = break_even_calls(largest)
+    if needed is None:
+        return verdict + f" At {largest.elements:,} elements jit is not faster per call at all."
+    n = math.ceil(needed)
+    return verdict + (
+        f" At {largest.elements:,} elements the compile pays for itself after about "
+        f"**{n:,} call{'' if n == 1 else 's'}**."
     )
 
 

@@ -90,7 +90,10 @@ def test_crossover_is_where_jit_with_its_compile_overtakes_eager() -> None:
     points = [_point(n, n / 1000, n / 2000, 1.0) for n in (10, 100, 1_000, 10_000)]
     cross = jit_lab.crossover(points, calls=10)
     assert cross is not None and 100 < cross < 1_000
-    assert "overtakes eager" in jit_lab.sweep_verdict(points, 10)
+    verdict = jit_lab.sweep_verdict(points, 10)
+    assert "overtakes eager" in verdict
+    # At 10 000 elements jit saves 5 s per call on a 1 s compile: paid after one call.
+    assert "10,000 elements the compile pays for itself after about **1 call**" in verdict
     assert jit_lab.crossover(points[2:], calls=10) is None
     assert "jit wins at every size" in jit_lab.sweep_verdict(points[2:], 10)
     assert jit_lab.break_even_calls(points[0]) == pytest.approx(1.0 / (0.01 - 0.005))
