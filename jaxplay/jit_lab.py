@@ -1,4 +1,4 @@
-"""The jit page's workloads: the article's functions, the inputs, the size sweep, the cache lab.
+"""The jit page's workloads: the article's functions, their inputs and limits, the size sweep.
 
 Why a module of its own: the page must time exactly what it shows. Every function the page offers
 lives here as real source (so ``inspect.getsource`` shows what ran), every input is built here
@@ -17,7 +17,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import jax.numpy as jnp
@@ -347,104 +347,6 @@ def break_even_calls(point: SweepPoint) -> float | None:
     if saving <= 0:
         return None
     return point.compile_s / saving
-
-
-# --- the compile cache lab (the article's static_argnums example) -------------------------------
-
-
-def dynamic_control_flow(x, use_tanh):
-    """静态参数控制编译分支"""
-    if use_tanh:  # 这个条件在编译时确定
-        return jnp.tanh(x)
-    else:
-        return jnp.sin(x)
-
-
-@dataclass(frozen=True)
-class CacheCall:
-    """One call of the lab's jitted function and what JAX did about it.
-
-    Attributes:
-        use_tanh, length, dtype: the call's arguments.
-        cache_size: compiled versions held after the call (``None`` if JAX will not say).
-        compiled: whether this call compiled (a cache miss) or reused a version.
-        reasons: JAX's explanations of the cache miss, as logged.
-        log: every compile-log message of the call about this function.
-        changed: what differs from the previous call (static flag, shape, dtype), in words.
-    """
-
-    use_tanh: bool
-    length: int
-    dtype: str
-    cache_size: int | None
-    compiled: bool
-    reasons: tuple[str, ...]
-    log: tuple[str, ...]
-    changed: tuple[str, ...] = ()
-
-    @property
-    def signature(self) -> tuple[bool, int, str]:
-        """What the jit cache is keyed on here: the static value, the shape and the dtype."""
-        return (self.use_tanh, self.length, self.dtype)
-
-
-@dataclass
-class CacheLab:
-    """A visitor's own ``jit(dynamic_control_flow, static_argnums=(1,))`` and its call history.
-
-    Each visitor gets a new jitted function (kept in their session), so the counter starts at 0
-    for them and only their own calls change it.
-    """
-
-    jitted: Any = None
-    history: list[CacheCall] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if self.jitted is None:
-            import jax
-
-            self.jitted = jax.jit(
-                compilation.fresh_function(dynamic_control_flow), static_argnums=(1,)
-            )
-
-    def call(self, use_tanh: bool, length: int, dtype: str = "float32") -> CacheCall:
-        """Call the jitted function once, capturing JAX's compile log and cache-miss reasons."""
-        import jax.numpy as jnp
-
-        if dtype not in DTYPES:
-            raise SizeError(f"dtype {dtype!r} is not offered; pick one of {', '.join(DTYPES)}")
-        if not 1 <= length <= 1_000_000:
-            raise SizeError("the length must be between 1 and 1,000,000")
-        x = jnp.ones(length, dtype)
-        before = compilation.cache_size(self.jitted)
-        with compilation.capture_compiles() as log:
-            timing.block(self.jitted(x, bool(use_tanh)))
-        after = compilation.cache_size(self.jitted)
-        ours = log.for_function(dynamic_control_flow.__name__)
-        compiled = any(e.kind == "compiling" for e in ours) or (
-            before is not None and after is not None and after > before
-        )
-        changed: list[str] = []
-        if self.history:
-            last = self.history[-1]
-            if last.use_tanh != bool(use_tanh):
-                changed.append(f"static use_tanh {last.use_tanh} → {bool(use_tanh)}")
-            if last.length != length:
-                changed.append(f"shape ({last.length},) → ({length},)")
-            if last.dtype != dtype:
-                changed.append(f"dtype {last.dtype} → {dtype}")
-        record = CacheCall(
-            use_tanh=bool(use_tanh),
-            length=length,
-            dtype=dtype,
-            cache_size=after,
-            compiled=compiled,
-            reasons=tuple(e.explanation for e in ours if e.kind == "cache miss"),
-            log=tuple(e.message for e in ours),
-            changed=tuple(changed),
-        )
-        self.history.append(record)
-        return record
 
 
 # --- the page's explanations (claims the tests check) -------------------------------------------

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import expr, jit_lab, jit_side_effects, timing
+from jaxplay import expr, jit_cache_lab, jit_lab, jit_side_effects, timing
 from jaxplay import jit_figures as figs
 from pages import _ui
 
@@ -202,7 +202,7 @@ def cache_tab() -> None:
         "the flag, the length or the dtype and watch the counter and JAX's own explanation."
     )
     if "jit_cache_lab" not in st.session_state or st.button("Start over", key="jit_cache_reset"):
-        st.session_state["jit_cache_lab"] = jit_lab.CacheLab()
+        st.session_state["jit_cache_lab"] = jit_cache_lab.CacheLab()
     lab = st.session_state["jit_cache_lab"]
     a, b, c = st.columns(3)
     use_tanh = a.toggle("use_tanh (static)", True, key="jit_cache_tanh", bind="query-params")
@@ -239,7 +239,7 @@ def cache_tab() -> None:
         "Captured from the `jax` logger under `jax.log_compiles` and `jax.explain_cache_misses` "
         "(thread-local: your calls only). `_cache_size()` is private JAX API."
     )
-    _ui.show_code(jit_lab.dynamic_control_flow, jit_lab.CacheLab.call)
+    _ui.show_code(jit_cache_lab.dynamic_control_flow, jit_cache_lab.CacheLab.call)
 
 
 def side_effects_tab() -> None:

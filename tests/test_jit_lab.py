@@ -106,23 +106,6 @@ def test_sweep_point_measures_both_and_a_compile() -> None:
     assert p.amortized_jit_s(1) > p.amortized_jit_s(100) > p.comparison.jitted.median
 
 
-def test_cache_lab_counts_compilations_and_explains_misses() -> None:
-    lab = jit_lab.CacheLab()
-    first = lab.call(True, 5)
-    assert (first.cache_size, first.compiled) == (1, True) and first.reasons
-    flipped = lab.call(False, 5)
-    assert (flipped.cache_size, flipped.compiled) == (2, True)
-    assert flipped.changed == ("static use_tanh True → False",)
-    assert any("Static" in r or "static" in r for r in flipped.reasons)
-    hit = lab.call(True, 5)
-    assert (hit.cache_size, hit.compiled, hit.reasons) == (2, False, ())
-    reshaped = lab.call(True, 6, "float16")
-    assert reshaped.cache_size == 3 and reshaped.compiled
-    assert reshaped.changed == ("shape (5,) → (6,)", "dtype float32 → float16")
-    with pytest.raises(jit_lab.SizeError):
-        lab.call(True, 0)
-
-
 def test_the_impure_counter_moves_once_per_trace() -> None:
     result = jit_side_effects.impure_counter_demo(3)
     assert (result.eager_count, result.jit_count, result.jit_count_after_new_shape) == (3, 1, 2)

@@ -1,0 +1,38 @@
+"""The compile-cache lab: counts and explanations of the article's static_argnums example."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxplay import jit_cache_lab, jit_lab
+
+
+def test_cache_lab_counts_compilations_and_explains_misses() -> None:
+    lab = jit_cache_lab.CacheLab()
+    first = lab.call(True, 5)
+    assert (first.cache_size, first.compiled) == (1, True) and first.reasons
+    flipped = lab.call(False, 5)
+    assert (flipped.cache_size, flipped.compiled) == (2, True)
+    assert flipped.changed == ("static use_tanh True → False",)
+    assert any("Static" in r or "static" in r for r in flipped.reasons)
+    hit = lab.call(True, 5)
+    assert (hit.cache_size, hit.compiled, hit.reasons) == (2, False, ())
+    reshaped = lab.call(True, 6, "float16")
+    assert reshaped.cache_size == 3 and reshaped.compiled
+    assert reshaped.changed == ("shape (5,) → (6,)", "dtype float32 → float16")
+    with pytest.raises(jit_lab.SizeError):
+        lab.call(True, 0)
+
+
+def test_each_visitor_has_their_own_cache() -> None:
+    mine, yours = jit_cache_lab.CacheLab(), jit_cache_lab.CacheLab()
+    mine.call(True, 5)
+    mine.call(False, 5)
+    first = yours.call(True, 5)
+    assert first.cache_size == 1 and first.compiled
+    assert len(mine.history) == 2 and len(yours.history) == 1
+
+
+def test_an_unknown_dtype_is_refused() -> None:
+    with pytest.raises(jit_lab.SizeError, match="float32"):
+        jit_cache_lab.CacheLab().call(True, 5, "float64")
