@@ -243,7 +243,7 @@ def function_source(workload: Workload) -> str:
     )
 
 
-def timing_code(workload: Workload, budget_s: float) -> str:
+def timing_code(workload: Workload, profile_budget_s: float, compare_budget_s: float) -> str:
     """The calls that produced the page's numbers, with this workload's values filled in."""
     name = PRESETS[workload.preset].function.__name__ if workload.preset != "formula" else "f"
     shape = (workload.rows, workload.cols)
@@ -260,8 +260,8 @@ def timing_code(workload: Workload, budget_s: float) -> str:
         ]
         args = "x, W, b"
     lines += [
-        f"profile = timing.profile_jit({name}, {args}, budget_s={budget_s})",
-        f"comparison = timing.compare_jit({name}, {args}, budget_s={budget_s})",
+        f"profile = timing.profile_jit({name}, {args}, budget_s={profile_budget_s})",
+        f"comparison = timing.compare_jit({name}, {args}, budget_s={compare_budget_s})",
         f"article = timing.article_timing({name}, {args}, loops=10)",
     ]
     return "\n".join(lines)

@@ -117,7 +117,8 @@ def stages_tab() -> None:
         for text in (prof.jaxpr_text, prof.stablehlo_text, prof.hlo_text):
             st.code(text, language=None)
     _ui.show_code(
-        jit_lab.function_source(workload), jit_lab.timing_code(workload, PROFILE_BUDGET_S)
+        jit_lab.function_source(workload),
+        jit_lab.timing_code(workload, PROFILE_BUDGET_S, COMPARE_BUDGET_S),
     )
     if st.button("Measure again", key="jit_remeasure"):
         st.session_state["jit_run"] = run + 1
