@@ -231,23 +231,45 @@ def correlation_figure(stats: ParallelStats, title: str) -> go.Figure:
 
 
 def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
-    """Loss on the full inputs after each step, one line per run."""
-    fig = go.Figure()
-    for run in runs:
+    """Per run: the dropout loss each step optimised, and example 0's dropout mask per step."""
+    fig = make_subplots(
+        rows=1,
+        cols=1 + len(runs),
+        column_widths=[0.5] + [0.5 / len(runs)] * len(runs),
+        subplot_titles=(
+            "dropout loss each step descended",
+            *(f"{r.name}: example 0's mask ({r.unique_masks} distinct)" for r in runs),
+        ),
+    )
+    for i, run in enumerate(runs):
         fig.add_trace(
             go.Scatter(
                 x=np.arange(1, len(run.losses) + 1),
                 y=run.losses,
                 mode="lines",
                 name=f"{run.name} ({run.unique_subkeys} distinct subkeys)",
-            )
+            ),
+            row=1,
+            col=1,
         )
+        fig.add_trace(
+            go.Heatmap(
+                z=run.masks[:, 0, :].T.astype(int),
+                x=np.arange(1, len(run.losses) + 1),
+                colorscale=[[0, "#ffffff"], [1, _NODE]],
+                showscale=False,
+                hovertemplate="step %{x}, input %{y}: %{z} (1 = kept)<extra></extra>",
+            ),
+            row=1,
+            col=2 + i,
+        )
+        fig.update_xaxes(title_text="step", row=1, col=2 + i)
+        fig.update_yaxes(title_text="input", row=1, col=2 + i)
+    fig.update_xaxes(title_text="step", row=1, col=1)
+    fig.update_yaxes(title_text="mean squared error", type="log", row=1, col=1)
     fig.update_layout(
-        title="Training loss (no dropout at evaluation)",
-        xaxis_title="step",
-        yaxis_title="mean squared error",
-        yaxis_type="log",
-        height=340,
+        height=360,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.25},
     )
     return fig

@@ -294,8 +294,10 @@ def pitfalls_section(seed: int) -> None:
     runs = cached("training_runs", seed, steps)
     st.plotly_chart(figs.training_figure(runs), key="prng_training_chart")
     st.caption(
-        "Dropping the returned key draws the same dropout mask every step, so each example "
-        "always hides the same inputs and the loss stalls."
+        "Threaded, every step draws a new dropout mask: the loss jumps from step to step and the "
+        "mask changes. Dropped, every step splits the same key and draws the same mask: the "
+        "curve is smooth because nothing is random any more, and the model fits one fixed "
+        "corruption of the data instead of averaging over dropout."
     )
     _ui.show_code(prng.training_step, prng.train_threading_key, prng.train_dropping_key)
 

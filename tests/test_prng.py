@@ -370,12 +370,20 @@ def test_fixed_stochastic_layer_is_per_sample_noise_with_shared_params() -> None
         np.testing.assert_allclose(fixed.output[i], np.asarray(expected), rtol=1e-5, atol=1e-6)
 
 
-def test_training_loop_threads_the_key_and_dropping_it_hurts() -> None:
+def test_training_loop_threads_the_key_and_dropping_it_freezes_the_noise() -> None:
     threaded, dropped = prng.training_runs(0, 40)
-    assert threaded.unique_subkeys == 40
-    assert dropped.unique_subkeys == 1
-    assert threaded.losses.shape == dropped.losses.shape == (40,)
-    assert threaded.losses[-1] < dropped.losses[-1]
+    assert threaded.unique_subkeys == threaded.unique_masks == 40
+    assert dropped.unique_subkeys == dropped.unique_masks == 1
+    assert threaded.masks.shape == dropped.masks.shape == (40, 64, 8)
+    # Both start from the same key: the first step is the same, then they part.
+    np.testing.assert_array_equal(threaded.masks[0], dropped.masks[0])
+    assert threaded.losses[0] == dropped.losses[0]
+    # One fixed mask is plain gradient descent on one quadratic: the loss only goes down.
+    assert np.all(np.diff(dropped.losses) <= 1e-6)
+    assert np.any(np.diff(threaded.losses) > 0)
+    # The mask really is the one the step drew from its subkey.
+    key = jrandom.wrap_key_data(jnp.asarray(threaded.subkeys[5], dtype=jnp.uint32))
+    np.testing.assert_array_equal(threaded.masks[5], jrandom.bernoulli(key, 0.5, (64, 8)))
     with pytest.raises(ValueError):
         prng.training_runs(0, 0)
 
@@ -422,4 +430,7 @@ def test_timing_and_training_figures() -> None:
     np.testing.assert_allclose(fig.data[0].y, [r.timing.median * 1e3 for r in rows])
     assert "cpu" in fig.layout.title.text
     runs = prng.training_runs(0, 10)
-    assert len(figs.training_figure(runs).data) == 2
+    fig = figs.training_figure(runs)
+    assert len(fig.data) == 4
+    np.testing.assert_allclose(fig.data[0].y, runs[0].losses)
+    np.testing.assert_array_equal(fig.data[3].z, runs[1].masks[:, 0, :].T.astype(int))
