@@ -57,11 +57,28 @@ def _vm_bytes() -> int:
         return 0
 
 
-def _thread_count() -> int:
+def _user_task_count() -> int:
+    """Tasks (processes and threads) of this user that this process can see.
+
+    ``RLIMIT_NPROC`` counts all of them, not just this process's: in a fresh user and PID
+    namespace (bwrap) that is the sandbox alone, in the process sandbox it is every process of
+    the user, so the limit is set relative to this count.
+    """
+    uid = os.getuid()
+    count = 0
     try:
-        return len(os.listdir("/proc/self/task"))
+        entries = os.listdir("/proc")
     except OSError:
         return 1
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry}/task"))
+        except OSError:
+            continue
+    return max(count, 1)
 
 
 def _set_limit(which: int, soft: int) -> None:
@@ -85,7 +102,7 @@ def apply_limits(limits: dict[str, Any], backend: str) -> None:
     _set_limit(resource.RLIMIT_CORE, 0)
     _set_limit(resource.RLIMIT_FSIZE, int(limits["file_mb"]) * 1024 * 1024)
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
-    _set_limit(resource.RLIMIT_NPROC, _thread_count() + int(limits["processes"]))
+    _set_limit(resource.RLIMIT_NPROC, _user_task_count() + int(limits["processes"]))
     used = resource.getrusage(resource.RUSAGE_SELF)
     cpu = int(used.ru_utime + used.ru_stime + float(limits["cpu_s"])) + 1
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
