@@ -263,7 +263,15 @@ def derivative_figure(curves: DerivativeCurves) -> go.Figure:
     """One line per derivative, and the non-smooth places marked (both sides of each jump)."""
     fig = go.Figure()
     for k, y in enumerate(curves.values):
-        fig.add_trace(go.Scatter(x=curves.x, y=y, mode="lines", name=ORDER_NAMES[k]))
+        # A gap (NaN) inside each jump of this curve, so the line does not bridge it.
+        cuts = sorted(
+            int(np.searchsorted(curves.x, kk.x_right))
+            for kk in curves.kinks
+            if kk.kind == "jump" and kk.order == k
+        )
+        x = np.insert(curves.x, cuts, np.nan)
+        y = np.insert(y, cuts, np.nan)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=ORDER_NAMES[k]))
     jumps = [kk for kk in curves.kinks if kk.kind == "jump"]
     if jumps:
         fig.add_trace(
@@ -371,6 +379,27 @@ def check_derivatives(source: str, x0: float, order: int) -> GradCheck:
     except AssertionError as err:
         passed, message = False, str(err).strip()
     return GradCheck(source, float(x0), tuple(rows), checked, passed, message)
+
+
+def check_figure(check: GradCheck) -> go.Figure:
+    """|autodiff − central difference| per order, on a log scale (one bar per order)."""
+    fig = go.Figure(
+        go.Bar(
+            x=[ORDER_NAMES[r.order] for r in check.rows],
+            y=[max(r.abs_error, 1e-12) for r in check.rows],
+            text=[f"{r.abs_error:.2g}" for r in check.rows],
+            name="|error|",
+        )
+    )
+    fig.update_layout(
+        title=f"autodiff vs central difference at x₀ = {check.x0:g} (step {check.rows[0].step:g})",
+        xaxis_title="derivative",
+        yaxis_title="|autodiff − central difference|",
+        yaxis_type="log",
+        margin={"t": 50, "b": 40},
+        height=320,
+    )
+    return fig
 
 
 # --- value_and_grad, forward and reverse mode ----------------------------------------------------

@@ -463,7 +463,7 @@ def _pattern(name: str, n: int) -> np.ndarray:
     i, j = np.mgrid[0:n, 0:n].astype(np.float32)
     c = (n - 1) / 2
     if name == "checkerboard":
-        return ((i // max(1, n // 8) + j // max(1, n // 8)) % 2).astype(np.float32)
+        return ((i // max(2, n // 4) + j // max(2, n // 4)) % 2).astype(np.float32)
     if name == "vertical stripes":
         return ((j // max(1, n // 6)) % 2).astype(np.float32)
     if name == "disc":

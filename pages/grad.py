@@ -107,8 +107,10 @@ with check:
         hide_index=True,
         key="grad_check_table",
     )
+    st.plotly_chart(ad.check_figure(gc), key="grad_check_chart")
     st.caption(
-        f"Central difference of the previous autodiff derivative, step h = {gc.rows[0].step:g}."
+        f"Central difference of the previous autodiff derivative, step h = {gc.rows[0].step:g}. "
+        "Try x₀ = 0 on the article's function: the difference straddles the kink."
     )
     if gc.check_grads_passed:
         st.success(

@@ -46,7 +46,14 @@ with editor:
     a, b = st.columns(2)
     layout = a.selectbox("X", vz.LAYOUTS, key="vmap_layout", bind="query-params")
     w_choice = b.selectbox("W", vz.W_CHOICES, key="vmap_w", bind="query-params")
-    in_text = a.text_input("in_axes", "(0, None)", key="vmap_in_axes", bind="query-params")
+    in_text = a.text_input(
+        "in_axes",
+        "(0, None)",
+        key="vmap_in_axes",
+        bind="query-params",
+        help="One entry per argument (x, params): an int is that input's batch axis, None "
+        "means every example shares it; params may take a pair (axis for W, axis for b).",
+    )
     out_text = b.text_input("out_axes", "0", key="vmap_out_axes", bind="query-params")
     try:
         result = outcome(in_text, out_text, layout, w_choice)

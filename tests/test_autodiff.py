@@ -88,6 +88,9 @@ def test_autodiff_agrees_with_finite_differences_where_smooth() -> None:
         assert row.autodiff == pytest.approx(want, rel=1e-4)
         assert row.rel_error < 1e-3
     assert g.check_grads_passed and g.check_grads_order == ad.MAX_CHECK_GRADS_ORDER
+    fig = ad.check_figure(g)
+    assert list(fig.data[0].x) == ["f′", "f″", "f‴"] and fig.layout.yaxis.type == "log"
+    assert "x₀ = 0.7" in fig.layout.title.text
 
 
 def test_finite_differences_disagree_at_the_kink() -> None:
@@ -182,6 +185,7 @@ def test_figures_show_each_curve_and_the_kinks(
     fig = ad.derivative_figure(where_curves)
     assert [t.name for t in fig.data] == ["f", "f′", "f″", "not differentiable here"]
     assert fig.layout.xaxis.title.text == "x" and fig.layout.yaxis.title.text == "value"
+    assert np.isnan(fig.data[1].y).sum() == 1 and np.isnan(fig.data[0].y).sum() == 0  # f′ breaks
     smooth = ad.derivative_figure(ad.derivative_curves("x**3 - 2*x", 1, -3.0, 3.0, 11))
     assert len(smooth.data) == 2
     cmp = ad.custom_vs_autodiff(3.0, "cos(x) (correct)", -1.0, 1.0, 21)

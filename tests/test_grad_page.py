@@ -20,7 +20,7 @@ def _texts(elements) -> list[str]:  # noqa: ANN001
 def test_each_preset_draws_checks_and_shows_the_articles_error(preset: str) -> None:
     at = open_page(SPEC, grad_preset=preset)
     assert_clean(at)
-    assert len(at.get("plotly_chart")) == 3  # derivatives, custom rule, Hessian diagonal
+    assert len(at.get("plotly_chart")) == 4  # derivatives, check, custom rule, Hessian diagonal
     errors = _texts(at.error)
     assert len(errors) == 1 and "Gradient only defined for scalar-output functions" in errors[0]
     warnings = _texts(at.warning)
