@@ -315,8 +315,9 @@ def key_tree(
     nodes = [root]
     parents = [root]
     for _ in range(depth):
-        children = np.asarray(jrandom.key_data(derive(level)))  # (parents, branching, words)
-        level = derive(level).reshape(-1)
+        derived = derive(level)
+        children = np.asarray(jrandom.key_data(derived))  # (parents, branching, words)
+        level = derived.reshape(-1)
         next_parents = []
         for p, parent in enumerate(parents):
             for i in range(branching):
@@ -541,7 +542,8 @@ def time_impls(
     if not 1 <= n <= MAX_TIMED_NUMBERS:
         raise ValueError(f"Draw 1..{MAX_TIMED_NUMBERS:,} numbers, not {n:,}.")
     device = jax.devices()[0]
-    where = f"{device.platform} ({device.device_kind})"
+    kind = device.device_kind
+    where = device.platform if kind.lower() == device.platform else f"{device.platform} ({kind})"
     rows = []
     for impl in IMPLS:
         if on_step is not None:

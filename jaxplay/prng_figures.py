@@ -238,7 +238,7 @@ def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
         column_widths=[0.5] + [0.5 / len(runs)] * len(runs),
         subplot_titles=(
             "dropout loss each step descended",
-            *(f"{r.name}: example 0's mask ({r.unique_masks} distinct)" for r in runs),
+            *(f"{r.name}:<br>example 0's mask ({r.unique_masks} distinct)" for r in runs),
         ),
     )
     for i, run in enumerate(runs):
@@ -268,8 +268,8 @@ def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
     fig.update_xaxes(title_text="step", row=1, col=1)
     fig.update_yaxes(title_text="mean squared error", type="log", row=1, col=1)
     fig.update_layout(
-        height=360,
-        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        height=380,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
         legend={"orientation": "h", "y": -0.25},
     )
     return fig

@@ -273,16 +273,20 @@ def pitfalls_section(seed: int) -> None:
     batch = st.slider(
         "Batch size (the layer has 4 outputs)", 1, 8, 5, key="prng_batch", bind="query-params"
     )
-    for run in cached("stochastic_layer_runs", batch):
-        if run.error:
-            st.error(f"**{run.name}** raises `{run.error_type}`:\n\n```\n{run.error}\n```")
-        else:
-            st.success(f"**{run.name}** runs: output shape `{run.shape}`")
-    if batch == 4:
-        st.warning(
-            "With batch 4 = output size the version as written runs *silently wrong*: `@vmap` "
-            "maps W and b too, pairing example i with row i of W, and returns shape (4,)."
+    written, fixed = cached("stochastic_layer_runs", batch)
+    if written.error:
+        st.error(
+            f"**{written.name}** raises `{written.error_type}`:\n\n```\n{written.error}\n```",
+            icon=":material/error:",
         )
+    elif written.shape != fixed.shape:
+        st.warning(
+            f"**{written.name}** runs *silently wrong*: output shape `{written.shape}`, not "
+            f"`{fixed.shape}`. With batch = output size, `@vmap` maps W and b too and pairs "
+            "example i with row i of W.",
+            icon=":material/warning:",
+        )
+    st.success(f"**{fixed.name}** runs: output shape `{fixed.shape}`")
     st.caption(
         "`@vmap` maps every argument over axis 0, the parameters too; per-sample noise "
         "with shared parameters needs `in_axes=(None, 0, 0)`."
