@@ -208,7 +208,7 @@ def describe_seed(seed: int) -> SeedInfo:
 
 
 def key_hex(data: tuple[int, ...] | np.ndarray, short: bool = False) -> str:
-    """Key words as hex: ``"0000019b 19ba3946"``, or ``"019b·3946"`` (low 4 digits) when short."""
+    """Key words as hex: ``"0000019b 19ba5346"``, or ``"019b·5346"`` (low 4 digits) when short."""
     words = [int(w) for w in np.asarray(data).reshape(-1)]
     if short:
         return "·".join(f"{w & 0xFFFF:04x}" for w in words)
