@@ -8,6 +8,7 @@ first thing, and every page can then show the same :class:`EnvironmentInfo`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -58,11 +59,9 @@ def configure(environ: dict[str, str] | None = None) -> int:
     if environ is None:
         import jax
 
-        try:
+        # Once the backend is up (e.g. a second call) its device count is fixed: leave it be.
+        with contextlib.suppress(RuntimeError):
             jax.config.update("jax_num_cpu_devices", count)
-        except RuntimeError:
-            # The backend is already up (e.g. a second call): its device count is fixed.
-            pass
     return count
 
 

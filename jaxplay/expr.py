@@ -31,15 +31,84 @@ MAX_POWER_EXPONENT = 1024
 #: output is never larger than their inputs (no ``ones``, ``arange``, ``tile``, ``outer`` ...).
 JNP_FUNCTIONS: frozenset[str] = frozenset(
     {
-        "abs", "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2",
-        "arctanh", "cbrt", "ceil", "clip", "cos", "cosh", "deg2rad", "degrees", "dot", "exp",
-        "exp2", "expm1", "fabs", "floor", "fmax", "fmin", "heaviside", "hypot", "log", "log10",
-        "log1p", "log2", "logaddexp", "matmul", "max", "maximum", "mean", "median", "min",
-        "minimum", "mod", "negative", "power", "prod", "rad2deg", "radians", "real", "reciprocal",
-        "round", "sign", "sin", "sinc", "sinh", "sqrt", "square", "std", "sum", "tan", "tanh",
-        "trace", "transpose", "var", "vdot", "where", "isnan", "isfinite", "logical_and",
-        "logical_or", "logical_not", "diag", "cumsum", "argmax", "argmin", "amax", "amin",
-        "inner", "sort", "flip", "squeeze", "ravel",
+        "abs",
+        "absolute",
+        "arccos",
+        "arccosh",
+        "arcsin",
+        "arcsinh",
+        "arctan",
+        "arctan2",
+        "arctanh",
+        "cbrt",
+        "ceil",
+        "clip",
+        "cos",
+        "cosh",
+        "deg2rad",
+        "degrees",
+        "dot",
+        "exp",
+        "exp2",
+        "expm1",
+        "fabs",
+        "floor",
+        "fmax",
+        "fmin",
+        "heaviside",
+        "hypot",
+        "log",
+        "log10",
+        "log1p",
+        "log2",
+        "logaddexp",
+        "matmul",
+        "max",
+        "maximum",
+        "mean",
+        "median",
+        "min",
+        "minimum",
+        "mod",
+        "negative",
+        "power",
+        "prod",
+        "rad2deg",
+        "radians",
+        "real",
+        "reciprocal",
+        "round",
+        "sign",
+        "sin",
+        "sinc",
+        "sinh",
+        "sqrt",
+        "square",
+        "std",
+        "sum",
+        "tan",
+        "tanh",
+        "trace",
+        "transpose",
+        "var",
+        "vdot",
+        "where",
+        "isnan",
+        "isfinite",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "diag",
+        "cumsum",
+        "argmax",
+        "argmin",
+        "amax",
+        "amin",
+        "inner",
+        "sort",
+        "flip",
+        "squeeze",
+        "ravel",
     }
 )
 #: ``jnp.linalg`` functions allowed.
@@ -47,18 +116,49 @@ LINALG_FUNCTIONS: frozenset[str] = frozenset({"norm", "det", "inv", "slogdet"})
 #: ``jax.nn`` activations and normalisers allowed.
 NN_FUNCTIONS: frozenset[str] = frozenset(
     {
-        "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
-        "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "relu", "relu6", "selu",
-        "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "squareplus",
-        "swish", "standardize",
+        "celu",
+        "elu",
+        "gelu",
+        "glu",
+        "hard_sigmoid",
+        "hard_silu",
+        "hard_swish",
+        "hard_tanh",
+        "leaky_relu",
+        "log_sigmoid",
+        "log_softmax",
+        "logsumexp",
+        "relu",
+        "relu6",
+        "selu",
+        "sigmoid",
+        "silu",
+        "soft_sign",
+        "softmax",
+        "softplus",
+        "sparse_plus",
+        "squareplus",
+        "swish",
+        "standardize",
     }
 )
 #: Constants reachable as ``jnp.<name>``.
 JNP_CONSTANTS: frozenset[str] = frozenset({"pi", "e", "inf", "nan", "euler_gamma"})
 #: Keyword arguments a call may pass.
 KEYWORDS: frozenset[str] = frozenset(
-    {"axis", "keepdims", "ord", "negative_slope", "alpha", "approximate", "a_min", "a_max",
-     "min", "max", "decimals"}
+    {
+        "axis",
+        "keepdims",
+        "ord",
+        "negative_slope",
+        "alpha",
+        "approximate",
+        "a_min",
+        "a_max",
+        "min",
+        "max",
+        "decimals",
+    }
 )
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -178,7 +278,9 @@ def parse(source: str, variables: Sequence[str] = ("x",)) -> Expression:
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
-        raise ExprError(f"syntax error: {err.msg}", err.lineno or 1, max(1, err.offset or 1)) from None
+        raise ExprError(
+            f"syntax error: {err.msg}", err.lineno or 1, max(1, err.offset or 1)
+        ) from None
     except (ValueError, RecursionError, MemoryError):
         raise ExprError("the formula could not be parsed") from None
     checker = _Checker(frozenset(variables), jnp, jax.nn)
@@ -188,9 +290,9 @@ def parse(source: str, variables: Sequence[str] = ("x",)) -> Expression:
 
 def _safe_pow(base: Any, exponent: Any) -> Any:
     """``base ** exponent``, refusing Python-number powers that would hang the server."""
-    if isinstance(base, (int, float)) and isinstance(exponent, (int, float)):
-        if abs(exponent) > MAX_POWER_EXPONENT and abs(base) > 1:
-            raise ExprError(f"exponent {exponent} is too large (limit {MAX_POWER_EXPONENT})")
+    numbers = isinstance(base, (int, float)) and isinstance(exponent, (int, float))
+    if numbers and abs(exponent) > MAX_POWER_EXPONENT and abs(base) > 1:
+        raise ExprError(f"exponent {exponent} is too large (limit {MAX_POWER_EXPONENT})")
     return base**exponent
 
 
@@ -284,10 +386,13 @@ class _Checker:
 
     def _build_Attribute(self, node: ast.Attribute, depth: int) -> Evaluator:
         dotted = _dotted(node)
-        if dotted is not None and dotted[0] == "jnp" and len(dotted) == 2:
-            if dotted[1] in JNP_CONSTANTS:
-                constant = getattr(self.jnp, dotted[1])
-                return lambda env: constant
+        if (
+            dotted is not None
+            and dotted[:1] == ["jnp"]
+            and dotted[1:] in ([c] for c in JNP_CONSTANTS)
+        ):
+            constant = getattr(self.jnp, dotted[1])
+            return lambda env: constant
         base = _dotted(node.value)
         if node.attr == "T" and (base is None or base[0] in self.variables):
             value = self.build(node.value, depth + 1)
@@ -323,7 +428,9 @@ class _Checker:
         if len(dotted) == 3 and dotted[:2] == ["jax", "nn"] and dotted[2] in NN_FUNCTIONS:
             return getattr(self.nn, dotted[2])
         if len(dotted) == 1:
-            raise self.fail(func, f"calling {name!r} is not allowed (write jnp.{name} if it exists)")
+            raise self.fail(
+                func, f"calling {name!r} is not allowed (write jnp.{name} if it exists)"
+            )
         raise self.fail(func, f"function {name!r} is not in the allowed list")
 
 

@@ -46,9 +46,17 @@ def streamlit_server(
     process_env = {**os.environ, **(env or {})}
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "streamlit", "run", script,
-            "--server.port", str(port), "--server.address", "127.0.0.1",
-            "--server.headless", "true",
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            script,
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
         ],
         cwd=ROOT,
         env=process_env,

@@ -16,7 +16,10 @@ def test_requested_cpu_devices_parses_and_clamps() -> None:
 
 
 def test_configure_sets_flags_without_overriding_the_user() -> None:
-    env = {"XLA_FLAGS": "--foo --xla_force_host_platform_device_count=3", "JAXPLAY_CPU_DEVICES": "2"}
+    env = {
+        "XLA_FLAGS": "--foo --xla_force_host_platform_device_count=3",
+        "JAXPLAY_CPU_DEVICES": "2",
+    }
     assert environment.configure(env) == 2
     assert env["XLA_FLAGS"] == "--foo --xla_force_host_platform_device_count=2"
     assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"

@@ -123,9 +123,10 @@ def test_huge_integer_power_is_refused_not_hanging() -> None:
 
 
 def test_never_calls_eval_or_compile() -> None:
-    source = open(expr.__file__, encoding="utf-8").read()
+    with open(expr.__file__, encoding="utf-8") as handle:
+        source = handle.read()
     for forbidden in ("eval(", "exec(", "compile("):
-        assert forbidden not in source.replace("mode=\"eval\"", "")
+        assert forbidden not in source.replace('mode="eval"', "")
 
 
 def test_bad_variable_names_and_empty_input() -> None:

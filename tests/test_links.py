@@ -8,7 +8,9 @@ from jaxplay.links import ignored_params
 def test_valid_params_are_silent() -> None:
     before = {"jit_preset": "softmax", "jit_n": "3", "snippet": "abc"}
     after = {"jit_preset": "softmax"}  # jit_n equals its default and was removed
-    notes = ignored_params(before, after, {"jit_preset": "softmax", "jit_n": 3}, ["jit_preset", "jit_n"])
+    notes = ignored_params(
+        before, after, {"jit_preset": "softmax", "jit_n": 3}, ["jit_preset", "jit_n"]
+    )
     assert notes == []
 
 
