@@ -386,11 +386,8 @@ class _Checker:
 
     def _build_Attribute(self, node: ast.Attribute, depth: int) -> Evaluator:
         dotted = _dotted(node)
-        if (
-            dotted is not None
-            and dotted[:1] == ["jnp"]
-            and dotted[1:] in ([c] for c in JNP_CONSTANTS)
-        ):
+        is_constant = dotted is not None and len(dotted) == 2 and dotted[0] == "jnp"
+        if is_constant and dotted[1] in JNP_CONSTANTS:
             constant = getattr(self.jnp, dotted[1])
             return lambda env: constant
         base = _dotted(node.value)
