@@ -26,7 +26,7 @@ from plotly.subplots import make_subplots
 from jaxplay import timing
 from jaxplay.autodiff import AsWritten, hvp, normal_arrays, run_as_written
 from jaxplay.expr import parse
-from jaxplay.vectorize import FriendlyError, explain_error
+from jaxplay.vectorize import FriendlyError, explain_error, timing_trace
 
 # --- the pipeline builder ------------------------------------------------------------------------
 
@@ -387,23 +387,20 @@ def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
         for mode in MODES:
             ts = sweep.timings[(name, mode)]
             fig.add_trace(
-                go.Scatter(
-                    x=list(sweep.widths),
-                    y=[t.median for t in ts],
-                    error_y={"type": "data", "array": [t.iqr / 2 for t in ts]},
-                    mode="lines+markers",
-                    name=mode,
+                timing_trace(
+                    sweep.widths,
+                    ts,
+                    mode,
                     legendgroup=mode,
                     showlegend=col == 1,
                     line={"color": colors[mode]},
-                    hovertext=[t.describe() for t in ts],
                 ),
                 1,
                 col,
             )
     fig.update_xaxes(type="log", title_text="n_in (input width)", row=1, col=1)
     fig.update_xaxes(type="log", title_text="n_out (output width)", row=1, col=2)
-    fig.update_yaxes(type="log", title_text="time per Jacobian (s, median)")
+    fig.update_yaxes(type="log", title_text="time per Jacobian (s; median, quartiles)")
     fig.update_layout(
         title=(
             f"jit(jacfwd) vs jit(jacrev) of the two-layer network (hidden {sweep.hidden}), "
@@ -565,16 +562,7 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
     for name in HVP_METHODS:
         ts = sweep.timings[name]
         fig.add_trace(
-            go.Scatter(
-                x=list(sweep.dims),
-                y=[t.median for t in ts],
-                error_y={"type": "data", "array": [t.iqr / 2 for t in ts]},
-                mode="lines+markers",
-                name=name,
-                legendgroup=name,
-                line={"color": colors[name]},
-                hovertext=[t.describe() for t in ts],
-            ),
+            timing_trace(sweep.dims, ts, name, legendgroup=name, line={"color": colors[name]}),
             1,
             1,
         )
@@ -592,7 +580,7 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
             2,
         )
     fig.update_xaxes(type="log", title_text="dimension n")
-    fig.update_yaxes(type="log", title_text="time per call (s, median)", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="time per call (s; median, quartiles)", row=1, col=1)
     fig.update_yaxes(type="log", title_text="bytes", row=1, col=2)
     fig.update_layout(
         title=f"Hessian-vector product vs full Hessian, jitted, measured on {sweep.device}",

@@ -175,6 +175,9 @@ def test_batching_is_timed_for_every_method_and_charted() -> None:
     assert [t.name for t in fig.data] == list(vz.METHODS)
     assert fig.layout.xaxis.title.text == "batch size"
     assert "median" in fig.layout.yaxis.title.text
+    first = bt.timings[vz.METHODS[0]][0]
+    assert fig.data[0].error_y.arrayminus[0] == pytest.approx(first.median - first.q1)
+    assert fig.data[0].error_y.array[0] == pytest.approx(first.q3 - first.median)
     assert f"measured on {timing.device_label()}" in fig.layout.title.text
     with pytest.raises(ValueError, match="1 to 1024"):
         vz.check_batch_sizes([4, 5000])
