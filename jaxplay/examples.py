@@ -20,6 +20,7 @@ class Section:
     """One of the article's eight sections."""
 
     number: int
+    slug: str
     title: str
     summary: str
 
@@ -52,14 +53,37 @@ class Example:
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section(1, "jax.jit: just-in-time compilation", "Naive vs jitted softmax, and how to time it."),
-    Section(2, "jax.grad: differentiation as a function", "Gradients, Hessians, custom VJPs."),
-    Section(3, "jax.vmap: batching as a function", "Per-example code batched; a vmapped conv."),
-    Section(4, "Composing transforms", "Per-sample gradients, Jacobians, Hessian-vector products."),
-    Section(5, "Random numbers with explicit keys", "Seeds, splits, keys under vmap and jit."),
-    Section(6, "Tracing and static arguments", "jaxprs, static_argnums, side effects under jit."),
-    Section(7, "Devices and parallelism", "Device placement, pmap, all-reduce with psum."),
-    Section(8, "Memory and fusion", "Gradient checkpointing and XLA's operator fusion."),
+    Section(
+        1,
+        "jit",
+        "jax.jit: just-in-time compilation",
+        "Naive vs jitted softmax, and how to time it.",
+    ),
+    Section(
+        2, "grad", "jax.grad: differentiation as a function", "Gradients, Hessians, custom VJPs."
+    ),
+    Section(
+        3, "vmap", "jax.vmap: batching as a function", "Per-example code batched; a vmapped conv."
+    ),
+    Section(
+        4,
+        "compose",
+        "Composing transforms",
+        "Per-sample gradients, Jacobians, Hessian-vector products.",
+    ),
+    Section(
+        5, "prng", "Random numbers with explicit keys", "Seeds, splits, keys under vmap and jit."
+    ),
+    Section(
+        6,
+        "tracing",
+        "Tracing and static arguments",
+        "jaxprs, static_argnums, side effects under jit.",
+    ),
+    Section(
+        7, "devices", "Devices and parallelism", "Device placement, pmap, all-reduce with psum."
+    ),
+    Section(8, "memory", "Memory and fusion", "Gradient checkpointing and XLA's operator fusion."),
 )
 
 _E = Example
@@ -1089,6 +1113,14 @@ def by_id(example_id: str) -> Example:
         if example.id == example_id:
             return example
     raise KeyError(example_id)
+
+
+def section(slug: str) -> Section:
+    """The section with ``slug`` (``"jit"`` ... ``"memory"``); ``KeyError`` if none."""
+    for s in SECTIONS:
+        if s.slug == slug:
+            return s
+    raise KeyError(slug)
 
 
 def in_section(number: int) -> tuple[Example, ...]:

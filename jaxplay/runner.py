@@ -159,7 +159,7 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
 
 
 def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
-    """One row per array for a table: name, shape, dtype, min, max, mean."""
+    """One row per array for a table: name, shape, dtype, min, max, mean, first values."""
     return [
         {
             "name": a.name,
@@ -168,9 +168,22 @@ def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
             "min": a.min,
             "max": a.max,
             "mean": a.mean,
+            "first values": _first_values(a),
         }
         for a in arrays
     ]
+
+
+def _first_values(summary: ArraySummary, count: int = 6) -> str:
+    matrix = preview_matrix(summary)
+    if matrix is None:
+        return ""
+    flat = [v for row in matrix for v in row]
+    text = ", ".join(f"{v:.4g}" for v in flat[:count])
+    total = 1
+    for s in summary.shape:
+        total *= s
+    return text + (", …" if total > count else "")
 
 
 def preview_matrix(summary: ArraySummary) -> list[list[float]] | None:

@@ -45,24 +45,38 @@ def _reset() -> None:
     state.pop("code_lab_result", None)
 
 
+def _height(text: str, box: int = 240) -> int | str:
+    """Long text scrolls in a box instead of filling the page."""
+    return box if text.count("\n") > 12 or len(text) > 2000 else "content"
+
+
 refusal = runner.refusal()
 if refusal:
     st.error(refusal, icon=":material/block:")
 
+# A code editor wants a monospace font; Streamlit's text area has a proportional one.
+st.html(
+    "<style>.st-key-code_lab_editor textarea"
+    "{font-family: 'Source Code Pro', monospace; font-size: 14px}</style>"
+)
 edit, preview = st.columns(2)
 with edit:
     st.text_area("Code", key="code_lab_editor", height=380, on_change=_edited, max_chars=100_000)
-    run_col, reset_col, _ = st.columns([1, 1, 3])
-    run = run_col.button(
+    # The editor's actions; more (e.g. sharing) go in this row.
+    actions = st.container(horizontal=True, key="code_lab_actions")
+    run = actions.button(
         "Run",
         key="code_lab_run",
         type="primary",
         icon=":material/play_arrow:",
         disabled=bool(refusal),
+        shortcut="ctrl+enter",
     )
-    reset_col.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
+    actions.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
 with preview:
-    st.code(state["code_lab_source"], language="python", line_numbers=True, height=380)
+    st.code(
+        state["code_lab_source"], language="python", line_numbers=True, wrap_lines=True, height=380
+    )
 
 source = state["code_lab_source"]
 with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/search:"):
@@ -123,7 +137,8 @@ if "code_lab_result" in state:
     if result.error is not None:
         err = result.error
         st.error(KIND_TEXT.get(err.kind, err.kind), icon=":material/error:")
-        st.code(f"{err.exc_type}: {err.message}" if err.exc_type else err.message, language=None)
+        message = f"{err.exc_type}: {err.message}" if err.exc_type else err.message
+        st.code(message, language=None, height=_height(message))
         marked = runner.mark_line(ran, err.line)
         if marked:
             st.code(marked, language=None)
@@ -132,7 +147,8 @@ if "code_lab_result" in state:
                 st.code(err.traceback, language=None)
     if result.stdout or result.stderr:
         st.markdown("**Printed output**")
-        st.code(result.stdout + result.stderr, language=None)
+        printed = result.stdout + result.stderr
+        st.code(printed, language=None, height=_height(printed, 500))
     if result.value_repr is not None:
         st.markdown("**Value of the last line**")
         st.code(result.value_repr, language=None)

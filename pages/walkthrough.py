@@ -29,6 +29,11 @@ def run_example(example: examples.Example) -> runner.RunResult:
         return skipped.result
 
 
+def _height(text: str) -> int | str:
+    """Long text scrolls in a box instead of filling the page."""
+    return 220 if text.count("\n") > 8 or len(text) > 1200 else "content"
+
+
 def open_in_code_lab(source: str) -> None:
     st.session_state["code_lab_source"] = source
     st.session_state.pop("code_lab_result", None)
@@ -43,16 +48,15 @@ st.caption(
     "real error and the fix. Any snippet opens in the Code Lab with one click."
 )
 
-numbers = [s.number for s in examples.SECTIONS]
-number = st.pills(
+# Short names as options: the label is what travels in a shared link (?walkthrough_section=prng).
+slug = st.pills(
     "Section",
-    numbers,
-    default=1,
+    [s.slug for s in examples.SECTIONS],
+    default="jit",
     key="walkthrough_section",
     bind="query-params",
-    format_func=lambda n: f"{n}. {examples.SECTIONS[n - 1].title.split(':')[0]}",
 )
-section = examples.SECTIONS[(number or 1) - 1]
+section = examples.section(slug or "jit")
 st.header(f"{section.number}. {section.title}")
 st.markdown(section.summary)
 
@@ -73,7 +77,8 @@ for example in examples.in_section(section.number):
                     f"What it really raises on this server ({result.error.kind}):",
                     icon=":material/bug_report:",
                 )
-                st.code(f"{result.error.exc_type}: {result.error.message}", language=None)
+                message = f"{result.error.exc_type}: {result.error.message}"
+                st.code(message, language=None, height=_height(message))
             elif result.error is not None:
                 st.warning(
                     f"Could not show the real error: {result.error.message}",
@@ -83,12 +88,12 @@ for example in examples.in_section(section.number):
                 st.success("It ran without an error here (for example on a machine with a GPU).")
             if example.fixed_by:
                 st.caption(f"The fix: “{examples.by_id(example.fixed_by).title}” below.")
-        cols = st.columns([1, 1, 4])
-        if cols[0].button(
+        actions = st.container(horizontal=True)
+        if actions.button(
             "Open in Code Lab", key=f"walkthrough_open_{example.id}", icon=":material/terminal:"
         ):
             open_in_code_lab(example.source)
-        if not example.expected_error and cols[1].button(
+        if not example.expected_error and actions.button(
             "Run here", key=f"walkthrough_run_{example.id}", icon=":material/play_arrow:"
         ):
             with st.spinner("Running in the sandbox…"):

@@ -18,14 +18,14 @@ def test_first_section_lists_its_snippets() -> None:
 
 
 def test_broken_snippet_shows_the_real_error() -> None:
-    at = open_page(SPEC, walkthrough_section=6)
+    at = open_page(SPEC, walkthrough_section="tracing")
     assert_clean(at)
     assert at.header[0].value.startswith("6.")
     assert any(c.value.startswith("ImportError: cannot import name 'partial'") for c in at.code)
 
 
 def test_open_in_code_lab_loads_the_snippet() -> None:
-    at = open_page(SPEC, walkthrough_section=3)
+    at = open_page(SPEC, walkthrough_section="vmap")
     at.button(key="walkthrough_open_vmap-conv").click().run()
     assert_clean(at)
     assert at.session_state["code_lab_source"] == examples.by_id("vmap-conv").source
