@@ -83,3 +83,25 @@ def test_bad_shapes_are_a_warning_not_a_traceback() -> None:
     )
     assert_clean(at)
     assert any("not a shape" in w.value for w in at.warning)
+
+
+def test_a_matrix_gets_a_heatmap() -> None:
+    at = open_page(SPEC)
+    _run(at, "import jax.numpy as jnp\nm = jnp.eye(3)")
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+
+
+def test_public_server_without_bwrap_refuses_with_a_message(monkeypatch) -> None:  # noqa: ANN001
+    from jaxplay import runner
+
+    runner.shutdown()
+    monkeypatch.setenv("JAXPLAY_PUBLIC", "1")
+    monkeypatch.setenv("JAXPLAY_SANDBOX", "process")
+    try:
+        at = open_page(SPEC)
+        assert_clean(at)
+        assert any("JAXPLAY_PUBLIC" in e.value for e in at.error)
+        assert at.button(key="code_lab_run").disabled
+    finally:
+        runner.shutdown()

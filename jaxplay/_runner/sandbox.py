@@ -364,7 +364,9 @@ class BwrapSandbox(Sandbox):
         self.tmp_mb = tmp_mb
 
     def available(self) -> bool:
-        return os.access(self.executable, os.X_OK)
+        """bwrap is installed *and* can create its namespaces here (containers often forbid
+        user namespaces); checked once per executable with a trivial sandbox."""
+        return bwrap_usable(self.executable)
 
     def _command(self, argv: list[str], env: dict[str, str], workdir: Path | None) -> list[str]:
         env["HOME"] = env["TMPDIR"] = "/tmp"
@@ -401,6 +403,24 @@ class BwrapSandbox(Sandbox):
         for key, value in sorted(env.items()):
             cmd += ["--setenv", key, value]
         return [*cmd, "--", *argv]
+
+
+_USABLE: dict[str, bool] = {}
+
+
+def bwrap_usable(executable: str = BWRAP) -> bool:
+    """Whether ``executable`` exists and can run ``/bin/true`` with every namespace unshared."""
+    if executable not in _USABLE:
+        ok = os.access(executable, os.X_OK)
+        if ok:
+            probe = [executable, "--unshare-all", "--die-with-parent", "--new-session"]
+            probe += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "/bin/true"]
+            try:
+                ok = subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                ok = False
+        _USABLE[executable] = ok
+    return _USABLE[executable]
 
 
 def make_sandbox(mode: str, cgroups: Cgroups | None = None) -> Sandbox:
