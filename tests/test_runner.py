@@ -313,3 +313,29 @@ def _zombie(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+@pytest.mark.parametrize("mode", ["process"])
+def test_a_busy_worker_dies_with_the_server(mode: str) -> None:
+    """The server is killed mid-run (no atexit, no shutdown): its sleeping worker dies too."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, threading, time\nfrom jaxplay import environment\nenvironment.configure()\n"
+        "from jaxplay.runner import RunnerConfig, WorkerPool\n"
+        f"pool = WorkerPool(RunnerConfig(sandbox={mode!r}, spares=1))\n"
+        "threading.Thread(target=pool.run, args=('import time\\ntime.sleep(1000)',),"
+        " daemon=True).start()\n"
+        "while pool.status()['running'] == 0:\n    time.sleep(0.05)\n"
+        "time.sleep(1.0)\nprint(list(pool._all)[0].launch.process.pid, flush=True)\nos._exit(0)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(os.getcwd())}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=180
+    )
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not _zombie(pid):
+        time.sleep(0.1)
+    assert _zombie(pid), "the worker outlived the server"

@@ -18,6 +18,7 @@ import io
 import linecache
 import os
 import resource
+import signal
 import sys
 import time
 import traceback
@@ -368,7 +369,24 @@ def _send(result_fd: int, message: dict[str, Any]) -> None:
         view = view[os.write(result_fd, view) :]
 
 
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this worker when the server's spawning thread ends.
+
+    bwrap does this itself (``--die-with-parent``); the process sandbox relies on this so a
+    run that is sleeping when the server dies does not live on as an orphan.
+    """
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> None:
+    _die_with_parent()
     parser = argparse.ArgumentParser()
     for name in ("--job-fd", "--result-fd", "--out-fd", "--err-fd"):
         parser.add_argument(name, type=int, required=True)
