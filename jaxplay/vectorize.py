@@ -171,6 +171,13 @@ class ShapeRow:
     shape: tuple[int, ...]
     axis: int | None
 
+    @property
+    def per_call(self) -> tuple[int, ...]:
+        """The shape one example sees: the mapped axis removed (unmapped inputs whole)."""
+        if self.axis is None or not 0 <= self.axis < len(self.shape):
+            return self.shape
+        return self.shape[: self.axis] + self.shape[self.axis + 1 :]
+
     def markdown(self) -> str:
         """``(:orange-background[**8**], 5)``: the mapped axis marked, in Streamlit markdown."""
         parts = [

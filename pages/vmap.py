@@ -64,7 +64,9 @@ with editor:
     else:
         for row in result.rows:
             mapped = "not mapped" if row.axis is None else f"axis {row.axis} mapped"
-            st.markdown(f"`{row.name}`: {row.markdown()} — {mapped}")
+            st.markdown(
+                f"`{row.name}`: {row.markdown()} — {mapped}; each call sees `{row.per_call}`"
+            )
         if result.error is not None:
             st.error(f"**JAX refuses:** {result.error.plain}", icon=":material/error:")
             with st.expander("JAX's own message"):

@@ -101,6 +101,7 @@ def test_mapped_axes_are_marked_per_input() -> None:
     assert [r.axis for r in result.rows] == [1, 0, None]
     assert result.rows[0].markdown() == "(5, :orange-background[**8**])"
     assert result.rows[2].markdown() == "(3,)"
+    assert [r.per_call for r in result.rows] == [(5,), (3, 5), (3,)]
     assert vz.leaf_axes((0, 0, 0), [[(8, 5)], [(3, 5), (3,)]]) is None
     assert vz.leaf_axes(0, [[(8, 5)], [(3, 5), (3,)]]) == [0, 0, 0]
 

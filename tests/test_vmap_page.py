@@ -20,7 +20,7 @@ def test_default_axes_match_the_loop_and_the_jaxpr_shows_one_dot() -> None:
     assert_clean(at)
     assert any("the same numbers as a loop" in s for s in _texts(at.success))
     markdown = " ".join(_texts(at.markdown))
-    assert "(:orange-background[**8**], 5) — axis 0 mapped" in markdown
+    assert "(:orange-background[**8**], 5) — axis 0 mapped; each call sees `(5,)`" in markdown
     assert "**vmap**: 1 × `dot_general`" in markdown and "**Python loop**: 4 ×" in markdown
     assert len(at.get("plotly_chart")) == 1  # the convolution; timing waits for its button
     metrics = {m.label: float(m.value) for m in at.metric}
