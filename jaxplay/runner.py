@@ -261,3 +261,16 @@ def timing_summary(data: dict[str, Any]) -> dict[str, str]:
             "other visitors, so expect noise."
         ),
     }
+
+
+def describe_limits() -> str:
+    """One line for the page: the sandbox in use and the limits of a run."""
+    pool = get_pool()
+    limits = pool.config.limits
+    sandbox = "bubblewrap sandbox" if pool.isolated else "plain process (no isolation)"
+    return (
+        f"{sandbox} · {limits.timeout_s:g} s · {limits.cpu_s:g} CPU s · "
+        f"{limits.memory_mb / 1024:.3g} GB memory (CPU) · {limits.output_bytes // 1024} KiB "
+        f"output · {limits.processes} processes"
+        + (" · no network, no server files" if pool.isolated else "")
+    )

@@ -51,6 +51,7 @@ def _height(text: str, box: int = 240) -> int | str:
 
 
 refusal = runner.refusal()
+st.caption(f":material/shield: Each run: {runner.describe_limits()}")
 if refusal:
     st.error(refusal, icon=":material/block:")
 
