@@ -415,6 +415,28 @@ class ModesAtPoint:
     jvp: tuple[float, float]
     vjp: tuple[float, float]
 
+    def rows(self) -> list[dict[str, str | float | None]]:
+        """One row per call, as the page's table lists them."""
+        return [
+            {"call": "f(x₀)", "value": self.value, "derivative": None},
+            {"call": "grad(f)(x₀)", "value": None, "derivative": self.grad},
+            {
+                "call": "value_and_grad(f)(x₀)",
+                "value": self.value_and_grad[0],
+                "derivative": self.value_and_grad[1],
+            },
+            {
+                "call": "jvp(f, (x₀,), (1.0,))  forward",
+                "value": self.jvp[0],
+                "derivative": self.jvp[1],
+            },
+            {
+                "call": "vjp(f, x₀)[1](1.0)  reverse",
+                "value": self.vjp[0],
+                "derivative": self.vjp[1],
+            },
+        ]
+
 
 def modes_at_point(source: str, x0: float) -> ModesAtPoint:
     """The derivative of f at ``x0`` by ``grad``, ``value_and_grad``, ``jvp`` and ``vjp``.

@@ -27,6 +27,11 @@ def checks(source: str, x0: float, order: int) -> tuple[ad.GradCheck, ad.ModesAt
     return ad.check_derivatives(source, x0, order), ad.modes_at_point(source, x0)
 
 
+@st.cache_data(max_entries=1, show_spinner=False)
+def vectors() -> ad.ModesOnVectors:
+    return ad.modes_on_vectors()
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def custom(factor: float, rule: str) -> ad.CustomVsAutodiff:
     return ad.custom_vs_autodiff(factor, rule)
@@ -122,32 +127,8 @@ with check:
     _ui.show_code(ad.check_derivatives, ad.central_difference)
 
 with modes:
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {"call": "f(x₀)", "value": at_point.value, "derivative": None},
-                {"call": "grad(f)(x₀)", "value": None, "derivative": at_point.grad},
-                {
-                    "call": "value_and_grad(f)(x₀)",
-                    "value": at_point.value_and_grad[0],
-                    "derivative": at_point.value_and_grad[1],
-                },
-                {
-                    "call": "jvp(f, (x₀,), (1.0,))  forward",
-                    "value": at_point.jvp[0],
-                    "derivative": at_point.jvp[1],
-                },
-                {
-                    "call": "vjp(f, x₀)[1](1.0)  reverse",
-                    "value": at_point.vjp[0],
-                    "derivative": at_point.vjp[1],
-                },
-            ]
-        ),
-        hide_index=True,
-        key="grad_modes_table",
-    )
-    vec = ad.modes_on_vectors()
+    st.dataframe(pd.DataFrame(at_point.rows()), hide_index=True, key="grad_modes_table")
+    vec = vectors()
     st.markdown(
         f"On the two-layer network R⁴ → R³: `jvp` pushes a tangent v forward and returns **J v** "
         f"{vec.jvp.round(4).tolist()}; `vjp` pulls a cotangent u back and returns **uᵀ J** "

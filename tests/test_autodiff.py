@@ -107,6 +107,7 @@ def test_grad_value_and_grad_jvp_and_vjp_agree() -> None:
         assert value == pytest.approx(np.tanh(0.5), rel=1e-6)
         assert derivative == pytest.approx(d, rel=1e-6)
     assert m.grad == pytest.approx(d, rel=1e-6)
+    assert [r["derivative"] for r in m.rows()][1:] == pytest.approx([d] * 4, rel=1e-6)
 
 
 def test_jvp_is_j_v_and_vjp_is_u_j() -> None:
