@@ -40,6 +40,11 @@ def hvps(dims: tuple[int, ...], _progress: object = None) -> cp.HvpSweep:
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
+def jacobian_check() -> tuple[tuple[int, ...], float]:
+    return cp.jacobians_agree(64, 8)
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
 def jit_hvp() -> tuple[cp.JitHvp, float]:
     return cp.jit_hvp(), cp.hvp_agreement(100)
 
@@ -159,7 +164,7 @@ with jac:
         bind="query-params",
     )
     chosen = tuple(sorted(widths))
-    shape_, diff = cp.jacobians_agree(64, 8)
+    shape_, diff = jacobian_check()
     st.caption(f"jacfwd and jacrev agree: Jacobian {shape_}, max |difference| {diff:.2g}.")
     if measured("Measure", "compose_jac_measure", "compose_jac_done", chosen):
         bar = st.progress(0.0, "Timing…")
