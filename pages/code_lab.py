@@ -71,7 +71,6 @@ with edit:
         type="primary",
         icon=":material/play_arrow:",
         disabled=bool(refusal),
-        shortcut="ctrl+enter",
     )
     actions.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
 with preview:
