@@ -134,6 +134,10 @@ if "code_lab_result" in state:
         st.info(
             "These are the results of an earlier version of the code.", icon=":material/history:"
         )
+    if result.stdout or result.stderr:
+        st.markdown("**Printed output**")
+        printed = result.stdout + result.stderr
+        st.code(printed, language=None, height=_height(printed, 500))
     if result.error is not None:
         err = result.error
         st.error(KIND_TEXT.get(err.kind, err.kind), icon=":material/error:")
@@ -145,10 +149,6 @@ if "code_lab_result" in state:
         if err.traceback:
             with st.expander("Traceback (your code's frames only)"):
                 st.code(err.traceback, language=None)
-    if result.stdout or result.stderr:
-        st.markdown("**Printed output**")
-        printed = result.stdout + result.stderr
-        st.code(printed, language=None, height=_height(printed, 500))
     if result.value_repr is not None:
         st.markdown("**Value of the last line**")
         st.code(result.value_repr, language=None)
