@@ -74,6 +74,7 @@ def test_worker_environment_is_a_whitelist_with_the_apps_device_count() -> None:
         "PATH", "LANG", "LC_ALL", "MALLOC_ARENA_MAX", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
         "PYTHONNOUSERSITE", "JAXPLAY_CPU_DEVICES", "XLA_FLAGS", "JAX_NUM_CPU_DEVICES",
         "XLA_PYTHON_CLIENT_PREALLOCATE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "JAX_ENABLE_X64",
+        "XLA_PYTHON_CLIENT_MEM_FRACTION",
     }  # fmt: skip
 
 

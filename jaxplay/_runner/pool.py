@@ -40,7 +40,14 @@ from jaxplay._runner.sandbox import ROOT, Cgroups, Launch, Sandbox, make_sandbox
 log = logging.getLogger(__name__)
 
 MAX_SOURCE_CHARS = 100_000
-_PASS_THROUGH = ("JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "JAX_ENABLE_X64")
+# The operator's choices about devices; XLA_PYTHON_CLIENT_MEM_FRACTION caps each worker's share
+# of the GPU (one run cannot take the memory every other visitor's run needs).
+_PASS_THROUGH = (
+    "JAX_PLATFORMS",
+    "CUDA_VISIBLE_DEVICES",
+    "JAX_ENABLE_X64",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+)
 _SIGNAL_NAMES = {
     signal.SIGSEGV: "a segmentation fault (SIGSEGV)",
     signal.SIGBUS: "a bus error (SIGBUS)",
