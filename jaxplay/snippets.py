@@ -15,6 +15,7 @@ shared across threads, and a connection per call is cheap next to a page render.
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import sqlite3
 import string
@@ -37,6 +38,23 @@ CREATE TABLE IF NOT EXISTS snippets (
     created REAL NOT NULL
 )
 """
+
+
+def default_path() -> Path:
+    """The database file: ``JAXPLAY_SNIPPET_DB``, else ``~/.local/share/jaxplay/``."""
+    configured = os.environ.get("JAXPLAY_SNIPPET_DB", "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".local" / "share" / "jaxplay" / "snippets.sqlite3"
+
+
+def share_link(base_url: str | None, snippet_id: str) -> str:
+    """The address that opens ``snippet_id`` in the Code Lab (relative if the base is unknown)."""
+    base = (base_url or "").split("?", 1)[0].rstrip("/")
+    for suffix in ("/code-lab",):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    return f"{base}/code-lab?snippet={snippet_id}"
 
 
 class SnippetError(ValueError):

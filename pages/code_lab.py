@@ -5,7 +5,8 @@ import uuid
 import pandas as pd
 import streamlit as st
 
-from jaxplay import examples, inspectors, runner
+import pages._ui  # noqa: F401  (every page imports it first: see its docstring)
+from jaxplay import examples, inspectors, runner, snippets
 from jaxplay.runner import InspectRequest
 
 runner.warm_up()  # returns at once; spare workers start in the background
@@ -33,6 +34,27 @@ state.setdefault("code_lab_source", DEFAULT)
 state.setdefault("code_lab_visitor", uuid.uuid4().hex)
 # The editor's widget state is dropped when another page is shown; code_lab_source is the
 # lasting copy (the walkthrough writes it too), so the editor is refilled from it each run.
+
+
+@st.cache_resource(max_entries=4)
+def _snippet_store(path: str) -> snippets.SnippetStore:
+    return snippets.SnippetStore(path)
+
+
+store = _snippet_store(str(snippets.default_path()))
+# A shared link (?snippet=<id>) loads its code once; the visitor's edits are kept after that.
+shared_id = st.query_params.get("snippet")
+if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
+    state["code_lab_loaded_snippet"] = shared_id
+    try:
+        state["code_lab_source"] = store.load(shared_id).code
+        state.pop("code_lab_result", None)
+        st.toast("Loaded the shared snippet.", icon=":material/share:")
+    except snippets.SnippetError as err:
+        st.warning(f"{err} Showing your own code instead.", icon=":material/link_off:")
+    if store.last_recovery:
+        st.warning(store.last_recovery, icon=":material/build:")
+
 state["code_lab_editor"] = state["code_lab_source"]
 
 
@@ -73,6 +95,17 @@ with edit:
         disabled=bool(refusal),
     )
     actions.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
+    share = actions.button("Share", key="code_lab_share", icon=":material/share:")
+    if share:
+        try:
+            saved = store.save(state["code_lab_source"], visitor=state["code_lab_visitor"])
+        except snippets.SnippetError as err:
+            st.warning(str(err), icon=":material/block:")
+        else:
+            if saved.recovered:
+                st.warning(saved.recovered, icon=":material/build:")
+            st.success("Anyone with this link sees this code:", icon=":material/link:")
+            st.code(snippets.share_link(st.context.url, saved.snippet.id), language=None)
 with preview:
     st.code(
         state["code_lab_source"], language="python", line_numbers=True, wrap_lines=True, height=380
@@ -98,11 +131,17 @@ with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/
     )
     chosen = st.pills(
         "Show",
-        list(inspectors.INSPECTORS),
+        [name for name in inspectors.INSPECTORS if name in inspectors.LABELS],
         selection_mode="multi",
         key="code_lab_inspectors",
         format_func=lambda n: inspectors.LABELS.get(n, n),
         bind="query-params",
+    )
+    st.page_link(
+        "pages/tracing.py",
+        label="Every compile stage of a function (jaxpr, StableHLO, HLO) on the Tracing page",
+        icon=":material/account_tree:",
+        query_params={"tracing_preset": "a function from the Code Lab"},
     )
 
 request = None
