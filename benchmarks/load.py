@@ -1,0 +1,179 @@
+"""Load test: K concurrent real browser sessions against one jaxplay server.
+
+Starts ``streamlit run app.py`` on a free local port, then drives K headless chromium sessions
+(one browser, a context each, so each is its own Streamlit session) for a bounded time. Each
+session loops: open a page through the navigation, move a widget on it, then run a Code Lab
+snippet and wait for its printed result. It reports sessions served, actions, failures, and the
+p50/p95 time for a page to finish rendering and for a snippet's result to appear.
+
+    .venv/bin/python benchmarks/load.py --sessions 10 --duration 120
+
+Everything stays on 127.0.0.1. The run stops by itself after ``--duration`` seconds (plus the
+time for actions in flight to finish or time out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from playwright.async_api import Page, async_playwright  # noqa: E402
+
+from jaxplay import catalog  # noqa: E402
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+
+ACTION_TIMEOUT_MS = 120_000
+#: Pages every session visits in turn (the Code Lab is visited by the snippet step).
+TOUR = [p for p in catalog.TOPICS if p.url_path not in {"code-lab"}]
+
+
+@dataclass
+class Stats:
+    page_s: list[float] = field(default_factory=list)
+    snippet_s: list[float] = field(default_factory=list)
+    widget_moves: int = 0
+    failures: list[str] = field(default_factory=list)
+    sessions_served: int = 0
+
+
+async def wait_rendered(page: Page, title: str) -> None:
+    """Until the page's title is shown and the script has stopped running."""
+    await page.locator("h1").filter(has_text=title).first.wait_for(timeout=ACTION_TIMEOUT_MS)
+    await page.wait_for_function(
+        """() => {
+            const w = document.querySelector('[data-testid="stStatusWidget"]');
+            return !w || !w.innerText.toLowerCase().includes('running');
+        }""",
+        timeout=ACTION_TIMEOUT_MS,
+    )
+    if await page.locator('[data-testid="stException"]').count():
+        raise RuntimeError(f"exception box on {title}")
+
+
+async def open_page(page: Page, spec: catalog.PageSpec) -> float:
+    start = time.perf_counter()
+    await page.locator('[data-testid="stSidebarNav"] a').filter(has_text=spec.title).first.click()
+    await wait_rendered(page, spec.title)
+    return time.perf_counter() - start
+
+
+async def move_a_widget(page: Page, title: str) -> bool:
+    """Nudge the first slider (or toggle the first checkbox) and wait for the rerun."""
+    slider = page.locator('[data-testid="stSlider"] [role="slider"]').first
+    if await slider.count():
+        await slider.focus()
+        await slider.press("ArrowRight")
+    else:
+        checkbox = page.locator('[data-testid="stCheckbox"] label').first
+        if not await checkbox.count():
+            return False
+        await checkbox.click()
+    await page.wait_for_timeout(300)
+    await wait_rendered(page, title)
+    return True
+
+
+async def run_snippet(page: Page, lab: catalog.PageSpec, marker: str) -> float:
+    await open_page(page, lab)
+    editor = page.locator(".st-key-code_lab_editor textarea")
+    await editor.fill(f"import jax.numpy as jnp\nprint('{marker}', jnp.ones(3).sum())\n")
+    await editor.press("Control+Enter")
+    start = time.perf_counter()
+    await page.locator(".st-key-code_lab_run button").click()
+    await page.get_by_text(f"{marker} 3.0").first.wait_for(timeout=ACTION_TIMEOUT_MS)
+    return time.perf_counter() - start
+
+
+async def session(browser, url: str, index: int, deadline: float, stats: Stats) -> None:  # noqa: ANN001
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    lab = catalog.find("code-lab")
+    step = 0
+    try:
+        await page.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
+        await wait_rendered(page, "jaxplay")
+        stats.sessions_served += 1
+        while time.monotonic() < deadline:
+            spec = TOUR[(index + step) % len(TOUR)]
+            try:
+                stats.page_s.append(await open_page(page, spec))
+                if await move_a_widget(page, spec.title):
+                    stats.widget_moves += 1
+                stats.snippet_s.append(await run_snippet(page, lab, f"s{index}-{step}"))
+            except Exception as err:  # noqa: BLE001 - every failure is counted and reported
+                stats.failures.append(
+                    f"session {index} step {step} ({spec.url_path}): {err!r}"[:300]
+                )
+                await page.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
+            step += 1
+    except Exception as err:  # noqa: BLE001
+        stats.failures.append(f"session {index} could not start: {err!r}"[:300])
+    finally:
+        await context.close()
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def main_async(sessions: int, duration: float) -> Stats:
+    stats = Stats()
+    with streamlit_server("app.py") as url:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            # Warm the server (first import of JAX, the sandbox pool) before the clock starts.
+            warm = await browser.new_page()
+            await warm.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
+            await wait_rendered(warm, "jaxplay")
+            await warm.close()
+            deadline = time.monotonic() + duration
+            await asyncio.gather(
+                *(session(browser, url, i, deadline, stats) for i in range(sessions))
+            )
+            await browser.close()
+    return stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10, help="concurrent browser sessions (K)")
+    parser.add_argument("--duration", type=float, default=120.0, help="seconds of load")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    stats = asyncio.run(main_async(args.sessions, args.duration))
+    elapsed = time.perf_counter() - started
+    print(
+        f"sessions: {args.sessions} concurrent, {args.duration:.0f} s of load "
+        f"({elapsed:.0f} s total)"
+    )
+    print(f"sessions served: {stats.sessions_served}/{args.sessions}")
+    print(
+        f"page renders: {len(stats.page_s)}  p50 {percentile(stats.page_s, 0.5):.2f} s  "
+        f"p95 {percentile(stats.page_s, 0.95):.2f} s"
+    )
+    print(f"widget moves: {stats.widget_moves}")
+    print(
+        f"snippet runs: {len(stats.snippet_s)}  p50 {percentile(stats.snippet_s, 0.5):.2f} s  "
+        f"p95 {percentile(stats.snippet_s, 0.95):.2f} s"
+    )
+    if stats.snippet_s:
+        print(f"snippet mean: {statistics.mean(stats.snippet_s):.2f} s")
+    print(f"failures: {len(stats.failures)}")
+    for failure in stats.failures[:20]:
+        print("  -", failure)
+    sys.exit(1 if stats.failures or stats.sessions_served < args.sessions else 0)
+
+
+if __name__ == "__main__":
+    main()
