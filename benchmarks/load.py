@@ -66,16 +66,26 @@ async def open_page(page: Page, spec: catalog.PageSpec) -> float:
 
 
 async def move_a_widget(page: Page, title: str) -> bool:
-    """Nudge the first slider (or toggle the first checkbox) and wait for the rerun."""
-    slider = page.locator('[data-testid="stSlider"] [role="slider"]').first
+    """Change the first slider, select box, radio or checkbox found, and wait for the rerun."""
+    main = page.locator('[data-testid="stMain"]')
+    slider = main.locator('[data-testid="stSlider"] [role="slider"]').first
+    select = main.locator('[data-testid="stSelectbox"]').first
+    radio = main.locator('[data-testid="stRadio"] label').nth(1)
+    checkbox = main.locator('[data-testid="stCheckbox"] label').first
     if await slider.count():
         await slider.focus()
         await slider.press("ArrowRight")
-    else:
-        checkbox = page.locator('[data-testid="stCheckbox"] label').first
-        if not await checkbox.count():
-            return False
+    elif await select.count():
+        await select.click()
+        options = page.locator('[role="option"]')
+        await options.first.wait_for(timeout=ACTION_TIMEOUT_MS)
+        await options.nth(1 if await options.count() > 1 else 0).click()
+    elif await radio.count():
+        await radio.click()
+    elif await checkbox.count():
         await checkbox.click()
+    else:
+        return False
     await page.wait_for_timeout(300)
     await wait_rendered(page, title)
     return True
