@@ -7,10 +7,16 @@ environment.configure()
 
 import streamlit as st  # noqa: E402
 
-import pages._ui  # noqa: E402, F401  (leaves Streamlit's legacy pages/ mode; see its docstring)
-from jaxplay import catalog, links  # noqa: E402
+import pages._ui  # noqa: E402  (leaves Streamlit's legacy pages/ mode; see its docstring)
+from jaxplay import catalog, links, publicmode, runner, timing  # noqa: E402
 
 st.set_page_config(page_title="jaxplay", page_icon=":material/bolt:", layout="wide")
+
+# Public mode and the visitor, settled before any page measures: every measurement in this run
+# (this thread's context) counts against this visitor's limit.
+public = publicmode.apply()
+timing.current_visitor.set(pages._ui.visitor_id())
+timing.throttle_notice.set(pages._ui.throttle_notice)
 
 
 def _page(spec: catalog.PageSpec) -> st.Page:
@@ -34,9 +40,28 @@ def _environment() -> environment.EnvironmentInfo:
     return environment.describe_environment()
 
 
+@st.fragment(run_every=5)
+def _public_panel() -> None:
+    """The limits every visitor meets here and the live queues (refreshed every 5 s)."""
+    limits = runner.RunnerConfig.from_env().limits
+    st.caption(
+        ":material/public: **Public server.** "
+        + publicmode.limits_text(public, limits.timeout_s, limits.cpu_s, limits.memory_mb)
+    )
+    st.caption(
+        ":material/queue: " + publicmode.queue_text(runner.current_status(), timing.waiting_count())
+    )
+
+
 with st.sidebar:
     st.caption(f":material/memory: {_environment().summary}")
     st.caption("Source: the tutorial article in `shared/seed/` · [JAX docs](https://docs.jax.dev)")
+    if public.public:
+        _public_panel()
+    else:
+        status = runner.current_status()
+        if status is not None and status["queued"]:
+            st.caption(f":material/queue: Code runs queued: {status['queued']}")
 
 # Shared links: note (and drop) the parts of a link this page could not honour.
 link_params = st.query_params.to_dict()

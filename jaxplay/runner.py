@@ -17,7 +17,8 @@ Example::
 Settings (environment): ``JAXPLAY_SANDBOX`` (``bwrap``/``process``/``auto``), ``JAXPLAY_PUBLIC``
 (``1`` refuses to run code without bwrap), ``JAXPLAY_RUNNER_SPARES``,
 ``JAXPLAY_RUNNER_CONCURRENCY``, ``JAXPLAY_RUN_TIMEOUT_S``, ``JAXPLAY_RUN_CPU_S``,
-``JAXPLAY_RUN_MEMORY_MB``.
+``JAXPLAY_RUN_MEMORY_MB``, ``JAXPLAY_RUNS_PER_MINUTE`` (public mode; see
+:mod:`jaxplay.settings` for the table of every setting).
 """
 
 from __future__ import annotations
@@ -80,6 +81,17 @@ def shutdown() -> None:
 def status() -> dict[str, Any]:
     """The pool's state for display: sandbox, spares ready, runs running and queued."""
     return get_pool().status()
+
+
+def current_status() -> dict[str, Any] | None:
+    """The pool's :func:`status` if a pool exists, else ``None``; never starts one.
+
+    For chrome drawn on every page (the sidebar's queue lengths): asking must not start sandbox
+    workers for visitors who never open the Code Lab.
+    """
+    with _pool_lock:
+        pool = _pool
+    return None if pool is None else pool.status()
 
 
 def refusal() -> str | None:

@@ -11,7 +11,9 @@ show the median with its spread rather than one lucky number.
 One process-wide lock serialises measurements: two visitors benchmarking at once on a shared
 machine would each slow the other down and both would see wrong numbers. The lock is re-entrant,
 so a page may hold it around several measurements (and tell a queued visitor so) while each
-measurement takes it again.
+measurement takes it again. In public mode a per-visitor throttle (see :func:`set_throttle`)
+keeps one visitor from holding the lock in a loop: the visitor is whoever
+:data:`current_visitor` names in the measuring thread's context.
 
 Beyond :func:`measure`, the module answers the questions the jit page asks:
 
@@ -29,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +43,17 @@ from jaxplay import compilation
 MEASURE_LOCK = threading.RLock()
 _waiting = 0
 _waiting_lock = threading.Lock()
+
+#: Who the current thread measures for (``app.py`` sets it at the start of every script run;
+#: Streamlit runs each rerun in a thread of its own, so a value never leaks to another visitor).
+current_visitor: ContextVar[str | None] = ContextVar("jaxplay_visitor", default=None)
+#: Told the seconds a throttled visitor waits, so the page can say so (``app.py`` sets it).
+throttle_notice: ContextVar[Callable[[float], None] | None] = ContextVar(
+    "jaxplay_throttle_notice", default=None
+)
+_throttle: Callable[[str], float] | None = None
+_sleep: Callable[[float], None] = time.sleep
+_depth = threading.local()
 
 
 def block(tree: Any) -> Any:
@@ -65,6 +79,41 @@ def waiting_count() -> int:
     return _waiting
 
 
+def set_throttle(
+    try_acquire: Callable[[str], float] | None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Throttle measurements per visitor (public mode), or stop throttling with ``None``.
+
+    Arguments:
+        try_acquire: visitor id -> seconds to wait before they may measure (0 to go now), such
+            as :meth:`jaxplay.ratelimit.RateLimiter.try_acquire`.
+        sleep: how to wait (tests pass one that advances a fake clock).
+
+    A throttled measurement waits rather than fails: a page then shows its result a little
+    later instead of an error, and the lock stays free for other visitors meanwhile.
+    """
+    global _throttle, _sleep
+    _throttle, _sleep = try_acquire, sleep
+
+
+def _wait_for_turn() -> None:
+    """Wait until the current visitor may start another measurement (no-op unless throttled)."""
+    throttle, visitor = _throttle, current_visitor.get()
+    if throttle is None or visitor is None:
+        return
+    told = False
+    for _ in range(1000):  # each pass waits for the limiter's own estimate; ends in one or two
+        wait = throttle(visitor)
+        if wait <= 0:
+            return
+        notice = throttle_notice.get()
+        if notice is not None and not told:
+            told = True
+            notice(wait)
+        _sleep(wait)
+
+
 @contextmanager
 def exclusive(on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
     """Hold the process-wide measurement lock.
@@ -72,7 +121,24 @@ def exclusive(on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
     Arguments:
         on_wait: called once, with the number of callers already waiting, if the lock is busy,
             so a page can tell its visitor that they are queued behind another measurement.
+
+    In public mode a thread's outermost ``exclusive`` first waits for the visitor's throttle
+    (see :func:`set_throttle`), before taking the lock: nested ones (a measurement inside a
+    page's block) count as the same measurement.
     """
+    depth = getattr(_depth, "value", 0)
+    if depth == 0:
+        _wait_for_turn()
+    _depth.value = depth + 1
+    try:
+        with _locked(on_wait):
+            yield
+    finally:
+        _depth.value = depth
+
+
+@contextmanager
+def _locked(on_wait: Callable[[int], None] | None) -> Iterator[None]:
     global _waiting
     if not MEASURE_LOCK.acquire(blocking=False):
         with _waiting_lock:

@@ -7,12 +7,14 @@ Every page imports this module first: importing it also makes sure the page runs
 from __future__ import annotations
 
 import inspect
+import math
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from jaxplay import environment
+from jaxplay import environment, publicmode
 from jaxplay.expr import ExprError
 
 
@@ -57,3 +59,50 @@ def expr_error(err: ExprError, source: str) -> None:
     st.error(f"**This formula is not allowed:** {err.message}", icon=":material/error:")
     if pointer:
         st.code(pointer.strip("\n"), language=None)
+
+
+def visitor_id() -> str:
+    """Who this browser session is, for rate limits, the runner and the snippet store.
+
+    The client's IP address (``st.context.ip_address``), or behind a trusted reverse proxy
+    (``JAXPLAY_TRUSTED_PROXY=1``) the last address of ``X-Forwarded-For``; a random id kept in
+    the session where no address is known (localhost) or ``JAXPLAY_VISITOR_KEY=session`` asks
+    for it. See :func:`jaxplay.publicmode.visitor_from`.
+    """
+    session_id = st.session_state.setdefault("_jaxplay_session_id", uuid.uuid4().hex)
+    try:
+        forwarded = list(st.context.headers.get_all("X-Forwarded-For"))
+        address = st.context.ip_address
+    except Exception:  # noqa: BLE001 - no request context (e.g. a bare script run)
+        forwarded, address = [], None
+    return publicmode.visitor_from(
+        address=address,
+        forwarded_for=forwarded,
+        session_id=session_id,
+        config=publicmode.PublicConfig.from_env(),
+    )
+
+
+def scrub(text: object) -> str:
+    """``str(text)`` without the server's paths (``<app>``, ``<venv>``, ``~``, ...).
+
+    Use it for every exception text a page shows: JAX's messages name files (``...while tracing
+    the function f at /srv/jaxplay/...``), which a public server must not reveal.
+    """
+    return publicmode.scrub_paths(str(text))
+
+
+def show_error(err: BaseException | str, prefix: str = "", icon: str = ":material/error:") -> None:
+    """``st.error`` of an exception (``Type: message``) or a text, with server paths scrubbed."""
+    text = f"`{type(err).__name__}`: {err}" if isinstance(err, BaseException) else err
+    st.error(scrub(f"{prefix}{text}"), icon=icon)
+
+
+def throttle_notice(wait_s: float) -> None:
+    """Tell the visitor their measurement waits for the public server's per-visitor limit."""
+    seconds = max(1, math.ceil(wait_s - 1e-6))
+    st.toast(
+        f"You are measuring often: this measurement starts in {seconds} s, so that everyone on "
+        "this shared server gets a turn.",
+        icon=":material/hourglass_top:",
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import select
 import signal
@@ -36,6 +37,7 @@ from jaxplay._runner.results import (
     refused,
 )
 from jaxplay._runner.sandbox import ROOT, Cgroups, Launch, Sandbox, make_sandbox
+from jaxplay.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,8 @@ class RunnerConfig:
     * ``JAXPLAY_PUBLIC=1``: refuse to run code unless the sandbox isolates (bwrap).
     * ``JAXPLAY_RUNNER_SPARES`` (default 2), ``JAXPLAY_RUNNER_CONCURRENCY`` (default: cores).
     * ``JAXPLAY_RUN_TIMEOUT_S`` (10), ``JAXPLAY_RUN_CPU_S`` (20), ``JAXPLAY_RUN_MEMORY_MB`` (1536).
+    * ``JAXPLAY_RUNS_PER_MINUTE`` (20): runs one visitor may start a minute, public mode only
+      (``runs_per_minute=None``: no limit).
     """
 
     sandbox: str = "auto"
@@ -94,6 +98,7 @@ class RunnerConfig:
     max_concurrent: int = 2
     limits: Limits = field(default_factory=Limits)
     start_timeout_s: float = 120.0
+    runs_per_minute: int | None = None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> RunnerConfig:
@@ -107,9 +112,14 @@ class RunnerConfig:
             cpu_s=_float_env(env, "JAXPLAY_RUN_CPU_S", Limits.cpu_s),
             memory_mb=_int_env(env, "JAXPLAY_RUN_MEMORY_MB", Limits.memory_mb, 64),
         )
+        from jaxplay import settings
+
+        public = _truthy(env.get("JAXPLAY_PUBLIC"))
+        per_minute = _int_env(env, "JAXPLAY_RUNS_PER_MINUTE", settings.DEFAULT_RUNS_PER_MINUTE, 1)
         return cls(
             sandbox=mode,
-            public=_truthy(env.get("JAXPLAY_PUBLIC")),
+            public=public,
+            runs_per_minute=per_minute if public else None,
             spares=_int_env(env, "JAXPLAY_RUNNER_SPARES", 2, 0),
             max_concurrent=_int_env(env, "JAXPLAY_RUNNER_CONCURRENCY", cores, 1),
             limits=limits,
@@ -323,6 +333,9 @@ class WorkerPool:
         self._start_failures = 0
         self._last_start_error = ""
         self._all: set[_Worker] = set()
+        per_minute = self.config.runs_per_minute
+        #: Per-visitor run limit (public mode); tests may replace it with a fake-clock one.
+        self.run_limiter = RateLimiter(per_minute, 60.0) if per_minute else None
 
     # -- status --------------------------------------------------------------------------
     @property
@@ -492,8 +505,46 @@ class WorkerPool:
             reason = validate_inspect(inspect)
         if reason is None and self._closed:
             reason = "The runner is shut down."
+        if reason is None and visitor is not None and self.run_limiter is not None:
+            wait = self.run_limiter.try_acquire(visitor)
+            if wait > 0:
+                reason = (
+                    f"This shared server runs at most {self.run_limiter.capacity} pieces of code "
+                    f"a minute per visitor, and you reached that; try again in "
+                    f"{max(1, math.ceil(wait - 1e-6))} s."
+                )
         if reason is not None:
-            return refused(reason)
+            return self._scrubbed(refused(reason))
+        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue))
+
+    def _scrubbed(self, result: RunResult) -> RunResult:
+        """``result`` without the server's paths in its error, tracebacks and stderr.
+
+        Public mode also scrubs what the code printed: a visitor's code sees the sandbox's
+        paths, which are the server's own (bind-mounted read-only).
+        """
+        from dataclasses import replace
+
+        from jaxplay.publicmode import scrub_paths
+
+        error = result.error
+        if error is not None:
+            error = replace(
+                error,
+                message=scrub_paths(error.message),
+                traceback=scrub_paths(error.traceback),
+            )
+        stdout = scrub_paths(result.stdout) if self.config.public else result.stdout
+        return replace(result, error=error, stderr=scrub_paths(result.stderr), stdout=stdout)
+
+    def _run(
+        self,
+        source: str,
+        timeout_s: float | None,
+        inspect: InspectRequest | None,
+        visitor: str | None,
+        on_queue: Callable[[int], None] | None,
+    ) -> RunResult:
         limits = self.config.limits
         timeout = limits.timeout_s if timeout_s is None else max(0.1, float(timeout_s))
         queued_at = time.monotonic()
