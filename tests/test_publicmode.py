@@ -148,12 +148,16 @@ def test_runner_results_are_scrubbed() -> None:
             stdout=f"printed {where}",
             stderr=f"warning at {where}",
             error=RunError(kind="exception", message=f"no {where}", traceback=f'File "{where}"'),
+            inspections={"jaxpr": {"error": f"at {where}:3", "lines": [where, 2]}},
         )
         clean = pool._scrubbed(raw)
         assert clean.error is not None
         assert clean.error.message == "no <app>/secret.py"
         assert clean.error.traceback == 'File "<app>/secret.py"'
         assert clean.stderr == "warning at <app>/secret.py"
+        assert clean.inspections == {
+            "jaxpr": {"error": "at <app>/secret.py:3", "lines": ["<app>/secret.py", 2]}
+        }
         assert clean.stdout == raw.stdout  # a laptop shows what the code printed as printed
     finally:
         pool.shutdown()

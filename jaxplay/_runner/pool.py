@@ -535,7 +535,13 @@ class WorkerPool:
                 traceback=scrub_paths(error.traceback),
             )
         stdout = scrub_paths(result.stdout) if self.config.public else result.stdout
-        return replace(result, error=error, stderr=scrub_paths(result.stderr), stdout=stdout)
+        return replace(
+            result,
+            error=error,
+            stderr=scrub_paths(result.stderr),
+            stdout=stdout,
+            inspections=_scrub_strings(result.inspections, scrub_paths),
+        )
 
     def _run(
         self,
@@ -753,6 +759,19 @@ class WorkerPool:
         for worker in workers:
             worker.stop()
         self.cgroups.remove()
+
+
+def _scrub_strings(value: Any, scrub: Callable[[str], str], depth: int = 0) -> Any:
+    """``value`` (parsed JSON) with ``scrub`` applied to every string in it."""
+    if isinstance(value, str):
+        return scrub(value)
+    if depth > 8:
+        return value
+    if isinstance(value, dict):
+        return {k: _scrub_strings(v, scrub, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_strings(v, scrub, depth + 1) for v in value]
+    return value
 
 
 class _Closed(Exception):
