@@ -93,9 +93,14 @@ def scrub(text: object) -> str:
 
 
 def show_error(err: BaseException | str, prefix: str = "", icon: str = ":material/error:") -> None:
-    """``st.error`` of an exception (``Type: message``) or a text, with server paths scrubbed."""
-    text = f"`{type(err).__name__}`: {err}" if isinstance(err, BaseException) else err
+    """``st.error`` of an exception (``prefix`Type: message```) or a text, paths scrubbed."""
+    text = f"`{type(err).__name__}: {err}`" if isinstance(err, BaseException) else err
     st.error(scrub(f"{prefix}{text}"), icon=icon)
+
+
+def error_code(text: object) -> None:
+    """A full error message (JAX's own words) as a code block, server paths scrubbed."""
+    st.code(scrub(text), language=None)
 
 
 def throttle_notice(wait_s: float) -> None:

@@ -122,7 +122,7 @@ with builder:
         if result.error is not None:
             st.error(f"**JAX refuses:** {result.error.plain}", icon=":material/error:")
             with st.expander("JAX's own message"):
-                st.code(f"{result.error.error_type}: {result.error.message}", language=None)
+                _ui.error_code(f"{result.error.error_type}: {result.error.message}")
         else:
             st.markdown(
                 f"x has shape `{result.input_shape}`; the result has shape `{result.output_shape}`:"
@@ -140,7 +140,7 @@ with per_sample:
     st.markdown(f"params `{ps.params_shape}`, X `{ps.x_shape}`, Y `{ps.y_shape}`")
     st.error(f"**As written** (`@jit @vmap`): `{ps.as_written.headline}`", icon=":material/error:")
     with st.expander("JAX's full message"):
-        st.code(ps.as_written.message, language=None)
+        _ui.error_code(ps.as_written.message)
     st.markdown(
         "**Why:** `vmap` maps axis 0 of *every* argument, `params` included, so each sample "
         "gets one element of params. It only runs if you copy params once per sample "

@@ -57,7 +57,7 @@ def show_attempt(title: str, a: Attempt) -> None:
     if a.ok:
         st.success(f"Returned: `{a.value}`", icon=":material/check:")
     else:
-        st.error(f"**{a.error_type}:** {a.error}", icon=":material/error:")
+        st.error(f"**{a.error_type}:** {_ui.scrub(a.error)}", icon=":material/error:")
 
 
 @st.cache_data(max_entries=1)
@@ -217,7 +217,7 @@ if tabs["Sharding"].open:
                 st.code(f"{spec_src}\n{' ' * (err.col - 1)}^", language=None)
             if err.jax_error:
                 st.caption("JAX's own message:")
-                st.code(err.jax_error, language=None)
+                _ui.error_code(err.jax_error)
         else:
             st.plotly_chart(sharding.layout_figure(result), key="devices_layout_chart")
             st.caption(
@@ -412,7 +412,7 @@ if tabs["Multi-process"].open:
                 st.error("A process failed; the others were stopped.", icon=":material/error:")
             if res.errors:
                 with st.expander("What the stopped processes printed (stderr)"):
-                    st.code("\n\n".join(res.errors), language=None)
+                    _ui.error_code("\n\n".join(res.errors))
         st.code(
             " ".join(multiprocess.worker_command("127.0.0.1:PORT", procs, 0, local)),
             language="bash",

@@ -70,7 +70,7 @@ except expr.ExprError as err:
     _ui.expr_error(err, source)
     st.stop()
 except ValueError as err:
-    st.error(f"**Not drawn:** {err}", icon=":material/block:")
+    st.error(f"**Not drawn:** {_ui.scrub(err)}", icon=":material/block:")
     st.stop()
 
 plot, check, modes, rule, pytrees = st.tabs(
@@ -178,7 +178,7 @@ with pytrees:
     st.code(diag.as_written.code, language="python")
     st.error(f"**As written:** `{diag.as_written.headline}`", icon=":material/error:")
     with st.expander("JAX's full message"):
-        st.code(diag.as_written.message[:3000], language=None)
+        _ui.error_code(diag.as_written.message[:3000])
     st.markdown(
         "**Why:** `grad(complex_loss)` returns a tuple of four arrays, and `grad` only "
         "differentiates functions that return one number. **Fix:** take the diagonal of "

@@ -101,9 +101,7 @@ if isinstance(failure, expr.ExprError):
 elif isinstance(failure, jit_lab.SizeError):
     st.error(f"**Not timed:** {failure}", icon=":material/block:")
 elif failure is not None:
-    st.error(
-        f"**The function failed:** `{type(failure).__name__}: {failure}`", icon=":material/error:"
-    )
+    _ui.show_error(failure, "**The function failed:** ")
 
 
 def stages_tab() -> None:

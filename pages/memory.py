@@ -79,9 +79,7 @@ def checkpointing() -> None:
                     results.append(variant(model, k, loop, size, depth, run))
         except Exception as err:  # e.g. the device runs out of memory at a large size
             status.update(label="Failed", state="error")
-            st.error(
-                f"**The analysis failed:** `{type(err).__name__}: {err}`", icon=":material/error:"
-            )
+            _ui.show_error(err, "**The analysis failed:** ")
             return
         status.update(label=f"{len(keys)} variants analysed on {device}", state="complete")
     queue_note.empty()
@@ -150,9 +148,7 @@ def fusion_panel() -> None:
                 report = chain(tuple(ops), size)
         except Exception as err:  # e.g. the device runs out of memory at a large size
             status.update(label="Failed", state="error")
-            st.error(
-                f"**The chain failed:** `{type(err).__name__}: {err}`", icon=":material/error:"
-            )
+            _ui.show_error(err, "**The chain failed:** ")
             return
         status.update(label=f"Measured on {device}", state="complete")
     queue_note.empty()

@@ -74,7 +74,7 @@ def arg_inputs(prefix: str, names: tuple[str, ...], defaults: Args) -> Args | No
         try:
             specs.append((staging.parse_shape(text), dt))
         except ValueError as err:
-            col.error(f"**Shape of `{name}`:** {err}", icon=":material/error:")
+            col.error(f"**Shape of `{name}`:** {_ui.scrub(err)}", icon=":material/error:")
             ok = False
     return tuple(specs) if ok else None
 
@@ -82,7 +82,7 @@ def arg_inputs(prefix: str, names: tuple[str, ...], defaults: Args) -> Args | No
 def show_error(error: str) -> None:
     """JAX's error, as raised, and the explanation of the pitfall it is, if it is one."""
     st.error("JAX raised an error while staging this function:", icon=":material/error:")
-    st.code(error, language=None, wrap_lines=True)
+    st.code(_ui.scrub(error), language=None, wrap_lines=True)
     for pitfall in tracers.PITFALLS:
         if pitfall.expected_error and error.startswith(pitfall.expected_error):
             st.info(f"**{pitfall.title}.** {pitfall.why}\n\n**Fix:** {pitfall.fix_note}")
@@ -265,7 +265,7 @@ def diff_view(variant) -> None:
         vname, stage = choice.split(" · ")
         found = variant(vname)
         if found.staged is None:
-            st.error(f"**{vname}** could not be staged: {found.error}", icon=":material/error:")
+            _ui.show_error(f"**{vname}** could not be staged: {found.error}")
             return
         st.caption(f"**{vname}:** {found.note}")
         text = found.staged.text_of(stage)
@@ -295,7 +295,7 @@ def show_outcome(result: tracers.Outcome) -> None:
         st.success(f"Returns `{result.value}`", icon=":material/check_circle:")
     else:
         st.error(f"**{result.error_type}** (raised, caught here)", icon=":material/error:")
-        st.code(result.message or "", language=None, wrap_lines=True)
+        st.code(_ui.scrub(result.message or ""), language=None, wrap_lines=True)
     if result.stdout:
         st.code(result.stdout.rstrip(), language=None)
 
@@ -361,7 +361,7 @@ def recompilation_tab() -> None:
         try:
             shape = staging.parse_shape(str(row[0] or ""))
         except ValueError as err:
-            st.error(f"**Call {i}:** {err}", icon=":material/error:")
+            st.error(f"**Call {i}:** {_ui.scrub(err)}", icon=":material/error:")
             return
         calls.append(tracers.LabCall(shape, str(row[1] or "float32"), str(row[2] or "True")))
     if len(calls) > tracers.MAX_LAB_CALLS:
@@ -393,7 +393,7 @@ def recompilation_tab() -> None:
             st.markdown(
                 f"**Call {r.call}** ({r.arguments}): " + ("error" if r.error else "JAX's reason")
             )
-            st.code(r.error or r.explanation, language=None, wrap_lines=True)
+            st.code(_ui.scrub(r.error or r.explanation), language=None, wrap_lines=True)
     with st.expander("JAX's compile log (jax_log_compiles, jax_explain_cache_misses)"):
         st.code(run.log or "(nothing compiled)", language=None)
     _ui.show_code(tracers.define_function, tracers.run_recompilation_lab)

@@ -70,7 +70,7 @@ with editor:
         if result.error is not None:
             st.error(f"**JAX refuses:** {result.error.plain}", icon=":material/error:")
             with st.expander("JAX's own message"):
-                st.code(f"{result.error.error_type}: {result.error.message}", language=None)
+                _ui.error_code(f"{result.error.error_type}: {result.error.message}")
         elif result.matches_loop:
             st.success(
                 f"Output shape {result.output_shape}: the same numbers as a loop over the "
