@@ -113,7 +113,7 @@ def stages_tab() -> None:
     st.caption(f"Steady state: {prof.steady.describe()}. A fresh function is compiled each time.")
     with st.expander("jaxpr, StableHLO and optimized HLO", icon=":material/account_tree:"):
         for text in (prof.jaxpr_text, prof.stablehlo_text, prof.hlo_text):
-            st.code(text, language=None)
+            st.code(_ui.scrub(text), language=None)
     _ui.show_code(
         jit_lab.function_source(workload),
         jit_lab.timing_code(workload, PROFILE_BUDGET_S, COMPARE_BUDGET_S),

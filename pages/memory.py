@@ -181,7 +181,7 @@ def fusion_panel() -> None:
         outside = ", ".join(f"`{o.name}` ({o.opcode})" for o in report.unfused)
         st.caption(f"Outside any fusion: {outside}")
     with st.expander("Optimized HLO", icon=":material/account_tree:"):
-        st.code(report.hlo_text, language=None)
+        st.code(_ui.scrub(report.hlo_text), language=None)
     _ui.show_code(fusion.chain_source(ops), fusion.run_chain, fusion.analyse_chain)
 
 

@@ -113,7 +113,7 @@ def pick_line(staged: staging.Staged, lines: list[str], first: int) -> int | Non
         )
         return row.source_line if row else None
     if by == "HLO instruction":
-        hlo = staged.hlo_text.splitlines()
+        hlo = _ui.scrub(staged.hlo_text).splitlines()
         idx = [i for i, n in enumerate(staged.hlo_lines) if n is not None]
         i = right.selectbox(
             "Instruction", idx, format_func=lambda i: hlo[i].strip()[:100], key="tracing_pick_hlo"
@@ -131,7 +131,7 @@ def pick_line(staged: staging.Staged, lines: list[str], first: int) -> int | Non
 
 
 def pane(col, title: str, text: str, sources, selected, first: int = 1, only=False) -> None:
-    count = staging.highlighted(sources, selected)
+    count, text = staging.highlighted(sources, selected), _ui.scrub(text)
     lines = "line" if count == 1 else "lines"
     col.markdown(f"**{title}**" + (f" · {count} {lines} from line {selected}" if selected else ""))
     col.html(staging.pane_html(text, sources, selected, first_number=first, only_marked=only))
