@@ -99,7 +99,7 @@ def show_error(err: BaseException | str, prefix: str = "", icon: str = ":materia
 
 
 def error_code(text: object) -> None:
-    """A full error message (JAX's own words) as a code block, server paths scrubbed."""
+    """A message from JAX (an error, a log) as a plain code block, server paths scrubbed."""
     st.code(scrub(text), language=None)
 
 

@@ -220,7 +220,7 @@ def cache_tab() -> None:
     st.metric("compiled versions: `dynamic_control_flow._cache_size()`", size, delta)
     if last.compiled:
         st.warning("This call **compiled** (a cache miss). JAX explains:", icon=":material/build:")
-        st.code("\n\n".join(last.reasons) or "\n".join(last.log) or "(nothing logged)", None)
+        _ui.error_code("\n\n".join(last.reasons) or "\n".join(last.log) or "(nothing logged)")
     else:
         st.success("This call reused a compiled version: nothing to log.", icon=":material/bolt:")
     history = [

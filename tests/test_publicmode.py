@@ -324,3 +324,29 @@ def test_outside_public_mode_the_sidebar_stays_quiet() -> None:
     assert_clean(at)
     assert not any("Public server" in c.value for c in at.sidebar.caption)
     assert timing._throttle is None  # noqa: SLF001
+
+
+def test_pages_show_errors_and_compiled_code_without_server_paths() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        from jaxplay import catalog
+        from pages import _ui
+
+        _ui.show_error(FileNotFoundError(f"{catalog.ROOT}/data.bin"), "**Failed:** ")
+        _ui.error_code(f'File "{catalog.ROOT}/jaxplay/x.py", line 1')
+
+    at = AppTest.from_function(script).run()
+    assert_clean(at)
+    assert at.error[0].value == "**Failed:** `FileNotFoundError: <app>/data.bin`"
+    assert at.code[0].value == 'File "<app>/jaxplay/x.py", line 1'
+
+    # The jit page's optimized HLO lists the source files of its stack frames: shown without
+    # the server's folders.
+    import site
+
+    at = open_page(catalog.find("jit"))
+    assert_clean(at)
+    shown = "\n".join(c.value for c in at.code)
+    assert '"<site-packages>/streamlit/' in shown and '"<app>/' in shown
+    assert str(ROOT) not in shown and site.getsitepackages()[0] not in shown
