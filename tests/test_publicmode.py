@@ -350,3 +350,21 @@ def test_pages_show_errors_and_compiled_code_without_server_paths() -> None:
     shown = "\n".join(c.value for c in at.code)
     assert '"<site-packages>/streamlit/' in shown and '"<app>/' in shown
     assert str(ROOT) not in shown and site.getsitepackages()[0] not in shown
+
+
+def test_streamlit_never_shows_error_details() -> None:
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["client"]["showErrorDetails"] == "none"
+
+
+def test_queue_status_never_starts_a_pool() -> None:
+    runner.shutdown()
+    assert runner.current_status() is None
+    assert runner._pool is None  # noqa: SLF001 - asking started nothing
+    assert publicmode.queue_text(None, 0) == "Code runs: no runs yet · measurements waiting: 0"
+    status = {"running": 2, "queued": 3}
+    assert publicmode.queue_text(status, 1) == (
+        "Code runs: 2 running, 3 queued · measurements waiting: 1"
+    )
