@@ -114,13 +114,19 @@ def run_code(
         timeout_s: wall-clock limit (default: the configured 10 s).
         inspect: a function of the code to inspect afterwards (its jaxpr, eager vs jit, ...).
         visitor: an id for the caller (e.g. the Streamlit session); one visitor has at most one
-            run in flight, a second waits for the first.
+            run in flight, a second waits for the first, and in public mode a visitor's runs
+            are rate-limited. Default: :data:`jaxplay.timing.current_visitor`, which ``app.py``
+            sets for every script run, so no page's runs escape the limit.
         on_queue: called in the caller's thread with the caller's 1-based queue position each
             time it changes while all workers are busy.
 
     Returns:
         A :class:`RunResult`; it never raises for anything the code does.
     """
+    if visitor is None:
+        from jaxplay.timing import current_visitor
+
+        visitor = current_visitor.get()
     return get_pool().run(
         source, timeout_s=timeout_s, inspect=inspect, visitor=visitor, on_queue=on_queue
     )

@@ -368,3 +368,23 @@ def test_queue_status_never_starts_a_pool() -> None:
     assert publicmode.queue_text(status, 1) == (
         "Code runs: 2 running, 3 queued · measurements waiting: 1"
     )
+
+
+def test_runs_count_against_the_visitor_of_the_script_run(monkeypatch) -> None:  # noqa: ANN001
+    seen: list[str | None] = []
+
+    class Pool:
+        def run(self, source: str, **kwargs: object) -> RunResult:
+            seen.append(kwargs["visitor"])  # type: ignore[arg-type]
+            return RunResult(ok=True)
+
+    monkeypatch.setattr(runner, "get_pool", Pool)
+
+    def page() -> None:
+        timing.current_visitor.set("ip:203.0.113.5")
+        runner.run_code("1")  # a page that passes no visitor (the walkthrough's examples)
+        runner.run_code("1", visitor="session:abc")  # an explicit one wins
+
+    contextvars.copy_context().run(page)
+    runner.run_code("1")  # outside a script run: no visitor
+    assert seen == ["ip:203.0.113.5", "session:abc", None]
