@@ -73,9 +73,8 @@ builder, per_sample, jac, hvp = st.tabs(
     bind="query-params",
 )
 
-if not any(k.startswith("compose_") for k in st.query_params):
-    for k, v in preset_state(next(iter(cp.STACK_PRESETS))).items():
-        st.session_state.setdefault(k, v)
+# The first preset is the widgets' default, so a link names only what differs from it.
+DEFAULT = preset_state(next(iter(cp.STACK_PRESETS)))
 
 with builder:
     st.selectbox("Preset", list(cp.STACK_PRESETS), key="compose_preset", on_change=apply_preset)
@@ -88,6 +87,7 @@ with builder:
             col.selectbox(
                 "outermost" if i == 0 else f"then {i + 1}",
                 options,
+                index=options.index(DEFAULT[f"compose_t{i}"]),
                 key=f"compose_t{i}",
                 bind="query-params",
             )
@@ -96,9 +96,21 @@ with builder:
     )
     a, b = st.columns(2)
     choices = [*cp.FUNCTIONS, FORMULA]
-    function = a.selectbox("f(x)", choices, key="compose_function", bind="query-params")
+    function = a.selectbox(
+        "f(x)",
+        choices,
+        index=choices.index(DEFAULT["compose_function"]),
+        key="compose_function",
+        bind="query-params",
+    )
     shape_names = list(cp.INPUT_SHAPES)
-    shape = b.selectbox("x", shape_names, key="compose_shape", bind="query-params")
+    shape = b.selectbox(
+        "x",
+        shape_names,
+        index=shape_names.index(DEFAULT["compose_shape"]),
+        key="compose_shape",
+        bind="query-params",
+    )
     source = cp.FUNCTIONS.get(function, "")
     if function == FORMULA:
         source = a.text_input(
