@@ -36,7 +36,37 @@ def _enter_app_navigation() -> None:
     if getattr(PagesManager, "uses_pages_directory", False):
         PagesManager.uses_pages_directory = False
         environment.configure()
+        _rerun_same_address()
+
+
+def _rerun_same_address() -> None:
+    """Rerun, asking for the page by the address the visitor opened.
+
+    A plain ``st.rerun()`` would ask for the legacy page's script: for an address that has no
+    file of the same name (``/code-lab`` is ``pages/code_lab.py``) ``st.navigation`` would not
+    find it and show Home. Asking by name lets the registry's navigation resolve the address,
+    with the link's query string kept. Falls back to ``st.rerun()`` if Streamlit's internals
+    differ from 1.67's.
+    """
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        if ctx is None:
+            return
+        ctx.script_requests.request_rerun(
+            RerunData(
+                query_string=ctx.query_string,
+                page_name=ctx.pages_manager.intended_page_name or "",
+                cached_message_hashes=ctx.cached_message_hashes,
+                context_info=ctx.context_info,
+            )
+        )
+    except (ImportError, AttributeError, TypeError):
         st.rerun()
+    st.empty()  # a yield point: the script runner stops here and starts the requested rerun
+    st.stop()
 
 
 _enter_app_navigation()

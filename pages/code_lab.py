@@ -1,13 +1,11 @@
 """Code Lab: write JAX code, run it in a sandbox, see its output, values, arrays and jaxpr."""
 
-import uuid
-
 import pandas as pd
 import streamlit as st
 
-import pages._ui  # noqa: F401  (every page imports it first: see its docstring)
 from jaxplay import examples, inspectors, runner, snippets
 from jaxplay.runner import InspectRequest
+from pages import _ui  # every page imports it first: see its docstring
 
 runner.warm_up()  # returns at once; spare workers start in the background
 
@@ -31,7 +29,6 @@ st.caption(
 
 state = st.session_state
 state.setdefault("code_lab_source", DEFAULT)
-state.setdefault("code_lab_visitor", uuid.uuid4().hex)
 # The editor's widget state is dropped when another page is shown; code_lab_source is the
 # lasting copy (the walkthrough writes it too), so the editor is refilled from it each run.
 
@@ -98,7 +95,7 @@ with edit:
     share = actions.button("Share", key="code_lab_share", icon=":material/share:")
     if share:
         try:
-            saved = store.save(state["code_lab_source"], visitor=state["code_lab_visitor"])
+            saved = store.save(state["code_lab_source"], visitor=_ui.visitor_id())
         except snippets.SnippetError as err:
             st.warning(str(err), icon=":material/block:")
         else:
@@ -156,7 +153,7 @@ if run:
         result = runner.run_code(
             source,
             inspect=request,
-            visitor=state["code_lab_visitor"],
+            visitor=_ui.visitor_id(),
             on_queue=lambda n: status.update(
                 label=f"All workers are busy: you are number {n} in the queue…"
             ),

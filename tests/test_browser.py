@@ -60,24 +60,32 @@ def test_page_loads_in_chromium(app_url: str, page, spec: catalog.PageSpec) -> N
     assert not errors, f"{spec.path} shows an exception: {errors}; screenshot: {shot}"
 
 
-def test_first_visit_by_a_shared_link_gets_the_app(page) -> None:  # noqa: ANN001
+@pytest.mark.parametrize(
+    "url_path",
+    # A page whose file name is its address, and one whose is not (code_lab.py vs /code-lab).
+    [p.url_path for p in catalog.TOPICS if p.url_path in {"jit", "code-lab"}],
+)
+def test_first_visit_by_a_shared_link_gets_the_app(page, url_path: str) -> None:  # noqa: ANN001
     """A fresh server whose first visitor opens a deep link still runs app.py's navigation.
 
     Streamlit starts in its legacy ``pages/`` mode; without pages/_ui's switch the page would
     run alone: legacy file-list navigation and JAX without the simulated devices.
     """
-    spec = catalog.TOPICS[0] if catalog.TOPICS else catalog.HOME
+    spec = catalog.find(url_path)
+    query = {"jit": "jit_rows=2000", "code-lab": "code_lab_dtype=int32"}[url_path]
     with streamlit_server("app.py") as url:
-        page.goto(_url(url, spec))
+        page.goto(f"{_url(url, spec)}?{query}")
         wait_for_run(page)
         page.locator("h1").filter(has_text=spec.title).first.wait_for(timeout=60_000)
-        shot = SHOTS / "deep-link-first.png"
+        shot = SHOTS / f"deep-link-first-{url_path}.png"
         page.screenshot(path=str(shot), full_page=True)
         nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
         assert "_ui" not in nav and "ui\n" not in nav, f"legacy navigation; screenshot: {shot}"
         for other in catalog.PAGES:
             assert other.title in nav, f"{other.title} missing from navigation; screenshot: {shot}"
         assert "8 devices" in page.locator('[data-testid="stSidebar"]').inner_text()
+        assert page.url.split("?")[0].endswith(f"/{url_path}"), page.url
+        assert query in page.url, f"the link's settings were lost: {page.url}"
 
 
 def test_detector_catches_a_raising_page(page) -> None:  # noqa: ANN001
