@@ -260,7 +260,7 @@ def side_effects_tab() -> None:
 
 names = ["Stages", "Eager vs jit", "Size sweep", "Article vs honest", "Roofline"]
 measured = (stages_tab, compare_tab, sweep_tab, article_tab, roofline_tab)
-tabs = st.tabs([*names, "Compile cache", "Side effects"])
+tabs = st.tabs([*names, "Compile cache", "Side effects"], key="jit_tab", bind="query-params")
 for tab, render in zip(tabs, measured, strict=False):
     with tab:
         if failure is None:

@@ -110,13 +110,18 @@ def pick_line(staged: staging.Staged, lines: list[str], first: int) -> int | Non
             rows,
             format_func=lambda r: f"eqn {r.path}: {r.primitive} → {r.outputs}",
             key="tracing_pick_eqn",
+            bind="query-params",
         )
         return row.source_line if row else None
     if by == "HLO instruction":
         hlo = _ui.scrub(staged.hlo_text).splitlines()
         idx = [i for i, n in enumerate(staged.hlo_lines) if n is not None]
         i = right.selectbox(
-            "Instruction", idx, format_func=lambda i: hlo[i].strip()[:100], key="tracing_pick_hlo"
+            "Instruction",
+            idx,
+            format_func=lambda i: hlo[i].strip()[:100],
+            key="tracing_pick_hlo",
+            bind="query-params",
         )
         return staged.hlo_lines[i] if i is not None else None
     return right.selectbox(
@@ -154,7 +159,9 @@ def stages_tab() -> None:
         if not functions:
             st.warning("The Code Lab's code defines no top-level function to stage.")
             return
-        name = st.selectbox("Function to stage", list(functions), key="tracing_function")
+        name = st.selectbox(
+            "Function to stage", list(functions), key="tracing_function", bind="query-params"
+        )
         names = tuple(f"arg {i}" for i in range(functions[name]))
         defaults: Args = (((3,), "float32"),) * functions[name]
         first = 1
@@ -171,7 +178,7 @@ def stages_tab() -> None:
     def variant(vname: str) -> staging.Variant:
         if key != CODE_LAB:
             return preset_variant(key, args, vname)
-        visitor = st.session_state.get("code_lab_visitor")
+        visitor = _ui.visitor_id()
         found = sandboxed(source, name, args, visitor).variant(vname)
         return found or staging.Variant(vname, "", None, "the sandbox returned no such variant")
 
@@ -188,7 +195,11 @@ def stages_tab() -> None:
     staged = main.staged
     selected = pick_line(staged, lines, first)
     only = st.toggle(
-        "Only the highlighted lines", False, key="tracing_only", disabled=selected is None
+        "Only the highlighted lines",
+        False,
+        key="tracing_only",
+        bind="query-params",
+        disabled=selected is None,
     )
     top, bottom = st.columns(2), st.columns(2)
     pane(top[0], "Python", source, range(first, first + len(lines)), selected, first)
@@ -237,7 +248,11 @@ def views(staged: staging.Staged, selected: int | None, variant) -> None:
     if view["Graph"].open:
         options = dict(jaxpr_graph.expandable(staged.jaxpr))
         expand = st.multiselect(
-            "Expand sub-jaxprs", list(options), format_func=options.get, key="tracing_expand"
+            "Expand sub-jaxprs",
+            list(options),
+            format_func=options.get,
+            key="tracing_expand",
+            bind="query-params",
         )
         graph = jaxpr_graph.build_graph(
             staged.jaxpr, expand=expand, arg_names=staged.arg_names, mark_line=selected
@@ -258,8 +273,14 @@ def diff_view(variant) -> None:
     c1, c2, c3 = st.columns([2, 2, 2])
     left = c1.selectbox("Left", choices, index=0, key="tracing_diff_left", bind="query-params")
     right = c2.selectbox("Right", choices, index=6, key="tracing_diff_right", bind="query-params")
-    mode = c3.radio("Show", ["side by side", "unified"], key="tracing_diff_mode", horizontal=True)
-    plain = c3.toggle("Hide source locations", True, key="tracing_diff_plain")
+    mode = c3.radio(
+        "Show",
+        ["side by side", "unified"],
+        key="tracing_diff_mode",
+        bind="query-params",
+        horizontal=True,
+    )
+    plain = c3.toggle("Hide source locations", True, key="tracing_diff_plain", bind="query-params")
     texts = []
     for choice in (left, right):
         vname, stage = choice.split(" · ")
@@ -354,7 +375,10 @@ def recompilation_tab() -> None:
         key=f"tracing_calls_{key}",
     )
     redefine = st.toggle(
-        "Redefine the function before each call", scenario.redefine, key=f"tracing_redefine_{key}"
+        "Redefine the function before each call",
+        scenario.redefine,
+        key=f"tracing_redefine_{key}",
+        bind="query-params",
     )
     calls = []
     for i, row in enumerate(table.itertuples(index=False), start=1):

@@ -120,6 +120,8 @@ def change(name: str, node: Any) -> Change | None:
             return None
         other = (node.index + 1) % len(node.options)
         return Change(name, node.options[other], other)
+    if isinstance(node, (Multiselect, ButtonGroup)) and not node.options:
+        return None
     if isinstance(node, Multiselect):
         indices = list(node.indices)
         chosen = indices[:-1] if indices else [0]
