@@ -313,16 +313,17 @@ seed_text = st.text_input(
     bind="query-params",
     help="A whole number. Try 42, 4294967296, -1 or 9223372036854775808.",
 )
+seed: int | None = None
 try:
     seed = prng.parse_seed(seed_text or "")
 except prng.SeedError as err:
     st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
-    st.stop()
-info = describe(seed)
-if not info.in_range:
-    st.error(f"**Seed out of range.** {info.notes[0]}", icon=":material/error:")
-    st.stop()
-if info.differs:
+else:
+    info = describe(seed)
+    if not info.in_range:
+        st.error(f"**Seed out of range.** {info.notes[0]}", icon=":material/error:")
+        seed = None
+if seed is not None and info.differs:
     st.warning(
         f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
         f"same key as seed {info.x32_twin}, and another key with x64 on. See *Seed → key*.",
@@ -336,9 +337,11 @@ SECTIONS = {
     "Parallel streams": parallel_section,
     "Pitfalls": pitfalls_section,
 }
-# Only the open tab runs (tabs that track state are lazy), and a link can name the tab.
-tabs = st.tabs(list(SECTIONS), key="prng_tab", bind="query-params", on_change="rerun")
-for tab, section in zip(tabs, SECTIONS.values(), strict=True):
-    if tab.open:
-        with tab:
-            section(seed)
+# Only the open tab runs (tabs that track state are lazy), and a link can name the tab. Without
+# a valid seed nothing below runs (the page does not st.stop(): app.py still checks the link).
+if seed is not None:
+    tabs = st.tabs(list(SECTIONS), key="prng_tab", bind="query-params", on_change="rerun")
+    for tab, section in zip(tabs, SECTIONS.values(), strict=True):
+        if tab.open:
+            with tab:
+                section(seed)
