@@ -231,6 +231,11 @@ def _tab_changes(name: str, node: Any) -> list[Change]:
 #: At most this many views (links) are explored per page, to keep the test quick.
 MAX_VIEWS = 16
 
+#: Widgets the round trip leaves at their default because another value costs seconds (an
+#: unrolled Python loop to compile, a longer training run); the tampered-link test still checks
+#: that they are bound and fall back.
+SLOW = frozenset({"memory_loop", "prng_steps"})
+
 
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
 def test_link_reproduces_the_view(spec: catalog.PageSpec) -> None:
@@ -255,7 +260,7 @@ def test_link_reproduces_the_view(spec: catalog.PageSpec) -> None:
         for name, node in fresh.items():
             if _tab_key(node) is not None:
                 views.extend([*base, tab] for tab in _tab_changes(name, node))
-        made = [change(k, n) for k, n in fresh.items() if _tab_key(n) is None]
+        made = [change(k, n) for k, n in fresh.items() if _tab_key(n) is None and k not in SLOW]
         changes = [c for c in made if c is not None]
         if changes:
             shown_now, effective = check_round_trip(spec, base, changes)
