@@ -292,7 +292,7 @@ def test_tampered_link_falls_back_to_defaults(spec: catalog.PageSpec) -> None:
     """Every bound widget of the default view tampered with, and a name the page does not know.
 
     Streamlit drops the invalid values (the defaults are shown) and the page notes each part it
-    ignored; text boxes take any text, so the page must turn the garbage into a message.
+    ignored; text boxes take any text, so the page must handle the garbage without crashing.
     """
     default = open_page(spec)
     widgets = bound(default)
