@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+import pages._ui  # noqa: F401  (every page imports it first: see its docstring)
 from jaxplay import examples, runner
 
 runner.warm_up()  # returns at once; spare workers start in the background
