@@ -66,17 +66,21 @@ with st.sidebar:
 # Shared links: note (and drop) the parts of a link this page could not honour.
 link_params = st.query_params.to_dict()
 link_notice = st.empty()
-page.run()
-ignored = links.ignored_params(
-    link_params,
-    st.query_params.to_dict(),
-    st.session_state.to_dict(),
-    list(st.session_state.to_dict()),
-)
-if ignored:
-    link_notice.warning(
-        "Parts of this link were ignored: " + "; ".join(ignored) + ".", icon=":material/link_off:"
+try:
+    page.run()
+finally:
+    # Also when the page stopped early (st.stop() after a bad input): the note still shows.
+    ignored = links.ignored_params(
+        link_params,
+        st.query_params.to_dict(),
+        st.session_state.to_dict(),
+        list(st.session_state.to_dict()),
     )
-    for name in link_params:
-        if name not in st.session_state and name not in links.APP_PARAMS:
-            del st.query_params[name]
+    if ignored:
+        link_notice.warning(
+            "Parts of this link were ignored: " + "; ".join(ignored) + ".",
+            icon=":material/link_off:",
+        )
+        for name in link_params:
+            if name not in st.session_state and name not in links.APP_PARAMS:
+                del st.query_params[name]

@@ -10,12 +10,33 @@ from jaxplay import environment  # noqa: E402
 
 environment.configure()
 
+from typing import Any  # noqa: E402
+
 import pytest  # noqa: E402
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from jaxplay import catalog  # noqa: E402
 
 APP_TIMEOUT_S = 120
+
+
+@pytest.fixture(autouse=True)
+def _through_app_navigation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run pages through ``app.py``'s ``st.navigation``, as the server does.
+
+    ``AppTest`` resets Streamlit's legacy-``pages/``-folder flag before every run, so from the
+    second run on it would run ``pages/<name>.py`` on its own, without ``app.py`` (its page
+    config, sidebar and link notes). The server leaves that mode for good on its first run
+    (``pages/_ui.py``); this does the same for every run of every test.
+    """
+    original = PagesManager.__init__
+
+    def init(self: PagesManager, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 def open_page(spec: catalog.PageSpec, **session: object) -> AppTest:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import (
     Block,
@@ -47,24 +46,6 @@ class Change:
     key: str
     url: str | list[str]
     expected: Any
-
-
-@pytest.fixture(autouse=True)
-def _through_app_navigation(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run pages through ``app.py``'s ``st.navigation``, as the server does.
-
-    ``AppTest`` resets Streamlit's legacy-``pages/``-folder flag before every run, so from the
-    second run on it would run ``pages/<name>.py`` on its own, without ``app.py`` (which notes
-    the ignored parts of a link). The server leaves that mode for good on its first run
-    (``pages/_ui.py``); this does the same for every run of the test.
-    """
-    original = PagesManager.__init__
-
-    def init(self: PagesManager, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 def _walk(node: Any) -> Iterator[Any]:
