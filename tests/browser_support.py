@@ -31,6 +31,17 @@ def chromium_available() -> bool:
     return Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is not None
 
 
+def require_chromium() -> None:
+    """Skip the calling test module without chromium, except in CI, where that is an error."""
+    import pytest
+
+    if chromium_available():
+        return
+    if os.environ.get("CI"):
+        raise RuntimeError(f"CI needs chromium at {CHROMIUM} for the browser tests")
+    pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -17,6 +17,7 @@ from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from jaxplay import catalog  # noqa: E402
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 APP_TIMEOUT_S = 120
 
@@ -62,3 +63,9 @@ def assert_clean(at: AppTest) -> None:
 def page_runner():
     """The :func:`open_page` helper, for tests that prefer a fixture."""
     return open_page
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """pytest-playwright launches Debian's chromium (Playwright's own download is not possible)."""
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}

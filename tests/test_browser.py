@@ -6,7 +6,6 @@ screenshot of each page is kept in a temporary folder whose path a failure messa
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
@@ -14,27 +13,17 @@ import pytest
 
 from jaxplay import catalog
 from tests.browser_support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    chromium_available,
     exception_texts,
+    require_chromium,
     streamlit_server,
     wait_for_run,
 )
 
 pytestmark = pytest.mark.browser
 
-if not chromium_available():
-    if os.environ.get("CI"):
-        raise RuntimeError(f"CI needs chromium at {CHROMIUM} for the browser tests")
-    pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
+require_chromium()
 
 SHOTS = Path(tempfile.mkdtemp(prefix="jaxplay-screens-"))
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ The server is fresh, so the link is also its first visit (the case ``pages/_ui.p
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -15,20 +14,15 @@ import pytest
 
 from jaxplay import catalog
 from tests.browser_support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    chromium_available,
     exception_texts,
+    require_chromium,
     streamlit_server,
     wait_for_run,
 )
 
 pytestmark = pytest.mark.browser
 
-if not chromium_available():
-    if os.environ.get("CI"):
-        raise RuntimeError(f"CI needs chromium at {CHROMIUM} for the browser tests")
-    pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
+require_chromium()
 
 SHOTS = Path(tempfile.mkdtemp(prefix="jaxplay-share-"))
 IGNORED_NOTE = "Parts of this link were ignored"
@@ -36,11 +30,6 @@ IGNORED_NOTE = "Parts of this link were ignored"
 #: The shared view: non-default values for a selectbox, a slider and the open tab of /vmap.
 SHARED = {"vmap_layout": "X is (D, batch)", "vmap_jaxpr_batch": "5", "vmap_tab": "jaxpr"}
 DEFAULTS = {"vmap_layout": "X is (batch, D)", "vmap_jaxpr_batch": "4", "vmap_tab": "in_axes editor"}
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
 
 
 def _tab(page) -> str:  # noqa: ANN001 - playwright Page

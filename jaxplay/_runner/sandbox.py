@@ -389,6 +389,9 @@ class BwrapSandbox(Sandbox):
                 cmd += ["--ro-bind", path, path]
         for name in ("ld.so.cache", "ld.so.conf", "localtime", "alternatives"):
             cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        # The private /tmp first: a virtualenv or checkout that lives under /tmp (a CI clone)
+        # is bound on top of it below, rather than hidden by it.
+        cmd += ["--size", str(self.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
         for path in _python_paths():
             cmd += ["--ro-bind", path, path]
         package = str(ROOT / "jaxplay")
@@ -399,7 +402,7 @@ class BwrapSandbox(Sandbox):
             cmd += ["--dev-bind", dev, dev]
         if gpus:
             cmd += ["--ro-bind-try", "/sys", "/sys"]
-        cmd += ["--size", str(self.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        cmd += ["--chdir", "/tmp"]
         for key, value in sorted(env.items()):
             cmd += ["--setenv", key, value]
         return [*cmd, "--", *argv]
