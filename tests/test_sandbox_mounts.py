@@ -23,3 +23,6 @@ def test_python_and_package_binds_come_after_the_tmpfs(monkeypatch: pytest.Monke
     binds = [i for i, a in enumerate(cmd) if a == "--ro-bind" and cmd[i + 1].startswith("/tmp/")]
     assert {cmd[i + 1] for i in binds} == {venv, "/tmp/ci-clone/project/jaxplay"}
     assert all(i > tmpfs for i in binds)
+    # The run works in its own empty folder, not beside those mount points.
+    assert cmd[cmd.index("--chdir") + 1] == sandbox.SANDBOX_WORKDIR != "/tmp"
+    assert cmd[cmd.index("--dir") + 1] == sandbox.SANDBOX_WORKDIR

@@ -34,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+#: The run's own empty working directory on the sandbox's private /tmp (which may also hold the
+#: read-only mount points of a checkout that lives under /tmp).
+SANDBOX_WORKDIR = "/tmp/work"
 BWRAP = "/usr/bin/bwrap"
 _PIDS_V1 = Path("/sys/fs/cgroup/pids")
 _MEMORY_V1 = Path("/sys/fs/cgroup/memory")
@@ -369,7 +372,7 @@ class BwrapSandbox(Sandbox):
         return bwrap_usable(self.executable)
 
     def _command(self, argv: list[str], env: dict[str, str], workdir: Path | None) -> list[str]:
-        env["HOME"] = env["TMPDIR"] = "/tmp"
+        env["HOME"] = env["TMPDIR"] = SANDBOX_WORKDIR
         cmd = [
             self.executable,
             "--unshare-all",
@@ -392,6 +395,7 @@ class BwrapSandbox(Sandbox):
         # The private /tmp first: a virtualenv or checkout that lives under /tmp (a CI clone)
         # is bound on top of it below, rather than hidden by it.
         cmd += ["--size", str(self.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        cmd += ["--dir", SANDBOX_WORKDIR]
         for path in _python_paths():
             cmd += ["--ro-bind", path, path]
         package = str(ROOT / "jaxplay")
@@ -402,7 +406,7 @@ class BwrapSandbox(Sandbox):
             cmd += ["--dev-bind", dev, dev]
         if gpus:
             cmd += ["--ro-bind-try", "/sys", "/sys"]
-        cmd += ["--chdir", "/tmp"]
+        cmd += ["--chdir", SANDBOX_WORKDIR]
         for key, value in sorted(env.items()):
             cmd += ["--setenv", key, value]
         return [*cmd, "--", *argv]
