@@ -23,7 +23,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxplay import compilation, expr, timing
+from jaxplay import compilation, examples, expr, timing
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
@@ -382,33 +382,8 @@ def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int)
     )
 
 
-#: The article's timing code as written (its single flattened line, broken back into lines).
-ARTICLE_TIMING_CODE = """\
-import jax
-import jax.numpy as jnp
-from jax import jit
-import time
-
-# 未优化的纯函数
-def naive_softmax(x):
-    return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)
-
-# JIT 编译版本
-@jit
-def jitted_softmax(x):
-    return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)
-
-# 性能对比
-x = jnp.ones((10000, 1000))
-start = time.time()
-for _ in range(10):
-    y = naive_softmax(x)
-print(f"Naive: {time.time() - start:.4f}s")
-start = time.time()
-for _ in range(10):
-    y = jitted_softmax(x)
-print(f"JIT compiled: {time.time() - start:.4f}s")
-"""
+#: The article's code as written: the one copy lives in the examples registry.
+ARTICLE_TIMING_CODE = examples.by_id("jit-softmax-as-written").source
 
 
 def article_explanation(compile_s: float) -> str:

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.ad_checkpoint import checkpoint_name
 
-from jaxplay import compilation, timing
+from jaxplay import compilation, examples, timing
 from jaxplay.fusion import DTYPE_BYTES
 
 #: Largest matrix side analysed (compile only: nothing of this size is allocated).
@@ -50,32 +50,8 @@ GRAD_RTOL = 1e-3
 DEFAULT_VARIANTS: tuple[str, ...] = ("none", "whole", "per_round", "per_round_names")
 
 
-#: Section 8 of the seed article as written (flattened onto one line there: re-indented here, its
-#: Chinese comments translated).
-#: It runs unchanged on current JAX; it only never measures the difference it asks us to observe.
-ARTICLE_CODE = """\
-from jax import checkpoint
-
-# Gradient checkpointing: trade compute for memory
-def memory_intensive_layer(x):
-    for _ in range(10):
-        x = jnp.sin(x) @ jnp.cos(x).T
-    return x
-
-# Plain version: saves every intermediate for the backward pass
-normal_grad_fn = jax.grad(lambda x: jnp.sum(memory_intensive_layer(x)))
-
-# Checkpointed version: recomputes intermediates to save memory
-@jax.grad
-def checkpointed_fn(x):
-    @checkpoint
-    def checkpointed_layer(x):
-        return memory_intensive_layer(x)
-    return jnp.sum(checkpointed_layer(x))
-
-x = jnp.ones((1000, 1000))
-print("Observe the memory difference (run it in a real environment)")
-"""
+#: The article's code as written: the one copy lives in the examples registry.
+ARTICLE_CODE = examples.by_id("memory-checkpoint-as-written").source
 
 # --- the models -----------------------------------------------------------------------------------
 
