@@ -208,11 +208,15 @@ def _set_up(db: _Db) -> None:
         return
     if version is None:
         db.rows(_CREATE_SNIPPETS)
+    elif db.postgres:  # stores before version 1 were SQLite files: this table is someone else's
+        raise StoreUnavailable(
+            "The snippet database already has a table named snippets that jaxplay did not "
+            "create, so it is left untouched and sharing is unavailable."
+        )
     else:  # version 0: add each snippet's size and last-viewed time
-        length = "octet_length(code)" if db.postgres else "length(CAST(code AS BLOB))"
         db.rows("ALTER TABLE snippets ADD COLUMN size BIGINT NOT NULL DEFAULT 0")
         db.rows("ALTER TABLE snippets ADD COLUMN viewed DOUBLE PRECISION NOT NULL DEFAULT 0")
-        db.rows(f"UPDATE snippets SET size = {length}, viewed = created")
+        db.rows("UPDATE snippets SET size = length(CAST(code AS BLOB)), viewed = created")
     for statement in _CREATE_REST:
         db.rows(statement)
     db.rows("INSERT INTO snippet_schema (version) VALUES (?)", (SCHEMA_VERSION,))

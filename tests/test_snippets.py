@@ -335,7 +335,7 @@ def test_postgres_waits_at_most_the_timeout_for_a_connection() -> None:
     store.close()
 
 
-# --- SQLite only --------------------------------------------------------------------------------
+# --- one backend only ---------------------------------------------------------------------------
 
 
 def test_database_is_in_wal_mode(tmp_path: Path) -> None:
@@ -402,6 +402,22 @@ def test_a_store_from_before_schema_versions_is_upgraded(tmp_path: Path) -> None
     clock.now += 31 * DAY  # its first view (day 1) counts as a visit
     with pytest.raises(SnippetError, match="No snippet"):
         store.load("OldSnippet01")
+
+
+def test_a_foreign_snippets_table_in_postgres_is_left_alone(postgres_url: str) -> None:
+    _sql(postgres_url, "CREATE TABLE snippets (id TEXT PRIMARY KEY, title TEXT)")
+    store = SnippetStore(postgres_url)
+    try:
+        with pytest.raises(StoreUnavailable, match="did not create"):
+            store.save("x = 1", visitor="a")
+    finally:
+        store.close()
+    columns = _sql(
+        postgres_url,
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'snippets' "
+        "AND table_schema = current_schema() ORDER BY ordinal_position",
+    )
+    assert columns == [("id",), ("title",)]
 
 
 def test_rate_limiter_bounds_its_table() -> None:
