@@ -24,6 +24,16 @@ from jaxplay._runner.results import Limits
 DEFAULT_RUNS_PER_MINUTE = 20
 #: Measurements (timed benchmarks) a visitor may start per minute in public mode.
 DEFAULT_BENCHMARKS_PER_MINUTE = 30
+#: Shares (snippets saved) one visitor may make per minute, on each app instance.
+DEFAULT_SHARES_PER_MINUTE = 10
+#: New snippets the whole snippet store accepts per hour (every visitor and instance together).
+DEFAULT_SNIPPETS_PER_HOUR = 500
+#: Total size of the stored snippets, in MB (MiB).
+DEFAULT_SNIPPET_STORE_MB = 200
+#: Days after which a snippet that nobody opened or shared again is deleted.
+DEFAULT_SNIPPET_EXPIRY_DAYS = 30
+#: Connections to a PostgreSQL snippet store each app instance opens at most.
+DEFAULT_SNIPPET_DB_POOL = 4
 
 
 @dataclass(frozen=True)
@@ -106,7 +116,39 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "JAXPLAY_SNIPPET_DB",
         "`~/.local/share/jaxplay/snippets.sqlite3`",
-        "The SQLite file of shared Code Lab snippets (created on first use).",
+        "Where the Code Lab's shared snippets are stored: a SQLite file (created on first use) "
+        "or a `postgresql://user:password@host/database` URL, which several app instances can "
+        "share (its tables are created on first use).",
+    ),
+    Setting(
+        "JAXPLAY_SHARES_PER_MINUTE",
+        f"{DEFAULT_SHARES_PER_MINUTE}",
+        "Snippets one visitor may share per minute (counted by each app instance on its own); "
+        "more are refused with the time to wait.",
+    ),
+    Setting(
+        "JAXPLAY_SNIPPETS_PER_HOUR",
+        f"{DEFAULT_SNIPPETS_PER_HOUR}",
+        "New snippets the snippet store accepts per hour from all visitors together (counted in "
+        "the database, so every instance sharing it shares this limit); sharing code that is "
+        "already stored does not count.",
+    ),
+    Setting(
+        "JAXPLAY_SNIPPET_STORE_MB",
+        f"{DEFAULT_SNIPPET_STORE_MB}",
+        "Total size (MB) of the stored snippets; when it is reached, Share is refused until old "
+        "snippets expire.",
+    ),
+    Setting(
+        "JAXPLAY_SNIPPET_EXPIRY_DAYS",
+        f"{DEFAULT_SNIPPET_EXPIRY_DAYS}",
+        "A snippet nobody has opened or shared for this many days is deleted; opening its link "
+        "starts the count again.",
+    ),
+    Setting(
+        "JAXPLAY_SNIPPET_DB_POOL",
+        f"{DEFAULT_SNIPPET_DB_POOL}",
+        "PostgreSQL snippet store only: connections each app instance opens to it at most.",
     ),
     Setting(
         "JAXPLAY_CPU_DEVICES",

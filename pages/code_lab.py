@@ -34,11 +34,11 @@ state.setdefault("code_lab_source", DEFAULT)
 
 
 @st.cache_resource(max_entries=4)
-def _snippet_store(path: str) -> snippets.SnippetStore:
-    return snippets.SnippetStore(path)
+def _snippet_store(location: str) -> snippets.SnippetStore:
+    return snippets.SnippetStore.from_env(location)
 
 
-store = _snippet_store(str(snippets.default_path()))
+store = _snippet_store(snippets.default_location())
 # A shared link (?snippet=<id>) loads its code once; the visitor's edits are kept after that.
 shared_id = st.query_params.get("snippet")
 if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
@@ -47,6 +47,8 @@ if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
         state["code_lab_source"] = store.load(shared_id).code
         state.pop("code_lab_result", None)
         st.toast("Loaded the shared snippet.", icon=":material/share:")
+    except snippets.StoreUnavailable as err:
+        st.warning(f"{err} Showing your own code instead.", icon=":material/cloud_off:")
     except snippets.SnippetError as err:
         st.warning(f"{err} Showing your own code instead.", icon=":material/link_off:")
     if store.last_recovery:
@@ -96,6 +98,8 @@ with edit:
     if share:
         try:
             saved = store.save(state["code_lab_source"], visitor=_ui.visitor_id())
+        except snippets.StoreUnavailable as err:
+            st.warning(str(err), icon=":material/cloud_off:")
         except snippets.SnippetError as err:
             st.warning(str(err), icon=":material/block:")
         else:

@@ -10,6 +10,7 @@ from jaxplay import environment  # noqa: E402
 
 environment.configure()
 
+from collections.abc import Iterator  # noqa: E402
 from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
@@ -17,6 +18,7 @@ from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from jaxplay import catalog  # noqa: E402
+from tests import postgres_support  # noqa: E402
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 APP_TIMEOUT_S = 120
@@ -69,3 +71,18 @@ def page_runner():
 def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     """pytest-playwright launches Debian's chromium (Playwright's own download is not possible)."""
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[postgres_support.Server]:
+    """A throwaway PostgreSQL server for the session (skips without the binaries, except in CI)."""
+    with postgres_support.running_server(postgres_support.require_binaries()) as server:
+        yield server
+
+
+@pytest.fixture
+def postgres_url(postgres_server: postgres_support.Server) -> Iterator[str]:
+    """A ``postgresql://`` URL whose tables live in a fresh schema, dropped after the test."""
+    url = postgres_server.new_schema()
+    yield url
+    postgres_server.drop_schema(url)
