@@ -147,6 +147,24 @@ function createEditor(parentElement, initial) {
     }),
   });
 
+  // Bring a line into the editor's own view. (EditorView.scrollIntoView would also scroll the
+  // page, pulling a visitor who reads the results below back up to the editor.)
+  function scrollToLine(line) {
+    view.requestMeasure({
+      read: () => {
+        const block = view.lineBlockAt(view.state.doc.line(line).from);
+        const scroller = view.scrollDOM;
+        const top = block.top + view.documentTop - scroller.getBoundingClientRect().top;
+        return { top, bottom: top + block.height, height: scroller.clientHeight };
+      },
+      write: ({ top, bottom, height }) => {
+        if (top < 0 || bottom > height) {
+          view.scrollDOM.scrollTop += top - height / 3;
+        }
+      },
+    });
+  }
+
   function update(args) {
     api = args;
     const data = args.data || {};
@@ -162,11 +180,8 @@ function createEditor(parentElement, initial) {
     const line = Number.isInteger(data.error_line) ? data.error_line : null;
     if (line !== errorLine) {
       errorLine = line;
-      const effects = [setErrorLine.of(line)];
-      if (line !== null && line >= 1 && line <= view.state.doc.lines) {
-        effects.push(EditorView.scrollIntoView(view.state.doc.line(line).from, { y: "nearest" }));
-      }
-      view.dispatch({ effects });
+      view.dispatch({ effects: setErrorLine.of(line) });
+      if (line !== null && line >= 1 && line <= view.state.doc.lines) scrollToLine(line);
     }
   }
 
