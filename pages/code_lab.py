@@ -6,6 +6,7 @@ import streamlit as st
 from jaxplay import examples, inspectors, runner, snippets
 from jaxplay.runner import InspectRequest
 from pages import _ui  # every page imports it first: see its docstring
+from pages._editor import code_editor, run_requested
 
 runner.warm_up()  # returns at once; spare workers start in the background
 
@@ -30,7 +31,8 @@ st.caption(
 state = st.session_state
 state.setdefault("code_lab_source", DEFAULT)
 # The editor's widget state is dropped when another page is shown; code_lab_source is the
-# lasting copy (the walkthrough writes it too), so the editor is refilled from it each run.
+# lasting copy (the walkthrough writes it too), so the editor is refilled from it whenever it is
+# shown anew or the code was changed outside it.
 
 
 @st.cache_resource(max_entries=4)
@@ -54,11 +56,9 @@ if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
     if store.last_recovery:
         st.warning(store.last_recovery, icon=":material/build:")
 
-state["code_lab_editor"] = state["code_lab_source"]
 
-
-def _edited() -> None:
-    state["code_lab_source"] = state["code_lab_editor"]
+def _edited(text: str) -> None:
+    state["code_lab_source"] = text
 
 
 def _reset() -> None:
@@ -76,41 +76,33 @@ st.caption(f":material/shield: Each run: {runner.describe_limits()}")
 if refusal:
     st.error(refusal, icon=":material/block:")
 
-# A code editor wants a monospace font; Streamlit's text area has a proportional one.
-st.html(
-    "<style>.st-key-code_lab_editor textarea"
-    "{font-family: 'Source Code Pro', monospace; font-size: 14px}</style>"
+# The editor's actions sit above it, so Run is in view without scrolling; more (e.g. sharing)
+# go in this row.
+actions = st.container(horizontal=True, vertical_alignment="center", key="code_lab_actions")
+run_clicked = actions.button(
+    "Run",
+    key="code_lab_run",
+    type="primary",
+    icon=":material/play_arrow:",
+    disabled=bool(refusal),
 )
-edit, preview = st.columns(2)
-with edit:
-    st.text_area("Code", key="code_lab_editor", height=380, on_change=_edited, max_chars=100_000)
-    # The editor's actions; more (e.g. sharing) go in this row.
-    actions = st.container(horizontal=True, key="code_lab_actions")
-    run = actions.button(
-        "Run",
-        key="code_lab_run",
-        type="primary",
-        icon=":material/play_arrow:",
-        disabled=bool(refusal),
-    )
-    actions.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
-    share = actions.button("Share", key="code_lab_share", icon=":material/share:")
-    if share:
-        try:
-            saved = store.save(state["code_lab_source"], visitor=_ui.visitor_id())
-        except snippets.StoreUnavailable as err:
-            st.warning(str(err), icon=":material/cloud_off:")
-        except snippets.SnippetError as err:
-            st.warning(str(err), icon=":material/block:")
-        else:
-            if saved.recovered:
-                st.warning(saved.recovered, icon=":material/build:")
-            st.success("Anyone with this link sees this code:", icon=":material/link:")
-            st.code(snippets.share_link(st.context.url, saved.snippet.id), language=None)
-with preview:
-    st.code(
-        state["code_lab_source"], language="python", line_numbers=True, wrap_lines=True, height=380
-    )
+actions.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
+share = actions.button("Share", key="code_lab_share", icon=":material/share:")
+actions.caption("**Ctrl/⌘+Enter** runs · **Tab** indents · **Esc** then **Tab** leaves the editor")
+# The editor is filled in below, after a run, so that it marks the line of that run's error.
+editor_slot = st.container()
+if share:
+    try:
+        saved = store.save(state["code_lab_source"], visitor=_ui.visitor_id())
+    except snippets.StoreUnavailable as err:
+        st.warning(str(err), icon=":material/cloud_off:")
+    except snippets.SnippetError as err:
+        st.warning(str(err), icon=":material/block:")
+    else:
+        if saved.recovered:
+            st.warning(saved.recovered, icon=":material/build:")
+        st.success("Anyone with this link sees this code:", icon=":material/link:")
+        st.code(snippets.share_link(st.context.url, saved.snippet.id), language=None)
 
 source = state["code_lab_source"]
 with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/search:"):
@@ -152,6 +144,8 @@ if chosen and function:
     except ValueError as err:
         st.warning(str(err), icon=":material/warning:")
 
+# Ctrl/Cmd+Enter in the editor runs exactly as the Run button does.
+run = run_clicked or (run_requested("code_lab_editor") and not refusal)
 if run:
     with st.status("Running in a fresh sandbox…") as status:
         result = runner.run_code(
@@ -167,6 +161,20 @@ if run:
             state="complete" if result.ok else "error",
         )
     state["code_lab_result"] = (source, result)
+
+
+def _error_line() -> int | None:
+    """The line the shown run failed on, while the code is still the code that ran."""
+    ran, result = state.get("code_lab_result", (None, None))
+    if ran != source or result is None or result.error is None:
+        return None
+    return result.error.line
+
+
+with editor_slot:
+    code_editor(
+        source, key="code_lab_editor", height=380, error_line=_error_line(), on_change=_edited
+    )
 
 if "code_lab_result" in state:
     ran, result = state["code_lab_result"]

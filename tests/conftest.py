@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 os.environ.setdefault("JAXPLAY_CPU_DEVICES", "8")
@@ -54,6 +55,23 @@ def open_page(spec: catalog.PageSpec, **session: object) -> AppTest:
         at.session_state[key] = value
     at.run()
     return at
+
+
+def editor(at: AppTest, key: str = "code_lab_editor") -> dict[str, Any]:
+    """What the page sent to the code editor ``key`` (``pages/_editor.py``) in the last run.
+
+    AppTest runs no JavaScript, so a custom component is opaque to it; this is the component's
+    data: ``doc`` (the code the editor shows), ``revision`` and ``error_line``.
+    """
+    found = [e for e in at.get("bidi_component") if e.key == key]
+    assert len(found) == 1, f"{len(found)} editors with key {key!r}"
+    return json.loads(found[0].proto.json)
+
+
+def editor_text(at: AppTest, key: str = "code_lab_editor") -> str:
+    """The code the editor ``key`` shows after the last run (the browser has no edits of its own
+    in an AppTest)."""
+    return editor(at, key)["doc"]
 
 
 def assert_clean(at: AppTest) -> None:

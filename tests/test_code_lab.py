@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxplay import catalog, examples
-from tests.conftest import assert_clean, open_page
+from tests.conftest import assert_clean, editor_text, open_page
 
 SPEC = catalog.find("code-lab")
 
@@ -24,7 +24,7 @@ def test_starts_with_the_default_example_and_keeps_code_in_session() -> None:
     at = open_page(SPEC)
     assert_clean(at)
     assert at.session_state["code_lab_source"] == examples.by_id(examples.DEFAULT_ID).source
-    assert at.text_area(key="code_lab_editor").value == at.session_state["code_lab_source"]
+    assert editor_text(at) == at.session_state["code_lab_source"]
 
 
 def test_run_shows_output_value_and_arrays() -> None:
@@ -53,13 +53,13 @@ def test_edit_survives_a_page_switch() -> None:
     at.switch_page("pages/home.py").run()
     at.switch_page(SPEC.path).run()
     assert_clean(at)
-    assert at.text_area(key="code_lab_editor").value == "y = 41 + 1"
+    assert editor_text(at) == "y = 41 + 1"
 
 
 def test_reset_restores_the_example() -> None:
     at = open_page(SPEC, code_lab_source="y = 1")
     at.button(key="code_lab_reset").click().run()
-    assert at.text_area(key="code_lab_editor").value == examples.by_id(examples.DEFAULT_ID).source
+    assert editor_text(at) == examples.by_id(examples.DEFAULT_ID).source
 
 
 def test_inspect_shows_the_jaxpr() -> None:

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from jaxplay import catalog, snippets
 from tests.browser_support import free_port
-from tests.conftest import APP_TIMEOUT_S, assert_clean, open_page
+from tests.conftest import APP_TIMEOUT_S, assert_clean, editor_text, open_page
 
 LAB = catalog.find("code-lab")
 
@@ -61,14 +61,14 @@ def test_share_then_open_the_link(snippet_db: str) -> None:
 
     visitor = _open_link({"snippet": snippet_id})
     assert_clean(visitor)
-    assert visitor.text_area(key="code_lab_editor").value == code
+    assert editor_text(visitor) == code
 
 
 def test_a_bad_snippet_link_keeps_the_visitors_code(snippet_db: str) -> None:
     at = _open_link({"snippet": "not-an-id"})
     assert_clean(at)
     assert any("not valid" in w.value for w in at.warning)
-    assert at.text_area(key="code_lab_editor").value.strip()
+    assert editor_text(at).strip()
 
 
 def test_share_refuses_oversize_code(snippet_db: str) -> None:

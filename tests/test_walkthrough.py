@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxplay import catalog, examples
-from tests.conftest import assert_clean, open_page
+from tests.conftest import assert_clean, editor_text, open_page
 
 SPEC = catalog.find("article")
 
@@ -29,4 +29,4 @@ def test_open_in_code_lab_loads_the_snippet() -> None:
     at.button(key="walkthrough_open_vmap-conv").click().run()
     assert_clean(at)
     assert at.session_state["code_lab_source"] == examples.by_id("vmap-conv").source
-    assert at.text_area(key="code_lab_editor").value == examples.by_id("vmap-conv").source
+    assert editor_text(at) == examples.by_id("vmap-conv").source
