@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from jaxplay import catalog, snippets
+from jaxplay.hosting import catalog, snippets
 from tests.conftest import APP_TIMEOUT_S, assert_clean, open_page
 
 LAB = catalog.find("code-lab")

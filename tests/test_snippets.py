@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay.ratelimit import RateLimiter
-from jaxplay.snippets import ID_LENGTH, SnippetError, SnippetStore, is_valid_id
+from jaxplay.hosting.ratelimit import RateLimiter
+from jaxplay.hosting.snippets import ID_LENGTH, SnippetError, SnippetStore, is_valid_id
 
 
 class FakeClock:
