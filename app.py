@@ -1,6 +1,6 @@
 """jaxplay's entry point: page config, navigation over the registered pages, shared chrome."""
 
-from jaxplay import environment
+from jaxplay.hosting import environment
 
 # Before anything touches JAX's backend: simulated CPU devices and no GPU preallocation.
 environment.configure()
@@ -8,7 +8,9 @@ environment.configure()
 import streamlit as st  # noqa: E402
 
 import pages._ui  # noqa: E402  (leaves Streamlit's legacy pages/ mode; see its docstring)
-from jaxplay import catalog, links, publicmode, runner, timing  # noqa: E402
+from jaxplay import sandbox as runner  # noqa: E402
+from jaxplay.core import timing  # noqa: E402
+from jaxplay.hosting import catalog, links, publicmode  # noqa: E402
 
 st.set_page_config(page_title="jaxplay", page_icon=":material/bolt:", layout="wide")
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.async_api import Page, async_playwright  # noqa: E402
 
-from jaxplay import catalog  # noqa: E402
+from jaxplay.hosting import catalog  # noqa: E402
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
 
 ACTION_TIMEOUT_MS = 120_000

@@ -25,11 +25,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jaxplay import environment  # noqa: E402
+from jaxplay.hosting import environment  # noqa: E402
 
 environment.configure()
 
-from jaxplay.runner import RunnerConfig, WorkerPool, worker_environment  # noqa: E402
+from jaxplay.sandbox import RunnerConfig, WorkerPool, worker_environment  # noqa: E402
 
 SOURCE = "import jax.numpy as jnp\nprint(jnp.ones(3).sum())"
 

@@ -1,4 +1,4 @@
-"""How close jaxplay.timing comes to an independent ``timeit`` reference.
+"""How close jaxplay.core.timing comes to an independent ``timeit`` reference.
 
 Prints two ratios:
 
@@ -25,15 +25,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jaxplay import environment  # noqa: E402
+from jaxplay.hosting import environment  # noqa: E402
 
 environment.configure()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from jaxplay import timing  # noqa: E402
-from jaxplay.jit_lab import naive_softmax  # noqa: E402
+from jaxplay.core import timing  # noqa: E402
+from jaxplay.jit._lab import naive_softmax  # noqa: E402
 
 
 def timeit_per_call(call, repeat: int) -> float:

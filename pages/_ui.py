@@ -14,8 +14,8 @@ from typing import Any
 
 import streamlit as st
 
-from jaxplay import environment, publicmode
-from jaxplay.expr import ExprError
+from jaxplay.core.expr import ExprError
+from jaxplay.hosting import environment, publicmode
 
 
 def _enter_app_navigation() -> None:
@@ -97,7 +97,7 @@ def visitor_id() -> str:
     The client's IP address (``st.context.ip_address``), or behind a trusted reverse proxy
     (``JAXPLAY_TRUSTED_PROXY=1``) the last address of ``X-Forwarded-For``; a random id kept in
     the session where no address is known (localhost) or ``JAXPLAY_VISITOR_KEY=session`` asks
-    for it. See :func:`jaxplay.publicmode.visitor_from`.
+    for it. See :func:`jaxplay.hosting.publicmode.visitor_from`.
     """
     session_id = st.session_state.setdefault("_jaxplay_session_id", uuid.uuid4().hex)
     try:

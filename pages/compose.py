@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from jaxplay import compose as cp
-from jaxplay import expr, timing
+from jaxplay.compose import _compose as cp
+from jaxplay.core import expr, timing
 from pages import _ui
 
 NONE = "—"

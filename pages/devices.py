@@ -3,9 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import _multiprocess_worker, collectives, devices, environment, multiprocess, sharding
-from jaxplay.devices import Attempt
-from jaxplay.timing import format_seconds
+from jaxplay.core.timing import format_seconds
+from jaxplay.devices import _collectives as collectives
+from jaxplay.devices import _devices as devices
+from jaxplay.devices import _multiprocess as multiprocess
+from jaxplay.devices import _multiprocess_worker
+from jaxplay.devices import _sharding as sharding
+from jaxplay.devices._devices import Attempt
+from jaxplay.hosting import environment
 from pages import _ui
 
 st.title(":material/grid_view: Devices & sharding")

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import pages._ui  # noqa: F401  (every page imports it first: see its docstring)
-from jaxplay import catalog, environment
+from jaxplay.hosting import catalog, environment
 
 st.title(":material/bolt: jaxplay")
 st.markdown(

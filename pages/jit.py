@@ -3,8 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import expr, jit_cache_lab, jit_lab, jit_side_effects, timing
-from jaxplay import jit_figures as figs
+from jaxplay.core import expr, timing
+from jaxplay.jit import _cache_lab as jit_cache_lab
+from jaxplay.jit import _figures as figs
+from jaxplay.jit import _lab as jit_lab
+from jaxplay.jit import _side_effects as jit_side_effects
 from pages import _ui
 
 PROFILE_BUDGET_S = 0.3

@@ -3,7 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import fusion, memory, timing
+from jaxplay.core import timing
+from jaxplay.memory import _fusion as fusion
+from jaxplay.memory import _remat as memory
 from pages import _ui
 
 st.title(":material/memory: Memory & fusion")

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from jaxplay import prng
-from jaxplay import prng_figures as figs
+from jaxplay.prng import _figures as figs
+from jaxplay.prng import _prng as prng
 from pages import _ui
 
 st.title(":material/casino: PRNG keys")

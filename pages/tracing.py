@@ -5,8 +5,11 @@ import inspect
 import pandas as pd
 import streamlit as st
 
-from jaxplay import catalog, jaxpr_graph, staging, tracers
-from jaxplay import tracing_examples as ex
+from jaxplay.hosting import catalog
+from jaxplay.tracing import _graph as jaxpr_graph
+from jaxplay.tracing import _presets as ex
+from jaxplay.tracing import _staging as staging
+from jaxplay.tracing import _tracers as tracers
 from pages import _ui
 
 st.title(":material/account_tree: Tracing & jaxpr")
@@ -29,9 +32,7 @@ def preset_variant(key: str, args: Args, name: str) -> staging.Variant:
     preset = ex.find_preset(key)
     specs = [staging.InputSpec(s, d) for s, d in args]
     ref = ex.preset_ref(preset)
-    return staging.stage_variant(
-        preset.fn, specs, name, source=ref, path_alias="tracing_examples.py"
-    )
+    return staging.stage_variant(preset.fn, specs, name, source=ref, path_alias="_presets.py")
 
 
 class SandboxFailed(Exception):

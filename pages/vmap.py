@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import vectorize as vz
+from jaxplay.vmap import _vectorize as vz
 from pages import _ui
 
 st.title(":material/view_column: vmap")

@@ -7,7 +7,7 @@ import os
 
 os.environ.setdefault("JAXPLAY_CPU_DEVICES", "8")
 
-from jaxplay import environment  # noqa: E402
+from jaxplay.hosting import environment  # noqa: E402
 
 environment.configure()
 
@@ -18,7 +18,7 @@ import pytest  # noqa: E402
 from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from jaxplay import catalog  # noqa: E402
+from jaxplay.hosting import catalog  # noqa: E402
 from tests import postgres_support  # noqa: E402
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 from tests.browser_support import (
     exception_texts,
     require_chromium,

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 from tests.browser_support import (
     exception_texts,
     require_chromium,

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from jaxplay import catalog, examples, snippets
+from jaxplay.article import _examples as examples
+from jaxplay.hosting import catalog, snippets
 from tests.browser_support import exception_texts, require_chromium, streamlit_server, wait_for_run
 from tests.postgres_support import Server
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from jaxplay import catalog, snippets
+from jaxplay.hosting import catalog, snippets
 from tests.browser_support import free_port
 from tests.conftest import APP_TIMEOUT_S, assert_clean, editor_text, open_page
 

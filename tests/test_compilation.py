@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxplay import compilation
+from jaxplay.core import compilation
 
 
 def _seed_static_example():

@@ -7,9 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxplay import compose as cp
-from jaxplay import timing
-from jaxplay.expr import ExprError
+from jaxplay.compose import _compose as cp
+from jaxplay.core import timing
+from jaxplay.core.expr import ExprError
 
 SIN2 = cp.FUNCTIONS["sum of sin² (vector → number)"]
 
@@ -83,7 +83,7 @@ def test_the_articles_per_sample_gradient_maps_params_too(
 def test_the_fixed_per_sample_gradient_matches_the_loop_and_the_formula() -> None:
     ps = cp.per_sample(8, 3)
     assert ps.fixed.shape == (8, 3) and ps.fixed_matches_loop
-    from jaxplay.autodiff import normal_arrays
+    from jaxplay.grad._autodiff import normal_arrays
 
     p, X, Y = normal_arrays(0, (3,), (8, 3), (8,))
     np.testing.assert_allclose(ps.fixed, 2 * (X @ p - Y)[:, None] * X, rtol=1e-4, atol=1e-5)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaxplay import catalog
-from jaxplay import compose as cp
+from jaxplay.compose import _compose as cp
+from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("compose")

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxplay import devices
+from jaxplay.devices import _devices as devices
 
 
 def _has_gpu() -> bool:

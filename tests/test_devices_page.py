@@ -9,7 +9,7 @@ import sys
 
 import jax
 
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("devices")
@@ -101,7 +101,7 @@ def test_multi_process_launch() -> None:
 
 ONE_DEVICE_SCRIPT = """
 import json
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
 
 out = {}

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay import catalog, examples
+from jaxplay.article import _examples as examples
+from jaxplay.hosting import catalog
 from pages import _editor
 from tests.conftest import assert_clean, editor, open_page
 

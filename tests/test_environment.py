@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax
 
-from jaxplay import environment
+from jaxplay.hosting import environment
 
 
 def test_requested_cpu_devices_parses_and_clamps() -> None:

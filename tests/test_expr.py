@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxplay import expr
-from jaxplay.expr import ExprError, parse
+from jaxplay.core import expr
+from jaxplay.core.expr import ExprError, parse
 
 
 @pytest.mark.parametrize(

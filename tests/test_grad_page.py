@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaxplay import autodiff as ad
-from jaxplay import catalog
+from jaxplay.grad import _autodiff as ad
+from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("grad")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jaxplay import jit_cache_lab, jit_lab
+from jaxplay.jit import _cache_lab as jit_cache_lab
+from jaxplay.jit import _lab as jit_lab
 
 
 def test_cache_lab_counts_compilations_and_explains_misses() -> None:

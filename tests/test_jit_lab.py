@@ -9,8 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxplay import expr, jit_lab, jit_side_effects, timing
-from jaxplay import jit_figures as figs
+from jaxplay.core import expr, timing
+from jaxplay.jit import _figures as figs
+from jaxplay.jit import _lab as jit_lab
+from jaxplay.jit import _side_effects as jit_side_effects
 
 
 def _workload(preset: str = "softmax", rows: int = 16, cols: int = 8, **kw) -> jit_lab.Workload:

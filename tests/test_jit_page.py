@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
 
 SMALL = {"jit_rows": 16, "jit_cols": 8}

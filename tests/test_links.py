@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxplay.links import ignored_params
+from jaxplay.hosting.links import ignored_params
 
 
 def test_valid_params_are_silent() -> None:
@@ -32,7 +32,7 @@ def test_long_values_are_shortened() -> None:
 def test_app_reports_an_unknown_link_parameter() -> None:
     from streamlit.testing.v1 import AppTest
 
-    from jaxplay import catalog
+    from jaxplay.hosting import catalog
 
     at = AppTest.from_file(str(catalog.ROOT / "app.py"), default_timeout=120)
     at.query_params["no_such_setting"] = "1"

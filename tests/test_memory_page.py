@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from jaxplay import catalog, fusion, memory
+from jaxplay.hosting import catalog
+from jaxplay.memory import _fusion as fusion
+from jaxplay.memory import _remat as memory
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("memory")

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
 
 

@@ -11,8 +11,8 @@ import jax.random as jrandom
 import numpy as np
 import pytest
 
-from jaxplay import prng
-from jaxplay import prng_figures as figs
+from jaxplay.prng import _figures as figs
+from jaxplay.prng import _prng as prng
 
 M = 0xFFFFFFFF
 
@@ -314,7 +314,7 @@ def test_key_reuse_checker_raises_and_leaves_the_setting_alone() -> None:
 
 
 def test_key_reuse_checker_raises_in_the_sandbox() -> None:
-    from jaxplay import runner
+    from jaxplay import sandbox as runner
 
     outcome = prng.check_key_reuse_sandboxed(4)
     assert outcome.raised
@@ -327,8 +327,8 @@ def test_key_reuse_checker_raises_in_the_sandbox() -> None:
 
 
 def test_key_reuse_checker_falls_back_in_process_when_the_sandbox_refuses(monkeypatch) -> None:
-    from jaxplay import runner
-    from jaxplay._runner.results import refused
+    from jaxplay import sandbox as runner
+    from jaxplay.sandbox._results import refused
 
     monkeypatch.setattr(runner, "run_code", lambda *a, **k: refused("public server without bwrap"))
     outcome = prng.check_key_reuse_sandboxed(4)

@@ -13,10 +13,12 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxplay import catalog, publicmode, runner, settings, timing
-from jaxplay._runner import pool as pool_module
-from jaxplay.ratelimit import RateLimiter
-from jaxplay.runner import RunError, RunnerConfig, RunResult, WorkerPool
+from jaxplay import sandbox as runner
+from jaxplay.core import timing
+from jaxplay.hosting import catalog, publicmode, settings
+from jaxplay.hosting.ratelimit import RateLimiter
+from jaxplay.sandbox import RunError, RunnerConfig, RunResult, WorkerPool
+from jaxplay.sandbox import _pool as pool_module
 from tests.conftest import assert_clean, open_page
 
 ROOT = catalog.ROOT
@@ -51,7 +53,7 @@ def test_every_setting_the_code_reads_is_in_the_table() -> None:
         found |= set(re.findall(r"\bJAXPLAY_[A-Z0-9_]+\b", path.read_text(encoding="utf-8")))
     assert "JAXPLAY_PUBLIC" in found and "JAXPLAY_SNIPPET_DB" in found  # the grep works
     missing = found - NOT_SETTINGS - set(settings.names())
-    assert not missing, f"add these to jaxplay/settings.py SETTINGS: {sorted(missing)}"
+    assert not missing, f"add these to jaxplay/hosting/settings.py SETTINGS: {sorted(missing)}"
     # Everything the runner hands to its workers is documented too.
     assert "XLA_PYTHON_CLIENT_MEM_FRACTION" in pool_module._PASS_THROUGH
     assert set(pool_module._PASS_THROUGH) <= set(settings.names())
@@ -74,7 +76,7 @@ def test_the_readme_shows_the_rendered_settings_table() -> None:
     match = re.search(r"<!-- settings:start -->(.*?)<!-- settings:end -->", readme, re.S)
     assert match, "README.md needs the settings table between its settings markers"
     assert match.group(1).strip() == settings.markdown_table(), (
-        "README.md's settings table is out of date: paste jaxplay.settings.markdown_table()"
+        "README.md's settings table is out of date: paste jaxplay.hosting.settings.markdown_table()"
     )
 
 
@@ -333,7 +335,7 @@ def test_pages_show_errors_and_compiled_code_without_server_paths() -> None:
     from streamlit.testing.v1 import AppTest
 
     def script() -> None:
-        from jaxplay import catalog
+        from jaxplay.hosting import catalog
         from pages import _ui
 
         _ui.show_error(FileNotFoundError(f"{catalog.ROOT}/data.bin"), "**Failed:** ")
@@ -365,7 +367,7 @@ def test_streamlit_never_shows_error_details() -> None:
 def test_queue_status_never_starts_a_pool() -> None:
     runner.shutdown()
     assert runner.current_status() is None
-    assert runner._pool is None  # noqa: SLF001 - asking started nothing
+    assert runner._shared_pool is None  # noqa: SLF001 - asking started nothing
     assert publicmode.queue_text(None, 0) == "Code runs: no runs yet · measurements waiting: 0"
     status = {"running": 2, "queued": 3}
     assert publicmode.queue_text(status, 1) == (

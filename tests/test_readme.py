@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 
 README = (catalog.ROOT / "README.md").read_text(encoding="utf-8")
 CI = (catalog.ROOT / ".ci" / "run").read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay._runner import sandbox
+from jaxplay.sandbox import _process as sandbox
 
 
 def test_python_and_package_binds_come_after_the_tmpfs(monkeypatch: pytest.MonkeyPatch) -> None:

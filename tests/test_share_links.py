@@ -32,7 +32,7 @@ from streamlit.testing.v1.element_tree import (
     Toggle,
 )
 
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 from tests.conftest import APP_TIMEOUT_S, assert_clean, open_page
 
 IGNORED_NOTE = "Parts of this link were ignored"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay import settings, snippets
-from jaxplay.ratelimit import RateLimiter
-from jaxplay.snippets import (
+from jaxplay.hosting import settings, snippets
+from jaxplay.hosting.ratelimit import RateLimiter
+from jaxplay.hosting.snippets import (
     ID_LENGTH,
     SCHEMA_VERSION,
     SnippetError,

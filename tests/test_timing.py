@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxplay import timing
+from jaxplay.core import timing
 
 
 class _Pending:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from jaxplay import catalog, staging
-from jaxplay import tracing_examples as ex
+from jaxplay.hosting import catalog
+from jaxplay.tracing import _presets as ex
+from jaxplay.tracing import _staging as staging
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("tracing")

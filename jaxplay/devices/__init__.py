@@ -1,0 +1,1 @@
+"""The devices page: devices, placement, sharding, collectives, scaling and many processes."""

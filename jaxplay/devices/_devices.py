@@ -1,0 +1,330 @@
+"""Devices as JAX sees them: the inventory, placing an array, and honest transfer timings.
+
+Why: the article's section on devices asks for ``devices('gpu')`` unguarded (it raises on a
+machine without a GPU) and never measures a transfer. This module lists every device with what the
+backend reports about its memory, runs the article's placement code as written and in its guarded
+form (so a page can show the real error), and times host→device, device→device and device→host
+copies through :mod:`jaxplay.core.timing`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from jaxplay.core import timing
+
+#: The largest transfer that may be timed (bytes): enough to see bandwidth, small enough to share.
+MAX_TRANSFER_BYTES = 256 * 2**20
+ROUTES = ("host → device", "device → device", "device → host")
+
+
+def platforms() -> tuple[str, ...]:
+    """Platforms with devices in this process, the default backend first.
+
+    A GPU machine has CPU devices too (the simulated ones included), and the sharding demos may
+    want those: eight simulated CPUs show more than one GPU does.
+    """
+    import jax
+
+    found = [jax.default_backend()]
+    if found[0] != "cpu":
+        try:
+            jax.devices("cpu")
+            found.append("cpu")
+        except RuntimeError:
+            pass
+    return tuple(found)
+
+
+def devices_of(platform: str | None = None) -> list[Any]:
+    """The devices of ``platform`` (``None``: the default backend's)."""
+    import jax
+
+    return list(jax.devices(platform) if platform else jax.devices())
+
+
+def device_key(device: Any) -> str:
+    """``"cpu:3"``: ids alone are ambiguous when a GPU and CPUs are both present."""
+    return f"{device.platform}:{device.id}"
+
+
+def all_devices() -> list[Any]:
+    """Every device of every platform in :func:`platforms`."""
+    return [d for p in platforms() for d in devices_of(p)]
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One device, with its memory counters where the backend reports them (GPUs do, CPUs not).
+
+    Attributes:
+        bytes_in_use, bytes_limit, peak_bytes_in_use: from ``device.memory_stats()``; ``None``
+            when the backend reports nothing (the CPU backend).
+    """
+
+    key: str
+    id: int
+    platform: str
+    kind: str
+    process_index: int
+    bytes_in_use: int | None
+    bytes_limit: int | None
+    peak_bytes_in_use: int | None
+
+
+def _memory_stats(device: Any) -> dict[str, int]:
+    try:
+        stats = device.memory_stats()
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return {}
+    return dict(stats or {})
+
+
+def inventory() -> tuple[DeviceInfo, ...]:
+    """Every device of this process, read fresh (memory counters change as arrays come and go)."""
+    rows = []
+    for d in all_devices():
+        stats = _memory_stats(d)
+        rows.append(
+            DeviceInfo(
+                key=device_key(d),
+                id=int(d.id),
+                platform=str(d.platform),
+                kind=str(d.device_kind),
+                process_index=int(d.process_index),
+                bytes_in_use=stats.get("bytes_in_use"),
+                bytes_limit=stats.get("bytes_limit"),
+                peak_bytes_in_use=stats.get("peak_bytes_in_use"),
+            )
+        )
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of running a piece of code: its value, or the real exception it raised.
+
+    Attributes:
+        code: the exact source that ran.
+        ok: whether it returned.
+        value: ``repr``-like text of what it returned ("" when it raised).
+        error_type, error: the exception's type name and message when it raised.
+        warnings: messages of the warnings it emitted (e.g. a deprecation).
+    """
+
+    code: str
+    ok: bool
+    value: str
+    error_type: str | None
+    error: str | None
+    warnings: tuple[str, ...]
+
+
+def attempt(fn: Callable[..., Any], *args: Any, describe: Callable[[Any], str] = repr) -> Attempt:
+    """Run ``fn(*args)`` and record its value or its exception, with ``fn``'s source."""
+    code = textwrap.dedent(inspect.getsource(fn))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn(*args)
+        except Exception as exc:  # the point is to show whatever JAX raised
+            mine = [
+                f
+                for f in traceback.extract_tb(exc.__traceback__)
+                if f.filename == inspect.getsourcefile(fn) and f.line
+            ]
+            where = f" (at `{mine[-1].line}`)" if mine else ""
+            return Attempt(code, False, "", type(exc).__name__, f"{exc}{where}", _texts(caught))
+    return Attempt(code, True, describe(value), None, None, _texts(caught))
+
+
+def _texts(caught: list[warnings.WarningMessage]) -> tuple[str, ...]:
+    return tuple(f"{w.category.__name__}: {w.message}" for w in caught)
+
+
+def manual_device_placement():
+    """The article's code as written (its comments translated)."""
+    from jax import device_put, devices
+    from jax import numpy as jnp
+
+    gpu_device = devices("gpu")[0] if devices("gpu") else devices()[0]
+    cpu_device = devices("cpu")[0]
+    # Put data on the GPU
+    x_gpu = device_put(jnp.ones(1000), gpu_device)
+    # Put data on the CPU
+    x_cpu = device_put(jnp.ones(1000), cpu_device)
+    return x_gpu, x_cpu
+
+
+def guarded_device_placement():
+    """The fix: ask for GPUs inside ``try``; a missing backend raises, it does not return []."""
+    import jax
+    from jax import numpy as jnp
+
+    try:
+        gpus = jax.devices("gpu")  # raises RuntimeError when no GPU backend exists
+    except RuntimeError:
+        gpus = []
+    gpu_device = gpus[0] if gpus else jax.devices()[0]
+    cpu_device = jax.devices("cpu")[0]
+    x_gpu = jax.device_put(jnp.ones(1000), gpu_device)
+    x_cpu = jax.device_put(jnp.ones(1000), cpu_device)
+    return x_gpu, x_cpu
+
+
+def describe_placed(arrays: Any) -> str:
+    """Where each array of a tuple lives: ``x0 on TFRT_CPU_0 (cpu)`` etc."""
+    return ", ".join(f"x{i} on {next(iter(a.devices()))}" for i, a in enumerate(arrays))
+
+
+def article_placement() -> tuple[Attempt, Attempt]:
+    """The article's placement code as written, and guarded (both actually run)."""
+    return (
+        attempt(manual_device_placement, describe=describe_placed),
+        attempt(guarded_device_placement, describe=describe_placed),
+    )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an array put on a device lives, as JAX reports it."""
+
+    device: str
+    devices: tuple[str, ...]
+    sharding: str
+    committed: bool
+    nbytes: int
+
+
+def place(key: str, size: int) -> Placement:
+    """``device_put`` a float32 vector of ``size`` elements on the device ``key`` (``"cpu:3"``)."""
+    import jax
+
+    x = jax.device_put(np.ones(size, np.float32), find_device(key))
+    return Placement(
+        device=key,
+        devices=tuple(str(d) for d in x.devices()),
+        sharding=repr(x.sharding),
+        committed=bool(x.committed),
+        nbytes=int(x.nbytes),
+    )
+
+
+def find_device(key: str) -> Any:
+    """The device whose :func:`device_key` is ``key``."""
+    found = all_devices()
+    for d in found:
+        if device_key(d) == key:
+            return d
+    raise ValueError(f"no device {key!r}; this process has {', '.join(map(device_key, found))}")
+
+
+@dataclass(frozen=True)
+class TransferPoint:
+    """One measured transfer: a route, a size in bytes and its timing."""
+
+    route: str
+    nbytes: int
+    timing: timing.Timing
+
+    @property
+    def gbps(self) -> float:
+        """Bandwidth at the median time (GB/s, 1e9 bytes)."""
+        return self.nbytes / self.timing.median / 1e9
+
+
+def host_memory_kind(device: Any) -> str | None:
+    """The host memory a device can copy into (``pinned_host``), or ``None`` if it has none."""
+    kinds = {m.kind for m in device.addressable_memories()}
+    for kind in ("pinned_host", "unpinned_host"):
+        if kind in kinds:
+            return kind
+    return None
+
+
+def transfer_calls(src_key: str, dst_key: str, nbytes: int) -> dict[str, Callable[[], Any]]:
+    """The zero-argument calls whose time is a transfer of ``nbytes``, by route.
+
+    host → device copies a numpy buffer (``may_alias=False``: a copy, never an alias). device →
+    device copies between two devices (left out when they are the same device). device → host
+    copies into the device's host memory space (``pinned_host``): ``np.asarray`` would cache its
+    result on the array, so timing it again would measure nothing.
+    """
+    import jax
+    from jax.sharding import SingleDeviceSharding
+
+    if not 0 < nbytes <= MAX_TRANSFER_BYTES:
+        raise ValueError(f"transfer size must be 4 bytes to {MAX_TRANSFER_BYTES // 2**20} MiB")
+    src, dst = find_device(src_key), find_device(dst_key)
+    host = np.ones(max(1, nbytes // 4), np.float32)
+    on_src = jax.device_put(host, src)
+    calls: dict[str, Callable[[], Any]] = {
+        ROUTES[0]: lambda: jax.device_put(host, dst, may_alias=False),
+    }
+    if src_key != dst_key:
+        calls[ROUTES[1]] = lambda: jax.device_put(on_src, dst)
+    kind = host_memory_kind(src)
+    if kind is not None:
+        to_host = SingleDeviceSharding(src, memory_kind=kind)
+        calls[ROUTES[2]] = lambda: jax.device_put(on_src, to_host)
+    return calls
+
+
+def transfer_sweep(
+    src_key: str,
+    dst_key: str,
+    sizes: tuple[int, ...],
+    budget_s: float = 0.2,
+    on_step: Callable[[int, int], None] | None = None,
+) -> tuple[TransferPoint, ...]:
+    """Time every route for every size (bytes); ``on_step(done, total)`` reports progress."""
+    points = []
+    total = len(sizes)
+    for i, nbytes in enumerate(sizes):
+        for route, call in transfer_calls(src_key, dst_key, nbytes).items():
+            points.append(TransferPoint(route, nbytes, timing.measure(call, budget_s=budget_s)))
+        if on_step is not None:
+            on_step(i + 1, total)
+    return tuple(points)
+
+
+def transfer_figure(points: tuple[TransferPoint, ...], where: str) -> go.Figure:
+    """Bandwidth (GB/s at the median) against size, one line per route, spread as error bars."""
+    fig = go.Figure()
+    for route in ROUTES:
+        pts = [p for p in points if p.route == route]
+        if not pts:
+            continue
+        gbps = np.array([p.gbps for p in pts])
+        fast = np.array([p.nbytes / p.timing.q1 / 1e9 for p in pts])
+        slow = np.array([p.nbytes / p.timing.q3 / 1e9 for p in pts])
+        fig.add_scatter(
+            x=[p.nbytes for p in pts],
+            y=gbps,
+            mode="lines+markers",
+            name=route,
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": fast - gbps,
+                "arrayminus": gbps - slow,
+            },
+            hovertext=[p.timing.describe() for p in pts],
+        )
+    fig.update_layout(
+        title=f"Transfer bandwidth ({where}); median, bars: interquartile range",
+        xaxis={"title": "bytes per transfer", "type": "log"},
+        yaxis={"title": "GB/s"},
+        height=380,
+        margin={"t": 50, "b": 40},
+    )
+    return fig

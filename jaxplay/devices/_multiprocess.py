@@ -1,0 +1,271 @@
+"""A real multi-process JAX run on one machine: N processes, one coordinator, gloo collectives.
+
+Why: everything else in the app runs in one process, where "devices" are all local. A cluster of
+hosts is N processes that each own a few devices and meet through ``jax.distributed.initialize``.
+This module starts that for real on localhost: it execs N fresh interpreters (never forks: JAX is
+already initialised in this process) running :mod:`jaxplay.devices._multiprocess_worker`, waits for
+their JSON reports, and always reaps them: each process leads its own process group, and on a
+timeout or any error the whole group is killed and waited for, so no process is ever left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+from jaxplay.devices._multiprocess_worker import REPORT_PREFIX
+from jaxplay.hosting import catalog
+
+MIN_PROCESSES = 2
+MAX_PROCESSES = 4
+MAX_LOCAL_DEVICES = 4
+DEFAULT_TIMEOUT_S = 60.0
+#: One local cluster at a time per server: two visitors' clusters would compete for the cores.
+LAUNCH_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class GlobalDevice:
+    """A device as every process of the cluster sees it."""
+
+    id: int
+    process_index: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class ProcessReport:
+    """What one process printed: its devices, its contribution and the all-reduced total."""
+
+    process_id: int
+    process_count: int
+    local_devices: tuple[int, ...]
+    global_devices: tuple[GlobalDevice, ...]
+    local_values: tuple[float, ...]
+    psum: float
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """The outcome of :func:`run_local_cluster`.
+
+    Attributes:
+        status: ``"ok"``, ``"timeout"`` (killed after ``timeout_s``) or ``"failed"`` (a process
+            exited with an error or printed no report).
+        num_processes, local_devices: the cluster asked for.
+        launched: how many processes were started (fewer than ``num_processes`` only on purpose,
+            to show what a missing host does).
+        reports: the reports of the processes that finished, by process id.
+        expected_psum: the all-reduced value numpy computes for the same inputs.
+        pids: the process ids that were started (all reaped when this returns).
+        returncodes: each process's exit status (negative: killed by that signal).
+        errors: the tail of stderr of each process that failed, by process id.
+        elapsed_s: wall time from the first start to the last reap.
+    """
+
+    status: str
+    num_processes: int
+    local_devices: int
+    launched: int
+    reports: tuple[ProcessReport, ...]
+    expected_psum: float
+    pids: tuple[int, ...]
+    returncodes: tuple[int | None, ...]
+    errors: tuple[str, ...]
+    elapsed_s: float
+
+    @property
+    def global_devices(self) -> tuple[GlobalDevice, ...]:
+        """The global device list (as process 0 reported it; every process reports the same)."""
+        return self.reports[0].global_devices if self.reports else ()
+
+    @property
+    def psum_correct(self) -> bool:
+        """Every process got the numpy total."""
+        return bool(self.reports) and all(r.psum == self.expected_psum for r in self.reports)
+
+
+def expected_psum(num_processes: int, local_devices: int) -> float:
+    """The total the workers must agree on: device g contributes g + 1, so 1 + 2 + ... + n."""
+    n = num_processes * local_devices
+    return float(n * (n + 1) // 2)
+
+
+def free_port() -> int:
+    """A TCP port on localhost that is free right now (the coordinator binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def worker_command(
+    coordinator: str, num_processes: int, process_id: int, local_devices: int
+) -> list[str]:
+    """The command line of one process: the same one each host of a real cluster would run."""
+    return [
+        sys.executable,
+        "-m",
+        "jaxplay.devices._multiprocess_worker",
+        f"--coordinator={coordinator}",
+        f"--num-processes={num_processes}",
+        f"--process-id={process_id}",
+        f"--local-devices={local_devices}",
+    ]
+
+
+def _worker_env(local_devices: int) -> dict[str, str]:
+    """This process's environment, minus its own device count, plus the worker's."""
+    env = dict(os.environ)
+    flags = [
+        f for f in env.get("XLA_FLAGS", "").split() if "force_host_platform_device_count" not in f
+    ]
+    env["XLA_FLAGS"] = " ".join(flags)
+    env["JAX_NUM_CPU_DEVICES"] = str(local_devices)
+    env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(catalog.ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the process's whole group (it leads one), then reap it."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    proc.wait()
+
+
+def _wait_all(procs: list[subprocess.Popen], deadline: float) -> str:
+    """Wait for every process; stop early when one fails (the others would wait for it forever)."""
+    while True:
+        codes = [p.poll() for p in procs]
+        if any(c not in (None, 0) for c in codes):
+            return "failed"
+        if all(c == 0 for c in codes):
+            return "ok"
+        if time.perf_counter() >= deadline:
+            return "timeout"
+        time.sleep(0.05)
+
+
+def _parse(stdout: str) -> ProcessReport | None:
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(REPORT_PREFIX):
+            raw = json.loads(line[len(REPORT_PREFIX) :])
+            return ProcessReport(
+                process_id=int(raw["process_id"]),
+                process_count=int(raw["process_count"]),
+                local_devices=tuple(int(i) for i in raw["local_devices"]),
+                global_devices=tuple(
+                    GlobalDevice(int(d["id"]), int(d["process_index"]), str(d["kind"]))
+                    for d in raw["global_devices"]
+                ),
+                local_values=tuple(float(v) for v in raw["local_values"]),
+                psum=float(raw["psum"]),
+            )
+    return None
+
+
+def run_local_cluster(
+    num_processes: int,
+    local_devices: int = 2,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    launch: int | None = None,
+) -> ClusterRun:
+    """Start ``num_processes`` JAX processes on localhost, collect their reports, reap them all.
+
+    Arguments:
+        num_processes: the cluster size announced to the coordinator (2 to 4).
+        local_devices: CPU devices each process owns (1 to 4).
+        timeout_s: after this, every process still running is killed (with its process group).
+        launch: how many processes to actually start (default: all). Starting fewer shows what
+            happens when a host never arrives: the others wait in ``initialize`` until killed.
+
+    Returns:
+        A :class:`ClusterRun`; when it returns, every started process has exited and been reaped.
+    """
+    if not MIN_PROCESSES <= num_processes <= MAX_PROCESSES:
+        raise ValueError(
+            f"num_processes must be {MIN_PROCESSES} to {MAX_PROCESSES}, got {num_processes}"
+        )
+    if not 1 <= local_devices <= MAX_LOCAL_DEVICES:
+        raise ValueError(f"local_devices must be 1 to {MAX_LOCAL_DEVICES}, got {local_devices}")
+    launched = num_processes if launch is None else max(1, min(num_processes, launch))
+    with LAUNCH_LOCK:
+        return _run(num_processes, local_devices, timeout_s, launched)
+
+
+def _run(num_processes: int, local_devices: int, timeout_s: float, launched: int) -> ClusterRun:
+    coordinator = f"127.0.0.1:{free_port()}"
+    env = _worker_env(local_devices)
+    procs: list[subprocess.Popen] = []
+    status = "ok"
+    start = time.perf_counter()
+    with contextlib.ExitStack() as files:
+        outputs = [
+            (
+                files.enter_context(tempfile.TemporaryFile()),
+                files.enter_context(tempfile.TemporaryFile()),
+            )
+            for _ in range(launched)
+        ]
+        try:
+            for pid, (out, err) in enumerate(outputs):
+                procs.append(
+                    subprocess.Popen(
+                        worker_command(coordinator, num_processes, pid, local_devices),
+                        stdin=subprocess.DEVNULL,
+                        stdout=out,
+                        stderr=err,
+                        env=env,
+                        cwd=str(catalog.ROOT),
+                        start_new_session=True,  # its own process group: killable as a whole
+                    )
+                )
+            status = _wait_all(procs, start + timeout_s)
+        finally:
+            for proc in procs:
+                _kill_group(proc)
+        elapsed = time.perf_counter() - start
+        reports: list[ProcessReport] = []
+        errors: list[str] = []
+        for i, (out, err) in enumerate(outputs):
+            out.seek(0)
+            err.seek(0)
+            report = (
+                _parse(out.read().decode("utf-8", "replace")) if procs[i].returncode == 0 else None
+            )
+            if report is not None:
+                reports.append(report)
+                continue
+            code = procs[i].returncode
+            why = (
+                "killed after the timeout"
+                if status == "timeout" and code is not None and code < 0
+                else f"exit status {code}"
+            )
+            errors.append(f"process {i} ({why}):\n" + err.read().decode("utf-8", "replace")[-1500:])
+    if status == "ok" and (errors or len(reports) != num_processes):
+        status = "failed"
+    return ClusterRun(
+        status=status,
+        num_processes=num_processes,
+        local_devices=local_devices,
+        launched=launched,
+        reports=tuple(sorted(reports, key=lambda r: r.process_id)),
+        expected_psum=expected_psum(num_processes, local_devices),
+        pids=tuple(p.pid for p in procs),
+        returncodes=tuple(p.returncode for p in procs),
+        errors=tuple(errors),
+        elapsed_s=elapsed,
+    )

@@ -1,0 +1,177 @@
+"""The one registry of the app's pages.
+
+``app.py`` builds ``st.navigation`` from it, the home page draws its topic cards from it, and the
+tests parametrize over it, so a page exists in all three places or in none. A page is listed here
+only once it works: each topic adds its own line when it lands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+SECTIONS: tuple[str, ...] = ("Transforms", "Under the hood", "Playground")
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """A page of the app.
+
+    Attributes:
+        path: the page file, relative to the repository root (always under ``pages/``).
+        title: the title in the navigation and on the page.
+        icon: a Material icon name (``:material/...:``) for the navigation.
+        section: one of :data:`SECTIONS`; ``None`` for the home page.
+        summary: one line, "what you will see", for the home page's card.
+        url_path: the page's address (``/jit``), also used by shared links and browser tests.
+    """
+
+    path: str
+    title: str
+    icon: str
+    section: str | None
+    summary: str
+    url_path: str
+
+    @property
+    def file(self) -> Path:
+        """The absolute path of the page's file."""
+        return ROOT / self.path
+
+
+HOME = PageSpec(
+    path="pages/home.py",
+    title="Home",
+    icon=":material/home:",
+    section=None,
+    summary="What jaxplay is, the topics, and the JAX this server runs.",
+    url_path="home",
+)
+
+#: Navigation order of the topic pages (by ``url_path``); a page not named here comes last.
+ORDER: tuple[str, ...] = (
+    "jit",
+    "grad",
+    "vmap",
+    "compose",
+    "tracing",
+    "prng",
+    "devices",
+    "memory",
+    "code-lab",
+    "article",
+)
+
+# Topic pages. Each topic adds its line here when its page works; ORDER sets where it appears.
+TOPICS: tuple[PageSpec, ...] = (
+    PageSpec(
+        path="pages/jit.py",
+        title="jit",
+        icon=":material/speed:",
+        section="Transforms",
+        summary="Each stage of jit timed, eager vs jit honestly, where jit pays, and recompiles.",
+        url_path="jit",
+    ),
+    PageSpec(
+        path="pages/grad.py",
+        title="grad",
+        icon=":material/trending_up:",
+        section="Transforms",
+        summary="f, f′, f″ drawn with their kinks, autodiff vs finite differences, jvp vs vjp, "
+        "custom_vjp rules you can break, gradient pytrees and the Hessian diagonal.",
+        url_path="grad",
+    ),
+    PageSpec(
+        path="pages/vmap.py",
+        title="vmap",
+        icon=":material/view_column:",
+        section="Transforms",
+        summary="An in_axes editor with shapes and JAX's verdict, loop vs vmap vs jit(vmap) "
+        "timed, a nested-vmap convolution checked, and the batched jaxpr.",
+        url_path="vmap",
+    ),
+    PageSpec(
+        path="pages/compose.py",
+        title="Compose",
+        icon=":material/stacks:",
+        section="Transforms",
+        summary="Stack jit, vmap, grad, jacfwd, jacrev, hessian, checkpoint in any order; "
+        "per-sample gradients, jacfwd vs jacrev and HVPs, as written and fixed.",
+        url_path="compose",
+    ),
+    PageSpec(
+        path="pages/tracing.py",
+        title="Tracing & jaxpr",
+        icon=":material/account_tree:",
+        section="Under the hood",
+        summary="One function as Python, jaxpr, StableHLO and optimized HLO, line by line; "
+        "tracer errors, recompilations and loops.",
+        url_path="tracing",
+    ),
+    PageSpec(
+        path="pages/prng.py",
+        title="PRNG keys",
+        icon=":material/casino:",
+        section="Under the hood",
+        summary="Seeds under x64 off and on, key trees, typed keys, and what reusing a key does.",
+        url_path="prng",
+    ),
+    PageSpec(
+        path="pages/devices.py",
+        title="Devices & sharding",
+        icon=":material/grid_view:",
+        section="Under the hood",
+        summary="Devices, placement and transfer speeds, sharding drawn, collectives, and a real "
+        "multi-process run.",
+        url_path="devices",
+    ),
+    PageSpec(
+        path="pages/memory.py",
+        title="Memory & fusion",
+        icon=":material/memory:",
+        section="Under the hood",
+        summary="What gradient checkpointing saves and costs, and what jit fuses into one kernel.",
+        url_path="memory",
+    ),
+    PageSpec(
+        path="pages/code-lab.py",
+        title="Code Lab",
+        icon=":material/terminal:",
+        section="Playground",
+        summary="Type any JAX code and run it in a sandbox: output, values, arrays, jaxpr, timing.",
+        url_path="code-lab",
+    ),
+    PageSpec(
+        path="pages/article.py",
+        title="Article walkthrough",
+        icon=":material/menu_book:",
+        section="Playground",
+        summary="The tutorial's eight sections, every snippet runnable, the broken ones fixed.",
+        url_path="article",
+    ),
+)
+
+PAGES: tuple[PageSpec, ...] = (HOME, *TOPICS)
+
+
+def pages_by_section() -> dict[str, list[PageSpec]]:
+    """Topic pages grouped by section, in :data:`SECTIONS` order, empty sections left out."""
+    grouped: dict[str, list[PageSpec]] = {}
+    for section in SECTIONS:
+        members = sorted(
+            (p for p in TOPICS if p.section == section),
+            key=lambda p: ORDER.index(p.url_path) if p.url_path in ORDER else len(ORDER),
+        )
+        if members:
+            grouped[section] = members
+    return grouped
+
+
+def find(url_path: str) -> PageSpec:
+    """The page registered under ``url_path``; ``KeyError`` if none is."""
+    for page in PAGES:
+        if page.url_path == url_path:
+            return page
+    raise KeyError(url_path)

@@ -1,0 +1,195 @@
+"""Public mode (``JAXPLAY_PUBLIC=1``): what changes when the app is open to a room or the web.
+
+A server that others reach must (1) never run code outside the bubblewrap sandbox (the runner
+refuses, see :meth:`jaxplay.sandbox._pool.WorkerPool.refusal`), (2) keep one visitor from
+starving the others (per-visitor rate limits on Code Lab runs, enforced in the runner, and on
+timed measurements, enforced in :func:`jaxplay.core.timing.exclusive`), (3) say what its limits and
+queues are, and (4) never show where its files live: error texts from JAX, from Python and from
+sandbox workers carry absolute paths (``.../site-packages/jax/_src/...``), which tell an attacker
+the layout of the machine. :func:`scrub_paths` replaces them with short placeholders.
+
+This module is pure (no Streamlit): ``app.py`` calls :func:`apply` at the start of each run and
+``pages/_ui.py`` turns the request's address into a visitor id with :func:`visitor_from`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import site
+import sys
+import sysconfig
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxplay.core import timing
+from jaxplay.hosting import settings
+from jaxplay.hosting.ratelimit import RateLimiter
+
+#: The repository root (the folder holding ``app.py`` and ``jaxplay/``).
+APP_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def _forms(path: str | Path) -> set[str]:
+    """A path as written and as resolved (symlinks), without a trailing slash."""
+    text = str(path).rstrip("/")
+    forms = {text}
+    with contextlib.suppress(OSError, ValueError):
+        forms.add(os.path.realpath(text).rstrip("/"))
+    return {f for f in forms if len(f) > 1}
+
+
+@functools.cache
+def _replacements() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(pattern, placeholder) pairs, longest path first so the most specific one wins."""
+    places: dict[str, str] = {}
+
+    def add(path: str | Path | None, placeholder: str) -> None:
+        if path:
+            for form in _forms(path):
+                places.setdefault(form, placeholder)
+
+    site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    site_dirs += [sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib")]
+    for directory in site_dirs:
+        add(directory, "<site-packages>")
+    add(sysconfig.get_paths().get("stdlib"), "<python>")
+    add(APP_ROOT, "<app>")
+    add(sys.prefix, "<venv>")
+    if sys.base_prefix != sys.prefix and sys.base_prefix not in ("/usr", "/usr/local"):
+        add(sys.base_prefix, "<python>")
+    add(tempfile.gettempdir(), "<tmp>")
+    add(os.path.expanduser("~"), "~")
+    ordered = sorted(places.items(), key=lambda item: len(item[0]), reverse=True)
+    return tuple(
+        (re.compile(rf"(?<![\w.-]){re.escape(path)}(?=/|\\|$|[^\w.-])"), placeholder)
+        for path, placeholder in ordered
+    )
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` with the server's own paths replaced by placeholders.
+
+    The repository becomes ``<app>``, the virtualenv ``<venv>``, its site-packages
+    ``<site-packages>``, Python's standard library ``<python>``, the temp dir ``<tmp>`` and the
+    home directory ``~``. Only whole path components match (``/tmpfile`` stays as it is), and
+    the most specific place wins (site-packages inside the virtualenv inside the home).
+    """
+    if not text or "/" not in text:
+        return text
+    for pattern, placeholder in _replacements():
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+# --- rate limits ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PublicConfig:
+    """The public-mode settings in force (see :mod:`jaxplay.hosting.settings`)."""
+
+    public: bool
+    runs_per_minute: int
+    benchmarks_per_minute: int
+    visitor_key: str
+    trusted_proxy: bool
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> PublicConfig:
+        return cls(
+            public=settings.public_mode(environ),
+            runs_per_minute=settings.positive_int(
+                "JAXPLAY_RUNS_PER_MINUTE", settings.DEFAULT_RUNS_PER_MINUTE, environ
+            ),
+            benchmarks_per_minute=settings.positive_int(
+                "JAXPLAY_BENCHMARKS_PER_MINUTE", settings.DEFAULT_BENCHMARKS_PER_MINUTE, environ
+            ),
+            visitor_key=settings.choice("JAXPLAY_VISITOR_KEY", ("address", "session"), environ),
+            trusted_proxy=settings.flag("JAXPLAY_TRUSTED_PROXY", environ),
+        )
+
+
+_limiters: dict[int, RateLimiter] = {}
+_limiters_lock = threading.Lock()
+
+
+def benchmark_limiter(per_minute: int) -> RateLimiter:
+    """The process-wide limiter of measurements at ``per_minute`` (kept across script runs)."""
+    with _limiters_lock:
+        if per_minute not in _limiters:
+            _limiters[per_minute] = RateLimiter(per_minute, 60.0)
+        return _limiters[per_minute]
+
+
+def apply(environ: Mapping[str, str] | None = None) -> PublicConfig:
+    """Read the settings and switch the measurement throttle on (public) or off.
+
+    ``app.py`` calls this at the start of every script run, so the throttle always follows the
+    environment (a test that sets ``JAXPLAY_PUBLIC`` and then unsets it leaves no throttle on).
+    """
+    config = PublicConfig.from_env(environ)
+    if config.public:
+        timing.set_throttle(benchmark_limiter(config.benchmarks_per_minute).try_acquire)
+    else:
+        timing.set_throttle(None)
+    return config
+
+
+# --- visitors ---------------------------------------------------------------------------------
+
+
+def visitor_from(
+    *,
+    address: str | None,
+    forwarded_for: list[str],
+    session_id: str,
+    config: PublicConfig,
+) -> str:
+    """Who is asking, as a key for the rate limits and the runner's one-run-per-visitor rule.
+
+    Arguments:
+        address: the connection's address (Streamlit's ``st.context.ip_address``: ``None`` on
+            localhost).
+        forwarded_for: every ``X-Forwarded-For`` header of the request, in order.
+        session_id: a random id kept in the browser session, the fallback.
+        config: :class:`PublicConfig`; ``visitor_key="session"`` always uses ``session_id``.
+
+    Behind a trusted proxy (``JAXPLAY_TRUSTED_PROXY=1``) the client is the *last* address of
+    ``X-Forwarded-For``: the one the proxy itself saw and appended; earlier entries are whatever
+    the client chose to send and prove nothing. Without a trusted proxy the header is ignored.
+    """
+    if config.visitor_key == "address":
+        if config.trusted_proxy:
+            entries = [e.strip() for h in forwarded_for for e in h.split(",") if e.strip()]
+            if entries:
+                return f"ip:{entries[-1]}"
+        elif address:
+            return f"ip:{address}"
+    return f"session:{session_id}"
+
+
+# --- what the sidebar shows -------------------------------------------------------------------
+
+
+def limits_text(config: PublicConfig, timeout_s: float, cpu_s: float, memory_mb: int) -> str:
+    """One Markdown line with every limit a visitor meets on this server."""
+    return (
+        f"Each code run: {timeout_s:g} s, {cpu_s:g} CPU s, {memory_mb:,} MB memory. "
+        f"Per visitor: {config.runs_per_minute} runs and "
+        f"{config.benchmarks_per_minute} measurements a minute."
+    )
+
+
+def queue_text(runner_status: Mapping[str, object] | None, measurements_waiting: int) -> str:
+    """The live queues: Code Lab runs running and waiting, measurements waiting for the lock."""
+    if runner_status is None:
+        runs = "no runs yet"
+    else:
+        runs = f"{runner_status.get('running', 0)} running, {runner_status.get('queued', 0)} queued"
+    return f"Code runs: {runs} · measurements waiting: {measurements_waiting}"

@@ -1,0 +1,1 @@
+"""The jit page: what compiling buys and costs, measured honestly."""

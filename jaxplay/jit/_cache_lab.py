@@ -1,0 +1,115 @@
+"""The compile-cache lab: the article's ``static_argnums`` example, one visitor's jit cache.
+
+Why a module of its own: the jit page lets a visitor flip a static flag, change a shape or a dtype
+and watch ``jax.jit`` decide between reusing a compiled program and compiling a new one. That
+needs a jitted function that belongs to the visitor (kept in their session, so the counter is
+theirs alone), its cache size after each call, and JAX's own explanation of every cache miss,
+captured through :func:`jaxplay.core.compilation.capture_compiles`. The tracing page's recompilation
+lab is built on the same capture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax.numpy as jnp
+
+from jaxplay.core import compilation, timing
+from jaxplay.jit._lab import DTYPES, SizeError
+
+#: Longest ``x`` the lab builds (it only shows compilation, never times anything).
+MAX_LENGTH = 1_000_000
+
+
+def dynamic_control_flow(x, use_tanh):
+    """静态参数控制编译分支"""
+    if use_tanh:  # 这个条件在编译时确定
+        return jnp.tanh(x)
+    else:
+        return jnp.sin(x)
+
+
+@dataclass(frozen=True)
+class CacheCall:
+    """One call of the lab's jitted function and what JAX did about it.
+
+    Attributes:
+        use_tanh, length, dtype: the call's arguments.
+        cache_size: compiled versions held after the call (``None`` if JAX will not say).
+        compiled: whether this call compiled (a cache miss) or reused a version.
+        reasons: JAX's explanations of the cache miss, as logged.
+        log: every compile-log message of the call about this function.
+        changed: what differs from the previous call (static flag, shape, dtype), in words.
+    """
+
+    use_tanh: bool
+    length: int
+    dtype: str
+    cache_size: int | None
+    compiled: bool
+    reasons: tuple[str, ...]
+    log: tuple[str, ...]
+    changed: tuple[str, ...] = ()
+
+    @property
+    def signature(self) -> tuple[bool, int, str]:
+        """What the jit cache is keyed on here: the static value, the shape and the dtype."""
+        return (self.use_tanh, self.length, self.dtype)
+
+
+@dataclass
+class CacheLab:
+    """A visitor's own ``jit(dynamic_control_flow, static_argnums=(1,))`` and its call history.
+
+    Each visitor gets a new jitted function (kept in their session), so the counter starts at 0
+    for them and only their own calls change it.
+    """
+
+    jitted: Any = None
+    history: list[CacheCall] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.jitted is None:
+            import jax
+
+            self.jitted = jax.jit(
+                compilation.fresh_function(dynamic_control_flow), static_argnums=(1,)
+            )
+
+    def call(self, use_tanh: bool, length: int, dtype: str = "float32") -> CacheCall:
+        """Call the jitted function once, capturing JAX's compile log and cache-miss reasons."""
+        if dtype not in DTYPES:
+            raise SizeError(f"dtype {dtype!r} is not offered; pick one of {', '.join(DTYPES)}")
+        if not 1 <= length <= MAX_LENGTH:
+            raise SizeError(f"the length must be between 1 and {MAX_LENGTH:,}")
+        x = jnp.ones(length, dtype)
+        before = compilation.cache_size(self.jitted)
+        with compilation.capture_compiles() as log:
+            timing.block(self.jitted(x, bool(use_tanh)))
+        after = compilation.cache_size(self.jitted)
+        ours = log.for_function(dynamic_control_flow.__name__)
+        compiled = any(e.kind == "compiling" for e in ours) or (
+            before is not None and after is not None and after > before
+        )
+        changed: list[str] = []
+        if self.history:
+            last = self.history[-1]
+            if last.use_tanh != bool(use_tanh):
+                changed.append(f"static use_tanh {last.use_tanh} → {bool(use_tanh)}")
+            if last.length != length:
+                changed.append(f"shape ({last.length},) → ({length},)")
+            if last.dtype != dtype:
+                changed.append(f"dtype {last.dtype} → {dtype}")
+        record = CacheCall(
+            use_tanh=bool(use_tanh),
+            length=length,
+            dtype=dtype,
+            cache_size=after,
+            compiled=compiled,
+            reasons=tuple(e.explanation for e in ours if e.kind == "cache miss"),
+            log=tuple(e.message for e in ours),
+            changed=tuple(changed),
+        )
+        self.history.append(record)
+        return record

@@ -1,0 +1,214 @@
+"""Plotly figures for the jit page, built here so tests can check what they draw.
+
+Each function takes finished measurements (from :mod:`jaxplay.core.timing` and
+:mod:`jaxplay.jit._lab`) and returns a ``go.Figure`` whose title or caption says what was measured
+and on which device: a chart of timings without its device is not a fact. Nothing here measures
+anything.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from jaxplay.core import timing
+from jaxplay.jit._lab import SweepPoint, crossover
+
+EAGER = "#d62728"
+JIT = "#1f77b4"
+AMORTIZED = "#9467bd"
+STAGE_COLOURS = ("#8c564b", "#e377c2", "#ff7f0e", "#bcbd22", JIT)
+
+
+def stage_figure(profile: timing.JitProfile, device: str) -> go.Figure:
+    """One bar per stage of ``jax.jit`` (log scale: compile is often 10 000× a steady call)."""
+    names = [name for name, _ in profile.stages()]
+    seconds = [s for _, s in profile.stages()]
+    fig = go.Figure(
+        go.Bar(
+            x=seconds,
+            y=names,
+            orientation="h",
+            marker_color=list(STAGE_COLOURS),
+            text=[timing.format_seconds(s) for s in seconds],
+            textposition="outside",
+            cliponaxis=False,
+            hovertemplate="%{y}: %{text}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Stages of jax.jit, wall time on {device} (steady call: median)",
+        xaxis={"type": "log", "title": "seconds (log scale)"},
+        yaxis={"autorange": "reversed"},
+        height=320,
+        margin={"l": 10, "r": 60, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def distribution_figure(comparison: timing.JitComparison, device: str) -> go.Figure:
+    """Every per-call sample of eager and jit, with their boxes (median and quartiles)."""
+    fig = go.Figure()
+    for name, t, colour in (
+        ("eager", comparison.eager, EAGER),
+        ("jit", comparison.jitted, JIT),
+    ):
+        fig.add_trace(
+            go.Box(
+                y=list(t.samples),
+                name=f"{name} ({t.repeats}×{t.number} calls)",
+                boxpoints="all",
+                jitter=0.4,
+                pointpos=0,
+                marker_color=colour,
+                hovertemplate="%{y:.3s}s per call<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=f"Per-call time of each sample, interleaved eager/jit, blocked, on {device}",
+        yaxis={"type": "log", "title": "seconds per call (log scale)"},
+        showlegend=False,
+        height=360,
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Figure:
+    """Per-call time against size, log-log: eager, jit steady state, and jit with its compile.
+
+    The third curve spreads one compile over ``calls`` calls; where it meets the eager curve is
+    the size from which jit pays for itself in that many calls (marked when inside the sweep).
+    """
+    ordered = sorted(points, key=lambda p: p.elements)
+    xs = [p.elements for p in ordered]
+    fig = go.Figure()
+    for name, colour, pick in (
+        ("eager", EAGER, lambda p: p.comparison.eager),
+        ("jit, steady state", JIT, lambda p: p.comparison.jitted),
+    ):
+        timings = [pick(p) for p in ordered]
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=[t.median for t in timings],
+                mode="lines+markers",
+                name=name,
+                line={"color": colour},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [t.q3 - t.median for t in timings],
+                    "arrayminus": [t.median - t.q1 for t in timings],
+                },
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=[p.amortized_jit_s(calls) for p in ordered],
+            mode="lines+markers",
+            name=f"jit incl. compile, per call over {calls} calls",
+            line={"color": AMORTIZED, "dash": "dash"},
+        )
+    )
+    cross = crossover(ordered, calls)
+    if cross is not None:
+        fig.add_vline(
+            x=cross,
+            line={"color": "gray", "dash": "dot"},
+            annotation_text=f"crossover ≈ {cross:,.0f} elements",
+            annotation_position="top left",
+        )
+    fig.update_layout(
+        title=f"Eager vs jit by size (medians, bars: quartiles), on {device}",
+        xaxis={"type": "log", "title": "elements of x (log scale)"},
+        yaxis={"type": "log", "title": "seconds per call (log scale)"},
+        legend={"orientation": "h", "y": -0.25},
+        height=440,
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def article_figure(article: timing.ArticleTiming, comparison: timing.JitComparison) -> go.Figure:
+    """The article's speedup (one stopwatch reading) beside the honest one (with its spread)."""
+    honest = comparison.speedup
+    fig = go.Figure(
+        go.Bar(
+            x=["article's method", "blocked, warmed, interleaved"],
+            y=[article.speedup, honest],
+            marker_color=["#7f7f7f", JIT],
+            text=[f"{article.speedup:.2f}×", f"{honest:.2f}×"],
+            textposition="outside",
+            cliponaxis=False,
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [0.0, comparison.speedup_high - honest],
+                "arrayminus": [0.0, honest - comparison.speedup_low],
+            },
+        )
+    )
+    fig.add_hline(y=1.0, line={"color": "gray", "dash": "dot"})
+    fig.update_layout(
+        title="Speedup of jit over eager, two ways (bar: from the quartiles of both timings)",
+        yaxis={"title": "eager time / jit time"},
+        height=340,
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def roofline_figure(
+    reference: timing.MachineReference, cost: dict[str, float] | None, seconds: float, label: str
+) -> go.Figure:
+    """This device's roofs (measured) and where the function lands on them.
+
+    x is arithmetic intensity (XLA's flops per byte accessed), y the achieved GFLOP/s. The slanted
+    roof is the measured copy bandwidth, the flat one the measured matmul rate: a point far below
+    both is limited by neither (dispatch overhead, or transcendentals XLA does not count as flops).
+    """
+    bw, peak = reference.copy_bandwidth_gbps, reference.matmul_gflops
+    ridge = reference.ridge_flops_per_byte
+    lo, hi = ridge / 1e4, ridge * 1e3
+    intensities = np.geomspace(lo, hi, 200)
+    fig = go.Figure(
+        go.Scatter(
+            x=intensities,
+            y=np.minimum(bw * intensities, peak),
+            mode="lines",
+            name=f"roof: {bw:.1f} GB/s, {peak:.0f} GFLOP/s",
+            line={"color": "gray"},
+        )
+    )
+    gbps, gflops = timing.roofline_point(cost, seconds)
+    if cost and cost.get("bytes accessed") and cost.get("flops") and not math.isnan(gflops):
+        intensity = cost["flops"] / cost["bytes accessed"]
+        fig.add_trace(
+            go.Scatter(
+                x=[intensity],
+                y=[gflops],
+                mode="markers+text",
+                name=label,
+                text=[label],
+                textposition="top center",
+                marker={"size": 14, "color": JIT},
+                hovertemplate=(
+                    f"{intensity:.3g} flop/byte<br>{gflops:.3g} GFLOP/s<br>{gbps:.3g} GB/s"
+                    "<extra></extra>"
+                ),
+            )
+        )
+    fig.update_layout(
+        title=f"Roofline of {reference.device} (roofs measured here)",
+        xaxis={"type": "log", "title": "arithmetic intensity (flops per byte, XLA's estimate)"},
+        yaxis={"type": "log", "title": "GFLOP/s (log scale)"},
+        legend={"orientation": "h", "y": -0.25},
+        height=400,
+        margin={"l": 10, "r": 10, "t": 50, "b": 40},
+    )
+    return fig

@@ -1,0 +1,402 @@
+"""The jit page's workloads: the article's functions, their inputs and limits, the size sweep.
+
+Why a module of its own: the page must time exactly what it shows. Every function the page offers
+lives here as real source (so ``inspect.getsource`` shows what ran), every input is built here
+from plain values (preset name, formula text, shape, dtype), and the numbers come from
+:mod:`jaxplay.core.timing`. The page only passes widget values in and draws what comes back.
+
+The presets follow the seed article: its ``naive_softmax`` on ``jnp.ones((10000, 1000))``, its
+``unoptimized_chain`` of elementwise ops (the article breaks off after ``y = jnp.sin(x)``; the rest
+of the chain is ours and says so), a ``tanh`` layer (a matmul, so compute rather than memory can
+be the limit), and any formula of ``x`` typed into the safe expression box
+(:mod:`jaxplay.core.expr`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxplay.article import _examples as examples
+from jaxplay.core import compilation, expr, timing
+
+#: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
+MAX_ELEMENTS = 16_000_000
+#: Largest work per call (the layer's matmul, or XLA's count for a formula), in flops.
+MAX_FLOPS = 40_000_000_000
+#: Dtypes a visitor may pick (float64 needs ``jax_enable_x64``, which this server leaves off).
+DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
+
+
+class SizeError(ValueError):
+    """An input the page refuses to time; the message names the limit."""
+
+
+# --- the functions (their source is what the page shows) ----------------------------------------
+
+
+def naive_softmax(x):
+    # 未优化的纯函数 (the article's, unchanged)
+    return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)
+
+
+def unoptimized_chain(x):
+    """未优化的操作链"""
+    y = jnp.sin(x)
+    # The article's text stops here; the rest of the chain is ours.
+    y = jnp.cos(y) * 2.0
+    y = y * y + 1.0
+    return jnp.exp(-y)
+
+
+def tanh_layer(x, W, b):
+    return jnp.tanh(x @ W + b)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A function the page can time.
+
+    Attributes:
+        key: stable name for widgets and links.
+        label: what the visitor picks from.
+        story: one sentence on what it shows about jit.
+        function: the Python function, or ``None`` for the typed formula.
+        origin: where it comes from (the article, or ours).
+    """
+
+    key: str
+    label: str
+    story: str
+    function: Callable[..., Any] | None
+    origin: str
+
+
+PRESETS: dict[str, Preset] = {
+    p.key: p
+    for p in (
+        Preset(
+            "softmax",
+            "Seed: naive softmax",
+            "Five array ops (two exp, sum, broadcast, divide): eager runs each as its own "
+            "kernel, jit fuses them and computes exp once.",
+            naive_softmax,
+            "the article, section 1",
+        ),
+        Preset(
+            "chain",
+            "Seed: unoptimized chain",
+            "A chain of elementwise ops: eager writes every intermediate to memory, jit fuses "
+            "the chain into one loop over x.",
+            unoptimized_chain,
+            "the article, section 8 (cut off after its first line; completed here)",
+        ),
+        Preset(
+            "layer",
+            "tanh layer",
+            "A matmul then an elementwise tail: most time is the matmul, which jit cannot speed "
+            "up, so the gain is small.",
+            tanh_layer,
+            "ours",
+        ),
+        Preset(
+            "formula",
+            "Your formula",
+            "Any formula of x in the safe expression language.",
+            None,
+            "you",
+        ),
+    )
+}
+DEFAULT_FORMULA = "jnp.sin(x) ** 2 + jnp.cos(x) ** 2"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What to time: plain values only, so it can key a cache and be put in a link.
+
+    Attributes:
+        preset: a key of :data:`PRESETS`.
+        rows, cols: the shape of ``x``.
+        dtype: one of :data:`DTYPES`.
+        formula: the formula text (used when ``preset == "formula"``).
+    """
+
+    preset: str
+    rows: int
+    cols: int
+    dtype: str = "float32"
+    formula: str = DEFAULT_FORMULA
+
+    @property
+    def elements(self) -> int:
+        return self.rows * self.cols
+
+
+def check(workload: Workload) -> None:
+    """Refuse what the page will not time, naming the limit.
+
+    Raises:
+        SizeError: too many elements, too much matmul work, an unknown preset or dtype.
+        expr.ExprError: the formula is not allowed (with its column).
+    """
+    if workload.preset not in PRESETS:
+        raise SizeError(f"unknown function {workload.preset!r}")
+    if workload.dtype not in DTYPES:
+        raise SizeError(f"dtype {workload.dtype!r} is not offered; pick one of {', '.join(DTYPES)}")
+    if workload.rows < 1 or workload.cols < 1:
+        raise SizeError("both dimensions must be at least 1")
+    if workload.elements > MAX_ELEMENTS:
+        raise SizeError(
+            f"x would have {workload.elements:,} elements; the limit is {MAX_ELEMENTS:,} "
+            "(the machine is shared: keep one measurement under a few seconds)"
+        )
+    flops: float | None = None
+    if workload.preset == "layer":
+        flops = layer_flops(workload.rows, workload.cols)
+    if workload.preset == "formula":
+        expr.parse(workload.formula, ("x",))
+        out_elements, flops = formula_footprint(
+            workload.formula, workload.rows, workload.cols, workload.dtype
+        )
+        if out_elements > MAX_ELEMENTS:
+            raise SizeError(
+                f"the formula's result would have {out_elements:,} elements; the limit is "
+                f"{MAX_ELEMENTS:,}"
+            )
+    if flops is not None and flops > MAX_FLOPS:
+        raise SizeError(
+            f"one call would need {flops / 1e9:,.0f} GFLOP; the limit is "
+            f"{MAX_FLOPS / 1e9:,.0f} GFLOP (make rows or cols smaller)"
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def formula_footprint(formula: str, rows: int, cols: int, dtype: str) -> tuple[int, float | None]:
+    """Elements of a formula's result and XLA's flop count for it, without running it.
+
+    A formula may grow its input (``x @ x.T`` of a 10000×1000 ``x`` is 10000×10000 and 200
+    GFLOP), so its size is checked on abstract values: ``jax.eval_shape`` for the result and the
+    lowered module's ``cost_analysis()`` for the work (``None`` where the backend gives none).
+
+    Raises:
+        expr.ExprError: the formula is not allowed.
+        TypeError: the formula does not fit this shape (e.g. ``x @ x`` on a non-square ``x``).
+    """
+    import jax
+
+    fn = expr.parse(formula, ("x",))
+    spec = jax.ShapeDtypeStruct((rows, cols), jnp.dtype(dtype))
+    out = jax.eval_shape(fn, spec)
+    elements = sum(math.prod(leaf.shape) for leaf in jax.tree_util.tree_leaves(out))
+    try:
+        cost = jax.jit(fn).trace(spec).lower().cost_analysis()
+    except Exception:  # cost analysis is optional on a backend
+        return elements, None
+    if isinstance(cost, (list, tuple)):
+        cost = cost[0] if cost else None
+    flops = cost.get("flops") if cost else None
+    return elements, None if flops is None else float(flops)
+
+
+def layer_flops(rows: int, cols: int) -> int:
+    """Multiply-adds of ``x @ W`` for x (rows, cols) and W (cols, cols), as flops."""
+    return 2 * rows * cols * cols
+
+
+def function_of(workload: Workload) -> Callable[..., Any]:
+    """The Python function to time (the parsed formula for the formula preset)."""
+    preset = PRESETS[workload.preset]
+    if preset.function is not None:
+        return preset.function
+    return expr.parse(workload.formula, ("x",))
+
+
+def inputs(workload: Workload) -> tuple[Any, ...]:
+    """The arguments, drawn from a fixed key: uniform in [0.5, 1.5) so log and sqrt stay finite."""
+    import jax
+
+    key_x, key_w, key_b = jax.random.split(jax.random.key(0), 3)
+    dtype = workload.dtype
+    x = jax.random.uniform(key_x, (workload.rows, workload.cols), dtype, 0.5, 1.5)
+    if workload.preset != "layer":
+        return (x,)
+    scale = 1.0 / math.sqrt(workload.cols)
+    w = jax.random.uniform(key_w, (workload.cols, workload.cols), dtype, -scale, scale)
+    b = jax.random.uniform(key_b, (workload.cols,), dtype, -0.1, 0.1)
+    return timing.block((x, w, b))
+
+
+def function_source(workload: Workload) -> str:
+    """The code of the function being timed, as the page shows it."""
+    preset = PRESETS[workload.preset]
+    if preset.function is not None:
+        return inspect.getsource(preset.function)
+    return (
+        "# parsed by jaxplay.core.expr (no eval): an ordinary function of x\n"
+        f"f = expr.parse({workload.formula!r}, ('x',))\n"
+    )
+
+
+def timing_code(workload: Workload, profile_budget_s: float, compare_budget_s: float) -> str:
+    """The calls that produced the page's numbers, with this workload's values filled in."""
+    name = PRESETS[workload.preset].function.__name__ if workload.preset != "formula" else "f"
+    shape = (workload.rows, workload.cols)
+    lines = [
+        "key_x, key_w, key_b = jax.random.split(jax.random.key(0), 3)",
+        f"x = jax.random.uniform(key_x, {shape}, jnp.{workload.dtype}, 0.5, 1.5)",
+    ]
+    args = "x"
+    if workload.preset == "layer":
+        c = workload.cols
+        lines += [
+            f"W = jax.random.uniform(key_w, ({c}, {c}), jnp.{workload.dtype}, -1/√{c}, 1/√{c})",
+            f"b = jax.random.uniform(key_b, ({c},), jnp.{workload.dtype}, -0.1, 0.1)",
+        ]
+        args = "x, W, b"
+    lines += [
+        f"profile = timing.profile_jit({name}, {args}, budget_s={profile_budget_s})",
+        f"comparison = timing.compare_jit({name}, {args}, budget_s={compare_budget_s})",
+        f"article = timing.article_timing({name}, {args}, loops=10)",
+    ]
+    return "\n".join(lines)
+
+
+# --- the size sweep -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """Eager and jit at one size.
+
+    Attributes:
+        rows: rows of ``x`` (columns are the workload's).
+        elements: elements of ``x``.
+        comparison: interleaved eager/jit steady-state timings.
+        compile_s: trace + lower + compile of a fresh jit at this size.
+    """
+
+    rows: int
+    elements: int
+    comparison: timing.JitComparison
+    compile_s: float
+
+    def amortized_jit_s(self, calls: int) -> float:
+        """Per-call time of jit over ``calls`` calls when the compile is paid in the first."""
+        return (self.compile_s + calls * self.comparison.jitted.median) / calls
+
+
+def sweep_rows(workload: Workload, points: int = 7) -> tuple[int, ...]:
+    """Rows from 1 to the workload's, evenly spaced on a log scale (distinct, ascending)."""
+    top = max(1, workload.rows)
+    values = np.unique(np.round(np.geomspace(1, top, num=max(2, points))).astype(int))
+    return tuple(int(v) for v in values)
+
+
+def sweep_point(workload: Workload, budget_s: float = 0.1) -> SweepPoint:
+    """Measure one size of the sweep (eager vs jit interleaved, and a fresh compile)."""
+    check(workload)
+    fn = function_of(workload)
+    args = inputs(workload)
+    with timing.exclusive():
+        aot = compilation.compile_aot(fn, *args)
+        comparison = timing.compare_jit(fn, *args, budget_s=budget_s, warmup=1, min_repeats=3)
+    return SweepPoint(
+        workload.rows, workload.elements, comparison, aot.trace_s + aot.lower_s + aot.compile_s
+    )
+
+
+def _log_crossing(xs: list[float], diff: list[float]) -> float | None:
+    """First x where ``diff`` changes sign, interpolated on log-log axes."""
+    for i in range(1, len(xs)):
+        a, b = diff[i - 1], diff[i]
+        if a == 0:
+            return xs[i - 1]
+        if (a < 0) != (b < 0):
+            t = a / (a - b)
+            return float(
+                math.exp(math.log(xs[i - 1]) + t * (math.log(xs[i]) - math.log(xs[i - 1])))
+            )
+    return None
+
+
+def crossover(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> float | None:
+    """Elements where jit, compile included and spread over ``calls`` calls, starts beating eager.
+
+    Per call in steady state jit is rarely slower than eager; the price is the compile. Over a
+    fixed number of calls (the article's loop makes 10) eager wins at small sizes, where the
+    compile cannot be earned back, and jit wins at large ones. ``None`` if the curves do not
+    cross within the sweep.
+    """
+    ordered = sorted(points, key=lambda p: p.elements)
+    xs = [float(p.elements) for p in ordered]
+    diff = [
+        math.log(p.amortized_jit_s(calls)) - math.log(p.comparison.eager.median) for p in ordered
+    ]
+    return _log_crossing(xs, diff)
+
+
+def break_even_calls(point: SweepPoint) -> float | None:
+    """Calls after which jit's compile has paid for itself at this size (None: never)."""
+    saving = point.comparison.eager.median - point.comparison.jitted.median
+    if saving <= 0:
+        return None
+    return point.compile_s / saving
+
+
+# --- the page's explanations (claims the tests check) -------------------------------------------
+
+
+def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> str:
+    """Where jit, compile included, starts to beat eager, and when it pays at the largest size."""
+    if not points:
+        return "Nothing was swept."
+    cross = crossover(points, calls)
+    if cross is not None:
+        verdict = (
+            f"Over {calls} calls, jit with its compile overtakes eager at about **{cross:,.0f} "
+            "elements**: below that the compile is never earned back, above it jit wins."
+        )
+    else:
+        smallest = min(points, key=lambda p: p.elements)
+        jit_wins = smallest.amortized_jit_s(calls) < smallest.comparison.eager.median
+        winner = "jit wins at every size" if jit_wins else "eager wins at every size"
+        hint = "fewer" if jit_wins else "more"
+        verdict = (
+            f"Over {calls} calls the curves do not cross in this range: {winner}. "
+            f"Try {hint} calls or a wider range of sizes."
+        )
+    largest = max(points, key=lambda p: p.elements)
+    needed = break_even_calls(largest)
+    if needed is None:
+        return verdict + f" At {largest.elements:,} elements jit is not faster per call at all."
+    n = math.ceil(needed)
+    return verdict + (
+        f" At {largest.elements:,} elements the compile pays for itself after about "
+        f"**{n:,} call{'' if n == 1 else 's'}**."
+    )
+
+
+#: The article's code as written: the one copy lives in the examples registry.
+ARTICLE_TIMING_CODE = examples.by_id("jit-softmax-as-written").source
+
+
+def article_explanation(compile_s: float) -> str:
+    """Why the article's stopwatch and the honest harness disagree (one paragraph)."""
+    return (
+        "**Why they differ.** The article wraps `time.time()` around ten calls and never waits "
+        "for a result. JAX returns from a call as soon as the work is *queued*, so the naive "
+        "loop's clock measures little more than dispatch, and its unfinished work spills into "
+        "the jit loop's clock. The jit loop also pays the first call's tracing and compilation "
+        f"(here {timing.format_seconds(compile_s)}) inside its ten calls, and a single run of "
+        "ten calls has no spread to judge it by. The honest harness blocks on every result, "
+        "warms both versions up, alternates eager and jit samples so that noise on the machine "
+        "hits both alike, and reports the median with its quartiles."
+    )

@@ -1,0 +1,106 @@
+"""Side effects under jit: what runs once at trace time, and how to print at run time.
+
+Why a module of its own: the article's ``impure_function`` shows the most surprising rule of
+``jax.jit``: Python code runs only while tracing, so a counter it increments moves once, not on
+every call (and again whenever a new shape forces a retrace). ``jax.debug.print`` is the way to see
+values at run time; its output goes to the process's stdout, which a web page never shows, so
+:func:`debug_print_demo` captures it and returns it as text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+
+
+@dataclass(frozen=True)
+class CounterResult:
+    """The article's impure counter after some calls.
+
+    Attributes:
+        calls: calls made with the same shape.
+        eager_count: the counter after that many plain calls (once per call).
+        jit_count: the counter after that many jitted calls (once, at trace time).
+        jit_count_after_new_shape: after one more jitted call with a new shape (a retrace).
+    """
+
+    calls: int
+    eager_count: int
+    jit_count: int
+    jit_count_after_new_shape: int
+
+
+def impure_counter_demo(calls: int = 2) -> CounterResult:
+    """Run the article's ``impure_function`` eagerly and under jit, counting its side effect.
+
+    The article uses a module-level ``global counter``; a server with many visitors cannot share
+    one, so the counter here lives in this call (``nonlocal``) and the behaviour is the same.
+    """
+    counter = 0
+
+    def impure_function(x):
+        nonlocal counter
+        counter += 1  # 副作用：在 JIT 编译中只会执行一次！
+        return x * 2
+
+    for _ in range(calls):
+        impure_function(jnp.ones(5))
+    eager_count = counter
+
+    counter = 0
+    jitted_impure = jax.jit(impure_function)
+    for _ in range(calls):
+        jitted_impure(jnp.ones(5))
+    jit_count = counter
+    jitted_impure(jnp.ones(6))
+    return CounterResult(calls, eager_count, jit_count, counter)
+
+
+def debug_printed(x):
+    y = jnp.sin(x)
+    print("print (trace time) sees:", y)
+    jax.debug.print("jax.debug.print (run time) sees: {y}", y=y)
+    return y * 2
+
+
+@dataclass(frozen=True)
+class PrintResult:
+    """What a jitted function printed, by call.
+
+    Attributes:
+        outputs: the text printed during each call (Python ``print`` only in the first: tracing).
+    """
+
+    outputs: tuple[str, ...]
+
+
+#: stdout is one per process: captures take turns.
+_STDOUT_LOCK = threading.Lock()
+
+
+def debug_print_demo(values: tuple[float, ...] = (0.0, 1.0, 2.0), calls: int = 2) -> PrintResult:
+    """Call ``jit(debug_printed)`` ``calls`` times on ``values``, capturing what it prints.
+
+    Python's ``print`` runs while tracing and sees a tracer; ``jax.debug.print`` is compiled into
+    the program and prints the concrete values on every call. ``jax.effects_barrier`` waits until
+    every pending print has happened before the capture ends. While capturing, stdout of the
+    whole process goes to the buffer; the capture lasts milliseconds and takes turns with others.
+    """
+    from jaxplay.core.compilation import fresh_function
+
+    jitted = jax.jit(fresh_function(debug_printed))
+    x = jnp.asarray(values, jnp.float32)
+    outputs: list[str] = []
+    with _STDOUT_LOCK:
+        for _ in range(calls):
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                jitted(x).block_until_ready()
+                jax.effects_barrier()
+            outputs.append(buffer.getvalue())
+    return PrintResult(tuple(outputs))

@@ -1,0 +1,1 @@
+"""The memory page: what gradient checkpointing saves, and what XLA fuses."""

@@ -1,0 +1,613 @@
+"""Gradient checkpointing (remat): what each variant saves for the backward pass, and what it costs.
+
+``jax.grad`` keeps the forward pass's intermediates ("residuals") alive until the backward pass
+uses them. ``jax.checkpoint`` trades memory for compute: inside it, only what its *policy* allows is
+saved and the rest is recomputed during the backward pass. The seed article wraps its
+``memory_intensive_layer`` in ``checkpoint`` and says "observe the memory difference in a real
+environment"; this module makes the difference visible three ways for each variant:
+
+- the residuals JAX saves (``jax.ad_checkpoint.print_saved_residuals``, as a table);
+- XLA's ``memory_analysis()`` of the compiled gradient (temp, argument, output bytes);
+- the device's peak memory where the backend reports it, and the gradient's time.
+
+The first is JAX's plan; the second is what XLA made of it. They can disagree: XLA may merge a
+recomputation with the forward computation it repeats (common subexpression elimination), so an
+unrolled Python loop can compile to the same program whatever the policy, while a ``lax.scan``
+loop keeps the saving because XLA cannot merge work across loop iterations.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.ad_checkpoint import checkpoint_name
+
+from jaxplay.article import _examples as examples
+from jaxplay.core import compilation, timing
+from jaxplay.memory._fusion import DTYPE_BYTES
+
+#: Largest matrix side analysed (compile only: nothing of this size is allocated).
+MAX_SIZE = 4096
+#: Largest matrix side whose gradients are run and timed, per platform (2 shared CPU cores are
+#: slow: the seed layer's gradient at 512 is ~8 GFLOP per call).
+MAX_RUN_SIZE: dict[str, int] = {"cpu": 512}
+#: Default run limit on accelerators.
+MAX_RUN_SIZE_ACCELERATOR = 4096
+#: Most rounds / layers (the seed's gradient grows like size**rounds; float32 ends near 3e38).
+MAX_DEPTH = 12
+#: Relative gradient difference still counted as "equal" (recomputation may round differently).
+GRAD_RTOL = 1e-3
+#: Variants the page starts with (the rest are one click away).
+DEFAULT_VARIANTS: tuple[str, ...] = ("none", "whole", "per_round", "per_round_names")
+
+
+#: The article's code as written: the one copy lives in the examples registry.
+ARTICLE_CODE = examples.by_id("memory-checkpoint-as-written").source
+
+# --- the models -----------------------------------------------------------------------------------
+
+
+def seed_round(params: None, x: Any) -> Any:
+    """One round of the seed article's ``memory_intensive_layer``: ``sin(x) @ cos(x).T``.
+
+    ``checkpoint_name`` tags ``sin(x)`` so ``save_only_these_names("sin")`` can keep it; without a
+    policy that names it, the tag does nothing.
+    """
+    del params  # the seed's rounds have no parameters
+    return checkpoint_name(jnp.sin(x), "sin") @ jnp.cos(x).T
+
+
+def mlp_layer(params: tuple[Any, Any], x: Any) -> Any:
+    """One dense layer ``tanh(x @ w + b)``, its output tagged ``"activation"``."""
+    w, b = params
+    return checkpoint_name(jnp.tanh(x @ w + b), "activation")
+
+
+def seed_inputs(size: int, depth: int) -> tuple[None, Any]:
+    """The article's input ``jnp.ones((size, size))``; rounds have no parameters."""
+    del depth
+    return None, jnp.ones((size, size), jnp.float32)
+
+
+def mlp_inputs(size: int, depth: int) -> tuple[tuple[Any, Any], Any]:
+    """``depth`` layers of ``size``×``size`` weights (stacked on a leading axis) and a batch of
+    ``size`` rows, from a fixed key so every variant sees the same numbers."""
+    kw, kx = jax.random.split(jax.random.key(0))
+    w = jax.random.normal(kw, (depth, size, size), jnp.float32) / np.sqrt(size)
+    b = jnp.zeros((depth, size), jnp.float32)
+    x = jax.random.normal(kx, (size, size), jnp.float32)
+    return (w, b), x
+
+
+@dataclass(frozen=True)
+class Model:
+    """A stack of identical blocks whose gradient we checkpoint in different ways.
+
+    Attributes:
+        key: identifier used in links and caches.
+        title: what the page calls it.
+        block: one round / layer, ``block(params_i, x) -> x``.
+        inputs: ``inputs(size, depth) -> (params, x)``; params stacked on a leading axis or None.
+        argnums: which argument of ``loss(params, x)`` the gradient is taken with respect to.
+        name: the ``checkpoint_name`` its block tags (for ``save_only_these_names``).
+        depth_label: "rounds" or "layers".
+    """
+
+    key: str
+    title: str
+    block: Callable[[Any, Any], Any]
+    inputs: Callable[[int, int], tuple[Any, Any]]
+    argnums: int
+    name: str
+    depth_label: str
+
+
+MODELS: dict[str, Model] = {
+    "seed": Model(
+        "seed",
+        "The article's memory_intensive_layer",
+        seed_round,
+        seed_inputs,
+        argnums=1,
+        name="sin",
+        depth_label="rounds",
+    ),
+    "mlp": Model(
+        "mlp",
+        "A stack of dense tanh layers (MLP)",
+        mlp_layer,
+        mlp_inputs,
+        argnums=0,
+        name="activation",
+        depth_label="layers",
+    ),
+}
+
+#: How the rounds are looped: the article's Python loop (unrolled into one long program) or a
+#: ``lax.scan`` (one compiled loop body).
+LOOPS: dict[str, str] = {
+    "unrolled": "Python for loop (the article's code: unrolled at trace time)",
+    "scan": "jax.lax.scan (one compiled loop body)",
+}
+
+
+# --- the variants ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way of checkpointing the stack.
+
+    Attributes:
+        key: identifier.
+        label: name for tables.
+        short: shorter name for the chart's point labels.
+        scope: ``None`` (no checkpoint), ``"layer"`` (around the whole stack) or ``"round"``
+            (around each block: a round of the seed layer, a layer of the MLP).
+        policy: name of the ``jax.checkpoint_policies`` entry used, or None for the default.
+        code: the line that applies it, as shown on the page.
+        explanation: what it saves and recomputes.
+    """
+
+    key: str
+    label: str
+    short: str
+    scope: str | None
+    policy: str | None
+    code: str
+    explanation: str
+
+
+VARIANTS: dict[str, Variant] = {
+    v.key: v
+    for v in (
+        Variant(
+            "none",
+            "no checkpoint",
+            "none",
+            None,
+            None,
+            "jax.grad(loss)",
+            "Every intermediate the backward pass needs is saved.",
+        ),
+        Variant(
+            "whole",
+            "checkpoint(whole layer)",
+            "whole layer",
+            "layer",
+            None,
+            "layer = jax.checkpoint(layer)",
+            "The article's checkpointed_fn. Only the layer's input is saved; the backward pass "
+            "reruns the whole forward first, then holds all of its intermediates at once.",
+        ),
+        Variant(
+            "per_round",
+            "checkpoint(each block), nothing_saveable",
+            "each block",
+            "round",
+            "nothing_saveable",
+            "block = jax.checkpoint(block, policy=jax.checkpoint_policies.nothing_saveable)",
+            "Each block's input is saved; each block is recomputed just before its backward "
+            "step (nothing_saveable is also jax.checkpoint's default).",
+        ),
+        Variant(
+            "per_round_dots",
+            "checkpoint(each block), dots_saveable",
+            "each block, dots",
+            "round",
+            "dots_saveable",
+            "block = jax.checkpoint(block, policy=jax.checkpoint_policies.dots_saveable)",
+            "Matrix-product outputs are saved too; only the cheap elementwise ops are recomputed.",
+        ),
+        Variant(
+            "per_round_names",
+            "checkpoint(each block), save_only_these_names",
+            "each block, names",
+            "round",
+            "save_only_these_names",
+            "block = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names("
+            "NAME))",
+            "Values tagged with checkpoint_name(..., NAME) are saved; the rest is recomputed.",
+        ),
+    )
+}
+
+
+def _policy(variant: Variant, model: Model) -> Any:
+    if variant.policy is None:
+        return None
+    if variant.policy == "save_only_these_names":
+        return jax.checkpoint_policies.save_only_these_names(model.name)
+    return getattr(jax.checkpoint_policies, variant.policy)
+
+
+def variant_code(variant: Variant, model: Model) -> str:
+    """The variant's line of code with the model's ``checkpoint_name`` filled in."""
+    return variant.code.replace("NAME", repr(model.name))
+
+
+def variant_explanation(variant: Variant, model: Model) -> str:
+    """The variant's explanation with the model's ``checkpoint_name`` filled in."""
+    return variant.explanation.replace("NAME", repr(model.name))
+
+
+def build_loss(model_key: str, variant_key: str, loop: str, depth: int) -> Callable[..., Any]:
+    """``loss(params, x) = sum(stack(params, x))`` with the variant's checkpointing applied.
+
+    Arguments:
+        model_key: a key of :data:`MODELS`.
+        variant_key: a key of :data:`VARIANTS`.
+        loop: a key of :data:`LOOPS`.
+        depth: number of rounds / layers.
+    """
+    model, variant = MODELS[model_key], VARIANTS[variant_key]
+    block = model.block
+    if variant.scope == "round":
+        block = jax.checkpoint(block, policy=_policy(variant, model))
+
+    def layer(params: Any, x: Any) -> Any:
+        if loop == "scan":
+            step = lambda carry, p: (block(p, carry), None)
+            return jax.lax.scan(step, x, params, length=depth)[0]
+        for i in range(depth):
+            p = None if params is None else jax.tree_util.tree_map(lambda a, i=i: a[i], params)
+            x = block(p, x)
+        return x
+
+    if variant.scope == "layer":
+        layer = jax.checkpoint(layer, policy=_policy(variant, model))
+
+    def loss(params: Any, x: Any) -> Any:
+        return jnp.sum(layer(params, x))
+
+    return loss
+
+
+# --- saved residuals ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Residual:
+    """One value saved for the backward pass.
+
+    Attributes:
+        dtype: short dtype (``f32``).
+        shape: its shape.
+        bytes: its size.
+        origin: ``argument``, ``output`` (of an op), ``named`` (a ``checkpoint_name`` tag),
+            ``constant``, ``literal`` or ``jitted`` (output of an inner jitted function).
+        producer: the argument's name, the primitive, or the tag.
+        source: where in Python it was made (``memory.py:61 (seed_round)``), if known.
+        description: JAX's own words (the line ``print_saved_residuals`` prints).
+    """
+
+    dtype: str
+    shape: tuple[int, ...]
+    bytes: int
+    origin: str
+    producer: str
+    source: str | None
+    description: str
+
+
+_AVAL = re.compile(r"^(?P<dtype>[a-z][a-z0-9]*)\[(?P<dims>[^\]]*)\]")
+_SOURCE = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?(?: \((?P<fn>[^)]*)\))?$")
+_DESCRIPTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("argument", re.compile(r"^from the argument (?P<who>.+)$")),
+    ("named", re.compile(r"^named '(?P<who>[^']+)' from (?P<src>.+)$")),
+    ("jitted", re.compile(r"^output of jitted function '(?P<who>[^']+)' from (?P<src>.+)$")),
+    ("output", re.compile(r"^output of (?P<who>\S+) from (?P<src>.+)$")),
+    ("constant", re.compile(r"^from a (?P<who>constant)$")),
+    ("literal", re.compile(r"^from a (?P<who>literal)$")),
+)
+_PRINT_LOCK = threading.Lock()
+
+
+def _short_source(src: str) -> str:
+    m = _SOURCE.match(src.strip())
+    if not m:
+        return src.strip()
+    where = f"{PurePath(m.group('file')).name}:{m.group('line')}"
+    return f"{where} ({m.group('fn')})" if m.group("fn") else where
+
+
+def parse_residual(aval: str, description: str) -> Residual:
+    """A :class:`Residual` from one ``print_saved_residuals`` line, split as (aval, description).
+
+    ``aval`` is JAX's short form (``f32[1000,1000]``); ``description`` the rest of the line.
+    """
+    m = _AVAL.match(aval.strip())
+    dtype = m.group("dtype") if m else aval.strip()
+    dims = tuple(int(d) for d in m.group("dims").split(",") if d.strip()) if m else ()
+    size = int(np.prod(dims, dtype=np.int64)) if dims else 1
+    origin, producer, source = "other", "", None
+    for kind, pattern in _DESCRIPTIONS:
+        d = pattern.match(description.strip())
+        if d:
+            origin, producer = kind, d.group("who")
+            if "src" in d.groupdict() and d.group("src"):
+                source = _short_source(d.group("src"))
+            break
+    return Residual(
+        dtype=dtype,
+        shape=dims,
+        bytes=int(size * DTYPE_BYTES.get(dtype, 0)),
+        origin=origin,
+        producer=producer,
+        source=source,
+        description=description.strip(),
+    )
+
+
+def _private_saved_residuals(f: Callable[..., Any], *args: Any) -> list[tuple[str, str]] | None:
+    """``jax._src.ad_checkpoint.saved_residuals`` (private; ``None`` if it moved or changed)."""
+    try:
+        from jax._src.ad_checkpoint import saved_residuals
+
+        return [(a.str_short(short_dtypes=True), str(d)) for a, d in saved_residuals(f, *args)]
+    except (ImportError, AttributeError, TypeError):
+        return None
+
+
+def _printed_saved_residuals(f: Callable[..., Any], *args: Any) -> list[tuple[str, str]]:
+    """Public ``print_saved_residuals`` with its stdout captured (locked: stdout is global)."""
+    from jax.ad_checkpoint import print_saved_residuals
+
+    buffer = io.StringIO()
+    with _PRINT_LOCK, contextlib.redirect_stdout(buffer):
+        print_saved_residuals(f, *args)
+    pairs = []
+    for line in buffer.getvalue().splitlines():
+        aval, _, description = line.strip().partition(" ")
+        if _AVAL.match(aval):
+            pairs.append((aval, description))
+    return pairs
+
+
+def saved_residuals(
+    f: Callable[..., Any], *args: Any, use_private: bool = True
+) -> tuple[Residual, ...]:
+    """What ``jax.grad(f)`` saves between its forward and backward passes, one row per value.
+
+    The same list ``jax.ad_checkpoint.print_saved_residuals(f, *args)`` prints. JAX's structured
+    form of it is private, so it is used when present (``use_private``) and the printed text is
+    captured and parsed otherwise; both give the same rows.
+    """
+    pairs = _private_saved_residuals(f, *args) if use_private else None
+    if pairs is None:
+        pairs = _printed_saved_residuals(f, *args)
+    return tuple(parse_residual(aval, description) for aval, description in pairs)
+
+
+# --- one variant, compiled and (optionally) run ---------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class RematResult:
+    """Everything measured about one checkpointing variant.
+
+    Attributes:
+        variant: the :class:`Variant`.
+        residuals: the saved residuals (JAX's plan).
+        memory: ``memory_analysis()`` byte counts (argument/output/temp/alias/generated code) of
+            the compiled gradient, or None where the backend gives none.
+        notes: why something is missing.
+        time: the gradient's blocked steady-state time, or None if it was not run.
+        peak_bytes: ``peak_bytes_in_use`` from ``device.memory_stats()`` after the runs, or None
+            (CPU reports no memory statistics).
+        gradient: the gradient's leaves as numpy arrays, or None if it was not run.
+        barriers: optimization barriers in the lowered StableHLO and in the compiled HLO. JAX
+            places them so XLA cannot merge a recomputation with the forward op it repeats; a
+            backend that drops them before its simplifier may undo the checkpointing.
+    """
+
+    variant: Variant
+    residuals: tuple[Residual, ...]
+    memory: dict[str, int] | None
+    notes: tuple[str, ...] = ()
+    time: timing.Timing | None = None
+    peak_bytes: int | None = None
+    barriers: tuple[int, int] = (0, 0)
+    gradient: tuple[np.ndarray, ...] | None = field(default=None, repr=False)
+
+    @property
+    def residual_bytes(self) -> int:
+        return sum(r.bytes for r in self.residuals)
+
+    @property
+    def temp_bytes(self) -> int | None:
+        """XLA's scratch memory for the compiled gradient: where saved intermediates live."""
+        return None if self.memory is None else self.memory.get("temp")
+
+
+def platform() -> str:
+    """JAX's platform of the default device (``cpu``, ``gpu``, ``tpu``): limits depend on it."""
+    return str(jax.devices()[0].platform)
+
+
+def run_limit(platform: str) -> int:
+    """Largest size whose gradients are run and timed on ``platform``."""
+    return MAX_RUN_SIZE.get(platform, MAX_RUN_SIZE_ACCELERATOR)
+
+
+def check_size(size: int, depth: int) -> str | None:
+    """Why ``size``/``depth`` cannot be analysed (a message naming the limit), or None if fine."""
+    if not 1 <= size <= MAX_SIZE:
+        return f"Size {size} is outside 1…{MAX_SIZE} (the largest matrix side analysed here)."
+    if not 1 <= depth <= MAX_DEPTH:
+        return f"Depth {depth} is outside 1…{MAX_DEPTH} (the most rounds or layers here)."
+    return None
+
+
+def peak_memory() -> int | None:
+    """``peak_bytes_in_use`` of the first device, or None where the backend reports nothing."""
+    try:
+        stats = jax.devices()[0].memory_stats()
+    except Exception:  # some backends raise rather than return None
+        return None
+    if not stats:
+        return None
+    peak = stats.get("peak_bytes_in_use")
+    return int(peak) if peak is not None else None
+
+
+def analyse_variant(
+    model_key: str,
+    variant_key: str,
+    loop: str,
+    size: int,
+    depth: int,
+    run: bool,
+    budget_s: float = 0.2,
+) -> RematResult:
+    """Residuals and compiled memory of one variant's gradient; with ``run``, also its time,
+    the device's peak memory and the gradient itself.
+
+    Raises:
+        ValueError: size or depth outside the limits (:func:`check_size`), or ``run`` above
+            :func:`run_limit` for this platform.
+    """
+    problem = check_size(size, depth)
+    if problem:
+        raise ValueError(problem)
+    where = platform()
+    if run and size > run_limit(where):
+        raise ValueError(
+            f"Size {size} is above {run_limit(where)}, the largest run and timed on {where}."
+        )
+    model = MODELS[model_key]
+    loss = build_loss(model_key, variant_key, loop, depth)
+    # Shapes only: tracing and compiling need no data, so a compile-only analysis allocates nothing.
+    shapes = jax.eval_shape(lambda: model.inputs(size, depth))
+    residuals = saved_residuals(loss, *shapes)
+    grad = jax.grad(loss, argnums=model.argnums)
+    if not run:
+        aot = compilation.compile_aot(grad, *shapes)
+        return RematResult(
+            VARIANTS[variant_key], residuals, aot.memory, aot.notes, barriers=_barriers(aot)
+        )
+    params, x = model.inputs(size, depth)
+    profile = timing.profile_jit(grad, params, x, budget_s=budget_s, warmup=1)
+    gradient = timing.block(profile.aot.compiled(*profile.aot.call_args))
+    leaves = tuple(np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(gradient))
+    return RematResult(
+        VARIANTS[variant_key],
+        residuals,
+        profile.memory,
+        profile.notes,
+        time=profile.steady,
+        peak_bytes=peak_memory(),
+        barriers=_barriers(profile.aot),
+        gradient=leaves,
+    )
+
+
+def _barriers(aot: compilation.AotCompilation) -> tuple[int, int]:
+    """Optimization barriers before and after XLA's optimizations."""
+    return aot.stablehlo_text.count("optimization_barrier"), aot.hlo_text.count("opt-barrier(")
+
+
+def gradient_error(result: RematResult, reference: RematResult) -> float | None:
+    """Largest difference between two variants' gradients, relative to the reference's largest
+    magnitude (None if either was not run)."""
+    if result.gradient is None or reference.gradient is None:
+        return None
+    scale = max((float(np.max(np.abs(g))) for g in reference.gradient), default=0.0) or 1.0
+    diff = max(
+        (
+            float(np.max(np.abs(a - b)))
+            for a, b in zip(result.gradient, reference.gradient, strict=True)
+        ),
+        default=0.0,
+    )
+    return diff / scale
+
+
+def summary_rows(results: Sequence[RematResult]) -> list[dict[str, Any]]:
+    """One table row per variant: residual count and bytes, compiled memory, time, agreement."""
+    reference = results[0] if results else None
+    rows = []
+    for r in results:
+        error = gradient_error(r, reference) if reference is not None else None
+        memory = r.memory or {}
+        rows.append(
+            {
+                "variant": r.variant.label,
+                "saved residuals": len(r.residuals),
+                "residual MiB": r.residual_bytes / 2**20,
+                "temp MiB": memory.get("temp", float("nan")) / 2**20,
+                "argument MiB": memory.get("argument", float("nan")) / 2**20,
+                "output MiB": memory.get("output", float("nan")) / 2**20,
+                "peak MiB": float("nan") if r.peak_bytes is None else r.peak_bytes / 2**20,
+                "gradient time": "not run" if r.time is None else r.time.describe(),
+                "gradient vs no checkpoint": "not run" if error is None else f"{error:.1e}",
+            }
+        )
+    return rows
+
+
+def residual_rows(result: RematResult) -> list[dict[str, Any]]:
+    """The residual table of one variant: shape, dtype, bytes, what made it, source line."""
+    return [
+        {
+            "shape": str(r.shape),
+            "dtype": r.dtype,
+            "bytes": r.bytes,
+            "saved because": r.origin,
+            "producer": r.producer,
+            "source line": r.source or "",
+        }
+        for r in result.residuals
+    ]
+
+
+def memory_time_figure(results: Sequence[RematResult], device: str) -> Any:
+    """Compiled temp memory against gradient time, one point per variant that was run.
+
+    The x error bars are the interquartile range of the timing samples.
+    """
+    import plotly.graph_objects as go
+
+    timed = [r for r in results if r.time is not None and r.temp_bytes is not None]
+    fig = go.Figure()
+    for r in timed:
+        assert r.time is not None and r.temp_bytes is not None
+        median = r.time.median * 1e3
+        fig.add_trace(
+            go.Scatter(
+                x=[median],
+                y=[r.temp_bytes / 2**20],
+                mode="markers+text",
+                text=[r.variant.short],
+                textposition="top center",
+                name=r.variant.label,
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [r.time.q3 * 1e3 - median],
+                    "arrayminus": [median - r.time.q1 * 1e3],
+                },
+                marker={"size": 12},
+            )
+        )
+    fig.update_layout(
+        title=f"Memory against time: jitted gradient per variant on {device}",
+        xaxis_title="gradient time per call, ms (median; bars: IQR)",
+        yaxis_title="compiled temp memory, MiB (memory_analysis)",
+        yaxis_rangemode="tozero",
+        xaxis_rangemode="tozero",
+        showlegend=False,
+        height=420,
+        margin={"t": 60, "b": 50, "l": 60, "r": 20},
+    )
+    return fig

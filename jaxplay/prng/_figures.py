@@ -1,0 +1,275 @@
+"""Plotly figures for the PRNG page, built here so tests can check what they draw.
+
+Each function takes the plain results of :mod:`jaxplay.prng._prng` and returns a ``go.Figure``; none
+computes anything random itself, so a figure always shows exactly the numbers the page reports.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from jaxplay.core import timing
+from jaxplay.prng._prng import KeyTree, ParallelStats, TrainingRun, key_hex
+
+#: Heatmaps show at most this many streams × samples (the browser, not JAX, is the limit).
+HEATMAP_ROWS = 200
+HEATMAP_COLS = 100
+_SELECTED = "#d62728"
+_NODE = "#1f77b4"
+
+
+def tree_positions(tree: KeyTree) -> dict[tuple[int, ...], tuple[float, float]]:
+    """(x, y) of every node: depth to the right, leaves a row apart, parents between children."""
+    pos: dict[tuple[int, ...], tuple[float, float]] = {}
+    leaves = [n for n in tree.nodes if n.depth == tree.depth]
+    for row, leaf in enumerate(leaves):
+        pos[leaf.path] = (float(leaf.depth), -float(row))
+    for node in sorted(tree.nodes, key=lambda n: -n.depth):
+        if node.path in pos:
+            continue
+        kids = [pos[(*node.path, i)] for i in range(tree.branching)]
+        pos[node.path] = (float(node.depth), sum(y for _, y in kids) / len(kids))
+    return pos
+
+
+def key_tree_figure(tree: KeyTree, selected: str | None = None) -> go.Figure:
+    """The key tree as a graph: each node labelled with its short key data, hover for the path.
+
+    Arguments:
+        tree: from :func:`jaxplay.prng._prng.key_tree`.
+        selected: the :attr:`~jaxplay.prng._prng.KeyNode.name` of a node to highlight.
+    """
+    pos = tree_positions(tree)
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    for node in tree.nodes:
+        if node.path:
+            (x0, y0), (x1, y1) = pos[node.path[:-1]], pos[node.path]
+            edge_x += [x0, x1, None]
+            edge_y += [y0, y1, None]
+    nodes = list(tree.nodes)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=edge_x,
+            y=edge_y,
+            mode="lines",
+            line={"color": "#bbbbbb", "width": 1},
+            hoverinfo="skip",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[pos[n.path][0] for n in nodes],
+            y=[pos[n.path][1] for n in nodes],
+            mode="markers+text",
+            text=[key_hex(n.data, short=True) for n in nodes],
+            textposition="top center",
+            textfont={"family": "monospace", "size": 10},
+            customdata=[n.name for n in nodes],
+            hovertext=[f"{n.label}<br>{key_hex(n.data)}" for n in nodes],
+            hoverinfo="text",
+            marker={
+                "size": [16 if n.name == selected else 9 for n in nodes],
+                "color": [_SELECTED if n.name == selected else _NODE for n in nodes],
+            },
+        )
+    )
+    leaves = tree.branching**tree.depth
+    fig.update_layout(
+        showlegend=False,
+        height=max(260, 34 * leaves + 80),
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        title=f"{len(nodes)} keys from seed {tree.seed} by {tree.method}",
+        xaxis={
+            "title": "depth",
+            "tickmode": "array",
+            "tickvals": list(range(tree.depth + 1)),
+            "range": [-0.4, tree.depth + 0.6],
+        },
+        yaxis={"visible": False},
+    )
+    return fig
+
+
+def timing_figure(rows: Sequence[tuple[str, timing.Timing]], title: str, device: str) -> go.Figure:
+    """Median per-call time of each labelled measurement; error bars span the IQR."""
+    labels = [label for label, _ in rows]
+    medians = [t.median * 1e3 for _, t in rows]
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=medians,
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [(t.q3 - t.median) * 1e3 for _, t in rows],
+                "arrayminus": [(t.median - t.q1) * 1e3 for _, t in rows],
+            },
+            text=[timing.format_seconds(t.median) for _, t in rows],
+            textposition="outside",
+            hovertext=[t.describe() for _, t in rows],
+            hoverinfo="text",
+        )
+    )
+    fig.update_layout(
+        title=f"{title}: median per call on {device}, bars = interquartile range",
+        yaxis_title="ms per call",
+        height=360,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    return fig
+
+
+def samples_heatmap(samples: np.ndarray) -> go.Figure:
+    """The sample matrix, one row per key (at most :data:`HEATMAP_ROWS` × :data:`HEATMAP_COLS`)."""
+    shown = samples[:HEATMAP_ROWS, :HEATMAP_COLS]
+    fig = go.Figure(go.Heatmap(z=shown, colorscale="RdBu", zmid=0.0, colorbar={"title": "value"}))
+    fig.update_layout(
+        title=(
+            f"normal samples: {shown.shape[0]} of {samples.shape[0]} keys × "
+            f"{shown.shape[1]} of {samples.shape[1]} samples"
+        ),
+        xaxis_title="sample index within a stream",
+        yaxis_title="key (stream)",
+        height=380,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    return fig
+
+
+def normal_pdf(x: np.ndarray) -> np.ndarray:
+    """The standard normal density, the distribution ``jax.random.normal`` draws from."""
+    return np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
+
+
+def density_histogram(values: np.ndarray, bins: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Bin centres and densities of ``values`` on [-4, 4] (binned here: a million samples stay
+    a few dozen bars in the browser)."""
+    density, edges = np.histogram(values, bins=bins, range=(-4.0, 4.0))
+    density = density / (values.size * np.diff(edges))
+    return (edges[:-1] + edges[1:]) / 2, density
+
+
+def histograms_figure(samples: np.ndarray, bins: int = 40) -> go.Figure:
+    """Histograms (as densities) of all samples and of the first sample of every stream, each
+    with the standard normal density overlaid."""
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=(
+            f"all {samples.size:,} samples",
+            f"first sample of each of {samples.shape[0]:,} streams",
+        ),
+    )
+    grid = np.linspace(-4, 4, 200)
+    for col, values in ((1, samples.reshape(-1)), (2, samples[:, 0])):
+        centres, density = density_histogram(values, bins)
+        fig.add_trace(
+            go.Bar(
+                x=centres,
+                y=density,
+                marker_color=_NODE,
+                opacity=0.7,
+                name="samples",
+                showlegend=col == 1,
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=normal_pdf(grid),
+                mode="lines",
+                line={"color": _SELECTED},
+                name="N(0, 1) density",
+                showlegend=col == 1,
+            ),
+            row=1,
+            col=col,
+        )
+    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 50, "b": 10}, bargap=0.02)
+    return fig
+
+
+def correlation_figure(stats: ParallelStats, title: str) -> go.Figure:
+    """Correlation matrix of the first streams; cells outside ±band are marked with a star."""
+    corr = stats.corr
+    marks = [
+        [
+            f"{corr[i, j]:.2f}" + ("*" if i != j and abs(corr[i, j]) > stats.band else "")
+            for j in range(corr.shape[1])
+        ]
+        for i in range(corr.shape[0])
+    ]
+    fig = go.Figure(
+        go.Heatmap(
+            z=corr,
+            zmin=-1,
+            zmax=1,
+            colorscale="RdBu",
+            text=marks,
+            texttemplate="%{text}",
+            colorbar={"title": "r"},
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title="stream",
+        yaxis_title="stream",
+        yaxis_autorange="reversed",
+        height=360,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
+    return fig
+
+
+def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
+    """Per run: the dropout loss each step optimised, and example 0's dropout mask per step."""
+    fig = make_subplots(
+        rows=1,
+        cols=1 + len(runs),
+        column_widths=[0.5] + [0.5 / len(runs)] * len(runs),
+        subplot_titles=(
+            "dropout loss each step descended",
+            *(f"{r.name}:<br>example 0's mask ({r.unique_masks} distinct)" for r in runs),
+        ),
+    )
+    for i, run in enumerate(runs):
+        fig.add_trace(
+            go.Scatter(
+                x=np.arange(1, len(run.losses) + 1),
+                y=run.losses,
+                mode="lines",
+                name=f"{run.name} ({run.unique_subkeys} distinct subkeys)",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Heatmap(
+                z=run.masks[:, 0, :].T.astype(int),
+                x=np.arange(1, len(run.losses) + 1),
+                colorscale=[[0, "#ffffff"], [1, _NODE]],
+                showscale=False,
+                hovertemplate="step %{x}, input %{y}: %{z} (1 = kept)<extra></extra>",
+            ),
+            row=1,
+            col=2 + i,
+        )
+        fig.update_xaxes(title_text="step", row=1, col=2 + i)
+        fig.update_yaxes(title_text="input", row=1, col=2 + i)
+    fig.update_xaxes(title_text="step", row=1, col=1)
+    fig.update_yaxes(title_text="mean squared error", type="log", row=1, col=1)
+    fig.update_layout(
+        height=380,
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return fig

@@ -1,0 +1,294 @@
+"""Run untrusted JAX code: a pool of warm, single-use, sandboxed worker processes.
+
+Why: the Code Lab lets anyone type code, on a workshop's one shared machine. User code never runs
+in the Streamlit server (one process for every visitor: a crash there ends every session, and
+code there can reach other sessions and the server's secrets). Each run gets a fresh worker
+process, started by exec (never forked from a process where JAX runs), inside bubblewrap when it
+is installed, with limits on time, CPU, memory, files, processes and output; the worker is killed
+with everything it started after its one job. Results come back over a pipe of their own, as
+JSON, and are checked field by field (the worker is untrusted).
+
+Example::
+
+    from jaxplay.sandbox import run_code
+    result = run_code("import jax.numpy as jnp\\nx = jnp.arange(4.0)\\nx.sum()")
+    result.ok, result.value_repr, result.arrays[0].shape   # True, 'Array(6., dtype=float32)', (4,)
+
+Settings (environment): ``JAXPLAY_SANDBOX`` (``bwrap``/``process``/``auto``), ``JAXPLAY_PUBLIC``
+(``1`` refuses to run code without bwrap), ``JAXPLAY_RUNNER_SPARES``,
+``JAXPLAY_RUNNER_CONCURRENCY``, ``JAXPLAY_RUN_TIMEOUT_S``, ``JAXPLAY_RUN_CPU_S``,
+``JAXPLAY_RUN_MEMORY_MB``, ``JAXPLAY_RUNS_PER_MINUTE`` (public mode; see
+:mod:`jaxplay.hosting.settings` for the table of every setting).
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from jaxplay.sandbox._pool import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
+from jaxplay.sandbox._pool import RunnerConfig as RunnerConfig
+from jaxplay.sandbox._pool import WorkerPool as WorkerPool
+from jaxplay.sandbox._pool import worker_environment as worker_environment
+from jaxplay.sandbox._results import ERROR_KINDS as ERROR_KINDS
+from jaxplay.sandbox._results import ArgSpec as ArgSpec
+from jaxplay.sandbox._results import ArraySummary as ArraySummary
+from jaxplay.sandbox._results import InspectRequest as InspectRequest
+from jaxplay.sandbox._results import Limits as Limits
+from jaxplay.sandbox._results import RunError as RunError
+from jaxplay.sandbox._results import RunResult as RunResult
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+_shared_pool: WorkerPool | None = None
+_pool_lock = threading.Lock()
+
+
+def get_pool() -> WorkerPool:
+    """The process-wide pool (created on first use from the environment's settings).
+
+    Creating it starts warming spares in background threads; it never blocks on JAX. The pool
+    is shut down (every worker killed, cgroups removed) when the interpreter exits.
+    """
+    global _shared_pool
+    with _pool_lock:
+        if _shared_pool is None:
+            _shared_pool = WorkerPool(RunnerConfig.from_env())
+            atexit.register(shutdown)
+        pool = _shared_pool
+    pool.warm()
+    return pool
+
+
+def warm_up() -> None:
+    """Start warming the pool in the background (returns at once); call early, e.g. from a page."""
+    get_pool()
+
+
+def shutdown() -> None:
+    """Stop the process-wide pool; a later :func:`get_pool` makes a new one."""
+    global _shared_pool
+    with _pool_lock:
+        pool, _shared_pool = _shared_pool, None
+    if pool is not None:
+        pool.shutdown()
+
+
+def status() -> dict[str, Any]:
+    """The pool's state for display: sandbox, spares ready, runs running and queued."""
+    return get_pool().status()
+
+
+def current_status() -> dict[str, Any] | None:
+    """The pool's :func:`status` if a pool exists, else ``None``; never starts one.
+
+    For chrome drawn on every page (the sidebar's queue lengths): asking must not start sandbox
+    workers for visitors who never open the Code Lab.
+    """
+    with _pool_lock:
+        pool = _shared_pool
+    return None if pool is None else pool.status()
+
+
+def refusal() -> str | None:
+    """Why this server refuses to run code (public without bubblewrap), or ``None``."""
+    return get_pool().refusal()
+
+
+def run_code(
+    source: str,
+    *,
+    timeout_s: float | None = None,
+    inspect: InspectRequest | None = None,
+    visitor: str | None = None,
+    on_queue: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run ``source`` in a fresh sandboxed worker and return what it did.
+
+    Arguments:
+        source: Python code; a final expression's value is reported like a notebook cell's.
+        timeout_s: wall-clock limit (default: the configured 10 s).
+        inspect: a function of the code to inspect afterwards (its jaxpr, eager vs jit, ...).
+        visitor: an id for the caller (e.g. the Streamlit session); one visitor has at most one
+            run in flight, a second waits for the first, and in public mode a visitor's runs
+            are rate-limited. Default: :data:`jaxplay.core.timing.current_visitor`, which ``app.py``
+            sets for every script run, so no page's runs escape the limit.
+        on_queue: called in the caller's thread with the caller's 1-based queue position each
+            time it changes while all workers are busy.
+
+    Returns:
+        A :class:`RunResult`; it never raises for anything the code does.
+    """
+    if visitor is None:
+        from jaxplay.core.timing import current_visitor
+
+        visitor = current_visitor.get()
+    return get_pool().run(
+        source, timeout_s=timeout_s, inspect=inspect, visitor=visitor, on_queue=on_queue
+    )
+
+
+def defined_functions(source: str) -> list[str]:
+    """Names of the functions ``source`` defines at top level (``def`` or ``name = lambda``).
+
+    Parsed, never run: the Code Lab offers these for inspection. Unparsable code gives ``[]``.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda | ast.Call):
+            names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
+    return list(dict.fromkeys(names))
+
+
+def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
+    """Example-argument shapes from text such as ``"(3,), (4, 4), ()"`` (one per argument).
+
+    A bare ``3`` means ``(3,)``; an empty string means no arguments. Raises ``ValueError``
+    with a readable message for anything else (parsed with ``ast.literal_eval``, never run).
+    """
+    text = text.strip()
+    if not text:
+        return ()
+    try:
+        value = ast.literal_eval(f"[{text}]")
+    except (SyntaxError, ValueError) as err:
+        raise ValueError(
+            f"Could not read {text!r} as shapes; write them like (3,), (4, 4) or ()."
+        ) from err
+    specs = []
+    for item in value:
+        shape = (item,) if isinstance(item, int) else item
+        if not isinstance(shape, tuple) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
+        ):
+            raise ValueError(f"{item!r} is not a shape: use a tuple of sizes such as (3, 4).")
+        specs.append(ArgSpec(shape=shape, dtype=dtype))
+    return tuple(specs)
+
+
+def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
+    """One row per array for a table: name, shape, dtype, min, max, mean, first values."""
+    return [
+        {
+            "name": a.name,
+            "shape": str(a.shape),
+            "dtype": a.dtype,
+            "min": a.min,
+            "max": a.max,
+            "mean": a.mean,
+            "first values": _first_values(a),
+        }
+        for a in arrays
+    ]
+
+
+def _first_values(summary: ArraySummary, count: int = 6) -> str:
+    matrix = preview_matrix(summary)
+    if matrix is None:
+        return ""
+    flat = [v for row in matrix for v in row]
+    text = ", ".join(f"{v:.4g}" for v in flat[:count])
+    total = 1
+    for s in summary.shape:
+        total *= s
+    return text + (", …" if total > count else "")
+
+
+def preview_matrix(summary: ArraySummary) -> list[list[float]] | None:
+    """The array's preview as a 2-D list of numbers (a row for 1-D), ``None`` if not numeric."""
+    preview = summary.preview
+    if isinstance(preview, bool | int | float):
+        preview = [[preview]]
+    elif isinstance(preview, list) and preview and not isinstance(preview[0], list):
+        preview = [preview]
+    if not isinstance(preview, list) or not preview:
+        return None
+    rows = []
+    for row in preview:
+        if not isinstance(row, list) or not all(
+            isinstance(v, int | float) and not isinstance(v, str) for v in row
+        ):
+            return None
+        rows.append([float(v) for v in row])
+    return rows
+
+
+def preview_figure(summary: ArraySummary) -> go.Figure | None:
+    """A heatmap of the array's preview corner (``None`` if it has no numeric preview)."""
+    import plotly.graph_objects as go
+
+    matrix = preview_matrix(summary)
+    if matrix is None:
+        return None
+    shown = f"{len(matrix)}x{len(matrix[0]) if matrix else 0}"
+    fig = go.Figure(go.Heatmap(z=matrix, colorscale="Viridis"))
+    fig.update_layout(
+        title=f"{summary.name}: {summary.dtype}{list(summary.shape)} (first {shown} values)",
+        height=260,
+        margin={"l": 30, "r": 10, "t": 40, "b": 30},
+        yaxis={"autorange": "reversed"},
+    )
+    return fig
+
+
+def mark_line(source: str, line: int | None, context: int = 2) -> str | None:
+    """The lines around ``line`` of ``source``, numbered, with the line itself marked ``→``.
+
+    ``None`` when the line is unknown or outside the source.
+    """
+    lines = source.splitlines()
+    if line is None or not 1 <= line <= len(lines):
+        return None
+    start, stop = max(1, line - context), min(len(lines), line + context)
+    width = len(str(stop))
+    return "\n".join(
+        f"{'→' if n == line else ' '} {n:>{width}} | {lines[n - 1]}" for n in range(start, stop + 1)
+    )
+
+
+def timing_summary(data: dict[str, Any]) -> dict[str, str]:
+    """Display strings for a ``compare_jit`` inspection: medians, speed-up and what was measured."""
+    from jaxplay.core.timing import format_seconds
+
+    def median(side: str) -> float:
+        value = data.get(side, {})
+        return float(value.get("median", float("nan"))) if isinstance(value, dict) else float("nan")
+
+    speedup = data.get("speedup")
+    samples = (
+        len(data.get("eager", {}).get("samples", [])) if isinstance(data.get("eager"), dict) else 0
+    )
+    return {
+        "eager": format_seconds(median("eager")),
+        "jit": format_seconds(median("jit")),
+        "speedup": f"{speedup:.3g}×" if isinstance(speedup, int | float) else "n/a",
+        "caption": (
+            f"Measured inside the sandbox on {data.get('device', 'its default device')}: "
+            f"warmed up, blocked on every result, median of {samples} samples per side "
+            f"(speed-up {data.get('describe', 'n/a')}). The sandbox shares the machine with "
+            "other visitors, so expect noise."
+        ),
+    }
+
+
+def describe_limits() -> str:
+    """One line for the page: the sandbox in use and the limits of a run."""
+    pool = get_pool()
+    limits = pool.config.limits
+    sandbox = "bubblewrap sandbox" if pool.isolated else "plain process (no isolation)"
+    return (
+        f"{sandbox} · {limits.timeout_s:g} s · {limits.cpu_s:g} CPU s · "
+        f"{limits.memory_mb / 1024:.3g} GB memory (CPU) · {limits.output_bytes // 1024} KiB "
+        f"output · {limits.processes} processes"
+        + (" · no network, no server files" if pool.isolated else "")
+    )

@@ -1,0 +1,788 @@
+"""The pool of warm, single-use workers and the scheduling of runs onto them.
+
+Each worker is a fresh interpreter (``subprocess`` + exec, never a fork of a process where JAX
+runs) that imports JAX, starts its backend and waits for exactly one job; after it, the worker is
+killed with everything it started and a new spare takes its place. A few spares are kept warm so
+a run does not pay JAX's start-up. At most ``max_concurrent`` runs execute at once; the others
+wait in a first-come queue whose position the caller is told, and one visitor has at most one
+run in flight (a second waits for the first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxplay.hosting import environment
+from jaxplay.hosting.ratelimit import RateLimiter
+from jaxplay.sandbox import _protocol as protocol
+from jaxplay.sandbox._process import ROOT, Cgroups, Launch, Sandbox, make_sandbox
+from jaxplay.sandbox._results import (
+    InspectRequest,
+    Limits,
+    RunError,
+    RunResult,
+    decode_arrays,
+    decode_error,
+    decode_inspections,
+    refused,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_SOURCE_CHARS = 100_000
+# The operator's choices about devices; XLA_PYTHON_CLIENT_MEM_FRACTION caps each worker's share
+# of the GPU (one run cannot take the memory every other visitor's run needs).
+_PASS_THROUGH = (
+    "JAX_PLATFORMS",
+    "CUDA_VISIBLE_DEVICES",
+    "JAX_ENABLE_X64",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+)
+_SIGNAL_NAMES = {
+    signal.SIGSEGV: "a segmentation fault (SIGSEGV)",
+    signal.SIGBUS: "a bus error (SIGBUS)",
+    signal.SIGILL: "an illegal instruction (SIGILL)",
+    signal.SIGFPE: "a floating-point exception (SIGFPE)",
+    signal.SIGABRT: "an abort (SIGABRT)",
+}
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _int_env(env: dict[str, str] | os._Environ[str], name: str, default: int, low: int) -> int:
+    try:
+        return max(low, int(env.get(name, "") or default))
+    except ValueError:
+        return default
+
+
+def _float_env(env: dict[str, str] | os._Environ[str], name: str, default: float) -> float:
+    try:
+        value = float(env.get(name, "") or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """How the pool isolates, how many workers it keeps, and the limits of one run.
+
+    Read from the environment by :meth:`from_env`:
+
+    * ``JAXPLAY_SANDBOX``: ``bwrap``, ``process`` or ``auto`` (default: bwrap when installed).
+    * ``JAXPLAY_PUBLIC=1``: refuse to run code unless the sandbox isolates (bwrap).
+    * ``JAXPLAY_RUNNER_SPARES`` (default 2), ``JAXPLAY_RUNNER_CONCURRENCY`` (default: cores).
+    * ``JAXPLAY_RUN_TIMEOUT_S`` (10), ``JAXPLAY_RUN_CPU_S`` (20), ``JAXPLAY_RUN_MEMORY_MB`` (1536).
+    * ``JAXPLAY_RUNS_PER_MINUTE`` (20): runs one visitor may start a minute, public mode only
+      (``runs_per_minute=None``: no limit).
+    """
+
+    sandbox: str = "auto"
+    public: bool = False
+    spares: int = 2
+    max_concurrent: int = 2
+    limits: Limits = field(default_factory=Limits)
+    start_timeout_s: float = 120.0
+    runs_per_minute: int | None = None
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> RunnerConfig:
+        env = os.environ if environ is None else environ
+        mode = env.get("JAXPLAY_SANDBOX", "auto").strip().lower() or "auto"
+        if mode not in ("auto", "bwrap", "process"):
+            mode = "auto"
+        cores = os.cpu_count() or 1
+        limits = Limits(
+            timeout_s=_float_env(env, "JAXPLAY_RUN_TIMEOUT_S", Limits.timeout_s),
+            cpu_s=_float_env(env, "JAXPLAY_RUN_CPU_S", Limits.cpu_s),
+            memory_mb=_int_env(env, "JAXPLAY_RUN_MEMORY_MB", Limits.memory_mb, 64),
+        )
+        from jaxplay.hosting import settings
+
+        public = _truthy(env.get("JAXPLAY_PUBLIC"))
+        per_minute = _int_env(env, "JAXPLAY_RUNS_PER_MINUTE", settings.DEFAULT_RUNS_PER_MINUTE, 1)
+        return cls(
+            sandbox=mode,
+            public=public,
+            runs_per_minute=per_minute if public else None,
+            spares=_int_env(env, "JAXPLAY_RUNNER_SPARES", 2, 0),
+            max_concurrent=_int_env(env, "JAXPLAY_RUNNER_CONCURRENCY", cores, 1),
+            limits=limits,
+        )
+
+
+def worker_environment() -> dict[str, str]:
+    """The whole environment of a worker, rebuilt from a short whitelist.
+
+    Nothing of the server's environment leaks (secrets, tokens, paths) except the few JAX
+    settings named in ``_PASS_THROUGH``; the simulated CPU device count is the app's.
+    """
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "MALLOC_ARENA_MAX": "2",
+        "PYTHONPATH": str(ROOT),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "JAXPLAY_CPU_DEVICES": str(environment.requested_cpu_devices()),
+    }
+    for name in _PASS_THROUGH:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    environment.configure(env)
+    return env
+
+
+def encode_inspect(request: InspectRequest) -> dict[str, Any]:
+    return {
+        "function": request.function,
+        "args": [{"shape": list(a.shape), "dtype": a.dtype} for a in request.args],
+        "inspectors": list(request.inspectors),
+    }
+
+
+_ALLOWED_DTYPES = {
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint32",
+    "bool",
+    "complex64",
+}
+
+
+def validate_inspect(request: InspectRequest) -> str | None:
+    """Why ``request`` cannot be run, or ``None`` if it can."""
+    from jaxplay.sandbox._inspectors import INSPECTORS
+
+    if not request.function.isidentifier():
+        return f"{request.function!r} is not a Python name."
+    if len(request.args) > 8:
+        return "At most 8 example arguments."
+    for arg in request.args:
+        if arg.dtype not in _ALLOWED_DTYPES:
+            allowed = ", ".join(sorted(_ALLOWED_DTYPES))
+            return f"Unsupported dtype {arg.dtype!r} (use one of {allowed})."
+        if len(arg.shape) > 6 or any(not isinstance(s, int) or s < 0 for s in arg.shape):
+            return f"Bad shape {arg.shape!r}: up to 6 non-negative sizes."
+        size = 1
+        for s in arg.shape:
+            size *= s
+        if size > 10_000_000:
+            return f"Example argument of {size:,} elements is over the 10,000,000 limit."
+    unknown = [n for n in request.inspectors if n not in INSPECTORS]
+    if unknown:
+        return f"Unknown inspector(s): {', '.join(unknown)}."
+    return None
+
+
+class _Worker:
+    """The server's side of one worker: its process and the three pipes it reads."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        job_r, self.job_w = os.pipe()
+        self.result_r, result_w = os.pipe()
+        self.out_r, out_w = os.pipe()
+        self.err_r, err_w = os.pipe()
+        child_fds = (job_r, result_w, out_w, err_w)
+        argv = [
+            sys.executable,
+            "-s",
+            "-P",
+            "-m",
+            "jaxplay.sandbox._worker",
+            "--job-fd",
+            str(job_r),
+            "--result-fd",
+            str(result_w),
+            "--out-fd",
+            str(out_w),
+            "--err-fd",
+            str(err_w),
+        ]
+        self._fds = [self.job_w, self.result_r, self.out_r, self.err_r]
+        try:
+            self.launch: Launch = sandbox.start(argv, worker_environment(), child_fds)
+        except BaseException:
+            self._close_fds()
+            raise
+        finally:
+            for fd in child_fds:
+                os.close(fd)
+        self.sandbox = sandbox
+        self.reader = protocol.FrameReader()
+        self.info: dict[str, Any] | None = None
+        self.killed = False
+        self._stop_lock = threading.Lock()
+
+    def _close_fds(self) -> None:
+        # Each fd is closed once: a second close could hit a number another thread reused.
+        while self._fds:
+            with contextlib.suppress(OSError):
+                os.close(self._fds.pop())
+
+    def close_job(self) -> None:
+        """Close the job pipe: the worker never gets a second job."""
+        if self.job_w in self._fds:
+            self._fds.remove(self.job_w)
+            with contextlib.suppress(OSError):
+                os.close(self.job_w)
+
+    def wait_ready(self, timeout_s: float) -> dict[str, Any]:
+        """Block until the worker reports that JAX is up; raise ``RuntimeError`` otherwise."""
+        deadline = time.monotonic() + timeout_s
+        while self.info is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RuntimeError(f"worker did not start within {timeout_s:.0f} s")
+            ready, _, _ = select.select([self.result_r], [], [], min(left, 0.5))
+            if not ready:
+                continue
+            data = os.read(self.result_r, 65536)
+            if not data:
+                raise RuntimeError("worker exited during start-up: " + self.startup_errors())
+            for message in self.reader.feed(data):
+                if message.get("type") == "ready":
+                    self.info = message
+        return self.info
+
+    def startup_errors(self) -> str:
+        """The last lines the worker (or bwrap) wrote to its own stderr while starting."""
+        self.kill()
+        stderr = self.launch.process.stderr
+        try:
+            text = stderr.read(65536).decode("utf-8", "replace") if stderr else ""
+        except (OSError, ValueError):
+            text = ""
+        return text.strip()[-2000:] or f"exit status {self.launch.process.returncode}"
+
+    def kill(self) -> None:
+        """Kill the worker and all it started (its pipes stay readable)."""
+        with self._stop_lock:
+            if not self.killed:
+                self.killed = True
+                self.sandbox.stop(self.launch)
+
+    def stop(self) -> None:
+        """Kill the worker and close the server's ends of its pipes."""
+        self.kill()
+        with self._stop_lock:
+            self._close_fds()
+        if self.launch.process.stderr is not None:
+            with contextlib.suppress(OSError):
+                self.launch.process.stderr.close()
+
+
+@dataclass
+class _Output:
+    """User output collected from fd 1 and 2 under one shared byte cap."""
+
+    cap: int
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    over: bool = False
+
+    def add(self, which: str, data: bytes) -> None:
+        room = self.cap - len(self.stdout) - len(self.stderr)
+        if len(data) > room:
+            self.over = True
+            data = data[: max(0, room)]
+        (self.stdout if which == "out" else self.stderr).extend(data)
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+class WorkerPool:
+    """Warm single-use workers, a bounded number of concurrent runs and a visible queue."""
+
+    def __init__(self, config: RunnerConfig | None = None) -> None:
+        self.config = config or RunnerConfig.from_env()
+        self.cgroups = Cgroups()
+        self.sandbox = make_sandbox(self.config.sandbox, self.cgroups)
+        self._lock = threading.Condition()
+        self._spares: deque[_Worker] = deque()
+        self._starting = 0
+        self._running = 0
+        self._queue: deque[object] = deque()
+        self._visitors: dict[str, tuple[threading.Lock, int]] = {}
+        self._closed = False
+        self._start_failures = 0
+        self._last_start_error = ""
+        self._all: set[_Worker] = set()
+        per_minute = self.config.runs_per_minute
+        #: Per-visitor run limit (public mode); tests may replace it with a fake-clock one.
+        self.run_limiter = RateLimiter(per_minute, 60.0) if per_minute else None
+
+    # -- status --------------------------------------------------------------------------
+    @property
+    def isolated(self) -> bool:
+        return self.sandbox.isolated
+
+    def refusal(self) -> str | None:
+        """Why this pool refuses every run (public without isolation), or ``None``."""
+        if self.config.public and not self.sandbox.isolated:
+            return (
+                "Running code is disabled: this is a public server (JAXPLAY_PUBLIC=1) and the "
+                "bubblewrap sandbox (/usr/bin/bwrap) is not available, so user code could not "
+                "be isolated. Ask the operator to install bubblewrap."
+            )
+        return None
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "sandbox": self.sandbox.name,
+                "isolated": self.sandbox.isolated,
+                "cgroups": self.cgroups.available,
+                "spares_ready": len(self._spares),
+                "starting": self._starting,
+                "running": self._running,
+                "queued": len(self._queue),
+                "max_concurrent": self.config.max_concurrent,
+                "last_start_error": self._last_start_error,
+            }
+
+    # -- spares --------------------------------------------------------------------------
+    def warm(self) -> None:
+        """Start spares in the background until ``config.spares`` are ready or starting."""
+        if self.refusal() is not None:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            missing = self.config.spares - len(self._spares) - self._starting
+            missing = max(0, missing)
+            self._starting += missing
+        for _ in range(missing):
+            threading.Thread(target=self._start_spare, daemon=True, name="jaxplay-spare").start()
+
+    def _start_spare(self) -> None:
+        worker: _Worker | None = None
+        try:
+            worker = _Worker(self.sandbox)
+            with self._lock:
+                self._all.add(worker)
+            worker.wait_ready(self.config.start_timeout_s)
+        except Exception as exc:  # noqa: BLE001 - logged, reported to the next run
+            if not self._closed:
+                log.warning("jaxplay runner: a worker failed to start: %s", exc)
+            if worker is not None:
+                worker.stop()
+            with self._lock:
+                self._starting -= 1
+                self._start_failures += 1
+                self._last_start_error = str(exc)
+                if worker is not None:
+                    self._all.discard(worker)
+                self._lock.notify_all()
+            return
+        with self._lock:
+            self._starting -= 1
+            self._start_failures = 0
+            if self._closed:
+                self._all.discard(worker)
+                worker.stop()
+            else:
+                self._spares.append(worker)
+            self._lock.notify_all()
+
+    def _take_worker(self) -> _Worker | None:
+        """A ready worker; starts one if none is ready or starting. ``None`` if start-up fails."""
+        deadline = time.monotonic() + self.config.start_timeout_s
+        with self._lock:
+            while True:
+                if self._closed:
+                    return None
+                while self._spares:
+                    worker = self._spares.popleft()
+                    if worker.launch.process.poll() is None:
+                        return worker
+                    self._all.discard(worker)
+                    worker.stop()
+                if self._start_failures >= 3 or time.monotonic() > deadline:
+                    return None
+                if self._starting == 0:
+                    self._starting += 1
+                    threading.Thread(target=self._start_spare, daemon=True).start()
+                self._lock.wait(0.5)
+
+    # -- queue ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _visitor_slot(self, visitor: str | None):  # type: ignore[no-untyped-def]
+        if visitor is None:
+            yield
+            return
+        with self._lock:
+            lock, users = self._visitors.get(visitor, (threading.Lock(), 0))
+            self._visitors[visitor] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._lock:
+                lock, users = self._visitors[visitor]
+                if users <= 1:
+                    del self._visitors[visitor]
+                else:
+                    self._visitors[visitor] = (lock, users - 1)
+
+    @contextlib.contextmanager
+    def _run_slot(self, on_queue: Callable[[int], None] | None):  # type: ignore[no-untyped-def]
+        ticket = object()
+        told = None
+        with self._lock:
+            self._queue.append(ticket)
+        try:
+            while True:
+                with self._lock:
+                    if self._closed:
+                        raise _Closed
+                    position = self._queue.index(ticket)
+                    if position == 0 and self._running < self.config.max_concurrent:
+                        self._queue.popleft()
+                        self._running += 1
+                        break
+                    waiting = position + 1
+                if on_queue is not None and waiting != told:
+                    told = waiting
+                    on_queue(waiting)
+                with self._lock:
+                    self._lock.wait(0.25)
+        except BaseException:
+            with self._lock:
+                if ticket in self._queue:
+                    self._queue.remove(ticket)
+                self._lock.notify_all()
+            raise
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+                self._lock.notify_all()
+
+    # -- runs ----------------------------------------------------------------------------
+    def run(
+        self,
+        source: str,
+        *,
+        timeout_s: float | None = None,
+        inspect: InspectRequest | None = None,
+        visitor: str | None = None,
+        on_queue: Callable[[int], None] | None = None,
+    ) -> RunResult:
+        """Run ``source`` in a fresh sandboxed worker; see :func:`jaxplay.sandbox.run_code`."""
+        reason = self.refusal()
+        if reason is None and not isinstance(source, str):
+            reason = "The code must be text."
+        if reason is None and len(source) > MAX_SOURCE_CHARS:
+            reason = f"The code is {len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,}."
+        if reason is None and inspect is not None:
+            reason = validate_inspect(inspect)
+        if reason is None and self._closed:
+            reason = "The runner is shut down."
+        if reason is None and visitor is not None and self.run_limiter is not None:
+            wait = self.run_limiter.try_acquire(visitor)
+            if wait > 0:
+                reason = (
+                    f"This shared server runs at most {self.run_limiter.capacity} pieces of code "
+                    f"a minute per visitor, and you reached that; try again in "
+                    f"{max(1, math.ceil(wait - 1e-6))} s."
+                )
+        if reason is not None:
+            return self._scrubbed(refused(reason))
+        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue))
+
+    def _scrubbed(self, result: RunResult) -> RunResult:
+        """``result`` without the server's paths in its error, tracebacks and stderr.
+
+        Public mode also scrubs what the code printed: a visitor's code sees the sandbox's
+        paths, which are the server's own (bind-mounted read-only).
+        """
+        from dataclasses import replace
+
+        from jaxplay.hosting.publicmode import scrub_paths
+
+        error = result.error
+        if error is not None:
+            error = replace(
+                error,
+                message=scrub_paths(error.message),
+                traceback=scrub_paths(error.traceback),
+            )
+        stdout = scrub_paths(result.stdout) if self.config.public else result.stdout
+        return replace(
+            result,
+            error=error,
+            stderr=scrub_paths(result.stderr),
+            stdout=stdout,
+            inspections=_scrub_strings(result.inspections, scrub_paths),
+        )
+
+    def _run(
+        self,
+        source: str,
+        timeout_s: float | None,
+        inspect: InspectRequest | None,
+        visitor: str | None,
+        on_queue: Callable[[int], None] | None,
+    ) -> RunResult:
+        limits = self.config.limits
+        timeout = limits.timeout_s if timeout_s is None else max(0.1, float(timeout_s))
+        queued_at = time.monotonic()
+        try:
+            with self._visitor_slot(visitor), self._run_slot(on_queue):
+                queued = time.monotonic() - queued_at
+                self.warm()
+                for _attempt in range(2):
+                    worker = self._take_worker()
+                    if worker is None:
+                        return refused(
+                            "No sandbox worker could be started: "
+                            + (self._last_start_error or "the runner is shut down.")
+                        )
+                    try:
+                        result = self._execute(worker, source, timeout, inspect)
+                    finally:
+                        with self._lock:
+                            self._all.discard(worker)
+                        worker.stop()
+                        self.warm()
+                    if result is not None:
+                        return _with_queue_time(result, queued)
+                return refused("The sandbox workers keep dying before they get the code.")
+        except _Closed:
+            return refused("The runner is shut down.")
+
+    def _execute(
+        self, worker: _Worker, source: str, timeout_s: float, inspect: InspectRequest | None
+    ) -> RunResult | None:
+        """Send the job and watch the worker; ``None`` if it died before taking the job."""
+        limits = self.config.limits
+        group = worker.launch.group
+        if group is not None:
+            group.limit_pids(limits.processes)
+            vm = int((worker.info or {}).get("vm_bytes", 0))
+            group.limit_memory(max(vm, 1 << 30) + limits.memory_mb * 1024 * 1024)
+        job = {
+            "type": "job",
+            "source": source,
+            "limits": {
+                "cpu_s": limits.cpu_s,
+                "memory_mb": limits.memory_mb,
+                "file_mb": limits.file_mb,
+                "open_files": limits.open_files,
+                "processes": limits.processes,
+            },
+            "inspect": encode_inspect(inspect) if inspect is not None else None,
+        }
+        started = time.monotonic()
+        try:
+            protocol.write_message(worker.job_w, job)
+        except OSError:
+            return None
+        worker.close_job()
+        deadline = started + timeout_s
+        output = _Output(cap=limits.output_bytes)
+        fds = {worker.out_r: "out", worker.err_r: "err", worker.result_r: "result"}
+        for fd in fds:
+            os.set_blocking(fd, False)
+        message: dict[str, Any] | None = None
+        error: RunError | None = None
+        open_fds = set(fds)
+        while message is None and error is None:
+            now = time.monotonic()
+            if now >= deadline:
+                error = RunError(
+                    kind="timeout",
+                    message=f"The code ran longer than {timeout_s:g} s and was stopped.",
+                )
+                break
+            if worker.result_r not in open_fds and worker.launch.process.poll() is not None:
+                break
+            wait = min(deadline - now, 0.05 if worker.result_r not in open_fds else 0.5)
+            ready, _, _ = select.select(list(open_fds), [], [], wait)
+            for fd in ready:
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    open_fds.discard(fd)
+                    continue
+                if fds[fd] == "result":
+                    try:
+                        for item in worker.reader.feed(data):
+                            if item.get("type") == "result":
+                                message = item
+                    except protocol.ProtocolError as exc:
+                        error = RunError(
+                            kind="crashed",
+                            message=f"The worker's result channel was corrupted ({exc}).",
+                        )
+                else:
+                    output.add(fds[fd], data)
+                    if output.over:
+                        error = RunError(
+                            kind="output_limit",
+                            message=(
+                                f"The code printed more than {_size(limits.output_bytes)}; the "
+                                "run was stopped and the output cut there."
+                            ),
+                        )
+        elapsed = time.monotonic() - started
+        worker.kill()
+        self._drain(worker, output, open_fds - {worker.result_r})
+        if message is None and error is None:
+            error = self._classify_exit(worker, output)
+        if message is not None and error is None:
+            error = decode_error(message.get("error"))
+            return RunResult(
+                ok=error is None,
+                stdout=_decode(output.stdout),
+                stderr=_decode(output.stderr),
+                truncated=output.over,
+                value_repr=message.get("value_repr")
+                if isinstance(message.get("value_repr"), str)
+                else None,
+                arrays=decode_arrays(message.get("arrays")),
+                duration_s=float(message["duration_s"])
+                if isinstance(message.get("duration_s"), int | float)
+                else elapsed,
+                error=error,
+                inspections=decode_inspections(message.get("inspections")),
+            )
+        stdout = _decode(output.stdout)
+        if output.over:
+            stdout += f"\n… output cut at {_size(limits.output_bytes)}"
+        return RunResult(
+            ok=False,
+            stdout=stdout,
+            stderr=_decode(output.stderr),
+            truncated=output.over,
+            duration_s=elapsed,
+            error=error,
+        )
+
+    @staticmethod
+    def _drain(worker: _Worker, output: _Output, fds: set[int]) -> None:
+        """Read what the (now dead) worker left in its output pipes, up to the cap."""
+        deadline = time.monotonic() + 1.0
+        fd_names = {worker.out_r: "out", worker.err_r: "err"}
+        while fds and time.monotonic() < deadline and not output.over:
+            ready, _, _ = select.select(list(fds), [], [], 0.05)
+            if not ready:
+                break
+            for fd in ready:
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    fds.discard(fd)
+                else:
+                    output.add(fd_names[fd], data)
+
+    def _classify_exit(self, worker: _Worker, output: _Output) -> RunError:
+        """Why a worker ended without a result, from its exit status and its cgroup."""
+        process = worker.launch.process
+        code = process.returncode
+        group = worker.launch.group
+        stderr = _decode(output.stderr[-4000:])
+        if group is not None and group.oom_killed():
+            return RunError(kind="memory", message="The code used more memory than the limit.")
+        if code is None:
+            return RunError(kind="crashed", message="The worker stopped responding.")
+        signum = (
+            -code if code < 0 else code - 128 if self.sandbox.name == "bwrap" and code > 128 else 0
+        )
+        if signum == signal.SIGXCPU:
+            return RunError(
+                kind="timeout",
+                message=f"The code used more than {self.config.limits.cpu_s:g} CPU seconds.",
+            )
+        if signum == signal.SIGABRT and any(
+            s in stderr for s in ("bad_alloc", "RESOURCE_EXHAUSTED", "Out of memory")
+        ):
+            return RunError(kind="memory", message="The code ran out of memory.")
+        if signum in _SIGNAL_NAMES:
+            return RunError(
+                kind="crashed",
+                message=f"The Python process crashed with {_SIGNAL_NAMES[signum]}.",
+            )
+        if signum > 0:
+            try:
+                name = signal.Signals(signum).name
+            except ValueError:
+                name = f"signal {signum}"
+            return RunError(kind="crashed", message=f"The Python process was killed by {name}.")
+        return RunError(
+            kind="exit",
+            message=f"The Python process exited with status {code} before finishing the run.",
+        )
+
+    def shutdown(self) -> None:
+        """Stop every worker and remove the cgroups; later runs are refused."""
+        with self._lock:
+            self._closed = True
+            workers = list(self._all) + list(self._spares)
+            self._spares.clear()
+            self._lock.notify_all()
+        for worker in workers:
+            worker.stop()
+        self.cgroups.remove()
+
+
+def _scrub_strings(value: Any, scrub: Callable[[str], str], depth: int = 0) -> Any:
+    """``value`` (parsed JSON) with ``scrub`` applied to every string in it."""
+    if isinstance(value, str):
+        return scrub(value)
+    if depth > 8:
+        return value
+    if isinstance(value, dict):
+        return {k: _scrub_strings(v, scrub, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_strings(v, scrub, depth + 1) for v in value]
+    return value
+
+
+class _Closed(Exception):
+    pass
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:g} MiB" if n >= 1024 * 1024 else f"{n / 1024:g} KiB"
+
+
+def _with_queue_time(result: RunResult, queued: float) -> RunResult:
+    from dataclasses import replace
+
+    return replace(result, queued_s=queued)

@@ -1,0 +1,227 @@
+"""The runner's data: requests, limits and results, and their strict decoding from worker JSON.
+
+A worker is untrusted once user code has run in it, so everything it reports is checked field by
+field here: wrong types become defaults, strings are capped, unknown error kinds become
+``crashed``. The server never evaluates anything a worker sends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Every way a run can fail, as ``RunError.kind`` reports it.
+ERROR_KINDS: tuple[str, ...] = (
+    "syntax",
+    "exception",
+    "timeout",
+    "memory",
+    "output_limit",
+    "crashed",
+    "exit",
+    "refused",
+)
+
+_MAX_TEXT = 20_000
+_MAX_ARRAYS = 32
+_MAX_PREVIEW = 256
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """An example argument for an inspected function: its shape and dtype.
+
+    The worker fills it deterministically (standard normal values for floating dtypes, a ramp
+    for integers, ``True`` for booleans), so the same request always inspects the same input.
+    """
+
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+
+
+@dataclass(frozen=True)
+class InspectRequest:
+    """Ask the worker to inspect one function of the user's code after it ran.
+
+    Attributes:
+        function: the name of a callable the code defined at top level.
+        args: example arguments, one :class:`ArgSpec` per positional parameter.
+        inspectors: names from :data:`jaxplay.sandbox._inspectors.INSPECTORS` to apply.
+    """
+
+    function: str
+    args: tuple[ArgSpec, ...]
+    inspectors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may use. Defaults are what a workshop on one shared machine wants.
+
+    Attributes:
+        timeout_s: wall-clock time for the run (user code, summaries and inspections).
+        cpu_s: CPU seconds over all threads (a jitted loop on many threads hits this first).
+        memory_mb: address space the code may add on top of the warmed worker (CPU only: on a
+            GPU, CUDA reserves far more address space than it uses, so no limit is set there).
+        file_mb: largest file the code may write.
+        open_files: open file descriptors.
+        processes: processes and threads the code may add (cgroup ``pids.max`` where available,
+            ``RLIMIT_NPROC`` otherwise).
+        output_bytes: stdout and stderr together; more ends the run with ``output_limit``.
+    """
+
+    timeout_s: float = 10.0
+    cpu_s: float = 20.0
+    memory_mb: int = 1536
+    file_mb: int = 16
+    open_files: int = 256
+    processes: int = 64
+    output_bytes: int = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ArraySummary:
+    """One array variable the code left behind, summarised for display.
+
+    ``preview`` holds at most a 16x16 corner (2-D) or the first 256 values (1-D), as nested
+    lists of numbers (complex values as strings); ``min``/``max``/``mean`` are ``None`` where
+    they do not apply (empty, non-numeric).
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    min: float | None
+    max: float | None
+    mean: float | None
+    preview: Any
+
+
+@dataclass(frozen=True)
+class RunError:
+    """Why a run failed.
+
+    Attributes:
+        kind: one of :data:`ERROR_KINDS`.
+        message: one readable line or paragraph (the exception's ``str``, or the runner's words).
+        exc_type: the exception class name (``"KeyReuseError"``), ``None`` when none was raised.
+        line: the line of the user's code it points at (1-based), when known.
+        traceback: the traceback trimmed to the user's own frames.
+    """
+
+    kind: str
+    message: str
+    exc_type: str | None = None
+    line: int | None = None
+    traceback: str = ""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything a run produced.
+
+    Attributes:
+        ok: the code ran to the end without an error.
+        stdout, stderr: what it printed (decoded leniently; capped).
+        truncated: the output was cut at the limit (``error`` says so when that ended the run).
+        value_repr: ``repr`` of the last expression, as a notebook shows it; ``None`` if none.
+        arrays: the array variables at the end of the run.
+        duration_s: wall time of the user's code inside the worker (or until it was stopped).
+        error: why it failed, ``None`` if ``ok``.
+        inspections: inspector name -> JSON data (or ``{"error": message}``).
+        queued_s: time spent waiting for a free worker before the run started.
+    """
+
+    ok: bool
+    stdout: str = ""
+    stderr: str = ""
+    truncated: bool = False
+    value_repr: str | None = None
+    arrays: tuple[ArraySummary, ...] = ()
+    duration_s: float = 0.0
+    error: RunError | None = None
+    inspections: dict[str, Any] = field(default_factory=dict)
+    queued_s: float = 0.0
+
+
+def refused(message: str) -> RunResult:
+    """A result for a run that was never started."""
+    return RunResult(ok=False, error=RunError(kind="refused", message=message))
+
+
+def _text(value: Any, default: str = "", limit: int = _MAX_TEXT) -> str:
+    if not isinstance(value, str):
+        return default
+    return value if len(value) <= limit else value[:limit] + "\n… (cut)"
+
+
+def _opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _opt_float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _preview(value: Any, depth: int = 0) -> Any:
+    """Only nested lists of numbers/strings/bools of bounded size survive."""
+    if depth > 2:
+        return None
+    if isinstance(value, list):
+        return [_preview(v, depth + 1) for v in value[:_MAX_PREVIEW]]
+    if isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return value[:64]
+    return None
+
+
+def decode_arrays(raw: Any) -> tuple[ArraySummary, ...]:
+    """Array summaries from worker JSON (malformed entries are dropped)."""
+    if not isinstance(raw, list):
+        return ()
+    out = []
+    for item in raw[:_MAX_ARRAYS]:
+        if not isinstance(item, dict):
+            continue
+        shape = item.get("shape")
+        if not isinstance(shape, list) or not all(_opt_int(s) is not None for s in shape):
+            continue
+        out.append(
+            ArraySummary(
+                name=_text(item.get("name"), "?", 200),
+                shape=tuple(shape[:32]),
+                dtype=_text(item.get("dtype"), "?", 64),
+                min=_opt_float(item.get("min")),
+                max=_opt_float(item.get("max")),
+                mean=_opt_float(item.get("mean")),
+                preview=_preview(item.get("preview")),
+            )
+        )
+    return tuple(out)
+
+
+def decode_error(raw: Any) -> RunError | None:
+    """A :class:`RunError` from worker JSON; unknown kinds become ``crashed``."""
+    if not isinstance(raw, dict):
+        return None
+    kind = raw.get("kind")
+    if kind not in ERROR_KINDS or kind in ("timeout", "output_limit", "refused"):
+        # Only the server decides about its own limits; a worker cannot claim them.
+        kind = "crashed"
+    return RunError(
+        kind=kind,
+        message=_text(raw.get("message"), ""),
+        exc_type=_text(raw.get("exc_type"), "", 200) or None,
+        line=_opt_int(raw.get("line")),
+        traceback=_text(raw.get("traceback"), ""),
+    )
+
+
+def decode_inspections(raw: Any) -> dict[str, Any]:
+    """Inspector results: a JSON object keyed by inspector name (already parsed, size-capped)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k)[:100]: v for k, v in raw.items()}

@@ -1,0 +1,425 @@
+"""The sandboxed worker: warm JAX up, wait for one job, run it, report, exit.
+
+Started by the pool as ``python -m jaxplay.sandbox._worker --job-fd J --result-fd R --out-fd O
+--err-fd E`` in a fresh interpreter (never forked from a process where JAX is running: that
+deadlocks). Until the job arrives it is trusted code; it applies the job's resource limits to
+itself *before* compiling the user's code and never serves a second job, so nothing one visitor
+does can leak into another's run. The result goes back over its own pipe as JSON; user output
+goes to fd 1 and 2, which the server reads separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import contextlib
+import io
+import linecache
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from jaxplay.sandbox import _protocol as protocol
+
+#: The file name user code runs under (tracebacks keep only frames from it).
+USER_FILE = "<code-lab>"
+_MAX_REPR = 10_000
+_MAX_STATS_ELEMENTS = 5_000_000
+_MAX_ARG_ELEMENTS = 10_000_000
+
+
+def _warm_up() -> dict[str, Any]:
+    """Import JAX, start its backend and compile a trivial program, so a run pays none of it."""
+    import jax
+    import jax.numpy as jnp
+    import numpy  # noqa: F401
+
+    jnp.ones(3).sum().block_until_ready()
+    jax.jit(lambda x: x + 1)(1.0).block_until_ready()
+    return {
+        "backend": jax.default_backend(),
+        "devices": len(jax.devices()),
+        "jax": jax.__version__,
+    }
+
+
+def _vm_bytes() -> int:
+    """This process's virtual memory size (``/proc/self/statm``), 0 if unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _user_task_count() -> int:
+    """Tasks (processes and threads) of this user that this process can see.
+
+    ``RLIMIT_NPROC`` counts all of them, not just this process's: in a fresh user and PID
+    namespace (bwrap) that is the sandbox alone, in the process sandbox it is every process of
+    the user, so the limit is set relative to this count.
+    """
+    uid = os.getuid()
+    count = 0
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return 1
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry}/task"))
+        except OSError:
+            continue
+    return max(count, 1)
+
+
+def _set_limit(which: int, soft: int) -> None:
+    _, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    try:
+        resource.setrlimit(which, (soft, soft))
+    except (ValueError, OSError):
+        resource.setrlimit(which, (soft, hard))
+
+
+def apply_limits(limits: dict[str, Any], backend: str) -> None:
+    """Lower this process's resource limits for the user's code (they can never be raised again).
+
+    CPU time and address space count from what the warm-up already used, so the user gets the
+    whole allowance. The address-space limit is set on CPU only: CUDA reserves huge address
+    ranges it never touches, and ``MALLOC_ARENA_MAX=2`` (set by the pool) keeps the CPU
+    worker's baseline near 0.6 GB instead of one 64 MB arena per thread.
+    """
+    _set_limit(resource.RLIMIT_CORE, 0)
+    _set_limit(resource.RLIMIT_FSIZE, int(limits["file_mb"]) * 1024 * 1024)
+    _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+    _set_limit(resource.RLIMIT_NPROC, _user_task_count() + int(limits["processes"]))
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = int(used.ru_utime + used.ru_stime + float(limits["cpu_s"])) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
+    if backend == "cpu":
+        _set_limit(resource.RLIMIT_AS, _vm_bytes() + int(limits["memory_mb"]) * 1024 * 1024)
+
+
+def _user_traceback(exc: BaseException) -> tuple[str, int | None]:
+    """The traceback cut down to frames of the user's code, and the innermost user line."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == USER_FILE]
+    line = frames[-1].lineno if frames else None
+    text = "".join(traceback.format_list(frames)) if frames else ""
+    head = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    if frames:
+        text = "Traceback (most recent call last):\n" + text
+    return (text + head)[:20_000], line
+
+
+def _is_memory_error(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    text = str(exc)
+    return "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "bad_alloc" in text
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    tb, line = _user_traceback(exc)
+    name = type(exc).__name__
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        return {
+            "kind": "exit",
+            "message": f"The code called sys.exit({code!r}); the run ended there.",
+            "exc_type": name,
+            "line": line,
+            "traceback": tb,
+        }
+    kind = "memory" if _is_memory_error(exc) else "exception"
+    message = str(exc) or f"{name} was raised."
+    if kind == "memory":
+        message = f"Out of memory: {message or name} (the run's memory limit was reached)."
+    return {
+        "kind": kind,
+        "message": message[:20_000],
+        "exc_type": name,
+        "line": line,
+        "traceback": tb,
+    }
+
+
+def run_source(source: str, namespace: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """Run ``source`` in ``namespace`` like a notebook cell: the value of a final expression
+    is returned. Returns ``(value, error)``; ``error`` is the JSON error or ``None``."""
+    linecache.cache[USER_FILE] = (len(source), None, source.splitlines(True), USER_FILE)
+    try:
+        tree = ast.parse(source, USER_FILE, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        body = compile(tree, USER_FILE, "exec")
+        tail = compile(last, USER_FILE, "eval") if last is not None else None
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return None, {
+            "kind": "syntax",
+            "message": getattr(exc, "msg", None) or str(exc),
+            "exc_type": type(exc).__name__,
+            "line": line if isinstance(line, int) else None,
+            "traceback": detail,
+        }
+    pid = os.getpid()
+    try:
+        exec(body, namespace)
+        value = eval(tail, namespace) if tail is not None else None
+    except BaseException as exc:  # noqa: BLE001 - everything the user raises is a result
+        _leave_if_forked(pid)
+        return None, _error(exc)
+    _leave_if_forked(pid)
+    return value, None
+
+
+def _leave_if_forked(pid: int) -> None:
+    """A child the user's code forked must not go on to report a result as the worker."""
+    if os.getpid() != pid:
+        os._exit(0)
+
+
+def _safe_repr(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        text = repr(value)
+    except BaseException as exc:  # noqa: BLE001
+        text = f"<repr failed: {type(exc).__name__}: {exc}>"
+    return text if len(text) <= _MAX_REPR else text[:_MAX_REPR] + " …"
+
+
+def _json_number(x: Any) -> Any:
+    if isinstance(x, complex):
+        return str(x)
+    return x
+
+
+def summarize_array(name: str, value: Any) -> dict[str, Any] | None:
+    """Shape, dtype, min/max/mean and a small corner of an array (``None`` if not an array)."""
+    import jax
+    import numpy as np
+
+    if not isinstance(value, jax.Array | np.ndarray) or isinstance(value, jax.core.Tracer):
+        return None
+    shape = [int(s) for s in value.shape]
+    summary: dict[str, Any] = {
+        "name": name,
+        "shape": shape,
+        "dtype": str(value.dtype),
+        "min": None,
+        "max": None,
+        "mean": None,
+        "preview": None,
+    }
+    try:
+        size = int(np.prod(shape)) if shape else 1
+        corner = value
+        while corner.ndim > 2:
+            corner = corner[0]
+        corner = corner[:16, :16] if corner.ndim == 2 else corner[:256] if corner.ndim else corner
+        corner = np.asarray(corner)
+        kind = corner.dtype.kind
+        if kind in "biu" or kind == "f" or (kind == "V" and corner.dtype.itemsize <= 8):
+            as_float = corner.astype(np.float64) if kind in "fV" else corner
+            summary["preview"] = as_float.tolist()
+            if 0 < size <= _MAX_STATS_ELEMENTS:
+                full = np.asarray(value)
+                full = full.astype(np.float64) if full.dtype.kind in "fVb" else full
+                summary["min"] = float(full.min())
+                summary["max"] = float(full.max())
+                summary["mean"] = float(full.mean())
+        elif kind == "c":
+            summary["preview"] = np.vectorize(str)(corner).tolist() if corner.ndim else str(corner)
+    except Exception:  # noqa: BLE001 - e.g. typed PRNG keys, deleted buffers: no preview
+        pass
+    return summary
+
+
+def summarize_namespace(namespace: dict[str, Any], limit: int = 32) -> list[dict[str, Any]]:
+    out = []
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or len(out) >= limit:
+            continue
+        try:
+            summary = summarize_array(name, value)
+        except Exception:  # noqa: BLE001
+            summary = None
+        if summary is not None:
+            out.append(summary)
+    return out
+
+
+def example_argument(shape: list[int], dtype: str, index: int) -> Any:
+    """A deterministic example argument: normal values for floats, a ramp for ints."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    dt = np.dtype(jnp.dtype(dtype))
+    size = int(np.prod(shape)) if shape else 1
+    if size > _MAX_ARG_ELEMENTS:
+        raise ValueError(f"example argument of {size} elements exceeds {_MAX_ARG_ELEMENTS}")
+    rng = np.random.default_rng(index)
+    if dt.kind == "b":
+        data = np.ones(shape, dtype=bool)
+    elif dt.kind in "iu":
+        data = (np.arange(size) % 7).reshape(shape)
+    elif dt.kind == "c":
+        data = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    else:
+        data = rng.standard_normal(shape)
+    return jnp.asarray(data, dtype=dt)
+
+
+def _resolve(entry: Any) -> Callable[[Any, tuple[Any, ...]], Any]:
+    if callable(entry):
+        return entry
+    module_name, _, attr = str(entry).partition(":")
+    import importlib
+
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def run_inspections(request: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any]:
+    """Apply the requested inspectors to a function the user's code defined."""
+    from jaxplay.sandbox._inspectors import INSPECTORS
+
+    out: dict[str, Any] = {}
+    name = str(request.get("function", ""))
+    fn = namespace.get(name)
+    names = [str(n) for n in request.get("inspectors", [])]
+    if not callable(fn):
+        return {n: {"error": f"The code defines no function named {name!r}."} for n in names}
+    try:
+        args = tuple(
+            example_argument(list(a["shape"]), str(a["dtype"]), i)
+            for i, a in enumerate(request.get("args", []))
+        )
+    except Exception as exc:  # noqa: BLE001
+        return {n: {"error": f"Bad example argument: {exc}"} for n in names}
+    for inspector in names:
+        if inspector not in INSPECTORS:
+            out[inspector] = {"error": f"Unknown inspector {inspector!r}."}
+            continue
+        try:
+            out[inspector] = _resolve(INSPECTORS[inspector])(fn, args)
+        except BaseException as exc:  # noqa: BLE001
+            tb, line = _user_traceback(exc)
+            out[inspector] = {
+                "error": f"{type(exc).__name__}: {exc}"[:20_000],
+                "exc_type": type(exc).__name__,
+                "line": line,
+            }
+    return out
+
+
+def _redirect_output(out_fd: int, err_fd: int) -> None:
+    """Point fd 0 at /dev/null (``input()`` gets EOF) and fd 1/2 at the server's output pipes."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    os.close(out_fd)
+    os.close(err_fd)
+    # Fresh text streams on the new fds: line-buffered, so what was printed before a timeout
+    # kill is not lost in a buffer.
+    sys.stdout, sys.stderr = (
+        io.TextIOWrapper(
+            io.BufferedWriter(io.FileIO(fd, "w", closefd=False)),
+            encoding="utf-8",
+            errors="backslashreplace",
+            line_buffering=True,
+        )
+        for fd in (1, 2)
+    )
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        # The user may have closed or replaced it.
+        with contextlib.suppress(BaseException):
+            stream.flush()
+
+
+def _send(result_fd: int, message: dict[str, Any]) -> None:
+    data = protocol.encode(message)
+    if len(data) > protocol.MAX_MESSAGE_BYTES:
+        message = {**message, "arrays": [], "inspections": {"error": "results too large"}}
+        data = protocol.encode(message)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(result_fd, view) :]
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this worker when the server's spawning thread ends.
+
+    bwrap does this itself (``--die-with-parent``); the process sandbox relies on this so a
+    run that is sleeping when the server dies does not live on as an orphan.
+    """
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _die_with_parent()
+    parser = argparse.ArgumentParser()
+    for name in ("--job-fd", "--result-fd", "--out-fd", "--err-fd"):
+        parser.add_argument(name, type=int, required=True)
+    opts = parser.parse_args(argv)
+    info = _warm_up()
+    info["vm_bytes"] = _vm_bytes()
+    protocol.write_message(opts.result_fd, {"type": "ready", **info})
+    job = protocol.read_message(opts.job_fd)
+    if job is None:
+        os._exit(0)
+    os.close(opts.job_fd)
+    apply_limits(job["limits"], info["backend"])
+    _redirect_output(opts.out_fd, opts.err_fd)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    start = time.perf_counter()
+    value, error = run_source(str(job["source"]), namespace)
+    duration = time.perf_counter() - start
+    _flush()
+    message: dict[str, Any] = {"type": "result", "duration_s": duration, "error": error}
+    try:
+        message["value_repr"] = _safe_repr(value)
+        message["arrays"] = summarize_namespace(namespace)
+        if job.get("inspect") and error is None:
+            message["inspections"] = run_inspections(job["inspect"], namespace)
+    except BaseException as exc:  # noqa: BLE001 - a broken __repr__ must not lose the run
+        message.setdefault("value_repr", None)
+        message.setdefault("arrays", [])
+        message["inspections"] = {"error": f"{type(exc).__name__}: {exc}"}
+    _flush()
+    _send(opts.result_fd, message)
+    # No interpreter teardown: user code may have left threads or atexit hooks behind.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The tracing page: one function at every stage, what tracers are, recompiles and loops."""

@@ -1,0 +1,230 @@
+"""Code Lab: write JAX code, run it in a sandbox, see its output, values, arrays and jaxpr."""
+
+import pandas as pd
+import streamlit as st
+
+from jaxplay import sandbox as runner
+from jaxplay.article import _examples as examples
+from jaxplay.hosting import snippets
+from jaxplay.sandbox import InspectRequest
+from jaxplay.sandbox import _inspectors as inspectors
+from pages import _ui  # every page imports it first: see its docstring
+from pages._editor import code_editor, run_requested
+
+runner.warm_up()  # returns at once; spare workers start in the background
+
+KIND_TEXT = {
+    "syntax": "The code is not valid Python.",
+    "exception": "The code raised an exception.",
+    "timeout": "Stopped: the run hit its time limit.",
+    "memory": "Stopped: the run hit its memory limit.",
+    "output_limit": "Stopped: the run printed too much.",
+    "crashed": "The Python process running the code crashed.",
+    "exit": "The code ended its own process.",
+    "refused": "The code was not run.",
+}
+DEFAULT = examples.by_id(examples.DEFAULT_ID).source
+
+st.title(":material/terminal: Code Lab")
+st.caption(
+    "Type any JAX code and run it. Each run gets a fresh, sandboxed Python process with time, "
+    "memory and output limits; nothing you run can reach other visitors or the server."
+)
+
+state = st.session_state
+state.setdefault("code_lab_source", DEFAULT)
+# The editor's widget state is dropped when another page is shown; code_lab_source is the
+# lasting copy (the walkthrough writes it too), so the editor is refilled from it whenever it is
+# shown anew or the code was changed outside it.
+
+
+@st.cache_resource(max_entries=4)
+def _snippet_store(location: str) -> snippets.SnippetStore:
+    return snippets.SnippetStore.from_env(location)
+
+
+store = _snippet_store(snippets.default_location())
+# A shared link (?snippet=<id>) loads its code once; the visitor's edits are kept after that.
+shared_id = st.query_params.get("snippet")
+if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
+    state["code_lab_loaded_snippet"] = shared_id
+    try:
+        state["code_lab_source"] = store.load(shared_id).code
+        state.pop("code_lab_result", None)
+        st.toast("Loaded the shared snippet.", icon=":material/share:")
+    except snippets.StoreUnavailable as err:
+        st.warning(f"{err} Showing your own code instead.", icon=":material/cloud_off:")
+    except snippets.SnippetError as err:
+        st.warning(f"{err} Showing your own code instead.", icon=":material/link_off:")
+    if store.last_recovery:
+        st.warning(store.last_recovery, icon=":material/build:")
+
+
+def _edited(text: str) -> None:
+    state["code_lab_source"] = text
+
+
+def _reset() -> None:
+    state["code_lab_source"] = DEFAULT
+    state.pop("code_lab_result", None)
+
+
+def _height(text: str, box: int = 240) -> int | str:
+    """Long text scrolls in a box instead of filling the page."""
+    return box if text.count("\n") > 12 or len(text) > 2000 else "content"
+
+
+refusal = runner.refusal()
+st.caption(f":material/shield: Each run: {runner.describe_limits()}")
+if refusal:
+    st.error(refusal, icon=":material/block:")
+
+# The editor's actions sit above it, so Run is in view without scrolling; more (e.g. sharing)
+# go in this row.
+actions = st.container(horizontal=True, vertical_alignment="center", key="code_lab_actions")
+run_clicked = actions.button(
+    "Run",
+    key="code_lab_run",
+    type="primary",
+    icon=":material/play_arrow:",
+    disabled=bool(refusal),
+)
+actions.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
+share = actions.button("Share", key="code_lab_share", icon=":material/share:")
+actions.caption("**Ctrl/⌘+Enter** runs · **Tab** indents · **Esc** then **Tab** leaves the editor")
+# The editor is filled in below, after a run, so that it marks the line of that run's error.
+editor_slot = st.container()
+if share:
+    try:
+        saved = store.save(state["code_lab_source"], visitor=_ui.visitor_id())
+    except snippets.StoreUnavailable as err:
+        st.warning(str(err), icon=":material/cloud_off:")
+    except snippets.SnippetError as err:
+        st.warning(str(err), icon=":material/block:")
+    else:
+        if saved.recovered:
+            st.warning(saved.recovered, icon=":material/build:")
+        st.success("Anyone with this link sees this code:", icon=":material/link:")
+        st.code(snippets.share_link(st.context.url, saved.snippet.id), language=None)
+
+source = state["code_lab_source"]
+with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/search:"):
+    functions = runner.defined_functions(source)
+    c1, c2, c3 = st.columns([2, 2, 1])
+    function = c1.selectbox("Function", functions, key="code_lab_function", bind="query-params")
+    shapes = c2.text_input(
+        "Example argument shapes",
+        "(3,)",
+        key="code_lab_args",
+        bind="query-params",
+        help="One shape per positional argument, e.g. `(3,), (4, 4)`; `()` is a scalar.",
+    )
+    dtype = c3.selectbox(
+        "dtype",
+        ["float32", "float16", "bfloat16", "int32", "bool"],
+        key="code_lab_dtype",
+        bind="query-params",
+    )
+    chosen = st.pills(
+        "Show",
+        [name for name in inspectors.INSPECTORS if name in inspectors.LABELS],
+        selection_mode="multi",
+        key="code_lab_inspectors",
+        format_func=lambda n: inspectors.LABELS.get(n, n),
+        bind="query-params",
+    )
+    st.page_link(
+        "pages/tracing.py",
+        label="Every compile stage of a function (jaxpr, StableHLO, HLO) on the Tracing page",
+        icon=":material/account_tree:",
+        query_params={"tracing_preset": "a function from the Code Lab"},
+    )
+
+request = None
+if chosen and function:
+    try:
+        request = InspectRequest(function, runner.parse_arg_specs(shapes, dtype), tuple(chosen))
+    except ValueError as err:
+        st.warning(str(err), icon=":material/warning:")
+
+# Ctrl/Cmd+Enter in the editor runs exactly as the Run button does.
+run = run_clicked or (run_requested("code_lab_editor") and not refusal)
+if run:
+    with st.status("Running in a fresh sandbox…") as status:
+        result = runner.run_code(
+            source,
+            inspect=request,
+            visitor=_ui.visitor_id(),
+            on_queue=lambda n: status.update(
+                label=f"All workers are busy: you are number {n} in the queue…"
+            ),
+        )
+        status.update(
+            label=f"Ran in {result.duration_s:.2f} s" if result.ok else "The run failed",
+            state="complete" if result.ok else "error",
+        )
+    state["code_lab_result"] = (source, result)
+
+
+def _error_line() -> int | None:
+    """The line the shown run failed on, while the code is still the code that ran."""
+    ran, result = state.get("code_lab_result", (None, None))
+    if ran != source or result is None or result.error is None:
+        return None
+    return result.error.line
+
+
+with editor_slot:
+    code_editor(
+        source, key="code_lab_editor", height=380, error_line=_error_line(), on_change=_edited
+    )
+
+if "code_lab_result" in state:
+    ran, result = state["code_lab_result"]
+    if ran != source:
+        st.info(
+            "These are the results of an earlier version of the code.", icon=":material/history:"
+        )
+    if result.stdout or result.stderr:
+        st.markdown("**Printed output**")
+        printed = result.stdout + result.stderr
+        st.code(printed, language=None, height=_height(printed, 500))
+    if result.error is not None:
+        err = result.error
+        st.error(KIND_TEXT.get(err.kind, err.kind), icon=":material/error:")
+        message = f"{err.exc_type}: {err.message}" if err.exc_type else err.message
+        st.code(message, language=None, height=_height(message))
+        marked = runner.mark_line(ran, err.line)
+        if marked:
+            st.code(marked, language=None)
+        if err.traceback:
+            with st.expander("Traceback (your code's frames only)"):
+                st.code(err.traceback, language=None)
+    if result.value_repr is not None:
+        st.markdown("**Value of the last line**")
+        st.code(result.value_repr, language=None)
+    if result.arrays:
+        st.markdown("**Arrays**")
+        st.dataframe(
+            pd.DataFrame(runner.array_table(result.arrays)), hide_index=True, key="code_lab_arrays"
+        )
+        for summary in result.arrays[:4]:
+            fig = runner.preview_figure(summary)
+            if fig is not None and len(summary.shape) >= 2:
+                st.plotly_chart(fig, key=f"code_lab_heatmap_{summary.name}")
+    for name, data in result.inspections.items():
+        st.markdown(f"**{inspectors.LABELS.get(name, name)}**")
+        if isinstance(data, dict) and "error" in data:
+            st.warning("This inspection failed:", icon=":material/warning:")
+            st.code(str(data["error"]), language=None)
+        elif name == "compare_jit" and isinstance(data, dict):
+            timing = runner.timing_summary(data)
+            cols = st.columns(3)
+            cols[0].metric("Eager (median)", timing["eager"])
+            cols[1].metric("jit (median)", timing["jit"])
+            cols[2].metric("Speed-up", timing["speedup"])
+            st.caption(timing["caption"])
+        elif isinstance(data, str):
+            st.code(data, language=None)
+        else:
+            st.json(data)

@@ -1,0 +1,194 @@
+"""Gradient checkpointing: saved residuals, compiled memory, gradients, limits, the chart."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxplay.memory import _remat as memory
+from jaxplay.memory._remat import VARIANTS, analyse_variant, build_loss, saved_residuals
+
+SMALL, DEPTH = 16, 3
+
+
+def _residuals(model: str, variant: str, loop: str = "unrolled", **kw):
+    loss = build_loss(model, variant, loop, DEPTH)
+    params, x = memory.MODELS[model].inputs(SMALL, DEPTH)
+    return saved_residuals(loss, params, x, **kw)
+
+
+def test_residual_counts_follow_each_variant_as_documented():
+    """The seed layer: 4 values per round without checkpointing (sin and cos of the input, and the
+    two operands of the dot), only the input for the checkpointed whole layer, one per round with
+    per-round checkpoints, and the named sin(x) on top with save_only_these_names."""
+    rows = {key: _residuals("seed", key) for key in VARIANTS}
+    assert len(rows["none"]) == 4 * DEPTH
+    assert [r.origin for r in rows["whole"]] == ["argument"]
+    assert rows["whole"][0].producer == "x" and rows["whole"][0].shape == (SMALL, SMALL)
+    assert len(rows["per_round"]) == DEPTH
+    assert len(rows["per_round_dots"]) == DEPTH
+    named = [r for r in rows["per_round_names"] if r.origin == "named"]
+    assert len(named) == DEPTH and {r.producer for r in named} == {"sin"}
+    assert len(rows["per_round_names"]) == 2 * DEPTH
+    assert all(r.bytes == SMALL * SMALL * 4 and r.dtype == "f32" for r in rows["none"])
+    assert {r.producer for r in rows["none"]} >= {"sin", "cos"}
+    assert all("_remat.py" in (r.source or "") for r in rows["none"])
+
+
+def test_checkpointed_whole_mlp_saves_only_its_inputs():
+    rows = _residuals("mlp", "whole")
+    assert {r.origin for r in rows} == {"argument"}
+    assert sorted(r.producer for r in rows) == ["params[0]", "params[1]", "x"]
+    assert len(_residuals("mlp", "none")) > len(rows)
+
+
+def test_scan_saves_stacked_residuals():
+    none = _residuals("seed", "none", loop="scan")
+    per_round = _residuals("seed", "per_round", loop="scan")
+    assert all(r.shape == (DEPTH, SMALL, SMALL) for r in none)
+    assert [r.shape for r in per_round] == [(DEPTH, SMALL, SMALL)]
+    assert sum(r.bytes for r in none) == 4 * DEPTH * SMALL * SMALL * 4
+
+
+def test_printed_and_structured_residuals_agree():
+    for key in ("none", "per_round_names"):
+        assert _residuals("seed", key) == _residuals("seed", key, use_private=False)
+
+
+@pytest.mark.parametrize(
+    ("aval", "description", "origin", "producer", "source", "nbytes"),
+    [
+        ("f32[1000,1000]", "from the argument x", "argument", "x", None, 4_000_000),
+        (
+            "bf16[2,3]",
+            "output of cos from /a/b/model.py:12:9 (layer)",
+            "output",
+            "cos",
+            "model.py:12 (layer)",
+            12,
+        ),
+        ("f32[4]", "named 'sin' from /m.py:3:1 (f)", "named", "sin", "m.py:3 (f)", 16),
+        ("s32[]", "from a constant", "constant", "constant", None, 4),
+        (
+            "f64[2]",
+            "output of jitted function 'g' from x.py:5 (h)",
+            "jitted",
+            "g",
+            "x.py:5 (h)",
+            16,
+        ),
+    ],
+)
+def test_parse_residual(aval, description, origin, producer, source, nbytes):
+    r = memory.parse_residual(aval, description)
+    assert (r.origin, r.producer, r.source, r.bytes) == (origin, producer, source, nbytes)
+
+
+def test_compiled_memory_is_positive_and_ordered_in_a_scan():
+    """In a scan XLA cannot merge recomputation with the forward pass, so per-round
+    checkpointing needs less scratch memory than saving everything; keeping the named sin(x)
+    lies in between; checkpointing only the whole layer saves nothing at peak."""
+    results = {
+        k: analyse_variant("seed", k, "scan", 32, 6, run=False)
+        for k in ("none", "whole", "per_round", "per_round_names")
+    }
+    for r in results.values():
+        assert r.memory is not None
+        assert r.memory["argument"] == r.memory["output"] == 32 * 32 * 4
+        assert r.temp_bytes is not None and r.temp_bytes > 0
+        assert r.time is None and r.gradient is None
+    temp = {k: r.temp_bytes for k, r in results.items()}
+    assert temp["per_round"] < temp["per_round_names"] < temp["none"]
+    assert temp["whole"] >= temp["per_round"]
+    residual = {k: r.residual_bytes for k, r in results.items()}
+    assert residual["whole"] < residual["per_round"] < residual["per_round_names"]
+    assert residual["per_round_names"] < residual["none"]
+
+
+def test_jax_places_optimization_barriers_only_where_it_recomputes():
+    none = analyse_variant("seed", "none", "unrolled", 8, 2, run=False)
+    per_round = analyse_variant("seed", "per_round", "unrolled", 8, 2, run=False)
+    assert none.barriers[0] == 0
+    assert per_round.barriers[0] > 0
+
+
+@pytest.mark.parametrize("model", ["seed", "mlp"])
+def test_gradients_of_all_variants_agree_and_are_timed(model):
+    results = [
+        analyse_variant(model, k, "scan", SMALL, DEPTH, run=True, budget_s=0.01) for k in VARIANTS
+    ]
+    reference = results[0]
+    assert reference.gradient is not None
+    assert all(np.isfinite(g).all() for g in reference.gradient)
+    assert max(float(np.abs(g).max()) for g in reference.gradient) > 0
+    for r in results:
+        assert r.time is not None and r.time.median > 0
+        error = memory.gradient_error(r, reference)
+        assert error is not None and error < memory.GRAD_RTOL, r.variant.key
+    if memory.platform() == "cpu":
+        assert all(r.peak_bytes is None for r in results)
+    rows = memory.summary_rows(results)
+    assert [row["variant"] for row in rows] == [v.label for v in VARIANTS.values()]
+    assert all(row["gradient vs no checkpoint"] != "not run" for row in rows)
+
+
+def test_gradient_matches_the_articles_plain_grad():
+    """The page's loss is the article's: grad of sum(memory_intensive_layer(x)) on ones."""
+
+    def memory_intensive_layer(x):
+        for _ in range(DEPTH):
+            x = jnp.sin(x) @ jnp.cos(x).T
+        return x
+
+    x = jnp.ones((SMALL, SMALL))
+    expected = jax.grad(lambda x: jnp.sum(memory_intensive_layer(x)))(x)
+    result = analyse_variant("seed", "whole", "unrolled", SMALL, DEPTH, run=True, budget_s=0.01)
+    assert result.gradient is not None
+    np.testing.assert_allclose(result.gradient[0], expected, rtol=1e-4)
+
+
+def test_a_wrong_gradient_is_detected():
+    ok = analyse_variant("seed", "none", "scan", 8, 2, run=True, budget_s=0.01)
+    assert ok.gradient is not None
+    broken = memory.RematResult(
+        ok.variant, ok.residuals, ok.memory, gradient=(ok.gradient[0] * 1.01,)
+    )
+    error = memory.gradient_error(broken, ok)
+    assert error is not None and error > memory.GRAD_RTOL
+
+
+def test_limits_name_themselves():
+    assert memory.check_size(64, 10) is None
+    message = memory.check_size(memory.MAX_SIZE + 1, 10)
+    assert message is not None and str(memory.MAX_SIZE) in message
+    message = memory.check_size(64, memory.MAX_DEPTH + 1)
+    assert message is not None and str(memory.MAX_DEPTH) in message
+    with pytest.raises(ValueError, match=str(memory.MAX_SIZE)):
+        analyse_variant("seed", "none", "scan", memory.MAX_SIZE + 1, 2, run=False)
+    limit = memory.run_limit(memory.platform())
+    with pytest.raises(ValueError, match=str(limit)):
+        analyse_variant("seed", "none", "scan", limit + 1, 2, run=True)
+
+
+def test_memory_time_figure_has_a_point_per_timed_variant():
+    results = [
+        analyse_variant("seed", k, "scan", 8, 2, run=True, budget_s=0.01)
+        for k in ("none", "per_round")
+    ]
+    untimed = analyse_variant("seed", "whole", "scan", 8, 2, run=False)
+    fig = memory.memory_time_figure([*results, untimed], "cpu (cpu)")
+    assert len(fig.data) == 2
+    assert [t.text[0] for t in fig.data] == [r.variant.short for r in results]
+    assert fig.data[0].y[0] == pytest.approx(results[0].temp_bytes / 2**20)
+    assert fig.data[0].x[0] == pytest.approx(results[0].time.median * 1e3)
+    assert "cpu (cpu)" in fig.layout.title.text
+    assert "ms" in fig.layout.xaxis.title.text and "MiB" in fig.layout.yaxis.title.text
+
+
+def test_variant_code_names_the_models_tag():
+    code = memory.variant_code(VARIANTS["per_round_names"], memory.MODELS["mlp"])
+    assert "save_only_these_names('activation')" in code
+    text = memory.variant_explanation(VARIANTS["per_round_names"], memory.MODELS["seed"])
+    assert "checkpoint_name(..., 'sin')" in text

@@ -1,0 +1,344 @@
+"""The runner's contract: results, errors, inspections, the protocol, settings and the queue."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from jaxplay.hosting import environment
+from jaxplay.sandbox import (
+    ArgSpec,
+    InspectRequest,
+    Limits,
+    RunnerConfig,
+    RunResult,
+    WorkerPool,
+    defined_functions,
+    mark_line,
+    parse_arg_specs,
+    preview_matrix,
+    timing_summary,
+    worker_environment,
+)
+from jaxplay.sandbox import _inspectors as inspectors
+from jaxplay.sandbox import _protocol as protocol
+from jaxplay.sandbox._results import decode_arrays, decode_error
+
+
+@pytest.fixture(scope="module")
+def pool():  # type: ignore[no-untyped-def]
+    p = WorkerPool(RunnerConfig(spares=2, max_concurrent=2, limits=Limits(timeout_s=20)))
+    p.warm()
+    yield p
+    p.shutdown()
+
+
+# -- pure parts ---------------------------------------------------------------------------
+
+
+def test_frames_round_trip_and_junk_is_rejected() -> None:
+    reader = protocol.FrameReader()
+    data = protocol.encode({"type": "result", "x": [1, 2]}) + protocol.encode({"type": "b"})
+    assert reader.feed(data[:5]) == []
+    assert [m["type"] for m in reader.feed(data[5:])] == ["result", "b"]
+    with pytest.raises(protocol.ProtocolError):
+        protocol.FrameReader().feed(b"zzzzzzzz{}")
+    with pytest.raises(protocol.ProtocolError):
+        protocol.FrameReader().feed(b"%08x" % (protocol.MAX_MESSAGE_BYTES + 1))
+    with pytest.raises(protocol.ProtocolError):
+        protocol.FrameReader().feed(protocol.encode({"a": 1})[:8] + b"[1]" + b" " * 4)
+
+
+def test_a_worker_cannot_claim_the_servers_verdicts() -> None:
+    """Only the server decides timeouts and output limits; odd fields are dropped."""
+    err = decode_error({"kind": "timeout", "message": "fake", "line": "3"})
+    assert err is not None and err.kind == "crashed" and err.line is None
+    assert decode_error({"kind": "nonsense"}).kind == "crashed"  # type: ignore[union-attr]
+    arrays = decode_arrays([{"name": "x", "shape": [2], "dtype": "f32"}, {"shape": "bad"}, 5])
+    assert [a.name for a in arrays] == ["x"]
+
+
+def test_worker_environment_is_a_whitelist_with_the_apps_device_count() -> None:
+    os.environ["JAXPLAY_UNIT_SECRET"] = "hunter2"
+    try:
+        env = worker_environment()
+    finally:
+        del os.environ["JAXPLAY_UNIT_SECRET"]
+    assert "JAXPLAY_UNIT_SECRET" not in env and "hunter2" not in str(env)
+    assert env["MALLOC_ARENA_MAX"] == "2"
+    count = environment.requested_cpu_devices()
+    assert f"--xla_force_host_platform_device_count={count}" in env["XLA_FLAGS"]
+    assert set(env) <= {
+        "PATH", "LANG", "LC_ALL", "MALLOC_ARENA_MAX", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
+        "PYTHONNOUSERSITE", "JAXPLAY_CPU_DEVICES", "XLA_FLAGS", "JAX_NUM_CPU_DEVICES",
+        "XLA_PYTHON_CLIENT_PREALLOCATE", "JAX_PLATFORMS", "CUDA_VISIBLE_DEVICES", "JAX_ENABLE_X64",
+        "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    }  # fmt: skip
+
+
+def test_config_from_environment() -> None:
+    config = RunnerConfig.from_env(
+        {"JAXPLAY_SANDBOX": "process", "JAXPLAY_PUBLIC": "1", "JAXPLAY_RUN_TIMEOUT_S": "4",
+         "JAXPLAY_RUNNER_SPARES": "oops"}
+    )  # fmt: skip
+    assert config.sandbox == "process" and config.public and config.limits.timeout_s == 4
+    assert config.spares == 2
+    assert RunnerConfig.from_env({"JAXPLAY_SANDBOX": "docker"}).sandbox == "auto"
+
+
+def test_public_server_without_bwrap_refuses() -> None:
+    pool = WorkerPool(RunnerConfig(sandbox="process", public=True, spares=1))
+    try:
+        result = pool.run("print(1)")
+        assert result.error is not None and result.error.kind == "refused"
+        assert "bubblewrap" in result.error.message
+        assert pool.status()["spares_ready"] == 0 and pool.status()["starting"] == 0
+    finally:
+        pool.shutdown()
+
+
+def test_helpers_for_the_page() -> None:
+    assert defined_functions("def f(x): pass\ng = lambda x: x\nh = jit(f)\n1 +") == []
+    assert defined_functions("def f(x): pass\ng = lambda x: x\nh = jit(f)") == ["f", "g", "h"]
+    assert parse_arg_specs("(3,), 4, ()", "int32") == (
+        ArgSpec((3,), "int32"), ArgSpec((4,), "int32"), ArgSpec((), "int32"),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="not a shape"):
+        parse_arg_specs("(3, -1)")
+    with pytest.raises(ValueError, match="Could not read"):
+        parse_arg_specs("__import__('os')")
+    assert mark_line("a\nb\nc\nd", 3, context=1) == "  2 | b\n→ 3 | c\n  4 | d"
+    assert mark_line("a", 5) is None
+    summary = decode_arrays([{"name": "v", "shape": [3], "dtype": "f", "preview": [1, 2, 3]}])[0]
+    assert preview_matrix(summary) == [[1.0, 2.0, 3.0]]
+    shown = timing_summary({"eager": {"median": 2e-3, "samples": [1, 2]}, "jit": {"median": 1e-3},
+                            "speedup": 2.0, "device": "cpu"})  # fmt: skip
+    assert shown["eager"] == "2 ms" and shown["speedup"] == "2×" and "2 samples" in shown["caption"]
+
+
+def test_bad_inspect_requests_are_refused_before_running(pool: WorkerPool) -> None:
+    for request, words in [
+        (InspectRequest("f; import os", (), ("jaxpr",)), "not a Python name"),
+        (InspectRequest("f", (ArgSpec((10**5, 10**5)),), ("jaxpr",)), "limit"),
+        (InspectRequest("f", (ArgSpec((3,), "object"),), ("jaxpr",)), "dtype"),
+        (InspectRequest("f", (), ("rm_rf",)), "Unknown inspector"),
+    ]:
+        result = pool.run("def f(x): return x", inspect=request)
+        assert result.error is not None and result.error.kind == "refused"
+        assert words in result.error.message
+
+
+def test_oversized_source_is_refused(pool: WorkerPool) -> None:
+    result = pool.run("x = 1\n" * 20_000)
+    assert result.error is not None and result.error.kind == "refused"
+
+
+# -- runs ---------------------------------------------------------------------------------
+
+
+def test_run_reports_output_value_and_arrays(pool: WorkerPool) -> None:
+    source = (
+        "import jax, jax.numpy as jnp\n"
+        "x = jnp.arange(6.0).reshape(2, 3)\n"
+        "k = jax.random.key(0)\n"
+        "print('devices', len(jax.devices()))\n"
+        "x.sum()"
+    )
+    result = pool.run(source)
+    assert result.ok, result.error
+    assert result.stdout == f"devices {environment.requested_cpu_devices()}\n"
+    assert result.value_repr == "Array(15., dtype=float32)"
+    x = next(a for a in result.arrays if a.name == "x")
+    assert (x.shape, x.dtype, x.min, x.max, x.mean) == ((2, 3), "float32", 0.0, 5.0, 2.5)
+    assert x.preview == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    key = next(a for a in result.arrays if a.name == "k")
+    assert key.preview is None and key.min is None  # typed keys have no numeric preview
+    assert 0 < result.duration_s < 20
+
+
+def test_syntax_error_points_at_its_line(pool: WorkerPool) -> None:
+    result = pool.run("x = 1\ny = (\n")
+    assert result.error is not None and result.error.kind == "syntax"
+    assert result.error.line == 2 and result.error.exc_type == "SyntaxError"
+
+
+def test_exception_traceback_is_trimmed_to_user_frames(pool: WorkerPool) -> None:
+    source = "import jax\n\ndef f(x):\n    return x.shape[5]\n\njax.jit(f)(jax.numpy.ones(3))"
+    result = pool.run(source)
+    err = result.error
+    assert err is not None and err.kind == "exception" and err.exc_type == "IndexError"
+    assert err.line == 4
+    assert 'File "<code-lab>", line 6' in err.traceback
+    assert "site-packages" not in err.traceback and "worker.py" not in err.traceback
+
+
+def test_key_reuse_error_reports_its_class_name(pool: WorkerPool) -> None:
+    source = (
+        "import jax\njax.config.update('jax_debug_key_reuse', True)\n"
+        "k = jax.random.key(0)\njax.random.normal(k)\njax.random.normal(k)"
+    )
+    result = pool.run(source)
+    assert result.error is not None and result.error.exc_type == "KeyReuseError"
+    assert result.error.line == 5
+
+
+def test_user_output_on_raw_fds_and_closed_streams_keeps_the_result(pool: WorkerPool) -> None:
+    source = (
+        "import os, sys\nprint('a')\nos.write(1, b'\\xff\\xfe binary\\n')\n"
+        "os.write(2, b'to stderr\\n')\nsys.stdout.close()\nos.close(1)\nos.close(2)\n41 + 1"
+    )
+    result = pool.run(source)
+    assert result.ok, result.error
+    assert result.value_repr == "42"
+    assert result.stdout.startswith("a\n") and "binary" in result.stdout
+    assert result.stderr == "to stderr\n"
+
+
+def test_inspections_run_in_the_sandbox(pool: WorkerPool) -> None:
+    source = "import jax.numpy as jnp\n\ndef f(x, y):\n    return jnp.sin(x) * y\n"
+    request = InspectRequest("f", (ArgSpec((3,)), ArgSpec(())), ("jaxpr", "compare_jit"))
+    result = pool.run(source, inspect=request)
+    assert result.ok, result.error
+    jaxpr = result.inspections["jaxpr"]
+    assert "sin" in jaxpr and "f32[3]" in jaxpr
+    timing = result.inspections["compare_jit"]
+    assert timing["eager"]["median"] > 0 and timing["jit"]["median"] > 0
+    assert timing["speedup"] == pytest.approx(timing["eager"]["median"] / timing["jit"]["median"])
+    missing = pool.run("x = 1", inspect=InspectRequest("g", (), ("jaxpr",)))
+    assert "no function named 'g'" in missing.inspections["jaxpr"]["error"]
+
+
+def test_inspector_registry_names_resolve_to_functions() -> None:
+    import importlib
+
+    for name, target in inspectors.INSPECTORS.items():
+        module, _, attr = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), attr)), name
+
+
+def test_a_busy_pool_queues_and_tells_the_position() -> None:
+    """With one slot, a second visitor waits for the first and is told it is number 1."""
+    pool = WorkerPool(RunnerConfig(spares=2, max_concurrent=1, limits=Limits(timeout_s=20)))
+    try:
+        positions: list[int] = []
+        results: dict[str, RunResult] = {}
+
+        def visit(name: str, source: str) -> None:
+            results[name] = pool.run(source, visitor=name, on_queue=positions.append)
+
+        first = threading.Thread(target=visit, args=("alice", "import time\ntime.sleep(1.5)"))
+        first.start()
+        while pool.status()["running"] == 0:
+            time.sleep(0.01)
+        visit("bob", "print('bob')")
+        first.join()
+        assert positions == [1]
+        assert results["alice"].ok and results["bob"].ok
+        assert results["bob"].queued_s > 0
+    finally:
+        pool.shutdown()
+
+
+def test_one_visitor_has_one_run_in_flight() -> None:
+    """Two runs of the same visitor never overlap, even with free slots."""
+    pool = WorkerPool(RunnerConfig(spares=2, max_concurrent=2, limits=Limits(timeout_s=20)))
+    try:
+        spans: list[tuple[float, float]] = []
+        source = "import time\nstart = time.time()\ntime.sleep(0.5)\nprint(start, time.time())"
+
+        def run() -> None:
+            result = pool.run(source, visitor="carol")
+            start, end = map(float, result.stdout.split())
+            spans.append((start, end))
+
+        threads = [threading.Thread(target=run) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        (s1, e1), (s2, e2) = sorted(spans)
+        assert s2 >= e1  # the second started after the first ended
+    finally:
+        pool.shutdown()
+
+
+def test_warm_up_does_not_block_and_a_dead_spare_is_replaced() -> None:
+    pool = WorkerPool(RunnerConfig(spares=1, max_concurrent=1, limits=Limits(timeout_s=20)))
+    try:
+        pool.warm()
+        assert pool.status()["starting"] == 1  # warming happens in the background
+        deadline = time.monotonic() + 120
+        while pool.status()["spares_ready"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        spare = pool._spares[0]
+        os.killpg(spare.launch.process.pid, 9)  # a spare dies while idle
+        spare.launch.process.wait(timeout=10)
+        result = pool.run("print('served')")
+        assert result.ok and result.stdout == "served\n"
+    finally:
+        pool.shutdown()
+
+
+def test_workers_end_with_the_interpreter() -> None:
+    """A server that exits (normally) leaves no worker behind."""
+    import subprocess
+    import sys
+
+    script = (
+        "import time\nfrom jaxplay.hosting import environment\nenvironment.configure()\n"
+        "from jaxplay import sandbox\npool = sandbox.get_pool()\n"
+        "deadline = time.monotonic() + 120\n"
+        "while pool.status()['spares_ready'] < 1 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "print(' '.join(str(w.launch.process.pid) for w in pool._spares))\n"
+    )
+    env = {**os.environ, "JAXPLAY_RUNNER_SPARES": "1", "PYTHONPATH": str(os.getcwd())}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=180
+    )
+    pids = [int(p) for p in out.stdout.split()]
+    assert pids, out.stderr
+    deadline = time.monotonic() + 10
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}") and not _zombie(p)]
+        time.sleep(0.1)
+    assert not alive
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("mode", ["process"])
+def test_a_busy_worker_dies_with_the_server(mode: str) -> None:
+    """The server is killed mid-run (no atexit, no shutdown): its sleeping worker dies too."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, threading, time\n"
+        "from jaxplay.hosting import environment\nenvironment.configure()\n"
+        "from jaxplay.sandbox import RunnerConfig, WorkerPool\n"
+        f"pool = WorkerPool(RunnerConfig(sandbox={mode!r}, spares=1))\n"
+        "threading.Thread(target=pool.run, args=('import time\\ntime.sleep(1000)',),"
+        " daemon=True).start()\n"
+        "while pool.status()['running'] == 0:\n    time.sleep(0.05)\n"
+        "time.sleep(1.0)\nprint(list(pool._all)[0].launch.process.pid, flush=True)\nos._exit(0)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(os.getcwd())}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=180
+    )
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not _zombie(pid):
+        time.sleep(0.1)
+    assert _zombie(pid), "the worker outlived the server"

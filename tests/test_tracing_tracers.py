@@ -1,0 +1,115 @@
+"""Tracers: what a function sees, the pitfalls' real errors, the recompilation lab, loop growth."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxplay.tracing import _tracers as tracers
+
+
+def test_what_a_function_sees_under_each_transform() -> None:
+    views = {v.how: v.outcome for v in tracers.trace_views()}
+    assert all(o.ok for o in views.values())
+    assert "type: ArrayImpl" in views["peek(x)"].stdout
+    assert "Tracer" in views["jax.jit(peek)(x)"].stdout.splitlines()[0]
+    assert "Tracer" in views["jax.grad(lambda x: peek(x).sum())(x)"].stdout.splitlines()[0]
+    vmapped = views["jax.vmap(peek)(jnp.stack([x, x]))"].stdout
+    # One example's shape: the batch axis of size 2 is hidden from the function.
+    assert "BatchTracer" in vmapped and "shape: (3,)" in vmapped
+
+
+@pytest.mark.parametrize("pitfall", tracers.PITFALLS, ids=lambda p: p.key)
+def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: tracers.Pitfall) -> None:
+    broken = tracers.run(pitfall.broken)
+    if pitfall.expected_error:
+        assert not broken.ok and broken.error_type == pitfall.expected_error
+        assert broken.message
+    else:
+        assert broken.ok
+    for fix in pitfall.fixes:
+        assert tracers.run(fix).ok, fix.__name__
+    assert pitfall.broken_source.startswith("def ")
+
+
+def test_print_runs_once_and_debug_print_every_call() -> None:
+    out = tracers.run(tracers.print_vs_debug_print)
+    assert out.stdout.count("print sees:") - out.stdout.count("jax.debug.print sees:") == 1
+    assert out.stdout.count("jax.debug.print sees:") == 3
+    assert "Tracer" in out.stdout.splitlines()[0]
+
+
+def test_the_articles_counter_is_one_after_two_calls() -> None:
+    assert tracers.run(tracers.impure_counter).value == "1"
+    assert tracers.run(tracers.fix_counter_as_state).value == "2"
+
+
+def test_the_if_pitfall_message_is_jaxs() -> None:
+    out = tracers.run(tracers.python_if_under_jit)
+    assert "Attempted boolean conversion of traced array" in out.message
+
+
+# --- recompilation lab ---------------------------------------------------------------------------
+
+
+def _lab(key: str) -> tracers.LabRun:
+    scenario = tracers.find_scenario(key)
+    return tracers.run_recompilation_lab(scenario.calls, redefine=scenario.redefine)
+
+
+def test_article_scenario_compiles_twice_then_hits_the_cache() -> None:
+    run = _lab("article")
+    assert [r.compiled for r in run.rows] == [True, True, False]
+    assert [r.cache_size for r in run.rows] == [1, 2, 2]
+    assert "never seen function" in run.rows[0].explanation
+    assert run.rows[2].explanation == "" and run.compilations == 2
+    assert "Compiling" in run.log
+
+
+def test_a_new_shape_or_dtype_compiles_and_jax_says_why() -> None:
+    shape = _lab("shape")
+    assert [r.compiled for r in shape.rows] == [True, True, False]
+    assert "f32[6]" in shape.rows[1].explanation
+    dtype = _lab("dtype")
+    assert [r.compiled for r in dtype.rows] == [True, True, False]
+    assert "i32[5]" in dtype.rows[1].explanation
+
+
+def test_static_values_one_and_true_are_separate_entries() -> None:
+    run = _lab("static")
+    assert [r.compiled for r in run.rows] == [True, True, True, False]
+    assert run.rows[-1].cache_size == 3
+
+
+def test_unhashable_static_argument_shows_jaxs_error() -> None:
+    run = _lab("unhashable")
+    assert run.rows[1].error and run.rows[1].error.startswith("ValueError: Non-hashable static")
+    assert not run.rows[1].compiled
+
+
+def test_redefining_the_function_compiles_every_call() -> None:
+    run = _lab("redefine")
+    assert run.compilations == 3
+    assert [r.cache_size for r in run.rows] == [1, 1, 1]
+    assert "defined on the same line" in run.rows[-1].explanation
+
+
+def test_the_lab_refuses_too_many_calls() -> None:
+    calls = [tracers.LabCall((2,), "float32", "True")] * (tracers.MAX_LAB_CALLS + 1)
+    with pytest.raises(ValueError, match=f"limit of {tracers.MAX_LAB_CALLS}"):
+        tracers.run_recompilation_lab(calls)
+
+
+# --- loops ---------------------------------------------------------------------------------------
+
+
+def test_python_loops_grow_the_jaxpr_lax_loops_do_not() -> None:
+    rows = tracers.loop_growth((1, 8, 64))
+    by = {(r.loop, r.length): r for r in rows}
+    assert [by[("Python for loop", n)].equations for n in (1, 8, 64)] == [2, 16, 128]
+    for loop in ("lax.fori_loop", "lax.scan"):
+        counts = {by[(loop, n)].equations for n in (1, 8, 64)}
+        assert len(counts) == 1 and by[(loop, 64)].top_level == 1
+    figure = tracers.loop_growth_figure(rows)
+    assert [t.name for t in figure.data] == list(tracers.LOOPS)
+    with pytest.raises(ValueError, match="outside 1"):
+        tracers.loop_growth((tracers.MAX_LOOP_LENGTH + 1,))
