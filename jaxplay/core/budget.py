@@ -89,8 +89,8 @@ class Budget:
             )
         if fp.flops > self.max_flops:
             problems.append(
-                f"one call needs about {fp.flops / 1e9:,.1f} GFLOP; the limit is "
-                f"{self.max_flops / 1e9:,.1f} GFLOP"
+                f"one call needs about {format_flops(fp.flops)}; the limit is "
+                f"{format_flops(self.max_flops)}"
             )
         if fp.peak_bytes > self.max_peak_bytes:
             problems.append(
@@ -103,6 +103,14 @@ class Budget:
                 f"its program has {fp.equations:,} equations; the limit is {self.max_equations:,}"
             )
         return problems
+
+
+def format_flops(n: float) -> str:
+    """``170 GFLOP``, ``2.5 MFLOP``, ``80 FLOP``."""
+    for unit, scale in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.3g} {unit}"
+    return f"{n:.0f} FLOP"
 
 
 def format_bytes(n: float) -> str:
