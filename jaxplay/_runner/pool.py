@@ -235,6 +235,7 @@ class _Worker:
         self.reader = protocol.FrameReader()
         self.info: dict[str, Any] | None = None
         self.killed = False
+        self.cleaned = False
         self._stop_lock = threading.Lock()
 
     def _close_fds(self) -> None:
@@ -279,16 +280,19 @@ class _Worker:
         return text.strip()[-2000:] or f"exit status {self.launch.process.returncode}"
 
     def kill(self) -> None:
-        """Kill the worker and all it started (its pipes stay readable)."""
+        """Kill the worker and all it started (its pipes and cgroup stay readable)."""
         with self._stop_lock:
             if not self.killed:
                 self.killed = True
-                self.sandbox.stop(self.launch)
+                self.sandbox.kill(self.launch)
 
     def stop(self) -> None:
-        """Kill the worker and close the server's ends of its pipes."""
+        """Kill the worker, remove its cgroup and close the server's ends of its pipes."""
         self.kill()
         with self._stop_lock:
+            if not self.cleaned:
+                self.cleaned = True
+                self.sandbox.stop(self.launch)
             self._close_fds()
         if self.launch.process.stderr is not None:
             with contextlib.suppress(OSError):
@@ -322,7 +326,9 @@ class WorkerPool:
     def __init__(self, config: RunnerConfig | None = None) -> None:
         self.config = config or RunnerConfig.from_env()
         self.cgroups = Cgroups()
-        self.sandbox = make_sandbox(self.config.sandbox, self.cgroups)
+        self.sandbox = make_sandbox(
+            self.config.sandbox, self.cgroups, scratch_mb=self.config.limits.scratch_mb
+        )
         self._lock = threading.Condition()
         self._spares: deque[_Worker] = deque()
         self._starting = 0
@@ -586,8 +592,10 @@ class WorkerPool:
         group = worker.launch.group
         if group is not None:
             group.limit_pids(limits.processes)
-            vm = int((worker.info or {}).get("vm_bytes", 0))
-            group.limit_memory(max(vm, 1 << 30) + limits.memory_mb * 1024 * 1024)
+            # What the warm worker holds now, plus the run's allowance: files it writes to the
+            # in-memory /tmp and /dev/shm count here too, unlike in the address-space limit.
+            held = group.memory_in_use() or int((worker.info or {}).get("rss_bytes", 0))
+            group.limit_memory(held + limits.memory_mb * 1024 * 1024)
         job = {
             "type": "job",
             "source": source,

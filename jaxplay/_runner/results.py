@@ -68,6 +68,8 @@ class Limits:
         processes: processes and threads the code may add (cgroup ``pids.max`` where available,
             ``RLIMIT_NPROC`` otherwise).
         output_bytes: stdout and stderr together; more ends the run with ``output_limit``.
+        scratch_mb: size of each in-memory file system of a run (``/tmp`` and ``/dev/shm``
+            under bubblewrap); a full one ends the run with ``memory``.
     """
 
     timeout_s: float = 10.0
@@ -77,6 +79,7 @@ class Limits:
     open_files: int = 256
     processes: int = 64
     output_bytes: int = 1024 * 1024
+    scratch_mb: int = 64
 
 
 @dataclass(frozen=True)
