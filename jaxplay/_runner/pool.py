@@ -621,6 +621,7 @@ class WorkerPool:
             os.set_blocking(fd, False)
         message: dict[str, Any] | None = None
         error: RunError | None = None
+        result_bytes = 0
         open_fds = set(fds)
         while message is None and error is None:
             now = time.monotonic()
@@ -645,10 +646,24 @@ class WorkerPool:
                     open_fds.discard(fd)
                     continue
                 if fds[fd] == "result":
+                    # The code runs in the worker and can write to this pipe too: a byte cap
+                    # bounds what the server reads and parses, and the one frame expected now
+                    # is the result (anything else ends the run unread).
+                    result_bytes += len(data)
+                    if result_bytes > limits.result_bytes:
+                        error = RunError(
+                            kind="output_limit",
+                            message=(
+                                f"The run sent back more than {_size(limits.result_bytes)} of "
+                                "results; it was stopped."
+                            ),
+                        )
+                        break
                     try:
                         for item in worker.reader.feed(data):
-                            if item.get("type") == "result":
-                                message = item
+                            if item.get("type") != "result" or message is not None:
+                                raise protocol.ProtocolError("a message that is not its result")
+                            message = item
                     except protocol.ProtocolError as exc:
                         error = RunError(
                             kind="crashed",
@@ -684,7 +699,9 @@ class WorkerPool:
                 if isinstance(message.get("duration_s"), int | float)
                 else elapsed,
                 error=error,
-                inspections=decode_inspections(message.get("inspections")),
+                inspections=decode_inspections(
+                    message.get("inspections"), inspect.inspectors if inspect else ()
+                ),
             )
         stdout = _decode(output.stdout)
         if output.over:
