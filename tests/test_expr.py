@@ -117,9 +117,55 @@ def test_length_and_depth_limits() -> None:
 
 
 def test_huge_integer_power_is_refused_not_hanging() -> None:
-    f = parse("9**9**9 + x")
+    with pytest.raises(ExprError, match="too large") as info:
+        parse("9**9**9 + x")
+    assert info.value.col == 1  # refused while checking, pointing at the power
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "((9**1024)**1024)**64 + x",  # each power allowed alone; together hundreds of MB
+        "x * 2**300",
+        "-(2**255) * 2 + x",
+        "(10**80) * (10**80) + x",
+    ],
+)
+def test_chained_integer_arithmetic_is_bounded_while_checking(formula: str) -> None:
+    """Python integers hold the server's GIL while they grow: refused before anything runs."""
     with pytest.raises(ExprError, match="too large"):
-        f(1.0)
+        parse(formula)
+
+
+def test_integers_inside_the_bound_still_work() -> None:
+    assert float(parse("x + 2**200 / 2**199")(1.0)) == 3.0
+    assert float(parse("x ** 3")(2.0)) == 8.0
+
+
+@pytest.mark.parametrize(
+    "formula", ["[0] * (6 * 10**8)", "jnp.sum([x] * 100)", "(x,) * 3", "[x] + [x]"]
+)
+def test_lists_take_no_arithmetic(formula: str) -> None:
+    """``[0] * (6 * 10**8)`` built a 4.7 GB list in one request."""
+    with pytest.raises(ExprError, match="list or tuple"):
+        parse(formula)
+
+
+def test_list_literals_and_formula_size_are_capped() -> None:
+    items = ", ".join(["1"] * (expr.MAX_LIST_ITEMS + 1))
+    with pytest.raises(ExprError, match="at most"):
+        parse(f"jnp.sum(jnp.where(x > 0, x, jnp.max([{items}])))")
+    many = "+".join(["x"] * 150)  # under 500 characters, over the node limit
+    with pytest.raises(ExprError, match="parts"):
+        parse(many)
+
+
+@pytest.mark.parametrize("formula", ["jnp.round(x, 10**9)", "jnp.round(x, decimals=10**9)"])
+def test_round_decimals_are_capped(formula: str) -> None:
+    """jnp.round computes 10**decimals as a Python integer."""
+    with pytest.raises(ExprError, match="decimals"):
+        parse(formula)(1.5)
+    assert float(parse("jnp.round(x, 1)")(1.26)) == pytest.approx(1.3)
 
 
 def test_never_calls_eval_or_compile() -> None:

@@ -59,6 +59,24 @@ def test_a_formula_that_grows_its_input_is_refused_before_it_runs() -> None:
         jit_lab.check(_workload("formula", rows=3, cols=4, formula="x @ x"))
 
 
+def test_intermediates_count_not_only_the_result() -> None:
+    """One number out, but a (256, 4096, 4096) product on the way: 17 GB run eagerly."""
+    formula = "jnp.sum(x[:, :, None] * x[:, None, :])"
+    expected = r"holds 16 GiB at once .*mul → float32\[256,4096,4096\]"
+    with pytest.raises(jit_lab.SizeError, match=expected):
+        jit_lab.check(_workload("formula", rows=256, cols=4_096, formula=formula))
+    jit_lab.check(_workload("formula", rows=16, cols=64, formula=formula))  # small is fine
+
+
+def test_lapack_calls_are_costed_by_their_operation_counts() -> None:
+    """XLA's cost analysis called inv of 4000×4000 0.08 GFLOP; LU plus two solves is ~170."""
+    fp, _ = jit_lab.footprint("formula", 4_000, 4_000, "float32", "jnp.linalg.inv(x)")
+    assert 120e9 < fp.flops < 250e9
+    with pytest.raises(jit_lab.SizeError, match="GFLOP"):
+        jit_lab.check(_workload("formula", rows=4_000, cols=4_000, formula="jnp.linalg.inv(x)"))
+    jit_lab.check(_workload("formula", rows=500, cols=500, formula="jnp.linalg.inv(x)"))
+
+
 def test_a_bad_formula_is_refused_with_its_column() -> None:
     with pytest.raises(expr.ExprError) as info:
         jit_lab.check(_workload("formula", formula="jnp.sin(x) + os.system('ls')"))

@@ -197,6 +197,45 @@ def test_user_output_on_raw_fds_and_closed_streams_keeps_the_result(pool: Worker
     assert result.stderr == "to stderr\n"
 
 
+#: User code that finds the worker's result pipe (its number is on the command line).
+RESULT_FD = (
+    "import json, os\n"
+    "argv = open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n"
+    "fd = int(argv[argv.index(b'--result-fd') + 1])\n"
+    "def frame(message):\n"
+    "    body = json.dumps(message).encode()\n"
+    "    return f'{len(body):08x}'.encode() + body\n"
+)
+
+
+def test_frames_that_are_not_the_result_end_the_run_at_once(pool: WorkerPool) -> None:
+    """Junk frames in a loop cost the server 9 CPU-s when it parsed them until the deadline."""
+    source = RESULT_FD + "while True:\n    os.write(fd, frame({'type': 'junk', 'x': 'y' * 1000}))"
+    started = time.monotonic()
+    result = pool.run(source, timeout_s=15)
+    assert result.error is not None and result.error.kind == "crashed", result.error
+    assert "not its result" in result.error.message
+    assert time.monotonic() - started < 10  # ended by the first junk frame, not the deadline
+
+
+def test_the_result_channel_has_a_byte_cap(pool: WorkerPool) -> None:
+    """An 8 MB frame (under the protocol's frame cap) is more than a run may send back."""
+    source = RESULT_FD + "os.write(fd, frame({'type': 'result', 'pad': 'z' * (7 * 2**20)}))"
+    result = pool.run(source, timeout_s=15)
+    assert result.error is not None and result.error.kind == "output_limit", result.error
+    assert "results" in result.error.message
+
+
+def test_a_forged_result_carries_only_what_was_asked(pool: WorkerPool) -> None:
+    forged = {"type": "result", "value_repr": "'forged'", "inspections": {"jaxpr": "x", "evil": 1}}
+    source = RESULT_FD + f"os.write(fd, frame({forged!r}))\nos._exit(0)"
+    result = pool.run(source)
+    assert result.value_repr == "'forged'"  # the first result frame is the run's, by protocol
+    assert result.inspections == {}
+    asked = pool.run(source, inspect=InspectRequest("f", (), ("jaxpr",)))
+    assert asked.inspections == {"jaxpr": "x"}
+
+
 def test_inspections_run_in_the_sandbox(pool: WorkerPool) -> None:
     source = "import jax.numpy as jnp\n\ndef f(x, y):\n    return jnp.sin(x) * y\n"
     request = InspectRequest("f", (ArgSpec((3,)), ArgSpec(())), ("jaxpr", "compare_jit"))

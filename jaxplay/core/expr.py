@@ -9,6 +9,17 @@ checked tree is turned into nested Python closures, so the result is an ordinary
 arrays: ``jax.grad``, ``jax.vmap`` and ``jax.jit`` apply to it like to any other. ``eval``,
 ``exec`` and ``compile`` are never called on the user's text.
 
+Checking what is *allowed* is not enough on a shared server: a formula runs in the server process,
+and Python arithmetic holds the interpreter lock while it works. ``((9**1024)**1024)**64`` is three
+allowed powers that build a number of hundreds of millions of digits, and ``[0] * (6 * 10**8)``
+is an allowed product that builds a list of 4.7 GB. So the language is also *bounded*: a formula
+has at most :data:`MAX_NODES` parts, Python integers never grow past :data:`MAX_INT_BITS` bits
+(constant sub-expressions are folded while checking, so such a formula is refused before it runs,
+with its column), lists and tuples take no arithmetic and hold at most :data:`MAX_LIST_ITEMS`
+items, and arguments that JAX turns into Python-side loops (``jnp.round``'s ``decimals``) are
+capped. What the *array* work of a formula costs depends on the shapes it meets; the pages bound
+that separately (a static budget of the traced program, or a sandboxed worker with a deadline).
+
 Example:
     >>> f = parse("jnp.sin(x) * x**2", ("x",))
     >>> float(f(2.0))  # doctest: +ELLIPSIS
@@ -18,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,7 +37,14 @@ from typing import Any
 
 MAX_LENGTH = 500
 MAX_DEPTH = 50
-MAX_POWER_EXPONENT = 1024
+#: Parts (AST nodes) a formula may have.
+MAX_NODES = 200
+#: Largest Python integer a formula may make, in bits (arrays have their own dtypes).
+MAX_INT_BITS = 256
+#: Items a list or tuple literal may hold.
+MAX_LIST_ITEMS = 64
+#: ``decimals`` of ``jnp.round``: JAX computes ``10 ** decimals`` as a Python integer.
+MAX_DECIMALS = 30
 
 #: ``jnp`` functions a formula may call: elementwise maths, reductions and linear algebra whose
 #: output is never larger than their inputs (no ``ones``, ``arange``, ``tile``, ``outer`` ...).
@@ -171,6 +190,16 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Pow: operator.pow,
     ast.MatMult: operator.matmul,
 }
+_SYMBOLS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+}
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
@@ -283,17 +312,64 @@ def parse(source: str, variables: Sequence[str] = ("x",)) -> Expression:
         ) from None
     except (ValueError, RecursionError, MemoryError):
         raise ExprError("the formula could not be parsed") from None
+    nodes = sum(1 for _ in ast.walk(tree.body))
+    if nodes > MAX_NODES:
+        raise ExprError(f"the formula has {nodes} parts; the limit is {MAX_NODES}")
     checker = _Checker(frozenset(variables), jnp, jax.nn)
     evaluate = checker.build(tree.body, depth=1)
     return Expression(source, tuple(variables), frozenset(checker.used), evaluate)
 
 
-def _safe_pow(base: Any, exponent: Any) -> Any:
-    """``base ** exponent``, refusing Python-number powers that would hang the server."""
-    numbers = isinstance(base, (int, float)) and isinstance(exponent, (int, float))
-    if numbers and abs(exponent) > MAX_POWER_EXPONENT and abs(base) > 1:
-        raise ExprError(f"exponent {exponent} is too large (limit {MAX_POWER_EXPONENT})")
-    return base**exponent
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_bits(kind: type[ast.operator], left: Any, right: Any) -> int:
+    """An upper bound on the bits of ``left <op> right`` for two Python integers."""
+    a, b = left.bit_length(), right.bit_length()
+    if kind is ast.Pow:
+        if right <= 0 or abs(left) <= 1:
+            return 1
+        return math.ceil(right * math.log2(abs(left))) + 1
+    if kind is ast.Mult:
+        return a + b
+    return max(a, b) + 1
+
+
+def _guarded(kind: type[ast.operator], op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``op`` that refuses list/tuple arithmetic and Python integers past :data:`MAX_INT_BITS`."""
+    symbol = _SYMBOLS.get(kind, kind.__name__)
+
+    def apply(left: Any, right: Any) -> Any:
+        if isinstance(left, list | tuple) or isinstance(right, list | tuple):
+            raise ExprError(
+                f"'{symbol}' on a list or tuple is not allowed (lists are only for function "
+                "arguments; do arithmetic on arrays)"
+            )
+        if _is_int(left) and _is_int(right):
+            if kind is ast.Pow and right > MAX_INT_BITS and abs(left) > 1:
+                raise ExprError(f"the exponent {right} is too large for a whole number")
+            if _int_bits(kind, left, right) > MAX_INT_BITS:
+                raise ExprError(
+                    f"a whole number in this formula is too large (over {MAX_INT_BITS} bits)"
+                )
+        return op(left, right)
+
+    return apply
+
+
+def _round_decimals(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``jnp.round`` with ``decimals`` capped (JAX computes ``10 ** decimals`` in Python)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        decimals = kwargs.get("decimals", args[1] if len(args) > 1 else 0)
+        if not _is_int(decimals) or abs(decimals) > MAX_DECIMALS:
+            raise ExprError(
+                f"decimals must be a whole number from -{MAX_DECIMALS} to {MAX_DECIMALS}"
+            )
+        return function(*args, **kwargs)
+
+    return call
 
 
 class _Checker:
@@ -308,6 +384,22 @@ class _Checker:
     def fail(self, node: ast.AST, message: str) -> ExprError:
         col = getattr(node, "col_offset", None)
         return ExprError(message, getattr(node, "lineno", 1), None if col is None else col + 1)
+
+    def fold(self, node: ast.AST, evaluate: Evaluator, *operands: ast.AST) -> Evaluator:
+        """Evaluate a sub-expression of constants now, so a bad one is refused while checking.
+
+        Only plain numbers are folded (no variables, no calls); the guarded operators bound
+        their size, and an error is reported at ``node``'s column.
+        """
+        if not all(_is_number_constant(o) for o in operands):
+            return evaluate
+        try:
+            value = evaluate({})
+        except ExprError as err:
+            raise self.fail(node, err.message) from None
+        except (ArithmeticError, ValueError, TypeError) as err:
+            raise self.fail(node, f"{type(err).__name__}: {err}") from None
+        return lambda env: value
 
     def build(self, node: ast.AST, depth: int) -> Evaluator:
         if depth > MAX_DEPTH:
@@ -338,21 +430,26 @@ class _Checker:
         raise self.fail(node, f"unknown name {name!r} (variables: {allowed}; functions: jnp.*)")
 
     def _build_BinOp(self, node: ast.BinOp, depth: int) -> Evaluator:
-        op = _BINARY.get(type(node.op))
-        if op is None:
+        base = _BINARY.get(type(node.op))
+        if base is None:
             raise self.fail(node, f"operator {type(node.op).__name__} is not allowed")
-        if isinstance(node.op, ast.Pow):
-            op = _safe_pow
+        op = _guarded(type(node.op), base)
+        for side in (node.left, node.right):
+            if isinstance(side, ast.List | ast.Tuple):
+                symbol = _SYMBOLS.get(type(node.op), "")
+                raise self.fail(
+                    side, f"'{symbol}' on a list or tuple is not allowed (do arithmetic on arrays)"
+                )
         left = self.build(node.left, depth + 1)
         right = self.build(node.right, depth + 1)
-        return lambda env: op(left(env), right(env))
+        return self.fold(node, lambda env: op(left(env), right(env)), node.left, node.right)
 
     def _build_UnaryOp(self, node: ast.UnaryOp, depth: int) -> Evaluator:
         op = _UNARY.get(type(node.op))
         if op is None:
             raise self.fail(node, f"operator {type(node.op).__name__} is not allowed")
         operand = self.build(node.operand, depth + 1)
-        return lambda env: op(operand(env))
+        return self.fold(node, lambda env: op(operand(env)), node.operand)
 
     def _build_Compare(self, node: ast.Compare, depth: int) -> Evaluator:
         if len(node.ops) != 1:
@@ -365,10 +462,14 @@ class _Checker:
         return lambda env: op(left(env), right(env))
 
     def _build_Tuple(self, node: ast.Tuple, depth: int) -> Evaluator:
+        if len(node.elts) > MAX_LIST_ITEMS:
+            raise self.fail(node, f"a tuple may hold at most {MAX_LIST_ITEMS} items")
         items = [self.build(e, depth + 1) for e in node.elts]
         return lambda env: tuple(item(env) for item in items)
 
     def _build_List(self, node: ast.List, depth: int) -> Evaluator:
+        if len(node.elts) > MAX_LIST_ITEMS:
+            raise self.fail(node, f"a list may hold at most {MAX_LIST_ITEMS} items")
         items = [self.build(e, depth + 1) for e in node.elts]
         return lambda env: [item(env) for item in items]
 
@@ -419,7 +520,8 @@ class _Checker:
         if any(part.startswith("_") for part in dotted):
             raise self.fail(func, f"{name!r} is not allowed (no underscores)")
         if len(dotted) == 2 and dotted[0] == "jnp" and dotted[1] in JNP_FUNCTIONS:
-            return getattr(self.jnp, dotted[1])
+            function = getattr(self.jnp, dotted[1])
+            return _round_decimals(function) if dotted[1] == "round" else function
         if len(dotted) == 3 and dotted[:2] == ["jnp", "linalg"] and dotted[2] in LINALG_FUNCTIONS:
             return getattr(self.jnp.linalg, dotted[2])
         if len(dotted) == 3 and dotted[:2] == ["jax", "nn"] and dotted[2] in NN_FUNCTIONS:
@@ -429,6 +531,17 @@ class _Checker:
                 func, f"calling {name!r} is not allowed (write jnp.{name} if it exists)"
             )
         raise self.fail(func, f"function {name!r} is not in the allowed list")
+
+
+def _is_number_constant(node: ast.AST) -> bool:
+    """A literal number, or arithmetic of literal numbers only (folded while checking)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int | float | complex) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _is_number_constant(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _is_number_constant(node.left) and _is_number_constant(node.right)
+    return False
 
 
 def _dotted(node: ast.expr) -> list[str] | None:

@@ -25,12 +25,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay.article import _examples as examples
-from jaxplay.core import compilation, expr, timing
+from jaxplay.core import budget, compilation, expr, timing
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
-#: Largest work per call (the layer's matmul, or XLA's count for a formula), in flops.
-MAX_FLOPS = 40_000_000_000
+#: What one call may cost: its work (LAPACK calls counted by their operation counts) and the
+#: memory it holds at once when run op by op, as the eager side of every comparison runs it.
+BUDGET = budget.Budget(max_flops=40e9, max_peak_bytes=512 * 2**20)
 #: Dtypes a visitor may pick (float64 needs ``jax_enable_x64``, which this server leaves off).
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
 
@@ -143,9 +144,18 @@ class Workload:
 def check(workload: Workload) -> None:
     """Refuse what the page will not time, naming the limit.
 
+    Everything here is decided before anything runs, from plain values and the program traced on
+    abstract inputs (:func:`footprint`): the measurement lock is never held by work whose cost
+    was not bounded first. Why a static budget rather than a sandboxed worker: this page exists
+    to time JAX *on this server's device*, in this process; the budget is cheap to check (a
+    formula is at most a few hundred parts, traced once without data) and covers every
+    intermediate and every LAPACK call, not just the result.
+
     Raises:
-        SizeError: too many elements, too much matmul work, an unknown preset or dtype.
+        SizeError: too many elements, too much work or memory per call, an unknown preset or
+            dtype.
         expr.ExprError: the formula is not allowed (with its column).
+        TypeError: the formula does not fit this shape (e.g. ``x @ x`` on a non-square ``x``).
     """
     if workload.preset not in PRESETS:
         raise SizeError(f"unknown function {workload.preset!r}")
@@ -158,57 +168,47 @@ def check(workload: Workload) -> None:
             f"x would have {workload.elements:,} elements; the limit is {MAX_ELEMENTS:,} "
             "(the machine is shared: keep one measurement under a few seconds)"
         )
-    flops: float | None = None
-    if workload.preset == "layer":
-        flops = layer_flops(workload.rows, workload.cols)
     if workload.preset == "formula":
         expr.parse(workload.formula, ("x",))
-        out_elements, flops = formula_footprint(
-            workload.formula, workload.rows, workload.cols, workload.dtype
-        )
-        if out_elements > MAX_ELEMENTS:
-            raise SizeError(
-                f"the formula's result would have {out_elements:,} elements; the limit is "
-                f"{MAX_ELEMENTS:,}"
-            )
-    if flops is not None and flops > MAX_FLOPS:
+    fp, out_elements = footprint(
+        workload.preset, workload.rows, workload.cols, workload.dtype, workload.formula
+    )
+    if out_elements > MAX_ELEMENTS:
         raise SizeError(
-            f"one call would need {flops / 1e9:,.0f} GFLOP; the limit is "
-            f"{MAX_FLOPS / 1e9:,.0f} GFLOP (make rows or cols smaller)"
+            f"the formula's result would have {out_elements:,} elements; the limit is "
+            f"{MAX_ELEMENTS:,}"
         )
+    problems = BUDGET.violations(fp)
+    if problems:
+        raise SizeError("; ".join(problems) + " (make rows or cols smaller)")
 
 
 @functools.lru_cache(maxsize=64)
-def formula_footprint(formula: str, rows: int, cols: int, dtype: str) -> tuple[int, float | None]:
-    """Elements of a formula's result and XLA's flop count for it, without running it.
+def footprint(
+    preset: str, rows: int, cols: int, dtype: str, formula: str
+) -> tuple[budget.Footprint, int]:
+    """The :class:`~jaxplay.core.budget.Footprint` of one call, and the result's element count.
 
-    A formula may grow its input (``x @ x.T`` of a 10000×1000 ``x`` is 10000×10000 and 200
-    GFLOP), so its size is checked on abstract values: ``jax.eval_shape`` for the result and the
-    lowered module's ``cost_analysis()`` for the work (``None`` where the backend gives none).
+    Traced on ``jax.ShapeDtypeStruct`` inputs: nothing is allocated or computed, so a formula
+    that would need 17 GB is refused in a few milliseconds.
 
     Raises:
         expr.ExprError: the formula is not allowed.
-        TypeError: the formula does not fit this shape (e.g. ``x @ x`` on a non-square ``x``).
+        TypeError: the formula does not fit this shape.
     """
     import jax
 
-    fn = expr.parse(formula, ("x",))
-    spec = jax.ShapeDtypeStruct((rows, cols), jnp.dtype(dtype))
-    out = jax.eval_shape(fn, spec)
-    elements = sum(math.prod(leaf.shape) for leaf in jax.tree_util.tree_leaves(out))
-    try:
-        cost = jax.jit(fn).trace(spec).lower().cost_analysis()
-    except Exception:  # cost analysis is optional on a backend
-        return elements, None
-    if isinstance(cost, (list, tuple)):
-        cost = cost[0] if cost else None
-    flops = cost.get("flops") if cost else None
-    return elements, None if flops is None else float(flops)
-
-
-def layer_flops(rows: int, cols: int) -> int:
-    """Multiply-adds of ``x @ W`` for x (rows, cols) and W (cols, cols), as flops."""
-    return 2 * rows * cols * cols
+    workload = Workload(preset, rows, cols, dtype, formula)
+    specs = [jax.ShapeDtypeStruct((rows, cols), jnp.dtype(dtype))]
+    if preset == "layer":
+        specs += [
+            jax.ShapeDtypeStruct((cols, cols), jnp.dtype(dtype)),
+            jax.ShapeDtypeStruct((cols,), jnp.dtype(dtype)),
+        ]
+    fn = function_of(workload)
+    closed = jax.make_jaxpr(fn)(*specs)
+    out_elements = sum(math.prod(v.aval.shape) for v in closed.jaxpr.outvars)
+    return budget.footprint(closed), out_elements
 
 
 def function_of(workload: Workload) -> Callable[..., Any]:

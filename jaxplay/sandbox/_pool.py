@@ -235,6 +235,7 @@ class _Worker:
         self.reader = protocol.FrameReader()
         self.info: dict[str, Any] | None = None
         self.killed = False
+        self.cleaned = False
         self._stop_lock = threading.Lock()
 
     def _close_fds(self) -> None:
@@ -279,16 +280,19 @@ class _Worker:
         return text.strip()[-2000:] or f"exit status {self.launch.process.returncode}"
 
     def kill(self) -> None:
-        """Kill the worker and all it started (its pipes stay readable)."""
+        """Kill the worker and all it started (its pipes and cgroup stay readable)."""
         with self._stop_lock:
             if not self.killed:
                 self.killed = True
-                self.sandbox.stop(self.launch)
+                self.sandbox.kill(self.launch)
 
     def stop(self) -> None:
-        """Kill the worker and close the server's ends of its pipes."""
+        """Kill the worker, remove its cgroup and close the server's ends of its pipes."""
         self.kill()
         with self._stop_lock:
+            if not self.cleaned:
+                self.cleaned = True
+                self.sandbox.stop(self.launch)
             self._close_fds()
         if self.launch.process.stderr is not None:
             with contextlib.suppress(OSError):
@@ -322,7 +326,9 @@ class WorkerPool:
     def __init__(self, config: RunnerConfig | None = None) -> None:
         self.config = config or RunnerConfig.from_env()
         self.cgroups = Cgroups()
-        self.sandbox = make_sandbox(self.config.sandbox, self.cgroups)
+        self.sandbox = make_sandbox(
+            self.config.sandbox, self.cgroups, scratch_mb=self.config.limits.scratch_mb
+        )
         self._lock = threading.Condition()
         self._spares: deque[_Worker] = deque()
         self._starting = 0
@@ -586,8 +592,10 @@ class WorkerPool:
         group = worker.launch.group
         if group is not None:
             group.limit_pids(limits.processes)
-            vm = int((worker.info or {}).get("vm_bytes", 0))
-            group.limit_memory(max(vm, 1 << 30) + limits.memory_mb * 1024 * 1024)
+            # What the warm worker holds now, plus the run's allowance: files it writes to the
+            # in-memory /tmp and /dev/shm count here too, unlike in the address-space limit.
+            held = group.memory_in_use() or int((worker.info or {}).get("rss_bytes", 0))
+            group.limit_memory(held + limits.memory_mb * 1024 * 1024)
         job = {
             "type": "job",
             "source": source,
@@ -613,6 +621,7 @@ class WorkerPool:
             os.set_blocking(fd, False)
         message: dict[str, Any] | None = None
         error: RunError | None = None
+        result_bytes = 0
         open_fds = set(fds)
         while message is None and error is None:
             now = time.monotonic()
@@ -637,10 +646,24 @@ class WorkerPool:
                     open_fds.discard(fd)
                     continue
                 if fds[fd] == "result":
+                    # The code runs in the worker and can write to this pipe too: a byte cap
+                    # bounds what the server reads and parses, and the one frame expected now
+                    # is the result (anything else ends the run unread).
+                    result_bytes += len(data)
+                    if result_bytes > limits.result_bytes:
+                        error = RunError(
+                            kind="output_limit",
+                            message=(
+                                f"The run sent back more than {_size(limits.result_bytes)} of "
+                                "results; it was stopped."
+                            ),
+                        )
+                        break
                     try:
                         for item in worker.reader.feed(data):
-                            if item.get("type") == "result":
-                                message = item
+                            if item.get("type") != "result" or message is not None:
+                                raise protocol.ProtocolError("a message that is not its result")
+                            message = item
                     except protocol.ProtocolError as exc:
                         error = RunError(
                             kind="crashed",
@@ -676,7 +699,9 @@ class WorkerPool:
                 if isinstance(message.get("duration_s"), int | float)
                 else elapsed,
                 error=error,
-                inspections=decode_inspections(message.get("inspections")),
+                inspections=decode_inspections(
+                    message.get("inspections"), inspect.inspectors if inspect else ()
+                ),
             )
         stdout = _decode(output.stdout)
         if output.over:

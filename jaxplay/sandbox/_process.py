@@ -4,8 +4,10 @@ Two sandboxes start a worker command:
 
 * :class:`BwrapSandbox` runs it inside Debian's bubblewrap: every namespace unshared (no network,
   own PIDs, so nothing it starts outlives it), a cleared environment, read-only system,
-  interpreter and virtualenv, the ``jaxplay`` package read-only, and a small private tmpfs as
-  ``/tmp`` and working directory. Nothing else of the server's files is visible.
+  interpreter and virtualenv, the ``jaxplay`` package read-only, a small private tmpfs as
+  ``/tmp`` and working directory and another as ``/dev/shm`` (both sized: files in memory are
+  memory the address-space limit does not see), the rest of ``/dev`` read-only. Nothing else
+  of the server's files is visible.
 * :class:`ProcessSandbox` runs it as a plain child in its own session with a private temporary
   working directory (removed after the run). For laptops; a public deployment refuses it.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import os
 import queue
 import shutil
@@ -33,13 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger(__name__)
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 #: The run's own empty working directory on the sandbox's private /tmp (which may also hold the
 #: read-only mount points of a checkout that lives under /tmp).
 SANDBOX_WORKDIR = "/tmp/work"
 BWRAP = "/usr/bin/bwrap"
-_PIDS_V1 = Path("/sys/fs/cgroup/pids")
-_MEMORY_V1 = Path("/sys/fs/cgroup/memory")
+CGROUP_FS = Path("/sys/fs/cgroup")
 
 # The trampoline joins the cgroups before exec, so the worker and all it starts are inside.
 _JOIN = (
@@ -90,29 +94,97 @@ _SPAWNER = _Spawner()
 
 
 class Cgroups:
-    """A process-private tree of cgroup v1 directories (``pids``, ``memory``), one per worker.
+    """A process-private tree of cgroups, one per worker: cgroup v1 or a delegated v2 subtree.
 
-    Everything is best effort: where the hierarchy is missing or not writable (no root, cgroup
-    v2 without delegation), :attr:`available` is False and workers rely on rlimits alone.
+    *cgroup v1* (``/sys/fs/cgroup/pids`` and ``.../memory`` writable, e.g. root on an older
+    distribution): a ``pids`` and a ``memory`` directory per worker.
+
+    *cgroup v2* (every current distribution): a process may only manage the subtree it was
+    delegated, e.g. a systemd service with ``Delegate=yes``. Then the server's own cgroup is
+    ``S``; v2 forbids processes in a cgroup whose children have controllers, so the server moves
+    itself into the leaf ``S/server``, enables ``memory`` and ``pids`` for ``S``'s children,
+    and puts each worker into ``S/jaxplay-<pid>/w<n>`` with ``memory.max``, ``memory.swap.max``
+    and ``pids.max``. A kill for memory shows in ``memory.events`` (``oom_kill``).
+
+    Everything is best effort: where neither works (no root on v1, v2 without delegation),
+    :attr:`available` is False and workers rely on rlimits and sized file systems alone;
+    :meth:`describe` says which is in force, for the Code Lab's limits line.
+
+    Arguments:
+        fs_root: where cgroups are mounted (tests pass a fake tree).
+        proc_cgroup: this process's ``/proc/self/cgroup`` (tests pass a file of their own).
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, fs_root: Path = CGROUP_FS, proc_cgroup: Path = Path("/proc/self/cgroup")
+    ) -> None:
         tag = f"jaxplay-{os.getpid()}-{id(self):x}"
         self._lock = threading.Lock()
         self._counter = 0
-        self.pids_root = self._make(_PIDS_V1, tag)
-        self.memory_root = self._make(self._own_memory(), tag) if self.pids_root else None
+        self.fs_root = fs_root
+        self.proc_cgroup = proc_cgroup
+        self.version: int | None = None
+        self.pids_root: Path | None = None
+        self.memory_root: Path | None = None
+        self.v2_root: Path | None = None
+        if (fs_root / "cgroup.controllers").exists():
+            self.v2_root = self._delegated_v2(tag)
+            self.version = 2 if self.v2_root is not None else None
+        else:
+            self.pids_root = self._make(fs_root / "pids", tag)
+            if self.pids_root is not None:
+                self.memory_root = self._make(self._own_v1("memory"), tag)
+                self.version = 1
 
-    @staticmethod
-    def _own_memory() -> Path | None:
+    # -- discovery -------------------------------------------------------------------------
+    def _own_path(self, controller: str | None) -> str | None:
+        """This process's cgroup path for ``controller`` (``None``: the v2 unified line)."""
         try:
-            for line in Path("/proc/self/cgroup").read_text().splitlines():
-                _, controllers, path = line.split(":", 2)
-                if "memory" in controllers.split(","):
-                    return _MEMORY_V1 / path.lstrip("/")
+            for line in self.proc_cgroup.read_text().splitlines():
+                hierarchy, controllers, path = line.split(":", 2)
+                if controller is None and hierarchy == "0" and controllers == "":
+                    return path
+                if controller is not None and controller in controllers.split(","):
+                    return path
         except (OSError, ValueError):
             pass
         return None
+
+    def _own_v1(self, controller: str) -> Path | None:
+        path = self._own_path(controller)
+        return None if path is None else self.fs_root / controller / path.lstrip("/")
+
+    def _delegated_v2(self, tag: str) -> Path | None:
+        """The v2 directory for this pool's workers, if this process may manage a subtree."""
+        own = self._own_path(None)
+        if own is None:
+            return None
+        base = self.fs_root / own.lstrip("/")
+        try:
+            offered = (base / "cgroup.controllers").read_text().split()
+        except OSError:
+            return None
+        if not {"memory", "pids"} <= set(offered):
+            return None
+        if not os.access(base / "cgroup.subtree_control", os.W_OK):
+            return None
+        try:
+            enabled = (base / "cgroup.subtree_control").read_text().split()
+            if not {"memory", "pids"} <= set(enabled):
+                # "No internal processes": move whoever is in ``base`` into a leaf first.
+                leaf = base / "server"
+                leaf.mkdir(exist_ok=True)
+                for pid in (base / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):  # a process that ended meanwhile
+                        (leaf / "cgroup.procs").write_text(pid)
+                (base / "cgroup.subtree_control").write_text("+memory +pids")
+            root = base / tag
+            root.mkdir(exist_ok=True)
+            (root / "cgroup.subtree_control").write_text("+memory +pids")
+            return root
+        except OSError as exc:
+            log.warning("jaxplay runner: cgroup v2 subtree %s is not usable: %s", base, exc)
+            return None
 
     @staticmethod
     def _make(parent: Path | None, tag: str) -> Path | None:
@@ -125,17 +197,35 @@ class Cgroups:
         except OSError:
             return None
 
+    # -- use -------------------------------------------------------------------------------
     @property
     def available(self) -> bool:
-        return self.pids_root is not None
+        return self.version is not None
+
+    def describe(self) -> str:
+        """Which per-run limits the kernel enforces here, in a few words."""
+        if self.version == 2:
+            return "cgroup v2: memory (files in memory included) and processes per run"
+        if self.version == 1:
+            if self.memory_root is not None:
+                return "cgroup v1: memory (files in memory included) and processes per run"
+            return "cgroup v1: processes per run (no memory cgroup)"
+        return "no cgroups here: address-space and process rlimits, sized file systems"
 
     def create(self) -> WorkerGroup | None:
         """A new empty group for one worker (``None`` without cgroup support)."""
-        if self.pids_root is None:
+        if not self.available:
             return None
         with self._lock:
             self._counter += 1
             name = f"w{self._counter}"
+        if self.v2_root is not None:
+            path = self.v2_root / name
+            try:
+                path.mkdir()
+            except OSError:
+                return None
+            return WorkerGroup(pids=path, memory=path, version=2)
         pids = self._make(self.pids_root, name)
         if pids is None:
             return None
@@ -143,25 +233,33 @@ class Cgroups:
         return WorkerGroup(pids=pids, memory=memory)
 
     def remove(self) -> None:
-        for root in (self.pids_root, self.memory_root):
+        roots = (self.v2_root,) if self.v2_root is not None else (self.pids_root, self.memory_root)
+        for root in roots:
             if root is None:
                 continue
             for child in root.glob("w*"):
-                WorkerGroup(pids=child).remove()
+                WorkerGroup(pids=child, version=self.version or 1).remove()
             with contextlib.suppress(OSError):
                 root.rmdir()
 
 
 @dataclass
 class WorkerGroup:
-    """The cgroups of one worker."""
+    """The cgroup(s) of one worker: v1 ``pids`` (+ ``memory``) directories, or one v2 directory.
+
+    Arguments:
+        pids: the directory holding ``pids.*`` (v1), or the worker's v2 directory.
+        memory: the v1 memory directory (v2: the same directory as ``pids``).
+        version: 1 or 2.
+    """
 
     pids: Path
     memory: Path | None = None
+    version: int = 1
 
     @property
     def procs_files(self) -> list[str]:
-        dirs = [self.pids] + ([self.memory] if self.memory else [])
+        dirs = [self.pids] + ([self.memory] if self.memory and self.memory != self.pids else [])
         return [str(d / "cgroup.procs") for d in dirs]
 
     def _write(self, path: Path | None, name: str, value: str) -> bool:
@@ -186,19 +284,31 @@ class WorkerGroup:
         current = self._read_int(self.pids, "pids.current") or 0
         self._write(self.pids, "pids.max", str(current + extra))
 
-    def limit_memory(self, limit_bytes: int) -> None:
-        self._write(self.memory, "memory.limit_in_bytes", str(limit_bytes))
+    def memory_in_use(self) -> int | None:
+        """Bytes the group holds now (its processes and their files in memory)."""
+        name = "memory.current" if self.version == 2 else "memory.usage_in_bytes"
+        return self._read_int(self.memory, name)
+
+    def limit_memory(self, limit_bytes: int) -> bool:
+        """Cap the group's memory (files in tmpfs count too); False if the kernel refused."""
+        if self.version == 2:
+            self._write(self.memory, "memory.swap.max", "0")
+            self._write(self.memory, "memory.oom.group", "1")
+            return self._write(self.memory, "memory.max", str(limit_bytes))
+        ok = self._write(self.memory, "memory.limit_in_bytes", str(limit_bytes))
         # Without swap limit a group over its limit would swap instead of failing.
         self._write(self.memory, "memory.memsw.limit_in_bytes", str(limit_bytes))
+        return ok
 
     def oom_killed(self) -> bool:
         """Whether the kernel killed something in this group for exceeding its memory."""
         if self.memory is None:
             return False
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
         try:
-            for line in (self.memory / "memory.oom_control").read_text().splitlines():
+            for line in (self.memory / name).read_text().splitlines():
                 key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
+                if key in ("oom_kill", "oom_group_kill") and int(value) > 0:
                     return True
         except (OSError, ValueError):
             pass
@@ -212,7 +322,9 @@ class WorkerGroup:
 
     def kill_all(self, timeout_s: float = 2.0) -> None:
         """SIGKILL every process in the group until it is empty (a fork bomb races, pids.max
-        bounds the race)."""
+        bounds the race; v2's ``cgroup.kill`` kills them all at once where the kernel has it)."""
+        if self.version == 2:
+            self._write(self.pids, "cgroup.kill", "1")
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             pids = self.pids_list()
@@ -225,7 +337,7 @@ class WorkerGroup:
 
     def remove(self) -> None:
         self.kill_all()
-        for path in (self.pids, self.memory):
+        for path in dict.fromkeys((self.pids, self.memory)):
             if path is None:
                 continue
             for _ in range(50):
@@ -310,8 +422,8 @@ class Sandbox:
             raise
         return Launch(process=process, group=group, workdir=workdir)
 
-    def stop(self, launch: Launch) -> None:
-        """Kill the worker and everything it started; remove its cgroup and working directory."""
+    def kill(self, launch: Launch) -> None:
+        """Kill the worker and everything it started; its cgroup stays, to be read."""
         with contextlib.suppress(OSError):
             os.killpg(launch.process.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
@@ -320,6 +432,10 @@ class Sandbox:
             launch.group.kill_all()
         with contextlib.suppress(subprocess.TimeoutExpired):
             launch.process.wait(timeout=5)
+
+    def stop(self, launch: Launch) -> None:
+        """:meth:`kill`, then remove the worker's cgroup and working directory."""
+        self.kill(launch)
         if launch.group is not None:
             launch.group.remove()
         if launch.workdir is not None:
@@ -360,11 +476,16 @@ class BwrapSandbox(Sandbox):
     isolated = True
 
     def __init__(
-        self, cgroups: Cgroups | None = None, executable: str = BWRAP, tmp_mb: int = 64
+        self,
+        cgroups: Cgroups | None = None,
+        executable: str = BWRAP,
+        tmp_mb: int = 64,
+        shm_mb: int = 64,
     ) -> None:
         super().__init__(cgroups)
         self.executable = executable
         self.tmp_mb = tmp_mb
+        self.shm_mb = shm_mb
 
     def available(self) -> bool:
         """bwrap is installed *and* can create its namespaces here (containers often forbid
@@ -400,10 +521,15 @@ class BwrapSandbox(Sandbox):
             cmd += ["--ro-bind", path, path]
         package = str(ROOT / "jaxplay")
         cmd += ["--ro-bind", package, package]
+        # --dev makes /dev a tmpfs of half the host's memory, and /dev/shm a directory in it,
+        # neither counted by the address-space limit: give /dev/shm a size of its own and make
+        # the rest of /dev read-only (device nodes stay usable).
         cmd += ["--proc", "/proc", "--dev", "/dev"]
+        cmd += ["--size", str(self.shm_mb * 1024 * 1024), "--tmpfs", "/dev/shm"]
         gpus = sorted(glob.glob("/dev/nvidia*"))
         for dev in gpus:
             cmd += ["--dev-bind", dev, dev]
+        cmd += ["--remount-ro", "/dev"]
         if gpus:
             cmd += ["--ro-bind-try", "/sys", "/sys"]
         cmd += ["--chdir", SANDBOX_WORKDIR]
@@ -430,11 +556,14 @@ def bwrap_usable(executable: str = BWRAP) -> bool:
     return _USABLE[executable]
 
 
-def make_sandbox(mode: str, cgroups: Cgroups | None = None) -> Sandbox:
-    """The sandbox for ``mode``: ``"bwrap"``, ``"process"``, or ``"auto"`` (bwrap if present)."""
+def make_sandbox(mode: str, cgroups: Cgroups | None = None, scratch_mb: int = 64) -> Sandbox:
+    """The sandbox for ``mode``: ``"bwrap"``, ``"process"``, or ``"auto"`` (bwrap if present).
+
+    ``scratch_mb`` sizes bubblewrap's in-memory ``/tmp`` and ``/dev/shm``.
+    """
     if mode == "process":
         return ProcessSandbox(cgroups)
-    bwrap = BwrapSandbox(cgroups)
+    bwrap = BwrapSandbox(cgroups, tmp_mb=scratch_mb, shm_mb=scratch_mb)
     if mode == "bwrap" or bwrap.available():
         return bwrap
     return ProcessSandbox(cgroups)

@@ -68,6 +68,10 @@ class Limits:
         processes: processes and threads the code may add (cgroup ``pids.max`` where available,
             ``RLIMIT_NPROC`` otherwise).
         output_bytes: stdout and stderr together; more ends the run with ``output_limit``.
+        scratch_mb: size of each in-memory file system of a run (``/tmp`` and ``/dev/shm``
+            under bubblewrap); a full one ends the run with ``memory``.
+        result_bytes: what the server reads back on the result channel (results, previews,
+            inspections); more ends the run with ``output_limit``.
     """
 
     timeout_s: float = 10.0
@@ -77,6 +81,8 @@ class Limits:
     open_files: int = 256
     processes: int = 64
     output_bytes: int = 1024 * 1024
+    scratch_mb: int = 64
+    result_bytes: int = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -220,8 +226,11 @@ def decode_error(raw: Any) -> RunError | None:
     )
 
 
-def decode_inspections(raw: Any) -> dict[str, Any]:
-    """Inspector results: a JSON object keyed by inspector name (already parsed, size-capped)."""
+def decode_inspections(raw: Any, asked: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
+    """Inspector results (a JSON object keyed by inspector name), only for what was ``asked``.
+
+    A run's code can write a result frame of its own: results nobody asked for are dropped.
+    """
     if not isinstance(raw, dict):
         return {}
-    return {str(k)[:100]: v for k, v in raw.items()}
+    return {name: raw[name] for name in asked if name in raw}

@@ -14,6 +14,7 @@ import argparse
 import ast
 import builtins
 import contextlib
+import errno
 import io
 import linecache
 import os
@@ -49,13 +50,18 @@ def _warm_up() -> dict[str, Any]:
     }
 
 
-def _vm_bytes() -> int:
-    """This process's virtual memory size (``/proc/self/statm``), 0 if unknown."""
+def _statm(field: int) -> int:
+    """A field of ``/proc/self/statm`` in bytes (0: virtual size, 1: resident), 0 if unknown."""
     try:
         with open("/proc/self/statm") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            return int(f.read().split()[field]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def _vm_bytes() -> int:
+    """This process's virtual memory size, 0 if unknown."""
+    return _statm(0)
 
 
 def _user_task_count() -> int:
@@ -129,6 +135,8 @@ def _user_traceback(exc: BaseException) -> tuple[str, int | None]:
 def _is_memory_error(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError):
         return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True  # /tmp and /dev/shm are sized tmpfs: a full one is the run's memory limit
     text = str(exc)
     return "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "bad_alloc" in text
 
@@ -147,7 +155,12 @@ def _error(exc: BaseException) -> dict[str, Any]:
         }
     kind = "memory" if _is_memory_error(exc) else "exception"
     message = str(exc) or f"{name} was raised."
-    if kind == "memory":
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        message = (
+            f"{message}: files in /tmp and /dev/shm live in memory, and the run filled the "
+            "space it has there (the run's memory limit)."
+        )
+    elif kind == "memory":
         message = f"Out of memory: {message or name} (the run's memory limit was reached)."
     return {
         "kind": kind,
@@ -393,6 +406,7 @@ def main(argv: list[str] | None = None) -> None:
     opts = parser.parse_args(argv)
     info = _warm_up()
     info["vm_bytes"] = _vm_bytes()
+    info["rss_bytes"] = _statm(1)
     protocol.write_message(opts.result_fd, {"type": "ready", **info})
     job = protocol.read_message(opts.job_fd)
     if job is None:

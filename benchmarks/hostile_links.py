@@ -1,0 +1,151 @@
+"""Hostile links against a public server: the worst health-check stall and the memory growth.
+
+Starts ``streamlit run app.py`` in public mode, opens each link of
+``tests/hostile_payloads.py`` in turn in a fresh headless chromium session, and meanwhile polls
+the health endpoint (``/_stcore/health``) every 100 ms from another thread and samples the
+server process's resident memory. A stall is the longest time the health check took to answer
+while a link was being handled: the server's GIL held by one visitor's input shows up here. The
+goal (the hardening issue's): every stall ≤ 2 s, memory growth ≤ 2 GB.
+
+    .venv/bin/python benchmarks/hostile_links.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from tests.hostile_payloads import HEAVY_LINKS, MARKDOWN_LINKS  # noqa: E402
+
+GOAL_STALL_S = 2.0
+GOAL_GROWTH_BYTES = 2 * 2**30
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of ``pid`` (from ``/proc``), 0 if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+@dataclass
+class Probe:
+    """Polls the health endpoint and the server's memory until stopped."""
+
+    base: str
+    pid: int
+    worst_s: float = 0.0
+    peak_rss: int = 0
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                with urllib.request.urlopen(self.base + "/_stcore/health", timeout=60) as r:
+                    r.read()
+            except OSError:
+                pass
+            self.worst_s = max(self.worst_s, time.monotonic() - started)
+            self.peak_rss = max(self.peak_rss, rss_bytes(self.pid))
+            self._stop.wait(0.1)
+
+    def reset(self) -> None:
+        self.worst_s, self.peak_rss = 0.0, rss_bytes(self.pid)
+
+    def __enter__(self) -> Probe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def server_pid(base: str) -> int:
+    """The pid listening on ``base``'s port (the streamlit process we started)."""
+    port = base.rsplit(":", 1)[1]
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"streamlit" in b" ".join(cmdline) and port.encode() in cmdline:
+            return int(proc.name)
+    raise RuntimeError("could not find the server process")
+
+
+def wait_done(page, timeout_s: float) -> float:  # noqa: ANN001 - playwright Page
+    started = time.monotonic()
+    page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=timeout_s * 1000)
+    page.wait_for_function(
+        """() => {
+            const w = document.querySelector('[data-testid="stStatusWidget"]');
+            return !w || !w.innerText.toLowerCase().includes('running');
+        }""",
+        timeout=timeout_s * 1000,
+    )
+    return time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--page-timeout", type=float, default=60.0)
+    args = parser.parse_args()
+    env = {"JAXPLAY_PUBLIC": "1", "JAXPLAY_RUNNER_SPARES": "1"}
+    rows = []
+    with streamlit_server("app.py", env=env) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        pid = server_pid(base)
+        warm = browser.new_page()
+        warm.goto(base + "/")
+        wait_done(warm, args.page_timeout)
+        warm.close()
+        baseline = rss_bytes(pid)
+        with Probe(base, pid) as probe:
+            for name, link in (*HEAVY_LINKS, *MARKDOWN_LINKS):
+                probe.reset()
+                page = browser.new_page()
+                try:
+                    page.goto(base + link)
+                    handled = f"{wait_done(page, args.page_timeout):.1f} s"
+                except Exception as exc:  # noqa: BLE001 - reported in the table
+                    handled = f"not done ({type(exc).__name__})"
+                page.close()
+                time.sleep(0.3)
+                rows.append((name, handled, probe.worst_s, probe.peak_rss - baseline))
+        browser.close()
+    print(f"{'link':<48} {'handled in':>14} {'worst health':>13} {'memory growth':>14}")
+    for name, handled, stall, growth in rows:
+        print(f"{name:<48} {handled:>14} {stall:>11.2f} s {growth / 2**20:>10.0f} MiB")
+    worst = max(r[2] for r in rows)
+    growth = max(r[3] for r in rows)
+    ok = worst <= GOAL_STALL_S and growth <= GOAL_GROWTH_BYTES
+    print(
+        f"\nworst stall {worst:.2f} s (goal ≤ {GOAL_STALL_S:g} s), largest growth "
+        f"{growth / 2**20:.0f} MiB (goal ≤ {GOAL_GROWTH_BYTES / 2**30:g} GiB): "
+        + ("met" if ok else "NOT met")
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,399 @@
+"""What a traced program will cost, read off its jaxpr before anything runs.
+
+Why: a visitor chooses sizes and formulas, and the server then runs them in its own process (the
+jit page times them there, on purpose: that is the device being explained). Checking only the
+size of the result misses the real cost: ``jnp.sum(x[:, :, None] * x[:, None, :])`` returns one
+number but materialises a ``(256, 4096, 4096)`` product on the way (17 GB when run eagerly), and
+XLA's own ``cost_analysis`` prices a LAPACK call such as ``jnp.linalg.inv`` as nearly free. A
+jaxpr, traced on abstract values (no memory, no compute), names every intermediate with its shape
+and every primitive that will run, so the budget can be checked first:
+
+- **flops**, from a rule table keyed by primitive (autodidax style): ``dot_general`` and
+  convolutions by their contraction sizes, LAPACK decompositions by their textbook operation
+  counts (LU ⅔n³, Cholesky ⅓n³, QR, SVD, eigh, triangular solves), sorts by n·log n, everything
+  else by the elements it writes (transcendentals weighted, they cost several flops each);
+- **peak bytes**: the largest set of arrays alive at once when the program runs op by op, as
+  eager execution does (an output lives from the equation that makes it to its last use);
+- **the largest single intermediate**, named, so a refusal can say what was too big.
+
+Sub-programs (``jit``, ``custom_jvp_call``, ``custom_vjp_call``, ``remat``, ``cond`` branches,
+``scan`` bodies times their length) are walked too. A ``while`` loop's trip count is not known
+before it runs: it is reported as unbounded, and :meth:`Budget.violations` refuses it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Flop-equivalents charged per element of a transcendental primitive's output.
+TRANSCENDENTAL_COST = 10
+_TRANSCENDENTAL: frozenset[str] = frozenset(
+    {
+        "exp", "exp2", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "logistic",
+        "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "pow",
+        "erf", "erfc", "erf_inv", "lgamma", "digamma", "igamma", "rsqrt", "sqrt", "cbrt",
+        "bessel_i0e", "bessel_i1e",
+    }
+)  # fmt: skip
+#: Primitives that move or relabel data without arithmetic (charged nothing beyond memory).
+_FREE: frozenset[str] = frozenset(
+    {
+        "reshape", "squeeze", "expand_dims", "broadcast_in_dim", "convert_element_type",
+        "transpose", "copy", "copy_p", "slice", "dynamic_slice", "concatenate", "pad", "rev",
+        "iota", "stop_gradient", "select_n", "platform_index", "device_put", "bitcast",
+        "bitcast_convert_type", "real", "imag",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """The cost of one call of a traced program.
+
+    Attributes:
+        flops: floating-point operations (transcendentals weighted by
+            :data:`TRANSCENDENTAL_COST`; LAPACK calls by their operation counts).
+        peak_bytes: the most bytes alive at once, run op by op (inputs included).
+        largest_bytes: the size of the largest single array the program makes.
+        largest: what that array is, e.g. ``"mul → float32[256,4096,4096]"``.
+        equations: equations in the program, sub-programs included.
+        unbounded: loops whose trip count is unknown before running (``while``).
+    """
+
+    flops: float
+    peak_bytes: int
+    largest_bytes: int
+    largest: str
+    equations: int
+    unbounded: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits for one call; :meth:`violations` says, in plain words, what a footprint breaks."""
+
+    max_flops: float
+    max_peak_bytes: int
+    max_equations: int = 20_000
+
+    def violations(self, fp: Footprint) -> list[str]:
+        problems = []
+        if fp.unbounded:
+            problems.append(
+                "it runs a loop whose length is only known when it runs ("
+                + ", ".join(fp.unbounded)
+                + ")"
+            )
+        if fp.flops > self.max_flops:
+            problems.append(
+                f"one call needs about {format_flops(fp.flops)}; the limit is "
+                f"{format_flops(self.max_flops)}"
+            )
+        if fp.peak_bytes > self.max_peak_bytes:
+            problems.append(
+                f"run op by op it holds {format_bytes(fp.peak_bytes)} at once (its largest "
+                f"array: {fp.largest}, {format_bytes(fp.largest_bytes)}); the limit is "
+                f"{format_bytes(self.max_peak_bytes)}"
+            )
+        if fp.equations > self.max_equations:
+            problems.append(
+                f"its program has {fp.equations:,} equations; the limit is {self.max_equations:,}"
+            )
+        return problems
+
+
+def format_flops(n: float) -> str:
+    """``170 GFLOP``, ``2.5 MFLOP``, ``80 FLOP``."""
+    for unit, scale in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if n >= scale:
+            return f"{n / scale:,.3g} {unit}"
+    return f"{n:.0f} FLOP"
+
+
+def format_bytes(n: float) -> str:
+    """``1.5 GiB``, ``320 MiB``, ``12 KiB``, ``80 B``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def trace_footprint(fn: Callable[..., Any], *args: Any) -> Footprint:
+    """Trace ``fn`` on abstract values shaped like ``args`` and return its :class:`Footprint`.
+
+    ``args`` may be ``jax.ShapeDtypeStruct`` (nothing is allocated) or arrays.
+    """
+    import jax
+
+    return footprint(jax.make_jaxpr(fn)(*args))
+
+
+def footprint(closed_jaxpr: Any) -> Footprint:
+    """The :class:`Footprint` of a (closed) jaxpr."""
+    jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
+    walker = _Walker()
+    peak = walker.program(jaxpr)
+    return Footprint(
+        flops=walker.flops,
+        peak_bytes=peak,
+        largest_bytes=walker.largest_bytes,
+        largest=walker.largest,
+        equations=walker.equations,
+        unbounded=tuple(dict.fromkeys(walker.unbounded)),
+    )
+
+
+def _nbytes(aval: Any) -> int:
+    shape = getattr(aval, "shape", None)
+    dtype = getattr(aval, "dtype", None)
+    if shape is None or dtype is None:
+        return 0
+    try:
+        itemsize = dtype.itemsize
+    except AttributeError:  # extended dtypes (PRNG keys) have no itemsize
+        itemsize = 8
+    return math.prod(shape) * int(itemsize)
+
+
+def _elements(aval: Any) -> int:
+    shape = getattr(aval, "shape", None)
+    return math.prod(shape) if shape is not None else 0
+
+
+def _is_literal(var: Any) -> bool:
+    """A constant written into the equation (``Literal``), not a variable."""
+    return hasattr(var, "val")
+
+
+def _type(aval: Any) -> str:
+    return aval.str_short() if hasattr(aval, "str_short") else str(aval)
+
+
+def _sub_jaxprs(params: dict[str, Any]) -> Iterable[tuple[str, Any]]:
+    solve = getattr(params.get("jaxprs"), "solve", None)
+    if solve is not None:  # custom_linear_solve runs only its solve; the rest serve transforms
+        params = {"solve": solve}
+    for name, value in params.items():
+        items = value if isinstance(value, tuple | list) else (value,)
+        for item in items:
+            inner = getattr(item, "jaxpr", item)
+            if hasattr(inner, "eqns"):
+                yield name, inner
+
+
+# --- flop rules, keyed by primitive name ------------------------------------------------------
+
+
+def _square(aval: Any) -> tuple[int, int, int]:
+    """(batch, m, n) of a matrix operand."""
+    shape = tuple(getattr(aval, "shape", ()))
+    if len(shape) < 2:
+        return 1, 1, shape[0] if shape else 1
+    return math.prod(shape[:-2]), shape[-2], shape[-1]
+
+
+def _dot_general(eqn: Any) -> float:
+    (lc, _rc), (lb, _rb) = eqn.params["dimension_numbers"]
+    lhs = eqn.invars[0].aval.shape
+    contracted = math.prod(lhs[d] for d in lc)
+    return 2.0 * _elements(eqn.outvars[0].aval) * contracted
+
+
+def _conv(eqn: Any) -> float:
+    rhs = eqn.invars[1].aval.shape
+    dn = eqn.params.get("dimension_numbers")
+    out_features_dim = dn.rhs_spec[0] if dn is not None else 0
+    per_output = math.prod(rhs) // max(1, rhs[out_features_dim])
+    return 2.0 * _elements(eqn.outvars[0].aval) * per_output
+
+
+def _lu(eqn: Any) -> float:
+    b, m, n = _square(eqn.invars[0].aval)
+    k = min(m, n)
+    return b * (m * n * k - (m + n) * k * k / 2 + k**3 / 3) * 2
+
+
+def _cholesky(eqn: Any) -> float:
+    b, _, n = _square(eqn.invars[0].aval)
+    return b * n**3 / 3
+
+
+def _triangular_solve(eqn: Any) -> float:
+    b, _, n = _square(eqn.invars[0].aval)
+    rhs = eqn.invars[1].aval
+    return b * n * _elements(rhs) / max(1, b)
+
+
+def _qr(eqn: Any) -> float:
+    b, m, n = _square(eqn.invars[0].aval)
+    k = min(m, n)
+    return b * (2 * m * n * k - 2 * k**3 / 3) * 2  # factor, then form Q
+
+
+def _svd(eqn: Any) -> float:
+    b, m, n = _square(eqn.invars[0].aval)
+    small, large = min(m, n), max(m, n)
+    if not eqn.params.get("compute_uv", True):
+        return b * (4 * large * small * small - 4 * small**3 / 3)
+    return b * (4 * large * small * small + 22 * small**3)
+
+
+def _eigh(eqn: Any) -> float:
+    b, _, n = _square(eqn.invars[0].aval)
+    return b * 9 * n**3
+
+
+def _eig(eqn: Any) -> float:
+    b, _, n = _square(eqn.invars[0].aval)
+    return b * 25 * n**3
+
+
+def _hessenberg(eqn: Any) -> float:
+    b, _, n = _square(eqn.invars[0].aval)
+    return b * 10 * n**3 / 3
+
+
+def _sort(eqn: Any) -> float:
+    aval = eqn.invars[0].aval
+    dim = eqn.params.get("dimension", -1)
+    length = aval.shape[dim] if aval.shape else 1
+    return _elements(aval) * max(1.0, math.log2(max(2, length))) * len(eqn.invars)
+
+
+def _cumulative(eqn: Any) -> float:
+    aval = eqn.invars[0].aval
+    axis = eqn.params.get("axis", 0)
+    length = aval.shape[axis] if aval.shape else 1
+    return _elements(aval) * max(1.0, math.log2(max(2, length)))
+
+
+def _reduction(eqn: Any) -> float:
+    return float(sum(_elements(v.aval) for v in eqn.invars))
+
+
+FLOP_RULES: dict[str, Callable[[Any], float]] = {
+    "dot_general": _dot_general,
+    "conv_general_dilated": _conv,
+    "lu": _lu,
+    "cholesky": _cholesky,
+    "triangular_solve": _triangular_solve,
+    "qr": _qr,
+    "geqrf": _qr,
+    "householder_product": _qr,
+    "svd": _svd,
+    "eigh": _eigh,
+    "eig": _eig,
+    "schur": _eig,
+    "hessenberg": _hessenberg,
+    "tridiagonal": _hessenberg,
+    "sort": _sort,
+    "cumsum": _cumulative,
+    "cumprod": _cumulative,
+    "cummax": _cumulative,
+    "cummin": _cumulative,
+    "cumlogsumexp": _cumulative,
+    "reduce_sum": _reduction,
+    "reduce_max": _reduction,
+    "reduce_min": _reduction,
+    "reduce_prod": _reduction,
+    "reduce_and": _reduction,
+    "reduce_or": _reduction,
+    "argmax": _reduction,
+    "argmin": _reduction,
+    "reduce_precision": _reduction,
+}
+
+
+def _elementwise(eqn: Any) -> float:
+    name = eqn.primitive.name
+    if name in _FREE:
+        return 0.0
+    written = sum(_elements(v.aval) for v in eqn.outvars)
+    return float(written * (TRANSCENDENTAL_COST if name in _TRANSCENDENTAL else 1))
+
+
+@dataclass
+class _Walker:
+    flops: float = 0.0
+    equations: int = 0
+    largest_bytes: int = 0
+    largest: str = "none"
+    unbounded: list[str] = field(default_factory=list)
+
+    def note(self, eqn: Any) -> None:
+        for var in eqn.outvars:
+            size = _nbytes(var.aval)
+            if size > self.largest_bytes:
+                self.largest_bytes = size
+                self.largest = f"{eqn.primitive.name} → {_type(var.aval)}"
+
+    def program(self, jaxpr: Any, times: float = 1.0) -> int:
+        """Walk ``jaxpr`` (its flops counted ``times`` over); return its peak live bytes."""
+        last_use: dict[Any, int] = {}
+        eqns: Sequence[Any] = jaxpr.eqns
+        for i, eqn in enumerate(eqns):
+            for var in eqn.invars:
+                if not _is_literal(var):
+                    last_use[var] = i
+        for var in jaxpr.outvars:
+            if not _is_literal(var):
+                last_use[var] = len(eqns)
+        live: dict[Any, int] = {}
+        for var in (*jaxpr.constvars, *jaxpr.invars):
+            live[var] = _nbytes(var.aval)
+        current = sum(live.values())
+        peak = current
+        for i, eqn in enumerate(eqns):
+            transient = self.equation(eqn, times)
+            outputs = sum(_nbytes(v.aval) for v in eqn.outvars)
+            peak = max(peak, current + outputs + transient)
+            for var in eqn.outvars:
+                live[var] = _nbytes(var.aval)
+                current += live[var]
+            for var in list(eqn.invars) + list(eqn.outvars):
+                if _is_literal(var):
+                    continue
+                if var in live and last_use.get(var, -1) <= i:
+                    current -= live.pop(var)
+        return peak
+
+    def equation(self, eqn: Any, times: float) -> int:
+        """Count one equation; return the bytes its sub-programs hold beyond its outputs."""
+        self.equations += 1
+        self.note(eqn)
+        name = eqn.primitive.name
+        subs = list(_sub_jaxprs(eqn.params))
+        if name == "while":
+            self.unbounded.append("while")
+            for _, sub in subs:
+                self.program(sub, times)
+            return 0
+        if name == "cond":
+            costs = []
+            transient = 0
+            for _, sub in subs:
+                branch = _Walker()
+                transient = max(transient, branch.program(sub, times))
+                costs.append(branch)
+            worst = max(costs, key=lambda w: w.flops, default=None)
+            if worst is not None:
+                self.flops += worst.flops
+                self.equations += sum(w.equations for w in costs)
+                self.unbounded += [u for w in costs for u in w.unbounded]
+                if worst.largest_bytes > self.largest_bytes:
+                    self.largest_bytes, self.largest = worst.largest_bytes, worst.largest
+            return transient
+        if subs:
+            repeat = float(eqn.params.get("length", 1)) if name == "scan" else 1.0
+            transient = 0
+            for param, sub in subs:
+                if name == "custom_jvp_call" and param != "call_jaxpr":
+                    continue
+                transient = max(transient, self.program(sub, times * repeat))
+            return transient
+        rule = FLOP_RULES.get(name, _elementwise)
+        self.flops += times * rule(eqn)
+        return 0
