@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay.sandbox import _process as sandbox
 from jaxplay.sandbox import Limits, RunnerConfig, WorkerPool
+from jaxplay.sandbox import _process as sandbox
 
 
 def fake_v2(tmp_path: Path, controllers: str = "cpu io memory pids") -> tuple[Path, Path]:
