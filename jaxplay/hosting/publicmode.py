@@ -3,7 +3,7 @@
 A server that others reach must (1) never run code outside the bubblewrap sandbox (the runner
 refuses, see :meth:`jaxplay.sandbox._pool.WorkerPool.refusal`), (2) keep one visitor from
 starving the others (per-visitor rate limits on Code Lab runs, enforced in the runner, and on
-timed measurements, enforced in :func:`jaxplay.core.timing.exclusive`), (3) say what its limits and
+timed measurements, enforced in :func:`jaxplay.core.turns.exclusive`), (3) say what its limits and
 queues are, and (4) never show where its files live: error texts from JAX, from Python and from
 sandbox workers carry absolute paths (``.../site-packages/jax/_src/...``), which tell an attacker
 the layout of the machine. :func:`scrub_paths` replaces them with short placeholders.
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxplay.core import timing
+from jaxplay.core import turns
 from jaxplay.hosting import settings
 from jaxplay.hosting.ratelimit import RateLimiter
 
@@ -135,9 +135,9 @@ def apply(environ: Mapping[str, str] | None = None) -> PublicConfig:
     """
     config = PublicConfig.from_env(environ)
     if config.public:
-        timing.set_throttle(benchmark_limiter(config.benchmarks_per_minute).try_acquire)
+        turns.set_throttle(benchmark_limiter(config.benchmarks_per_minute).try_acquire)
     else:
-        timing.set_throttle(None)
+        turns.set_throttle(None)
     return config
 
 

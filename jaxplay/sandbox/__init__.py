@@ -115,7 +115,7 @@ def run_code(
         inspect: a function of the code to inspect afterwards (its jaxpr, eager vs jit, ...).
         visitor: an id for the caller (e.g. the Streamlit session); one visitor has at most one
             run in flight, a second waits for the first, and in public mode a visitor's runs
-            are rate-limited. Default: :data:`jaxplay.core.timing.current_visitor`, which ``app.py``
+            are rate-limited. Default: :data:`jaxplay.core.turns.current_visitor`, which ``app.py``
             sets for every script run, so no page's runs escape the limit.
         on_queue: called in the caller's thread with the caller's 1-based queue position each
             time it changes while all workers are busy.
@@ -124,7 +124,7 @@ def run_code(
         A :class:`RunResult`; it never raises for anything the code does.
     """
     if visitor is None:
-        from jaxplay.core.timing import current_visitor
+        from jaxplay.core.turns import current_visitor
 
         visitor = current_visitor.get()
     return get_pool().run(
