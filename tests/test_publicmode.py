@@ -18,7 +18,6 @@ from jaxplay.core import turns
 from jaxplay.hosting import catalog, publicmode, settings
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import RunError, RunnerConfig, RunResult, WorkerPool
-from jaxplay.sandbox import _pool as pool_module
 from tests.conftest import assert_clean, open_page
 
 ROOT = catalog.ROOT
@@ -55,8 +54,31 @@ def test_every_setting_the_code_reads_is_in_the_table() -> None:
     missing = found - NOT_SETTINGS - set(settings.names())
     assert not missing, f"add these to jaxplay/hosting/settings.py SETTINGS: {sorted(missing)}"
     # Everything the runner hands to its workers is documented too.
-    assert "XLA_PYTHON_CLIENT_MEM_FRACTION" in pool_module._PASS_THROUGH
-    assert set(pool_module._PASS_THROUGH) <= set(settings.names())
+    assert "XLA_PYTHON_CLIENT_MEM_FRACTION" in settings.PASSED_TO_WORKERS
+    assert set(settings.PASSED_TO_WORKERS) <= set(settings.names())
+
+
+def test_settings_is_the_one_reader_of_jaxplays_variables() -> None:
+    """No module parses a ``JAXPLAY_*`` variable itself: they all call a reader in settings.
+
+    ``hosting/snippets.py`` is the exception: the snippet store's own module still reads its
+    database path (``snippets.default_path``).
+    """
+    reads = re.compile(r"""(?:\.get|getenv)\(\s*["']JAXPLAY_""")
+    exempt = {"jaxplay/hosting/settings.py", "jaxplay/hosting/snippets.py"}
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in _source_files()
+        if str(p.relative_to(ROOT)) not in exempt and reads.search(p.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+    env = {"JAXPLAY_RUNNER_SPARES": "0", "JAXPLAY_RUN_MEMORY_MB": "1", "JAXPLAY_CPU_DEVICES": "x"}
+    assert settings.runner_spares(env) == 0  # no spares is a choice, not a typo
+    assert settings.run_memory_mb(env) == settings.MIN_RUN_MEMORY_MB
+    assert settings.cpu_devices(env) == settings.DEFAULT_CPU_DEVICES
+    assert settings.passed_to_workers({"JAX_PLATFORMS": "cpu", "HOME": "/x"}) == {
+        "JAX_PLATFORMS": "cpu"
+    }
 
 
 def test_the_table_has_one_row_per_setting_with_defaults_from_the_code() -> None:
