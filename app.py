@@ -9,7 +9,7 @@ import streamlit as st  # noqa: E402
 
 import pages._ui  # noqa: E402  (leaves Streamlit's legacy pages/ mode; see its docstring)
 from jaxplay import sandbox as runner  # noqa: E402
-from jaxplay.core import timing  # noqa: E402
+from jaxplay.core import turns  # noqa: E402
 from jaxplay.hosting import catalog, links, publicmode  # noqa: E402
 
 st.set_page_config(page_title="jaxplay", page_icon=":material/bolt:", layout="wide")
@@ -17,8 +17,8 @@ st.set_page_config(page_title="jaxplay", page_icon=":material/bolt:", layout="wi
 # Public mode and the visitor, settled before any page measures: every measurement in this run
 # (this thread's context) counts against this visitor's limit.
 public = publicmode.apply()
-timing.current_visitor.set(pages._ui.visitor_id())
-timing.throttle_notice.set(pages._ui.throttle_notice)
+turns.current_visitor.set(pages._ui.visitor_id())
+turns.throttle_notice.set(pages._ui.throttle_notice)
 
 
 def _page(spec: catalog.PageSpec) -> st.Page:
@@ -51,7 +51,7 @@ def _public_panel() -> None:
         + publicmode.limits_text(public, limits.timeout_s, limits.cpu_s, limits.memory_mb)
     )
     st.caption(
-        ":material/queue: " + publicmode.queue_text(runner.current_status(), timing.waiting_count())
+        ":material/queue: " + publicmode.queue_text(runner.current_status(), turns.waiting_count())
     )
 
 

@@ -32,7 +32,7 @@ environment.configure()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from jaxplay.core import timing  # noqa: E402
+from jaxplay.core import roofline, timing  # noqa: E402
 from jaxplay.jit._lab import naive_softmax  # noqa: E402
 
 
@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternations of the two methods")
     args = parser.parse_args()
 
-    print(f"device: {timing.device_label()}, jax {jax.__version__}")
+    print(f"device: {roofline.device_label()}, jax {jax.__version__}")
     x = jnp.ones((10000, 1000))
     ours, reference = [], []
     for _ in range(args.rounds):

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from jaxplay import code_lab
 from jaxplay import sandbox as runner
 from jaxplay.article import _examples as examples
 from jaxplay.hosting import snippets
@@ -75,7 +76,7 @@ def _height(text: str, box: int = 240) -> int | str:
 
 
 refusal = runner.refusal()
-st.caption(f":material/shield: Each run: {runner.describe_limits()}")
+st.caption(f":material/shield: Each run: {code_lab.describe_limits()}")
 if refusal:
     st.error(refusal, icon=":material/block:")
 
@@ -194,7 +195,7 @@ if "code_lab_result" in state:
         st.error(KIND_TEXT.get(err.kind, err.kind), icon=":material/error:")
         message = f"{err.exc_type}: {err.message}" if err.exc_type else err.message
         st.code(message, language=None, height=_height(message))
-        marked = runner.mark_line(ran, err.line)
+        marked = code_lab.mark_line(ran, err.line)
         if marked:
             st.code(marked, language=None)
         if err.traceback:
@@ -206,10 +207,12 @@ if "code_lab_result" in state:
     if result.arrays:
         st.markdown("**Arrays**")
         st.dataframe(
-            pd.DataFrame(runner.array_table(result.arrays)), hide_index=True, key="code_lab_arrays"
+            pd.DataFrame(code_lab.array_table(result.arrays)),
+            hide_index=True,
+            key="code_lab_arrays",
         )
         for summary in result.arrays[:4]:
-            fig = runner.preview_figure(summary)
+            fig = code_lab.preview_figure(summary)
             if fig is not None and len(summary.shape) >= 2:
                 st.plotly_chart(fig, key=f"code_lab_heatmap_{summary.name}")
     for name, data in result.inspections.items():
@@ -218,7 +221,7 @@ if "code_lab_result" in state:
             st.warning("This inspection failed:", icon=":material/warning:")
             st.code(str(data["error"]), language=None)
         elif name == "compare_jit" and isinstance(data, dict):
-            timing = runner.timing_summary(data)
+            timing = code_lab.timing_summary(data)
             cols = st.columns(3)
             cols[0].metric("Eager (median)", timing["eager"])
             cols[1].metric("jit (median)", timing["jit"])

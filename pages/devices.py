@@ -3,13 +3,13 @@
 import pandas as pd
 import streamlit as st
 
+from jaxplay.core.capture import Outcome
 from jaxplay.core.timing import format_seconds
 from jaxplay.devices import _collectives as collectives
 from jaxplay.devices import _devices as devices
 from jaxplay.devices import _multiprocess as multiprocess
 from jaxplay.devices import _multiprocess_worker
 from jaxplay.devices import _sharding as sharding
-from jaxplay.devices._devices import Attempt
 from jaxplay.hosting import environment
 from pages import _ui
 
@@ -53,7 +53,7 @@ if N == 1:
     )
 
 
-def show_attempt(title: str, a: Attempt) -> None:
+def show_attempt(title: str, a: Outcome) -> None:
     """Code that ran, then its value or the real exception it raised."""
     st.markdown(f"**{title}**")
     st.code(a.code, language="python")
@@ -62,16 +62,16 @@ def show_attempt(title: str, a: Attempt) -> None:
     if a.ok:
         st.success(f"Returned: `{a.value}`", icon=":material/check:")
     else:
-        st.error(f"**{a.error_type}:** {_ui.scrub(a.error)}", icon=":material/error:")
+        st.error(f"**{a.error_type}:** {_ui.scrub(a.detail)}", icon=":material/error:")
 
 
 @st.cache_data(max_entries=1)
-def placement_runs() -> tuple[Attempt, Attempt]:
+def placement_runs() -> tuple[Outcome, Outcome]:
     return devices.article_placement()
 
 
 @st.cache_data(max_entries=8)
-def pmap_runs(n: int) -> dict[str, Attempt]:
+def pmap_runs(n: int) -> dict[str, Outcome]:
     return collectives.article_examples(n)
 
 

@@ -3,11 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay.core import expr, timing
+from jaxplay.core import expr, roofline, timing, turns
 from jaxplay.jit import _cache_lab as jit_cache_lab
 from jaxplay.jit import _figures as figs
 from jaxplay.jit import _lab as jit_lab
 from jaxplay.jit import _side_effects as jit_side_effects
+from jaxplay.jit import _stopwatch as stopwatch
 from pages import _ui
 
 PROFILE_BUDGET_S = 0.3
@@ -39,9 +40,9 @@ def compare(*key: object) -> timing.JitComparison:
 
 
 @st.cache_data(max_entries=16, show_spinner="Timing it the article's way…")
-def article(*key: object) -> timing.ArticleTiming:
+def article(*key: object) -> stopwatch.ArticleTiming:
     w = _workload(*key)
-    return timing.article_timing(jit_lab.function_of(w), *jit_lab.inputs(w), loops=10)
+    return stopwatch.article_timing(jit_lab.function_of(w), *jit_lab.inputs(w), loops=10)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -78,7 +79,7 @@ st.caption(f"{jit_lab.PRESETS[preset].story} (from {jit_lab.PRESETS[preset].orig
 workload = jit_lab.Workload(preset, rows, cols, dtype, formula)
 run = st.session_state.get("jit_run", 0)
 key = (preset, rows, cols, dtype, formula, run)
-device = timing.device_label()
+device = roofline.device_label()
 queue_note = st.empty()
 
 
@@ -93,9 +94,9 @@ def queued(ahead: int) -> None:
 failure: Exception | None = None
 try:
     jit_lab.check(workload)
-    with timing.exclusive(on_wait=queued):
+    with turns.exclusive(on_wait=queued):
         prof, comp, art = profile(*key), compare(*key), article(*key)
-        reference = timing.machine_reference()
+        reference = roofline.machine_reference()
 except Exception as err:  # a formula can parse yet fail on this shape (x @ x on a non-square x)
     failure = err
 queue_note.empty()
@@ -151,7 +152,7 @@ def sweep_tab() -> None:
         return
     progress = st.progress(0.0)
     points = []
-    with timing.exclusive(on_wait=queued):
+    with turns.exclusive(on_wait=queued):
         for i, r in enumerate(sizes):
             progress.progress(i / len(sizes), text=f"rows = {r} ({i + 1} of {len(sizes)})")
             points.append(sweep_point(preset, r, cols, dtype, formula, run))
@@ -168,14 +169,14 @@ def article_tab() -> None:
     b.metric("article: jit loop (10 calls)", timing.format_seconds(art.jitted_s))
     c.metric("article's speedup", f"{art.speedup:.3g}×", f"honest: {comp.speedup:.3g}×", "off")
     st.plotly_chart(figs.article_figure(art, comp), key="jit_article_chart")
-    st.markdown(jit_lab.article_explanation(prof.compile_total_s))
+    st.markdown(stopwatch.article_explanation(prof.compile_total_s))
     st.caption("Both measured on the function and size chosen above.")
-    _ui.show_code(jit_lab.ARTICLE_TIMING_CODE, label="The article's code, as written")
-    _ui.show_code(timing.article_timing)
+    _ui.show_code(stopwatch.ARTICLE_TIMING_CODE, label="The article's code, as written")
+    _ui.show_code(stopwatch.article_timing)
 
 
 def roofline_tab() -> None:
-    gbps, gflops = timing.roofline_point(prof.cost, prof.steady.median)
+    gbps, gflops = roofline.roofline_point(prof.cost, prof.steady.median)
     if prof.cost is None:
         st.info("XLA gave no cost analysis on this backend: " + "; ".join(prof.notes))
     else:

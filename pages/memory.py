@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay.core import timing
+from jaxplay.core import roofline, timing, turns
 from jaxplay.memory import _fusion as fusion
 from jaxplay.memory import _remat as memory
 from pages import _ui
@@ -15,7 +15,7 @@ st.write(
     "checkpointing variant saves and costs, and what `jit` fuses into how many kernels."
 )
 platform = memory.platform()
-device = timing.device_label()
+device = roofline.device_label()
 queue_note = st.empty()
 
 
@@ -75,7 +75,7 @@ def checkpointing() -> None:
     with st.status("Tracing, compiling and timing each variant…") as status:
         results = []
         try:
-            with timing.exclusive(on_wait=queued):
+            with turns.exclusive(on_wait=queued):
                 for i, k in enumerate(keys, 1):
                     status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
                     results.append(variant(model, k, loop, size, depth, run))
@@ -146,7 +146,7 @@ def fusion_panel() -> None:
         return
     with st.status("Compiling, then timing eager and jit…") as status:
         try:
-            with timing.exclusive(on_wait=queued):
+            with turns.exclusive(on_wait=queued):
                 report = chain(tuple(ops), size)
         except Exception as err:  # e.g. the device runs out of memory at a large size
             status.update(label="Failed", state="error")

@@ -5,6 +5,8 @@ import inspect
 import pandas as pd
 import streamlit as st
 
+from jaxplay.core import capture
+from jaxplay.core.capture import Outcome
 from jaxplay.hosting import catalog
 from jaxplay.tracing import _graph as jaxpr_graph
 from jaxplay.tracing import _presets as ex
@@ -307,12 +309,12 @@ def trace_views() -> tuple[tracers.TraceView, ...]:
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the pitfall's code…")
-def outcome(key: str, fix: int) -> tracers.Outcome:
+def outcome(key: str, fix: int) -> Outcome:
     pitfall = tracers.find_pitfall(key)
-    return tracers.run(pitfall.broken if fix < 0 else pitfall.fixes[fix])
+    return capture.run(pitfall.broken if fix < 0 else pitfall.fixes[fix])
 
 
-def show_outcome(result: tracers.Outcome) -> None:
+def show_outcome(result: Outcome) -> None:
     if result.ok:
         st.success(f"Returns `{result.value}`", icon=":material/check_circle:")
     else:

@@ -1,4 +1,4 @@
-"""The compile path shared by the jit, memory and tracing pages: AOT stages, cache size, the log."""
+"""The compile path shared by the jit, memory and tracing pages: AOT stages and the compile log."""
 
 from __future__ import annotations
 
@@ -23,27 +23,6 @@ def _seed_static_example():
         return jnp.sin(x)
 
     return dynamic_control_flow
-
-
-def test_cache_size_counts_the_seeds_two_compilations() -> None:
-    f = _seed_static_example()
-    assert compilation.cache_size(f) == 0
-    f(jnp.ones(5), True)
-    f(jnp.ones(5), False)
-    f(jnp.ones(5), True)
-    assert compilation.cache_size(f) == 2
-    f(jnp.ones(6), True)
-    assert compilation.cache_size(f) == 3
-
-
-def test_cache_size_is_none_when_jax_will_not_say() -> None:
-    assert compilation.cache_size(lambda x: x) is None
-
-    class Broken:
-        def _cache_size(self) -> int:
-            raise RuntimeError("gone")
-
-    assert compilation.cache_size(Broken()) is None
 
 
 def test_capture_explains_each_recompilation_and_restores_everything() -> None:

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from jaxplay.compose import _compose as cp
-from jaxplay.core import timing
+from jaxplay.core import roofline
 from jaxplay.core.expr import ExprError
+from jaxplay.core.inputs import normal_arrays
 
 SIN2 = cp.FUNCTIONS["sum of sin² (vector → number)"]
 
@@ -83,8 +84,6 @@ def test_the_articles_per_sample_gradient_maps_params_too(
 def test_the_fixed_per_sample_gradient_matches_the_loop_and_the_formula() -> None:
     ps = cp.per_sample(8, 3)
     assert ps.fixed.shape == (8, 3) and ps.fixed_matches_loop
-    from jaxplay.grad._autodiff import normal_arrays
-
     p, X, Y = normal_arrays(0, (3,), (8, 3), (8,))
     np.testing.assert_allclose(ps.fixed, 2 * (X @ p - Y)[:, None] * X, rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match=str(cp.MAX_SAMPLES)):
@@ -107,7 +106,7 @@ def test_jacobian_sweep_times_both_modes_on_both_sides() -> None:
     assert len(fig.data) == 4
     assert fig.layout.xaxis.title.text == "n_in (input width)"
     assert fig.layout.xaxis2.title.text == "n_out (output width)"
-    assert f"measured on {timing.device_label()}" in fig.layout.title.text
+    assert f"measured on {roofline.device_label()}" in fig.layout.title.text
     with pytest.raises(ValueError, match=str(cp.MAX_WIDTH)):
         cp.check_widths([4, cp.MAX_WIDTH + 1])
 
@@ -146,5 +145,5 @@ def test_hvp_sweep_times_and_measures_both() -> None:
     fig = cp.hvp_figure(sweep)
     assert len(fig.data) == 4
     assert fig.layout.xaxis.title.text == "dimension n"
-    assert f"measured on {timing.device_label()}" in fig.layout.title.text
+    assert f"measured on {roofline.device_label()}" in fig.layout.title.text
     assert jnp.isfinite(fig.data[1].y[0])

@@ -19,7 +19,7 @@ def test_article_all_reduce_as_written_raises_the_unbound_axis_name() -> None:
     broken = runs["psum in pmap, as written"]
     assert not broken.ok
     assert broken.error_type == "NameError"
-    assert "unbound axis name: batch" in broken.error
+    assert "unbound axis name: batch" in broken.message
     assert 'psum(local_sum, "batch")' in broken.code and "@pmap" in broken.code
 
 

@@ -9,10 +9,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxplay.core import expr, timing
+from jaxplay.core import expr, roofline, timing
 from jaxplay.jit import _figures as figs
 from jaxplay.jit import _lab as jit_lab
 from jaxplay.jit import _side_effects as jit_side_effects
+from jaxplay.jit import _stopwatch as stopwatch
 
 
 def _workload(preset: str = "softmax", rows: int = 16, cols: int = 8, **kw) -> jit_lab.Workload:
@@ -142,11 +143,6 @@ def test_debug_print_output_is_captured_per_call() -> None:
         assert re.search(r"jax\.debug\.print \(run time\) sees: \[0\.\s+0\.84147", out)
 
 
-def test_article_explanation_names_the_compile_time() -> None:
-    text = jit_lab.article_explanation(0.25)
-    assert "250 ms" in text and "block" in text
-
-
 # --- figures --------------------------------------------------------------------------------------
 
 
@@ -168,7 +164,7 @@ def test_distribution_and_article_figures_show_the_measurements() -> None:
     )
     dist = figs.distribution_figure(comparison, "cpu (test)")
     assert [list(d.y) for d in dist.data] == [[4.0, 5.0, 6.0], [1.0, 1.0, 2.0]]
-    art = figs.article_figure(timing.ArticleTiming(1.0, 4.0, 10), comparison)
+    art = figs.article_figure(stopwatch.ArticleTiming(1.0, 4.0, 10), comparison)
     assert list(art.data[0].y) == [0.25, comparison.speedup]
 
 
@@ -182,7 +178,7 @@ def test_sweep_figure_marks_the_crossover() -> None:
 
 
 def test_roofline_places_the_point_at_xlas_intensity(profile) -> None:
-    reference = timing.machine_reference()
+    reference = roofline.machine_reference()
     cost = {"flops": 2e9, "bytes accessed": 1e9, "transcendentals": 0.0}
     fig = figs.roofline_figure(reference, cost, 1.0, "f")
     roof, point = fig.data

@@ -14,11 +14,10 @@ import jax.numpy as jnp
 import pytest
 
 from jaxplay import sandbox as runner
-from jaxplay.core import timing
+from jaxplay.core import turns
 from jaxplay.hosting import catalog, publicmode, settings
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import RunError, RunnerConfig, RunResult, WorkerPool
-from jaxplay.sandbox import _pool as pool_module
 from tests.conftest import assert_clean, open_page
 
 ROOT = catalog.ROOT
@@ -55,8 +54,31 @@ def test_every_setting_the_code_reads_is_in_the_table() -> None:
     missing = found - NOT_SETTINGS - set(settings.names())
     assert not missing, f"add these to jaxplay/hosting/settings.py SETTINGS: {sorted(missing)}"
     # Everything the runner hands to its workers is documented too.
-    assert "XLA_PYTHON_CLIENT_MEM_FRACTION" in pool_module._PASS_THROUGH
-    assert set(pool_module._PASS_THROUGH) <= set(settings.names())
+    assert "XLA_PYTHON_CLIENT_MEM_FRACTION" in settings.PASSED_TO_WORKERS
+    assert set(settings.PASSED_TO_WORKERS) <= set(settings.names())
+
+
+def test_settings_is_the_one_reader_of_jaxplays_variables() -> None:
+    """No module parses a ``JAXPLAY_*`` variable itself: they all call a reader in settings.
+
+    ``hosting/snippets.py`` is the exception: the snippet store's own module still reads its
+    database path (``snippets.default_path``).
+    """
+    reads = re.compile(r"""(?:\.get|getenv)\(\s*["']JAXPLAY_""")
+    exempt = {"jaxplay/hosting/settings.py", "jaxplay/hosting/snippets.py"}
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in _source_files()
+        if str(p.relative_to(ROOT)) not in exempt and reads.search(p.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+    env = {"JAXPLAY_RUNNER_SPARES": "0", "JAXPLAY_RUN_MEMORY_MB": "1", "JAXPLAY_CPU_DEVICES": "x"}
+    assert settings.runner_spares(env) == 0  # no spares is a choice, not a typo
+    assert settings.run_memory_mb(env) == settings.MIN_RUN_MEMORY_MB
+    assert settings.cpu_devices(env) == settings.DEFAULT_CPU_DEVICES
+    assert settings.passed_to_workers({"JAX_PLATFORMS": "cpu", "HOME": "/x"}) == {
+        "JAX_PLATFORMS": "cpu"
+    }
 
 
 def test_the_table_has_one_row_per_setting_with_defaults_from_the_code() -> None:
@@ -229,8 +251,8 @@ def test_runs_over_the_limit_are_refused_with_the_wait_named() -> None:
 
 def _in_visitor_context(visitor: str | None, fn) -> list[float]:  # noqa: ANN001
     def run() -> None:
-        timing.current_visitor.set(visitor)
-        timing.throttle_notice.set(notices.append)
+        turns.current_visitor.set(visitor)
+        turns.throttle_notice.set(notices.append)
         fn()
 
     notices: list[float] = []
@@ -240,14 +262,14 @@ def _in_visitor_context(visitor: str | None, fn) -> list[float]:  # noqa: ANN001
 
 def test_measurements_are_throttled_per_visitor_by_waiting() -> None:
     clock = FakeClock()
-    timing.set_throttle(RateLimiter(2, 60.0, clock=clock).try_acquire, sleep=clock.sleep)
+    turns.set_throttle(RateLimiter(2, 60.0, clock=clock).try_acquire, sleep=clock.sleep)
     try:
 
         def three_measurements() -> None:
             for _ in range(2):
-                with timing.exclusive(), timing.exclusive():  # nested: counted once
+                with turns.exclusive(), turns.exclusive():  # nested: counted once
                     pass
-            with timing.exclusive():  # the third in a minute waits its turn
+            with turns.exclusive():  # the third in a minute waits its turn
                 pass
 
         notices = _in_visitor_context("ann", three_measurements)
@@ -256,20 +278,20 @@ def test_measurements_are_throttled_per_visitor_by_waiting() -> None:
         assert _in_visitor_context("bob", three_measurements) == [pytest.approx(30.0)]
         clock.slept.clear()
         for _ in range(5):
-            with timing.exclusive():
+            with turns.exclusive():
                 pass
         assert clock.slept == []
     finally:
-        timing.set_throttle(None)
+        turns.set_throttle(None)
     assert _in_visitor_context("ann", three_measurements) == []  # off: no waiting at all
     assert clock.slept == []
     free: list[bool] = []
 
     def try_lock() -> None:
-        got = timing.MEASURE_LOCK.acquire(blocking=False)
+        got = turns.MEASURE_LOCK.acquire(blocking=False)
         free.append(got)
         if got:
-            timing.MEASURE_LOCK.release()
+            turns.MEASURE_LOCK.release()
 
     other = threading.Thread(target=try_lock)
     other.start()
@@ -281,12 +303,12 @@ def test_apply_switches_the_throttle_with_the_mode() -> None:
     try:
         config = publicmode.apply({"JAXPLAY_PUBLIC": "1", "JAXPLAY_BENCHMARKS_PER_MINUTE": "7"})
         assert config.public and config.benchmarks_per_minute == 7
-        assert timing._throttle is not None  # noqa: SLF001
+        assert turns._throttle is not None  # noqa: SLF001
         assert publicmode.benchmark_limiter(7).capacity == 7
         assert not publicmode.apply({}).public
-        assert timing._throttle is None  # noqa: SLF001
+        assert turns._throttle is None  # noqa: SLF001
     finally:
-        timing.set_throttle(None)
+        turns.set_throttle(None)
 
 
 # --- the app in public mode -------------------------------------------------------------------
@@ -303,7 +325,7 @@ def public_env(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
         yield
     finally:
         runner.shutdown()
-        timing.set_throttle(None)
+        turns.set_throttle(None)
 
 
 def test_public_mode_refuses_code_without_the_sandbox(public_env) -> None:  # noqa: ANN001
@@ -321,14 +343,14 @@ def test_public_mode_refuses_code_without_the_sandbox(public_env) -> None:  # no
     assert "Public server" in sidebar and "7 runs" in sidebar and "30 measurements" in sidebar
     assert f"{runner.Limits.timeout_s:g} s" in sidebar
     assert "0 running, 0 queued" in sidebar and "measurements waiting: 0" in sidebar
-    assert timing._throttle is not None  # noqa: SLF001 - app.py switched the throttle on
+    assert turns._throttle is not None  # noqa: SLF001 - app.py switched the throttle on
 
 
 def test_outside_public_mode_the_sidebar_stays_quiet() -> None:
     at = open_page(catalog.HOME)
     assert_clean(at)
     assert not any("Public server" in c.value for c in at.sidebar.caption)
-    assert timing._throttle is None  # noqa: SLF001
+    assert turns._throttle is None  # noqa: SLF001
 
 
 def test_pages_show_errors_and_compiled_code_without_server_paths() -> None:
@@ -386,7 +408,7 @@ def test_runs_count_against_the_visitor_of_the_script_run(monkeypatch) -> None: 
     monkeypatch.setattr(runner, "get_pool", Pool)
 
     def page() -> None:
-        timing.current_visitor.set("ip:203.0.113.5")
+        turns.current_visitor.set("ip:203.0.113.5")
         runner.run_code("1")  # a page that passes no visitor (the walkthrough's examples)
         runner.run_code("1", visitor="session:abc")  # an explicit one wins
 

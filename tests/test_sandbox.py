@@ -17,10 +17,7 @@ from jaxplay.sandbox import (
     RunResult,
     WorkerPool,
     defined_functions,
-    mark_line,
     parse_arg_specs,
-    preview_matrix,
-    timing_summary,
     worker_environment,
 )
 from jaxplay.sandbox import _inspectors as inspectors
@@ -100,7 +97,7 @@ def test_public_server_without_bwrap_refuses() -> None:
         pool.shutdown()
 
 
-def test_helpers_for_the_page() -> None:
+def test_functions_and_argument_shapes_are_read_without_running() -> None:
     assert defined_functions("def f(x): pass\ng = lambda x: x\nh = jit(f)\n1 +") == []
     assert defined_functions("def f(x): pass\ng = lambda x: x\nh = jit(f)") == ["f", "g", "h"]
     assert parse_arg_specs("(3,), 4, ()", "int32") == (
@@ -110,13 +107,6 @@ def test_helpers_for_the_page() -> None:
         parse_arg_specs("(3, -1)")
     with pytest.raises(ValueError, match="Could not read"):
         parse_arg_specs("__import__('os')")
-    assert mark_line("a\nb\nc\nd", 3, context=1) == "  2 | b\n→ 3 | c\n  4 | d"
-    assert mark_line("a", 5) is None
-    summary = decode_arrays([{"name": "v", "shape": [3], "dtype": "f", "preview": [1, 2, 3]}])[0]
-    assert preview_matrix(summary) == [[1.0, 2.0, 3.0]]
-    shown = timing_summary({"eager": {"median": 2e-3, "samples": [1, 2]}, "jit": {"median": 1e-3},
-                            "speedup": 2.0, "device": "cpu"})  # fmt: skip
-    assert shown["eager"] == "2 ms" and shown["speedup"] == "2×" and "2 samples" in shown["caption"]
 
 
 def test_bad_inspect_requests_are_refused_before_running(pool: WorkerPool) -> None:

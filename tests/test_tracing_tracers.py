@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from jaxplay.core import capture
 from jaxplay.tracing import _tracers as tracers
 
 
@@ -20,31 +21,31 @@ def test_what_a_function_sees_under_each_transform() -> None:
 
 @pytest.mark.parametrize("pitfall", tracers.PITFALLS, ids=lambda p: p.key)
 def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: tracers.Pitfall) -> None:
-    broken = tracers.run(pitfall.broken)
+    broken = capture.run(pitfall.broken)
     if pitfall.expected_error:
         assert not broken.ok and broken.error_type == pitfall.expected_error
         assert broken.message
     else:
         assert broken.ok
     for fix in pitfall.fixes:
-        assert tracers.run(fix).ok, fix.__name__
+        assert capture.run(fix).ok, fix.__name__
     assert pitfall.broken_source.startswith("def ")
 
 
 def test_print_runs_once_and_debug_print_every_call() -> None:
-    out = tracers.run(tracers.print_vs_debug_print)
+    out = capture.run(tracers.print_vs_debug_print)
     assert out.stdout.count("print sees:") - out.stdout.count("jax.debug.print sees:") == 1
     assert out.stdout.count("jax.debug.print sees:") == 3
     assert "Tracer" in out.stdout.splitlines()[0]
 
 
 def test_the_articles_counter_is_one_after_two_calls() -> None:
-    assert tracers.run(tracers.impure_counter).value == "1"
-    assert tracers.run(tracers.fix_counter_as_state).value == "2"
+    assert capture.run(tracers.impure_counter).value == "1"
+    assert capture.run(tracers.fix_counter_as_state).value == "2"
 
 
 def test_the_if_pitfall_message_is_jaxs() -> None:
-    out = tracers.run(tracers.python_if_under_jit)
+    out = capture.run(tracers.python_if_under_jit)
     assert "Attempted boolean conversion of traced array" in out.message
 
 
@@ -52,7 +53,7 @@ def test_the_if_pitfall_message_is_jaxs() -> None:
 
 
 def _lab(key: str) -> tracers.LabRun:
-    scenario = tracers.find_scenario(key)
+    scenario = {s.key: s for s in tracers.SCENARIOS}[key]
     return tracers.run_recompilation_lab(scenario.calls, redefine=scenario.redefine)
 
 

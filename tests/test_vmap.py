@@ -6,7 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxplay.core import timing
+from jaxplay.core import roofline
+from jaxplay.core.errors import explain_error
 from jaxplay.vmap import _vectorize as vz
 
 BATCH_FIRST, BATCH_LAST = vz.LAYOUTS
@@ -107,7 +108,7 @@ def test_mapped_axes_are_marked_per_input() -> None:
 
 
 def test_an_unknown_error_keeps_jaxs_message() -> None:
-    friendly = vz.explain_error(RuntimeError("something new"))
+    friendly = explain_error(RuntimeError("something new"), vz._VMAP_ERRORS)
     assert friendly.error_type == "RuntimeError" and friendly.message == "something new"
 
 
@@ -179,6 +180,6 @@ def test_batching_is_timed_for_every_method_and_charted() -> None:
     first = bt.timings[vz.METHODS[0]][0]
     assert fig.data[0].error_y.arrayminus[0] == pytest.approx(first.median - first.q1)
     assert fig.data[0].error_y.array[0] == pytest.approx(first.q3 - first.median)
-    assert f"measured on {timing.device_label()}" in fig.layout.title.text
+    assert f"measured on {roofline.device_label()}" in fig.layout.title.text
     with pytest.raises(ValueError, match="1 to 1024"):
         vz.check_batch_sizes([4, 5000])

@@ -23,10 +23,20 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from jaxplay.core import timing
+from jaxplay.core import capture, roofline, timing
+from jaxplay.core.capture import Outcome
+from jaxplay.core.errors import FriendlyError, explain_error
 from jaxplay.core.expr import parse
-from jaxplay.grad._autodiff import AsWritten, hvp, normal_arrays, run_as_written
-from jaxplay.vmap._vectorize import FriendlyError, explain_error, timing_trace
+from jaxplay.core.figures import (
+    bar_ends,
+    format_bytes,
+    format_count,
+    log_axis,
+    seconds_axis,
+    timing_line,
+)
+from jaxplay.core.inputs import normal_arrays
+from jaxplay.grad._autodiff import hvp
 
 # --- the pipeline builder ------------------------------------------------------------------------
 
@@ -227,7 +237,7 @@ class PerSample:
     params_shape: tuple[int, ...]
     x_shape: tuple[int, ...]
     y_shape: tuple[int, ...]
-    as_written: AsWritten
+    as_written: Outcome
     tiled_shape: tuple[int, ...]
     tiled_matches_loop: bool
     fixed: np.ndarray
@@ -247,9 +257,12 @@ def per_sample(batch: int = 8, features: int = 3) -> PerSample:
         )
     arrays = normal_arrays(0, (features,), (batch, features), (batch,))
     params, X, Y = (jnp.asarray(a) for a in arrays)
-    as_written = run_as_written(
-        "per_sample_gradient(params, X, Y)  # params: one shared vector",
-        lambda: per_sample_gradient(params, X, Y),
+    as_written = capture.run(
+        per_sample_gradient,
+        params,
+        X,
+        Y,
+        code="per_sample_gradient(params, X, Y)  # params: one shared vector",
     )
     grad_one = jax.jit(jax.grad(loss_for_sample))
     loop = np.stack([np.asarray(grad_one(params, X[i], Y[i])) for i in range(batch)])
@@ -368,7 +381,7 @@ def time_jacobians(
     if on_progress is not None:
         on_progress(1.0, "done")
     return JacobianSweep(
-        sizes, narrow, hidden, {k: tuple(v) for k, v in out.items()}, worst, timing.device_label()
+        sizes, narrow, hidden, {k: tuple(v) for k, v in out.items()}, worst, roofline.device_label()
     )
 
 
@@ -387,7 +400,7 @@ def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
         for mode in MODES:
             ts = sweep.timings[(name, mode)]
             fig.add_trace(
-                timing_trace(
+                timing_line(
                     sweep.widths,
                     ts,
                     mode,
@@ -398,9 +411,9 @@ def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
                 1,
                 col,
             )
-    fig.update_xaxes(type="log", title_text="n_in (input width)", row=1, col=1)
-    fig.update_xaxes(type="log", title_text="n_out (output width)", row=1, col=2)
-    fig.update_yaxes(type="log", title_text="time per Jacobian (s; median, quartiles)")
+    for col, title in ((1, "n_in (input width)"), (2, "n_out (output width)")):
+        fig.update_xaxes(log_axis(title, sweep.widths, format_count), row=1, col=col)
+    fig.update_yaxes(seconds_axis("time per Jacobian (median, quartiles)", bar_ends(*fig.data)))
     fig.update_layout(
         title=(
             f"jit(jacfwd) vs jit(jacrev) of the two-layer network (hidden {sweep.hidden}), "
@@ -444,7 +457,7 @@ def hvp_inputs(n: int) -> tuple[Any, Any]:
 class JitHvp:
     """``jit`` of an HVP that takes ``f`` as an argument: as written, and two fixes."""
 
-    as_written: AsWritten
+    as_written: Outcome
     static_argnums: np.ndarray
     closure: np.ndarray
     eager: np.ndarray
@@ -466,9 +479,12 @@ def jit_hvp(n: int = 5) -> JitHvp:
     """
     x, v = hvp_inputs(n)
     f = hvp_test_function
-    as_written = run_as_written(
-        "optimized_hvp(f, x, v)  # @jit def optimized_hvp(f, primals, tangents)",
-        lambda: optimized_hvp(f, x, v),
+    as_written = capture.run(
+        optimized_hvp,
+        f,
+        x,
+        v,
+        code="optimized_hvp(f, x, v)  # @jit def optimized_hvp(f, primals, tangents)",
     )
     static = jax.jit(hvp, static_argnums=0)(f, x, v)
     closure = jax.jit(lambda x, v: hvp(f, x, v))(x, v)
@@ -549,7 +565,7 @@ def time_hvp(
         {k: tuple(v) for k, v in times.items()},
         {k: tuple(v) for k, v in memory.items()},
         worst,
-        timing.device_label(),
+        roofline.device_label(),
     )
 
 
@@ -562,7 +578,7 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
     for name in HVP_METHODS:
         ts = sweep.timings[name]
         fig.add_trace(
-            timing_trace(sweep.dims, ts, name, legendgroup=name, line={"color": colors[name]}),
+            timing_line(sweep.dims, ts, name, legendgroup=name, line={"color": colors[name]}),
             1,
             1,
         )
@@ -579,9 +595,12 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
             1,
             2,
         )
-    fig.update_xaxes(type="log", title_text="dimension n")
-    fig.update_yaxes(type="log", title_text="time per call (s; median, quartiles)", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="bytes", row=1, col=2)
+    times, memory = fig.data[0::2], fig.data[1::2]
+    fig.update_xaxes(log_axis("dimension n", sweep.dims, format_count))
+    fig.update_yaxes(
+        seconds_axis("time per call (median, quartiles)", bar_ends(*times)), row=1, col=1
+    )
+    fig.update_yaxes(log_axis("bytes", bar_ends(*memory), format_bytes, base=4), row=1, col=2)
     fig.update_layout(
         title=f"Hessian-vector product vs full Hessian, jitted, measured on {sweep.device}",
         margin={"t": 80, "b": 40},

@@ -9,7 +9,6 @@ as on another.
 - :func:`compile_aot` runs ``jax.jit(f).trace(...).lower().compile()`` once, timing each stage
   and keeping the jaxpr, StableHLO and HLO texts plus ``cost_analysis()`` and
   ``memory_analysis()``, each of which a backend may not provide (then a note, not an error).
-- :func:`cache_size` reads a jitted function's compile-cache size (a private API, guarded).
 - :func:`capture_compiles` turns on ``jax_log_compiles`` and ``jax_explain_cache_misses`` for the
   calling thread only and collects what JAX logs into structured :class:`CompileEvent` entries.
 """
@@ -36,22 +35,6 @@ MEMORY_FIELDS: dict[str, str] = {
     "alias": "alias_size_in_bytes",
     "generated code": "generated_code_size_in_bytes",
 }
-
-
-def cache_size(jitted: Any) -> int | None:
-    """How many compiled versions a ``jax.jit`` function holds, or ``None`` if JAX won't say.
-
-    ``_cache_size`` is private JAX API: it counts the entries of the jitted function's own C++
-    dispatch cache (one per distinct static-argument value, shape or dtype it was called with). A
-    future JAX may drop or rename it, so a missing or failing method reads as "unknown".
-    """
-    method = getattr(jitted, "_cache_size", None)
-    if method is None:
-        return None
-    try:
-        return int(method())
-    except Exception:  # private API: any failure means "unknown", never a crash
-        return None
 
 
 def fresh_function(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,4 +1,4 @@
-"""Honest timing of JAX code: the one harness every page and the runner use.
+"""Honest timing of JAX code: the one harness every page and the sandbox use.
 
 JAX dispatches work asynchronously: a call returns as soon as the computation is *queued*. A
 stopwatch around a call without ``block_until_ready`` measures dispatch, not compute; a stopwatch
@@ -6,54 +6,26 @@ around the first call of a jitted function measures tracing and compilation too.
 module returns therefore (1) blocks on every leaf of the result, (2) warms up first so compilation
 and caches are out of the steady state, (3) batches sub-millisecond calls like
 ``timeit.autorange`` so timer resolution does not dominate, and (4) keeps all samples so pages can
-show the median with its spread rather than one lucky number.
+show the median with its spread rather than one lucky number. Every measurement holds the
+measurement lock of :mod:`jaxplay.core.turns`, so two visitors never time at once.
 
-One process-wide lock serialises measurements: two visitors benchmarking at once on a shared
-machine would each slow the other down and both would see wrong numbers. The lock is re-entrant,
-so a page may hold it around several measurements (and tell a queued visitor so) while each
-measurement takes it again. In public mode a per-visitor throttle (see :func:`set_throttle`)
-keeps one visitor from holding the lock in a loop: the visitor is whoever
-:data:`current_visitor` names in the measuring thread's context.
-
-Beyond :func:`measure`, the module answers the questions the jit page asks:
-
+- :func:`measure`: steady-state per-call time of one function;
 - :func:`compare_jit`: eager against jitted, samples interleaved so drift hits both alike;
 - :func:`profile_jit`: trace, lower, compile, first call and steady state as separate numbers, plus
-  XLA's cost and memory estimates (via :func:`jaxplay.core.compilation.compile_aot`);
-- :func:`article_timing`: the tutorial article's stopwatch, reproduced on purpose to show its error;
-- :func:`machine_reference` and :func:`roofline_point`: this device's copy bandwidth and matmul
-  rate, to place a result on a roofline.
+  XLA's cost and memory estimates (via :func:`jaxplay.core.compilation.compile_aot`).
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from jaxplay.core import compilation
-
-#: Serialises every measurement in the process (see module docstring); re-entrant.
-MEASURE_LOCK = threading.RLock()
-_waiting = 0
-_waiting_lock = threading.Lock()
-
-#: Who the current thread measures for (``app.py`` sets it at the start of every script run;
-#: Streamlit runs each rerun in a thread of its own, so a value never leaks to another visitor).
-current_visitor: ContextVar[str | None] = ContextVar("jaxplay_visitor", default=None)
-#: Told the seconds a throttled visitor waits, so the page can say so (``app.py`` sets it).
-throttle_notice: ContextVar[Callable[[float], None] | None] = ContextVar(
-    "jaxplay_throttle_notice", default=None
-)
-_throttle: Callable[[str], float] | None = None
-_sleep: Callable[[float], None] = time.sleep
-_depth = threading.local()
+from jaxplay.core.turns import exclusive
 
 
 def block(tree: Any) -> Any:
@@ -72,89 +44,6 @@ def block(tree: Any) -> Any:
         if ready is not None:
             ready()
     return tree
-
-
-def waiting_count() -> int:
-    """How many callers wait for :data:`MEASURE_LOCK` right now (for a "you are queued" note)."""
-    return _waiting
-
-
-def set_throttle(
-    try_acquire: Callable[[str], float] | None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> None:
-    """Throttle measurements per visitor (public mode), or stop throttling with ``None``.
-
-    Arguments:
-        try_acquire: visitor id -> seconds to wait before they may measure (0 to go now), such
-            as :meth:`jaxplay.hosting.ratelimit.RateLimiter.try_acquire`.
-        sleep: how to wait (tests pass one that advances a fake clock).
-
-    A throttled measurement waits rather than fails: a page then shows its result a little
-    later instead of an error, and the lock stays free for other visitors meanwhile.
-    """
-    global _throttle, _sleep
-    _throttle, _sleep = try_acquire, sleep
-
-
-def _wait_for_turn() -> None:
-    """Wait until the current visitor may start another measurement (no-op unless throttled)."""
-    throttle, visitor = _throttle, current_visitor.get()
-    if throttle is None or visitor is None:
-        return
-    told = False
-    for _ in range(1000):  # each pass waits for the limiter's own estimate; ends in one or two
-        wait = throttle(visitor)
-        if wait <= 0:
-            return
-        notice = throttle_notice.get()
-        if notice is not None and not told:
-            told = True
-            notice(wait)
-        _sleep(wait)
-
-
-@contextmanager
-def exclusive(on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
-    """Hold the process-wide measurement lock.
-
-    Arguments:
-        on_wait: called once, with the number of callers already waiting, if the lock is busy,
-            so a page can tell its visitor that they are queued behind another measurement.
-
-    In public mode a thread's outermost ``exclusive`` first waits for the visitor's throttle
-    (see :func:`set_throttle`), before taking the lock: nested ones (a measurement inside a
-    page's block) count as the same measurement.
-    """
-    depth = getattr(_depth, "value", 0)
-    if depth == 0:
-        _wait_for_turn()
-    _depth.value = depth + 1
-    try:
-        with _locked(on_wait):
-            yield
-    finally:
-        _depth.value = depth
-
-
-@contextmanager
-def _locked(on_wait: Callable[[int], None] | None) -> Iterator[None]:
-    global _waiting
-    if not MEASURE_LOCK.acquire(blocking=False):
-        with _waiting_lock:
-            _waiting += 1
-            ahead = _waiting
-        try:
-            if on_wait is not None:
-                on_wait(ahead)
-            MEASURE_LOCK.acquire()
-        finally:
-            with _waiting_lock:
-                _waiting -= 1
-    try:
-        yield
-    finally:
-        MEASURE_LOCK.release()
 
 
 @dataclass(frozen=True)
@@ -506,190 +395,3 @@ def profile_jit(
         return run()
     with exclusive():
         return run()
-
-
-# --- the article's method -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ArticleTiming:
-    """The tutorial article's measurement: ``time.time()`` around ``loops`` calls, no blocking.
-
-    Attributes:
-        naive_s: wall seconds of the eager loop (dispatch time plus whatever finished meanwhile).
-        jitted_s: wall seconds of the jitted loop, *including* its first call's trace and compile.
-        loops: calls in each loop.
-    """
-
-    naive_s: float
-    jitted_s: float
-    loops: int
-
-    @property
-    def speedup(self) -> float:
-        """What the article would report: naive total / jitted total."""
-        return self.naive_s / self.jitted_s
-
-
-def article_timing(
-    fn: Callable[..., Any], *args: Any, loops: int = 10, lock: bool = True
-) -> ArticleTiming:
-    """Reproduce the seed article's timing of ``fn`` on purpose, errors included.
-
-    The article does, for each of ``naive_softmax`` and ``jit(naive_softmax)``::
-
-        start = time.time()
-        for _ in range(10):
-            y = f(x)
-        print(time.time() - start)
-
-    Three things are wrong with it: nothing waits for the result (JAX dispatches asynchronously, so
-    the stopwatch sees queueing, and the eager loop's unfinished work spills into the jit loop),
-    the jitted loop's first call traces and compiles inside the stopwatch, and one run of 10 calls
-    has no spread. The jitted function here is a fresh wrapper, so compilation is really included
-    as it is in the article's fresh process. Only after both stopwatches stop do we block, so
-    later measurements start clean.
-    """
-    import jax
-
-    jitted = jax.jit(compilation.fresh_function(fn))
-
-    def run() -> ArticleTiming:
-        y = None
-        start = time.time()
-        for _ in range(loops):
-            y = fn(*args)
-        naive_s = time.time() - start
-        start = time.time()
-        for _ in range(loops):
-            y = jitted(*args)
-        jitted_s = time.time() - start
-        block(y)
-        return ArticleTiming(naive_s, jitted_s, loops)
-
-    if not lock:
-        return run()
-    with exclusive():
-        return run()
-
-
-# --- machine reference and roofline -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MachineReference:
-    """What this device can do at best, measured here, to judge a result against.
-
-    Attributes:
-        device: the device measured, e.g. ``"cpu (cpu)"`` or ``"gpu (NVIDIA H200)"``.
-        platform: JAX's platform name.
-        copy_bandwidth_gbps: GB/s of a jitted ``y = a * y`` on a large float32 vector, repeated
-            in place, counting one read and one write of every element (STREAM's "scale").
-        matmul_gflops: GFLOP/s of a jitted float32 ``x @ y`` (2·n³ flops per call).
-        copy_elements, matmul_n: the sizes used.
-        copy: the blocked timing of the copy kernel.
-        matmul: the blocked timing of the matmul.
-        method: one sentence on how the figures were measured, for captions.
-    """
-
-    device: str
-    platform: str
-    copy_bandwidth_gbps: float
-    matmul_gflops: float
-    copy_elements: int
-    matmul_n: int
-    copy: Timing
-    matmul: Timing
-    method: str
-
-    @property
-    def ridge_flops_per_byte(self) -> float:
-        """Arithmetic intensity where the two roofs meet: below it, memory bandwidth limits."""
-        return self.matmul_gflops / self.copy_bandwidth_gbps
-
-
-def device_label() -> str:
-    """Where measurements run, for chart titles: ``"cpu (cpu)"``, ``"gpu (NVIDIA H200)"``."""
-    import jax
-
-    device = jax.devices()[0]
-    return f"{device.platform} ({getattr(device, 'device_kind', device.platform)})"
-
-
-_REFERENCE: MachineReference | None = None
-_REFERENCE_LOCK = threading.Lock()
-
-
-def machine_reference(budget_s: float = 0.3) -> MachineReference:
-    """This device's copy bandwidth and matmul rate, measured on first use and then cached.
-
-    The process measures once (about a second) and every later call returns the same object, so
-    every page compares against the same roofs. Each roof is the fastest sample, not the median:
-    it stands for the best this device does, and load from other visitors only slows samples
-    down. Sizes exceed CPU caches (32 MiB on CPU, 256 MiB on an accelerator) so the bandwidth is
-    memory's, not cache's.
-    """
-    global _REFERENCE
-    with _REFERENCE_LOCK:
-        if _REFERENCE is None:
-            _REFERENCE = _measure_reference(budget_s)
-        return _REFERENCE
-
-
-def _measure_reference(budget_s: float) -> MachineReference:
-    import jax
-    import jax.numpy as jnp
-
-    device = jax.devices()[0]
-    platform = str(device.platform)
-    on_cpu = platform == "cpu"
-    elements = 1 << 23 if on_cpu else 1 << 26
-    rounds = 10
-    n = 1024 if on_cpu else 4096
-
-    # y = a * y, ten times in a loop: the loop carry is updated in place, so the figure is memory
-    # bandwidth rather than the page faults of allocating a fresh 64 MiB output on every call.
-    @jax.jit
-    def scale(x: Any, a: Any) -> Any:
-        return jax.lax.fori_loop(0, rounds, lambda _, y: y * a, x)
-
-    matmul = jax.jit(lambda x, y: x @ y)
-    with exclusive():
-        vector = block(jnp.full((elements,), 1.5, jnp.float32))
-        a = jnp.float32(1.0001)
-        left = block(jnp.full((n, n), 0.5, jnp.float32))
-        right = block(jnp.full((n, n), 0.25, jnp.float32))
-        copy_timing = measure(scale, vector, a, budget_s=budget_s, lock=False)
-        matmul_timing = measure(matmul, left, right, budget_s=budget_s, lock=False)
-    del vector, left, right
-    bytes_moved = rounds * 2 * elements * 4
-    flops = 2 * n**3
-    return MachineReference(
-        device=device_label(),
-        platform=platform,
-        copy_bandwidth_gbps=bytes_moved / copy_timing.min / 1e9,
-        matmul_gflops=flops / matmul_timing.min / 1e9,
-        copy_elements=elements,
-        matmul_n=n,
-        copy=copy_timing,
-        matmul=matmul_timing,
-        method=(
-            f"jitted y = a·y, {rounds} rounds in place on {elements:,} float32 "
-            f"({elements * 4 / 2**20:.0f} MiB, read + written each round), and a {n}×{n} "
-            "float32 matmul (2·n³ flops); fastest blocked sample of each, since a roof is the "
-            "best the device does"
-        ),
-    )
-
-
-def roofline_point(cost: dict[str, float] | None, seconds: float) -> tuple[float, float]:
-    """Achieved (GB/s, GFLOP/s) of a call that took ``seconds``, from its ``cost_analysis``.
-
-    XLA's ``bytes accessed`` and ``flops`` are its own estimates for the compiled program (its
-    flops leave out transcendentals such as ``exp``). A figure that is missing is NaN.
-    """
-    if not cost or not seconds > 0:
-        return float("nan"), float("nan")
-    gbps = cost.get("bytes accessed", float("nan")) / seconds / 1e9
-    gflops = cost.get("flops", float("nan")) / seconds / 1e9
-    return float(gbps), float(gflops)

@@ -24,7 +24,9 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxplay.devices._devices import Attempt, attempt, devices_of
+from jaxplay.core import capture
+from jaxplay.core.capture import Outcome
+from jaxplay.devices._devices import devices_of
 
 AXIS = "i"
 WIDTH = 4
@@ -106,7 +108,7 @@ def _array_text(value: Any) -> str:
     return np.array2string(np.asarray(value), precision=4, separator=", ")
 
 
-def article_examples(n_devices: int) -> dict[str, Attempt]:
+def article_examples(n_devices: int) -> dict[str, Outcome]:
     """The article's pmap code as written, fixed, and with ``shard_map`` (all really run).
 
     The all-reduce input has one row per device (``n_devices`` of the default backend's devices,
@@ -115,10 +117,10 @@ def article_examples(n_devices: int) -> dict[str, Attempt]:
     x = example_input(n_devices)
     mesh = mesh_of(n_devices)
     return {
-        "pmap, as written": attempt(article_parallel_map, describe=str),
-        "psum in pmap, as written": attempt(all_reduce_example, x, describe=_array_text),
-        "psum in pmap, fixed": attempt(all_reduce_fixed, x, describe=_array_text),
-        "psum in shard_map": attempt(
+        "pmap, as written": capture.run(article_parallel_map, describe=str),
+        "psum in pmap, as written": capture.run(all_reduce_example, x, describe=_array_text),
+        "psum in pmap, fixed": capture.run(all_reduce_fixed, x, describe=_array_text),
+        "psum in shard_map": capture.run(
             all_reduce_shard_map,
             jax.device_put(x, NamedSharding(mesh, P(AXIS))),
             mesh,

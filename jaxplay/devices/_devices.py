@@ -9,10 +9,6 @@ copies through :mod:`jaxplay.core.timing`.
 
 from __future__ import annotations
 
-import inspect
-import textwrap
-import traceback
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +16,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from jaxplay.core import timing
+from jaxplay.core import capture, timing
+from jaxplay.core.capture import Outcome
+from jaxplay.core.figures import format_bytes, log_axis, timing_line
 
 #: The largest transfer that may be timed (bytes): enough to see bandwidth, small enough to share.
 MAX_TRANSFER_BYTES = 256 * 2**20
@@ -109,48 +107,6 @@ def inventory() -> tuple[DeviceInfo, ...]:
     return tuple(rows)
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """The outcome of running a piece of code: its value, or the real exception it raised.
-
-    Attributes:
-        code: the exact source that ran.
-        ok: whether it returned.
-        value: ``repr``-like text of what it returned ("" when it raised).
-        error_type, error: the exception's type name and message when it raised.
-        warnings: messages of the warnings it emitted (e.g. a deprecation).
-    """
-
-    code: str
-    ok: bool
-    value: str
-    error_type: str | None
-    error: str | None
-    warnings: tuple[str, ...]
-
-
-def attempt(fn: Callable[..., Any], *args: Any, describe: Callable[[Any], str] = repr) -> Attempt:
-    """Run ``fn(*args)`` and record its value or its exception, with ``fn``'s source."""
-    code = textwrap.dedent(inspect.getsource(fn))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            value = fn(*args)
-        except Exception as exc:  # the point is to show whatever JAX raised
-            mine = [
-                f
-                for f in traceback.extract_tb(exc.__traceback__)
-                if f.filename == inspect.getsourcefile(fn) and f.line
-            ]
-            where = f" (at `{mine[-1].line}`)" if mine else ""
-            return Attempt(code, False, "", type(exc).__name__, f"{exc}{where}", _texts(caught))
-    return Attempt(code, True, describe(value), None, None, _texts(caught))
-
-
-def _texts(caught: list[warnings.WarningMessage]) -> tuple[str, ...]:
-    return tuple(f"{w.category.__name__}: {w.message}" for w in caught)
-
-
 def manual_device_placement():
     """The article's code as written (its comments translated)."""
     from jax import device_put, devices
@@ -186,11 +142,11 @@ def describe_placed(arrays: Any) -> str:
     return ", ".join(f"x{i} on {next(iter(a.devices()))}" for i, a in enumerate(arrays))
 
 
-def article_placement() -> tuple[Attempt, Attempt]:
+def article_placement() -> tuple[Outcome, Outcome]:
     """The article's placement code as written, and guarded (both actually run)."""
     return (
-        attempt(manual_device_placement, describe=describe_placed),
-        attempt(guarded_device_placement, describe=describe_placed),
+        capture.run(manual_device_placement, describe=describe_placed),
+        capture.run(guarded_device_placement, describe=describe_placed),
     )
 
 
@@ -304,25 +260,12 @@ def transfer_figure(points: tuple[TransferPoint, ...], where: str) -> go.Figure:
         pts = [p for p in points if p.route == route]
         if not pts:
             continue
-        gbps = np.array([p.gbps for p in pts])
-        fast = np.array([p.nbytes / p.timing.q1 / 1e9 for p in pts])
-        slow = np.array([p.nbytes / p.timing.q3 / 1e9 for p in pts])
-        fig.add_scatter(
-            x=[p.nbytes for p in pts],
-            y=gbps,
-            mode="lines+markers",
-            name=route,
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": fast - gbps,
-                "arrayminus": gbps - slow,
-            },
-            hovertext=[p.timing.describe() for p in pts],
-        )
+        sizes = [p.nbytes for p in pts]
+        gigabytes = [n / 1e9 for n in sizes]
+        fig.add_trace(timing_line(sizes, [p.timing for p in pts], route, work=gigabytes))
     fig.update_layout(
         title=f"Transfer bandwidth ({where}); median, bars: interquartile range",
-        xaxis={"title": "bytes per transfer", "type": "log"},
+        xaxis=log_axis("bytes per transfer", [p.nbytes for p in points], format_bytes, base=4),
         yaxis={"title": "GB/s"},
         height=380,
         margin={"t": 50, "b": 40},

@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from plotly import colors as pcolors
 
 from jaxplay.core import timing
+from jaxplay.core.figures import timing_line
 from jaxplay.devices._devices import devices_of
 
 #: Largest array axis the sandbox draws (cells stay legible).
@@ -570,19 +571,7 @@ def scaling_figure(points: tuple[ScalingPoint, ...], where: str) -> go.Figure:
     n = [p.devices for p in points]
     ms = np.array([p.timing.median for p in points]) * 1e3
     fig = go.Figure()
-    fig.add_scatter(
-        x=n,
-        y=ms,
-        mode="lines+markers",
-        name="measured (median)",
-        error_y={
-            "type": "data",
-            "symmetric": False,
-            "array": [(p.timing.q3 - p.timing.median) * 1e3 for p in points],
-            "arrayminus": [(p.timing.median - p.timing.q1) * 1e3 for p in points],
-        },
-        hovertext=[p.timing.describe() for p in points],
-    )
+    fig.add_trace(timing_line(n, [p.timing for p in points], "measured (median)", scale=1e3))
     fig.add_scatter(
         x=n,
         y=[ms[0] / k for k in n],

@@ -23,8 +23,11 @@ import plotly.graph_objects as go
 from jax.flatten_util import ravel_pytree
 from jax.test_util import check_grads
 
+from jaxplay.core import capture
+from jaxplay.core.capture import Outcome
 from jaxplay.core.expr import ExprError, Expression, parse
-from jaxplay.core.timing import block
+from jaxplay.core.figures import log_axis
+from jaxplay.core.inputs import normal_arrays
 
 #: The grad page's functions of one variable (label -> formula in the safe expression language).
 PRESETS: dict[str, str] = {
@@ -40,59 +43,6 @@ MAX_ABS_X = 100.0
 #: At most this many non-smooth points are listed (a staircase like ``jnp.floor`` has many).
 MAX_KINKS = 20
 ORDER_NAMES = ("f", "f′", "f″", "f‴", "f⁽⁴⁾", "f⁽⁵⁾")
-
-
-# --- the article's code as written, run for real -------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AsWritten:
-    """What happened when the article's code ran unchanged on this JAX.
-
-    Attributes:
-        code: the code as the article writes it.
-        error_type: the exception's class name, or ``None`` when the code ran.
-        message: the exception's full message ("" when it ran).
-    """
-
-    code: str
-    error_type: str | None
-    message: str
-
-    @property
-    def failed(self) -> bool:
-        return self.error_type is not None
-
-    @property
-    def headline(self) -> str:
-        """``TypeError: the message`` on one line, cut at 300 characters (arrays print long)."""
-        first = " ".join(self.message.split())
-        if len(first) > 300:
-            first = first[:300] + " …"
-        return f"{self.error_type}: {first}" if self.failed else "ran without an error"
-
-
-def run_as_written(code: str, thunk: Callable[[], Any]) -> AsWritten:
-    """Run ``thunk`` (the article's ``code``) and capture the exception it really raises.
-
-    Only exceptions are caught, never reinterpreted: the page shows their type and message as
-    JAX produced them.
-    """
-    try:
-        block(thunk())
-    except Exception as err:  # noqa: BLE001 - the point is to show whatever JAX raised
-        return AsWritten(code, type(err).__name__, str(err))
-    return AsWritten(code, None, "")
-
-
-def normal_arrays(seed: int, *shapes: tuple[int, ...]) -> list[np.ndarray]:
-    """Standard-normal float32 arrays, drawn with numpy.
-
-    Demo inputs only need to be fixed and generic; drawing them with numpy avoids compiling one
-    small XLA program per ``jax.random`` call on a cold server.
-    """
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
 
 
 # --- f, f', f'', ... on a grid -------------------------------------------------------------------
@@ -394,8 +344,7 @@ def check_figure(check: GradCheck) -> go.Figure:
     fig.update_layout(
         title=f"autodiff vs central difference at x₀ = {check.x0:g} (step {check.rows[0].step:g})",
         xaxis_title="derivative",
-        yaxis_title="|autodiff − central difference|",
-        yaxis_type="log",
+        yaxis=log_axis("|autodiff − central difference|", fig.data[0].y),
         margin={"t": 50, "b": 40},
         height=320,
     )
@@ -801,7 +750,7 @@ class HessianDiagonal:
         blocks: ``(name, start, stop)`` of each parameter array in θ.
     """
 
-    as_written: AsWritten
+    as_written: Outcome
     via_hessian: np.ndarray
     via_hvp: np.ndarray
     blocks: tuple[tuple[str, int, int], ...]
@@ -820,9 +769,11 @@ def hessian_diagonal(init: str) -> HessianDiagonal:
     Hessian-vector product per basis vector.
     """
     params, x = init_complex_loss(init)
-    as_written = run_as_written(
-        HESSIAN_DIAG_AS_WRITTEN,
-        lambda: jax.grad(jax.grad(complex_loss, argnums=0), argnums=0)(params, x),
+    as_written = capture.run(
+        jax.grad(jax.grad(complex_loss, argnums=0), argnums=0),
+        params,
+        x,
+        code=HESSIAN_DIAG_AS_WRITTEN,
     )
     theta, unravel = ravel_pytree(params)
     flat_loss = lambda t: complex_loss(unravel(t), x)  # noqa: E731

@@ -13,26 +13,14 @@ import os
 import re
 from dataclasses import dataclass
 
-DEFAULT_CPU_DEVICES = 8
-MAX_CPU_DEVICES = 64
+from jaxplay.hosting import settings
+
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
 
 
 def requested_cpu_devices(environ: dict[str, str] | None = None) -> int:
-    """The number of simulated CPU devices asked for through ``JAXPLAY_CPU_DEVICES``.
-
-    A missing, malformed or out-of-range value falls back to the default (8) or is clamped to
-    1..64, so a typo in a deployment's environment never stops the app from starting.
-    """
-    env = os.environ if environ is None else environ
-    raw = env.get("JAXPLAY_CPU_DEVICES", "").strip()
-    if not raw:
-        return DEFAULT_CPU_DEVICES
-    try:
-        value = int(raw)
-    except ValueError:
-        return DEFAULT_CPU_DEVICES
-    return max(1, min(MAX_CPU_DEVICES, value))
+    """The number of simulated CPU devices asked for (``JAXPLAY_CPU_DEVICES``; see settings)."""
+    return settings.cpu_devices(environ)
 
 
 def xla_flags_with_device_count(flags: str, count: int) -> str:

@@ -1,9 +1,9 @@
 """Public mode (``JAXPLAY_PUBLIC=1``): what changes when the app is open to a room or the web.
 
 A server that others reach must (1) never run code outside the bubblewrap sandbox (the runner
-refuses, see :meth:`jaxplay.sandbox._pool.WorkerPool.refusal`), (2) keep one visitor from
+refuses, see :meth:`jaxplay.sandbox.WorkerPool.refusal`), (2) keep one visitor from
 starving the others (per-visitor rate limits on Code Lab runs, enforced in the runner, and on
-timed measurements, enforced in :func:`jaxplay.core.timing.exclusive`), (3) say what its limits and
+timed measurements, enforced in :func:`jaxplay.core.turns.exclusive`), (3) say what its limits and
 queues are, and (4) never show where its files live: error texts from JAX, from Python and from
 sandbox workers carry absolute paths (``.../site-packages/jax/_src/...``), which tell an attacker
 the layout of the machine. :func:`scrub_paths` replaces them with short placeholders.
@@ -27,12 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxplay.core import timing
-from jaxplay.hosting import settings
+from jaxplay.core import turns
+from jaxplay.hosting import catalog, settings
 from jaxplay.hosting.ratelimit import RateLimiter
-
-#: The repository root (the folder holding ``app.py`` and ``jaxplay/``).
-APP_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _forms(path: str | Path) -> set[str]:
@@ -59,7 +56,7 @@ def _replacements() -> tuple[tuple[re.Pattern[str], str], ...]:
     for directory in site_dirs:
         add(directory, "<site-packages>")
     add(sysconfig.get_paths().get("stdlib"), "<python>")
-    add(APP_ROOT, "<app>")
+    add(catalog.ROOT, "<app>")
     add(sys.prefix, "<venv>")
     if sys.base_prefix != sys.prefix and sys.base_prefix not in ("/usr", "/usr/local"):
         add(sys.base_prefix, "<python>")
@@ -104,14 +101,10 @@ class PublicConfig:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> PublicConfig:
         return cls(
             public=settings.public_mode(environ),
-            runs_per_minute=settings.positive_int(
-                "JAXPLAY_RUNS_PER_MINUTE", settings.DEFAULT_RUNS_PER_MINUTE, environ
-            ),
-            benchmarks_per_minute=settings.positive_int(
-                "JAXPLAY_BENCHMARKS_PER_MINUTE", settings.DEFAULT_BENCHMARKS_PER_MINUTE, environ
-            ),
-            visitor_key=settings.choice("JAXPLAY_VISITOR_KEY", ("address", "session"), environ),
-            trusted_proxy=settings.flag("JAXPLAY_TRUSTED_PROXY", environ),
+            runs_per_minute=settings.runs_per_minute(environ),
+            benchmarks_per_minute=settings.benchmarks_per_minute(environ),
+            visitor_key=settings.visitor_key(environ),
+            trusted_proxy=settings.trusted_proxy(environ),
         )
 
 
@@ -135,9 +128,9 @@ def apply(environ: Mapping[str, str] | None = None) -> PublicConfig:
     """
     config = PublicConfig.from_env(environ)
     if config.public:
-        timing.set_throttle(benchmark_limiter(config.benchmarks_per_minute).try_acquire)
+        turns.set_throttle(benchmark_limiter(config.benchmarks_per_minute).try_acquire)
     else:
-        timing.set_throttle(None)
+        turns.set_throttle(None)
     return config
 
 

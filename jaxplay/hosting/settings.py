@@ -1,14 +1,15 @@
-"""Every environment variable jaxplay reads, in one table: its name, default and meaning.
+"""Every environment variable jaxplay reads: the table of them, their defaults and their readers.
 
-Why one table: an operator hosting the app for a room needs one place that lists every knob, and
-the README must not drift from the code. The README's "Configuration" table is
-:func:`markdown_table`'s output pasted between ``<!-- settings:start -->`` and
-``<!-- settings:end -->``; a test greps the sources for ``JAXPLAY_*`` names and compares the
-README's block with this table, so a new setting cannot go undocumented.
-
-The readers of the settings (the runner, :mod:`jaxplay.hosting.environment`,
-:mod:`jaxplay.hosting.snippets`, :mod:`jaxplay.hosting.publicmode`) keep their own parsing; the
-defaults shown here come from the same constants they use wherever one exists.
+Why one module: an operator hosting the app for a room needs one place that lists every knob, and
+each knob must mean the same wherever it is read. So the table below is what the README shows
+(its "Configuration" table is :func:`markdown_table`'s output pasted between
+``<!-- settings:start -->`` and ``<!-- settings:end -->``; a test greps the sources for
+``JAXPLAY_*`` names and compares the README's block with this table), the defaults are the
+constants below, and every variable is parsed here, by one reader per setting
+(:func:`runner_spares`, :func:`runs_per_minute`, ...), which the runner, the environment and
+public mode call (``JAXPLAY_SNIPPET_DB`` is read by :func:`jaxplay.hosting.snippets.default_path`).
+A malformed value falls back to the default: a typo in a deployment's environment must not stop
+the app from starting.
 """
 
 from __future__ import annotations
@@ -17,9 +18,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from jaxplay.hosting import environment
-from jaxplay.sandbox._results import Limits
-
+#: How Code Lab runs are isolated (the first is the default).
+SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "process")
+#: Sandbox workers kept started and waiting.
+DEFAULT_SPARES = 2
+#: Wall-clock seconds, CPU seconds and memory (MB) one run may use.
+DEFAULT_RUN_TIMEOUT_S = 10.0
+DEFAULT_RUN_CPU_S = 20.0
+DEFAULT_RUN_MEMORY_MB = 1536
+#: Less memory than this cannot even run ``import jax`` in a worker.
+MIN_RUN_MEMORY_MB = 64
 #: Runs a visitor may start per minute in public mode (a burst of this many, then refilled).
 DEFAULT_RUNS_PER_MINUTE = 20
 #: Measurements (timed benchmarks) a visitor may start per minute in public mode.
@@ -34,6 +42,18 @@ DEFAULT_SNIPPET_STORE_MB = 200
 DEFAULT_SNIPPET_EXPIRY_DAYS = 30
 #: Connections to a PostgreSQL snippet store each app instance opens at most.
 DEFAULT_SNIPPET_DB_POOL = 4
+#: What counts as one visitor (the first is the default).
+VISITOR_KEYS: tuple[str, ...] = ("address", "session")
+#: Simulated CPU devices for the sharding demos, and the most a visitor's server may ask for.
+DEFAULT_CPU_DEVICES = 8
+MAX_CPU_DEVICES = 64
+#: JAX's own settings that every sandbox worker gets from the server's environment.
+PASSED_TO_WORKERS: tuple[str, ...] = (
+    "JAX_PLATFORMS",
+    "CUDA_VISIBLE_DEVICES",
+    "JAX_ENABLE_X64",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+)
 
 
 @dataclass(frozen=True)
@@ -55,14 +75,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "JAXPLAY_SANDBOX",
-        "auto",
+        SANDBOX_MODES[0],
         "How Code Lab runs are isolated: `bwrap` (bubblewrap: no network, no server files), "
         "`process` (a plain child process: laptops only) or `auto` (bwrap when "
         "`/usr/bin/bwrap` exists).",
     ),
     Setting(
         "JAXPLAY_RUNNER_SPARES",
-        "2",
+        f"{DEFAULT_SPARES}",
         "Sandbox workers kept started and waiting (each a Python process with JAX imported), so "
         "a run does not pay JAX's start-up.",
     ),
@@ -73,17 +93,17 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "JAXPLAY_RUN_TIMEOUT_S",
-        f"{Limits.timeout_s:g}",
+        f"{DEFAULT_RUN_TIMEOUT_S:g}",
         "Wall-clock seconds one run may take.",
     ),
     Setting(
         "JAXPLAY_RUN_CPU_S",
-        f"{Limits.cpu_s:g}",
+        f"{DEFAULT_RUN_CPU_S:g}",
         "CPU seconds one run may use, over all its threads.",
     ),
     Setting(
         "JAXPLAY_RUN_MEMORY_MB",
-        f"{Limits.memory_mb}",
+        f"{DEFAULT_RUN_MEMORY_MB}",
         "Memory (MB) one run may add on top of a started worker (CPU memory; GPU memory is "
         "bounded by `XLA_PYTHON_CLIENT_MEM_FRACTION`).",
     ),
@@ -101,7 +121,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "JAXPLAY_VISITOR_KEY",
-        "address",
+        VISITOR_KEYS[0],
         "What counts as one visitor for the rate limits and the one-run-at-a-time rule: "
         "`address` (the client's IP address; a browser session where none is known) or "
         "`session` (each browser session: use it when a whole room reaches the server through "
@@ -152,9 +172,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "JAXPLAY_CPU_DEVICES",
-        f"{environment.DEFAULT_CPU_DEVICES}",
+        f"{DEFAULT_CPU_DEVICES}",
         "Simulated CPU devices for the sharding demos (1 to "
-        f"{environment.MAX_CPU_DEVICES}); set before JAX starts.",
+        f"{MAX_CPU_DEVICES}); set before JAX starts.",
     ),
     Setting(
         "XLA_PYTHON_CLIENT_PREALLOCATE",
@@ -202,20 +222,47 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
+# --- parsing -------------------------------------------------------------------------------------
+
+
+def _raw(name: str, environ: Mapping[str, str] | None) -> str:
+    return (os.environ if environ is None else environ).get(name, "").strip()
+
+
 def flag(name: str, environ: Mapping[str, str] | None = None) -> bool:
     """A yes/no setting: ``1``, ``true``, ``yes`` or ``on`` (any case) mean yes."""
-    env = os.environ if environ is None else environ
-    return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+    return _raw(name, environ).lower() in ("1", "true", "yes", "on")
 
 
 def positive_int(name: str, default: int, environ: Mapping[str, str] | None = None) -> int:
-    """A whole number above zero; a missing, malformed or non-positive value gives ``default``.
-
-    A typo in a deployment's environment must not stop the app from starting.
-    """
-    env = os.environ if environ is None else environ
+    """A whole number above zero; a missing, malformed or non-positive value gives ``default``."""
     try:
-        value = int(env.get(name, "").strip() or default)
+        value = int(_raw(name, environ) or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def clamped_int(
+    name: str,
+    default: int,
+    low: int,
+    high: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """A whole number moved into ``low..high``; a missing or malformed value gives ``default``."""
+    try:
+        value = int(_raw(name, environ) or default)
+    except ValueError:
+        return default
+    value = max(low, value)
+    return value if high is None else min(high, value)
+
+
+def positive_float(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
+    """A number above zero; a missing, malformed or non-positive value gives ``default``."""
+    try:
+        value = float(_raw(name, environ) or default)
     except ValueError:
         return default
     return value if value > 0 else default
@@ -223,11 +270,108 @@ def positive_int(name: str, default: int, environ: Mapping[str, str] | None = No
 
 def choice(name: str, options: tuple[str, ...], environ: Mapping[str, str] | None = None) -> str:
     """One of ``options`` (the first is the default; anything else falls back to it)."""
-    env = os.environ if environ is None else environ
-    value = env.get(name, "").strip().lower()
+    value = _raw(name, environ).lower()
     return value if value in options else options[0]
 
 
+# --- one reader per setting -----------------------------------------------------------------------
+
+
 def public_mode(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether ``JAXPLAY_PUBLIC`` asks for public mode."""
+    """``JAXPLAY_PUBLIC``: whether this server is one that others reach."""
     return flag("JAXPLAY_PUBLIC", environ)
+
+
+def sandbox_mode(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_SANDBOX``: ``auto``, ``bwrap`` or ``process``."""
+    return choice("JAXPLAY_SANDBOX", SANDBOX_MODES, environ)
+
+
+def runner_spares(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_RUNNER_SPARES``: workers kept warm (0 or more)."""
+    return clamped_int("JAXPLAY_RUNNER_SPARES", DEFAULT_SPARES, 0, environ=environ)
+
+
+def runner_concurrency(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_RUNNER_CONCURRENCY``: runs at once (at least 1; default: the CPU cores)."""
+    return clamped_int("JAXPLAY_RUNNER_CONCURRENCY", os.cpu_count() or 1, 1, environ=environ)
+
+
+def run_timeout_s(environ: Mapping[str, str] | None = None) -> float:
+    """``JAXPLAY_RUN_TIMEOUT_S``: wall-clock seconds of one run."""
+    return positive_float("JAXPLAY_RUN_TIMEOUT_S", DEFAULT_RUN_TIMEOUT_S, environ)
+
+
+def run_cpu_s(environ: Mapping[str, str] | None = None) -> float:
+    """``JAXPLAY_RUN_CPU_S``: CPU seconds of one run."""
+    return positive_float("JAXPLAY_RUN_CPU_S", DEFAULT_RUN_CPU_S, environ)
+
+
+def run_memory_mb(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_RUN_MEMORY_MB``: memory one run may add (at least :data:`MIN_RUN_MEMORY_MB`)."""
+    return clamped_int(
+        "JAXPLAY_RUN_MEMORY_MB", DEFAULT_RUN_MEMORY_MB, MIN_RUN_MEMORY_MB, environ=environ
+    )
+
+
+def runs_per_minute(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_RUNS_PER_MINUTE``: Code Lab runs a visitor may start a minute (public mode)."""
+    return positive_int("JAXPLAY_RUNS_PER_MINUTE", DEFAULT_RUNS_PER_MINUTE, environ)
+
+
+def benchmarks_per_minute(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_BENCHMARKS_PER_MINUTE``: measurements a visitor may start a minute (public)."""
+    return positive_int("JAXPLAY_BENCHMARKS_PER_MINUTE", DEFAULT_BENCHMARKS_PER_MINUTE, environ)
+
+
+def visitor_key(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_VISITOR_KEY``: ``address`` or ``session``."""
+    return choice("JAXPLAY_VISITOR_KEY", VISITOR_KEYS, environ)
+
+
+def trusted_proxy(environ: Mapping[str, str] | None = None) -> bool:
+    """``JAXPLAY_TRUSTED_PROXY``: whether ``X-Forwarded-For`` comes from our own proxy."""
+    return flag("JAXPLAY_TRUSTED_PROXY", environ)
+
+
+def cpu_devices(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_CPU_DEVICES``: simulated CPU devices, moved into 1..:data:`MAX_CPU_DEVICES`."""
+    return clamped_int(
+        "JAXPLAY_CPU_DEVICES", DEFAULT_CPU_DEVICES, 1, MAX_CPU_DEVICES, environ=environ
+    )
+
+
+def passed_to_workers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The :data:`PASSED_TO_WORKERS` variables the server has, to hand on to every worker."""
+    env = os.environ if environ is None else environ
+    return {name: env[name] for name in PASSED_TO_WORKERS if name in env}
+
+
+def snippet_db(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_SNIPPET_DB``: a SQLite file or a ``postgresql://`` URL (``""``: the default file)."""
+    return _raw("JAXPLAY_SNIPPET_DB", environ)
+
+
+def shares_per_minute(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_SHARES_PER_MINUTE``: shares one visitor may make a minute, per instance."""
+    return positive_int("JAXPLAY_SHARES_PER_MINUTE", DEFAULT_SHARES_PER_MINUTE, environ)
+
+
+def snippets_per_hour(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_SNIPPETS_PER_HOUR``: new snippets the whole store accepts an hour."""
+    return positive_int("JAXPLAY_SNIPPETS_PER_HOUR", DEFAULT_SNIPPETS_PER_HOUR, environ)
+
+
+def snippet_store_mb(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_SNIPPET_STORE_MB``: the total size of stored snippets, in MB."""
+    return positive_int("JAXPLAY_SNIPPET_STORE_MB", DEFAULT_SNIPPET_STORE_MB, environ)
+
+
+def snippet_expiry_days(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_SNIPPET_EXPIRY_DAYS``: days after which an unopened snippet is deleted."""
+    return positive_int("JAXPLAY_SNIPPET_EXPIRY_DAYS", DEFAULT_SNIPPET_EXPIRY_DAYS, environ)
+
+
+def snippet_db_pool(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_SNIPPET_DB_POOL``: PostgreSQL connections one instance opens at most."""
+    return positive_int("JAXPLAY_SNIPPET_DB_POOL", DEFAULT_SNIPPET_DB_POOL, environ)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import secrets
 import sqlite3
 import string
@@ -105,8 +104,7 @@ def is_postgres_url(location: str) -> bool:
 
 def default_location(environ: Mapping[str, str] | None = None) -> str:
     """``JAXPLAY_SNIPPET_DB`` (a file or a ``postgresql://`` URL), else a file in ``~/.local``."""
-    env = os.environ if environ is None else environ
-    configured = env.get("JAXPLAY_SNIPPET_DB", "").strip()
+    configured = settings.snippet_db(environ)
     if configured:
         return configured if is_postgres_url(configured) else str(Path(configured).expanduser())
     return str(Path.home() / ".local" / "share" / "jaxplay" / "snippets.sqlite3")
@@ -413,19 +411,13 @@ class SnippetStore:
         cls, location: str | None = None, environ: Mapping[str, str] | None = None
     ) -> SnippetStore:
         """A store configured by the environment (the snippet rows of the settings table)."""
-        env = os.environ if environ is None else environ
-
-        def number(name: str, default: int) -> int:
-            return settings.positive_int(name, default, env)
-
-        shares = number("JAXPLAY_SHARES_PER_MINUTE", settings.DEFAULT_SHARES_PER_MINUTE)
         return cls(
-            location or default_location(env),
-            limiter=RateLimiter(shares, 60.0),
-            per_hour=number("JAXPLAY_SNIPPETS_PER_HOUR", settings.DEFAULT_SNIPPETS_PER_HOUR),
-            store_bytes=number("JAXPLAY_SNIPPET_STORE_MB", settings.DEFAULT_SNIPPET_STORE_MB) * MB,
-            expiry_days=number("JAXPLAY_SNIPPET_EXPIRY_DAYS", settings.DEFAULT_SNIPPET_EXPIRY_DAYS),
-            pool_size=number("JAXPLAY_SNIPPET_DB_POOL", settings.DEFAULT_SNIPPET_DB_POOL),
+            location or default_location(environ),
+            limiter=RateLimiter(settings.shares_per_minute(environ), 60.0),
+            per_hour=settings.snippets_per_hour(environ),
+            store_bytes=settings.snippet_store_mb(environ) * MB,
+            expiry_days=settings.snippet_expiry_days(environ),
+            pool_size=settings.snippet_db_pool(environ),
         )
 
     @property

@@ -15,7 +15,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxplay.core import compilation, timing
+from jaxplay.core import compilation, jax_private, timing
 from jaxplay.jit._lab import DTYPES, SizeError
 
 #: Longest ``x`` the lab builds (it only shows compilation, never times anything).
@@ -84,10 +84,10 @@ class CacheLab:
         if not 1 <= length <= MAX_LENGTH:
             raise SizeError(f"the length must be between 1 and {MAX_LENGTH:,}")
         x = jnp.ones(length, dtype)
-        before = compilation.cache_size(self.jitted)
+        before = jax_private.cache_size(self.jitted)
         with compilation.capture_compiles() as log:
             timing.block(self.jitted(x, bool(use_tanh)))
-        after = compilation.cache_size(self.jitted)
+        after = jax_private.cache_size(self.jitted)
         ours = log.for_function(dynamic_control_flow.__name__)
         compiled = any(e.kind == "compiling" for e in ours) or (
             before is not None and after is not None and after > before

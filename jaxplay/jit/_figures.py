@@ -14,8 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from jaxplay.core import timing
+from jaxplay.core import roofline, timing
+from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line
 from jaxplay.jit._lab import SweepPoint, crossover
+from jaxplay.jit._stopwatch import ArticleTiming
 
 EAGER = "#d62728"
 JIT = "#1f77b4"
@@ -41,7 +43,7 @@ def stage_figure(profile: timing.JitProfile, device: str) -> go.Figure:
     )
     fig.update_layout(
         title=f"Stages of jax.jit, wall time on {device} (steady call: median)",
-        xaxis={"type": "log", "title": "seconds (log scale)"},
+        xaxis=seconds_axis("wall time (log scale)", seconds),
         yaxis={"autorange": "reversed"},
         height=320,
         margin={"l": 10, "r": 60, "t": 50, "b": 40},
@@ -69,7 +71,9 @@ def distribution_figure(comparison: timing.JitComparison, device: str) -> go.Fig
         )
     fig.update_layout(
         title=f"Per-call time of each sample, interleaved eager/jit, blocked, on {device}",
-        yaxis={"type": "log", "title": "seconds per call (log scale)"},
+        yaxis=seconds_axis(
+            "time per call (log scale)", [*comparison.eager.samples, *comparison.jitted.samples]
+        ),
         showlegend=False,
         height=360,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
@@ -90,22 +94,7 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
         ("eager", EAGER, lambda p: p.comparison.eager),
         ("jit, steady state", JIT, lambda p: p.comparison.jitted),
     ):
-        timings = [pick(p) for p in ordered]
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=[t.median for t in timings],
-                mode="lines+markers",
-                name=name,
-                line={"color": colour},
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [t.q3 - t.median for t in timings],
-                    "arrayminus": [t.median - t.q1 for t in timings],
-                },
-            )
-        )
+        fig.add_trace(timing_line(xs, [pick(p) for p in ordered], name, line={"color": colour}))
     fig.add_trace(
         go.Scatter(
             x=xs,
@@ -125,8 +114,8 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
         )
     fig.update_layout(
         title=f"Eager vs jit by size (medians, bars: quartiles), on {device}",
-        xaxis={"type": "log", "title": "elements of x (log scale)"},
-        yaxis={"type": "log", "title": "seconds per call (log scale)"},
+        xaxis=log_axis("elements of x (log scale)", xs, format_count),
+        yaxis=seconds_axis("time per call (log scale)", bar_ends(*fig.data)),
         legend={"orientation": "h", "y": -0.25},
         height=440,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
@@ -134,7 +123,7 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
     return fig
 
 
-def article_figure(article: timing.ArticleTiming, comparison: timing.JitComparison) -> go.Figure:
+def article_figure(article: ArticleTiming, comparison: timing.JitComparison) -> go.Figure:
     """The article's speedup (one stopwatch reading) beside the honest one (with its spread)."""
     honest = comparison.speedup
     fig = go.Figure(
@@ -164,7 +153,7 @@ def article_figure(article: timing.ArticleTiming, comparison: timing.JitComparis
 
 
 def roofline_figure(
-    reference: timing.MachineReference, cost: dict[str, float] | None, seconds: float, label: str
+    reference: roofline.MachineReference, cost: dict[str, float] | None, seconds: float, label: str
 ) -> go.Figure:
     """This device's roofs (measured) and where the function lands on them.
 
@@ -185,7 +174,7 @@ def roofline_figure(
             line={"color": "gray"},
         )
     )
-    gbps, gflops = timing.roofline_point(cost, seconds)
+    gbps, gflops = roofline.roofline_point(cost, seconds)
     if cost and cost.get("bytes accessed") and cost.get("flops") and not math.isnan(gflops):
         intensity = cost["flops"] / cost["bytes accessed"]
         fig.add_trace(
@@ -205,8 +194,8 @@ def roofline_figure(
         )
     fig.update_layout(
         title=f"Roofline of {reference.device} (roofs measured here)",
-        xaxis={"type": "log", "title": "arithmetic intensity (flops per byte, XLA's estimate)"},
-        yaxis={"type": "log", "title": "GFLOP/s (log scale)"},
+        xaxis=log_axis("arithmetic intensity (flops per byte, XLA's estimate)", intensities),
+        yaxis=log_axis("GFLOP/s (log scale)", bar_ends(*fig.data)),
         legend={"orientation": "h", "y": -0.25},
         height=400,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},

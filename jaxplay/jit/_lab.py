@@ -24,8 +24,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxplay.article import _examples as examples
-from jaxplay.core import budget, compilation, expr, timing
+from jaxplay.core import budget, compilation, expr, timing, turns
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
@@ -264,7 +263,7 @@ def timing_code(workload: Workload, profile_budget_s: float, compare_budget_s: f
     lines += [
         f"profile = timing.profile_jit({name}, {args}, budget_s={profile_budget_s})",
         f"comparison = timing.compare_jit({name}, {args}, budget_s={compare_budget_s})",
-        f"article = timing.article_timing({name}, {args}, loops=10)",
+        f"article = article_timing({name}, {args}, loops=10)",
     ]
     return "\n".join(lines)
 
@@ -305,7 +304,7 @@ def sweep_point(workload: Workload, budget_s: float = 0.1) -> SweepPoint:
     check(workload)
     fn = function_of(workload)
     args = inputs(workload)
-    with timing.exclusive():
+    with turns.exclusive():
         aot = compilation.compile_aot(fn, *args)
         comparison = timing.compare_jit(fn, *args, budget_s=budget_s, warmup=1, min_repeats=3)
     return SweepPoint(
@@ -381,22 +380,4 @@ def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int)
     return verdict + (
         f" At {largest.elements:,} elements the compile pays for itself after about "
         f"**{n:,} call{'' if n == 1 else 's'}**."
-    )
-
-
-#: The article's code as written: the one copy lives in the examples registry.
-ARTICLE_TIMING_CODE = examples.by_id("jit-softmax-as-written").source
-
-
-def article_explanation(compile_s: float) -> str:
-    """Why the article's stopwatch and the honest harness disagree (one paragraph)."""
-    return (
-        "**Why they differ.** The article wraps `time.time()` around ten calls and never waits "
-        "for a result. JAX returns from a call as soon as the work is *queued*, so the naive "
-        "loop's clock measures little more than dispatch, and its unfinished work spills into "
-        "the jit loop's clock. The jit loop also pays the first call's tracing and compilation "
-        f"(here {timing.format_seconds(compile_s)}) inside its ten calls, and a single run of "
-        "ten calls has no spread to judge it by. The honest harness blocks on every result, "
-        "warms both versions up, alternates eager and jit samples so that noise on the machine "
-        "hits both alike, and reports the median with its quartiles."
     )

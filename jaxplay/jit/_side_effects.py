@@ -4,18 +4,17 @@ Why a module of its own: the article's ``impure_function`` shows the most surpri
 ``jax.jit``: Python code runs only while tracing, so a counter it increments moves once, not on
 every call (and again whenever a new shape forces a retrace). ``jax.debug.print`` is the way to see
 values at run time; its output goes to the process's stdout, which a web page never shows, so
-:func:`debug_print_demo` captures it and returns it as text.
+:func:`debug_print_demo` captures it (:mod:`jaxplay.core.capture`) and returns it as text.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import threading
 from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
+
+from jaxplay.core import capture, compilation
 
 
 @dataclass(frozen=True)
@@ -79,28 +78,14 @@ class PrintResult:
     outputs: tuple[str, ...]
 
 
-#: stdout is one per process: captures take turns.
-_STDOUT_LOCK = threading.Lock()
-
-
 def debug_print_demo(values: tuple[float, ...] = (0.0, 1.0, 2.0), calls: int = 2) -> PrintResult:
     """Call ``jit(debug_printed)`` ``calls`` times on ``values``, capturing what it prints.
 
     Python's ``print`` runs while tracing and sees a tracer; ``jax.debug.print`` is compiled into
-    the program and prints the concrete values on every call. ``jax.effects_barrier`` waits until
-    every pending print has happened before the capture ends. While capturing, stdout of the
-    whole process goes to the buffer; the capture lasts milliseconds and takes turns with others.
+    the program and prints the concrete values on every call. Each call runs through
+    :func:`jaxplay.core.capture.run`, which waits for every pending print before it returns and
+    keeps only this call's prints, whoever else prints meanwhile.
     """
-    from jaxplay.core.compilation import fresh_function
-
-    jitted = jax.jit(fresh_function(debug_printed))
+    jitted = jax.jit(compilation.fresh_function(debug_printed))
     x = jnp.asarray(values, jnp.float32)
-    outputs: list[str] = []
-    with _STDOUT_LOCK:
-        for _ in range(calls):
-            buffer = io.StringIO()
-            with contextlib.redirect_stdout(buffer):
-                jitted(x).block_until_ready()
-                jax.effects_barrier()
-            outputs.append(buffer.getvalue())
-    return PrintResult(tuple(outputs))
+    return PrintResult(tuple(capture.run(jitted, x).stdout for _ in range(calls)))

@@ -18,10 +18,7 @@ loop keeps the saving because XLA cannot merge work across loop iterations.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -33,8 +30,9 @@ import numpy as np
 from jax.ad_checkpoint import checkpoint_name
 
 from jaxplay.article import _examples as examples
-from jaxplay.core import compilation, timing
-from jaxplay.memory._fusion import DTYPE_BYTES
+from jaxplay.core import capture, compilation, jax_private, timing
+from jaxplay.core.figures import quartile_bars, timing_values
+from jaxplay.core.hlo import DTYPE_BYTES
 
 #: Largest matrix side analysed (compile only: nothing of this size is allocated).
 MAX_SIZE = 4096
@@ -310,7 +308,6 @@ _DESCRIPTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("constant", re.compile(r"^from a (?P<who>constant)$")),
     ("literal", re.compile(r"^from a (?P<who>literal)$")),
 )
-_PRINT_LOCK = threading.Lock()
 
 
 def _short_source(src: str) -> str:
@@ -349,25 +346,14 @@ def parse_residual(aval: str, description: str) -> Residual:
     )
 
 
-def _private_saved_residuals(f: Callable[..., Any], *args: Any) -> list[tuple[str, str]] | None:
-    """``jax._src.ad_checkpoint.saved_residuals`` (private; ``None`` if it moved or changed)."""
-    try:
-        from jax._src.ad_checkpoint import saved_residuals
-
-        return [(a.str_short(short_dtypes=True), str(d)) for a, d in saved_residuals(f, *args)]
-    except (ImportError, AttributeError, TypeError):
-        return None
-
-
 def _printed_saved_residuals(f: Callable[..., Any], *args: Any) -> list[tuple[str, str]]:
-    """Public ``print_saved_residuals`` with its stdout captured (locked: stdout is global)."""
+    """Public ``print_saved_residuals``, its printed lines captured and split."""
     from jax.ad_checkpoint import print_saved_residuals
 
-    buffer = io.StringIO()
-    with _PRINT_LOCK, contextlib.redirect_stdout(buffer):
+    with capture.printed() as out:
         print_saved_residuals(f, *args)
     pairs = []
-    for line in buffer.getvalue().splitlines():
+    for line in out.text.splitlines():
         aval, _, description = line.strip().partition(" ")
         if _AVAL.match(aval):
             pairs.append((aval, description))
@@ -383,7 +369,7 @@ def saved_residuals(
     form of it is private, so it is used when present (``use_private``) and the printed text is
     captured and parsed otherwise; both give the same rows.
     """
-    pairs = _private_saved_residuals(f, *args) if use_private else None
+    pairs = jax_private.saved_residuals(f, *args) if use_private else None
     if pairs is None:
         pairs = _printed_saved_residuals(f, *args)
     return tuple(parse_residual(aval, description) for aval, description in pairs)
@@ -582,21 +568,16 @@ def memory_time_figure(results: Sequence[RematResult], device: str) -> Any:
     fig = go.Figure()
     for r in timed:
         assert r.time is not None and r.temp_bytes is not None
-        median = r.time.median * 1e3
+        medians, lows, highs = timing_values([r.time], scale=1e3)
         fig.add_trace(
             go.Scatter(
-                x=[median],
+                x=medians,
                 y=[r.temp_bytes / 2**20],
                 mode="markers+text",
                 text=[r.variant.short],
                 textposition="top center",
                 name=r.variant.label,
-                error_x={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [r.time.q3 * 1e3 - median],
-                    "arrayminus": [median - r.time.q1 * 1e3],
-                },
+                error_x=quartile_bars(medians, lows, highs),
                 marker={"size": 12},
             )
         )

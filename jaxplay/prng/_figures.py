@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from jaxplay.core import timing
+from jaxplay.core.figures import log_axis, timing_bars
 from jaxplay.prng._prng import KeyTree, ParallelStats, TrainingRun, key_hex
 
 #: Heatmaps show at most this many streams × samples (the browser, not JAX, is the limit).
@@ -99,24 +100,7 @@ def key_tree_figure(tree: KeyTree, selected: str | None = None) -> go.Figure:
 
 def timing_figure(rows: Sequence[tuple[str, timing.Timing]], title: str, device: str) -> go.Figure:
     """Median per-call time of each labelled measurement; error bars span the IQR."""
-    labels = [label for label, _ in rows]
-    medians = [t.median * 1e3 for _, t in rows]
-    fig = go.Figure(
-        go.Bar(
-            x=labels,
-            y=medians,
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": [(t.q3 - t.median) * 1e3 for _, t in rows],
-                "arrayminus": [(t.median - t.q1) * 1e3 for _, t in rows],
-            },
-            text=[timing.format_seconds(t.median) for _, t in rows],
-            textposition="outside",
-            hovertext=[t.describe() for _, t in rows],
-            hoverinfo="text",
-        )
-    )
+    fig = go.Figure(timing_bars([label for label, _ in rows], [t for _, t in rows]))
     fig.update_layout(
         title=f"{title}: median per call on {device}, bars = interquartile range",
         yaxis_title="ms per call",
@@ -266,7 +250,8 @@ def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
         fig.update_xaxes(title_text="step", row=1, col=2 + i)
         fig.update_yaxes(title_text="input", row=1, col=2 + i)
     fig.update_xaxes(title_text="step", row=1, col=1)
-    fig.update_yaxes(title_text="mean squared error", type="log", row=1, col=1)
+    losses = [float(v) for run in runs for v in run.losses]
+    fig.update_yaxes(log_axis("mean squared error", losses), row=1, col=1)
     fig.update_layout(
         height=380,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},

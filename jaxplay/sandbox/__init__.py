@@ -8,17 +8,18 @@ is installed, with limits on time, CPU, memory, files, processes and output; the
 with everything it started after its one job. Results come back over a pipe of their own, as
 JSON, and are checked field by field (the worker is untrusted).
 
+This ``__init__`` is the package's whole public API. Its parts: ``_pool`` (the workers and the
+queue), ``_process`` (the bubblewrap and plain-process adapters), ``_protocol`` (framing on the
+result pipe), ``_worker`` (the worker's entry point, ``python -m jaxplay.sandbox._worker``),
+``_results`` (requests, limits, results and their strict decoding) and ``_inspectors`` (what the
+worker can tell about a function of the user's code). The settings it reads are in
+:mod:`jaxplay.hosting.settings`.
+
 Example::
 
-    from jaxplay.sandbox import run_code
-    result = run_code("import jax.numpy as jnp\\nx = jnp.arange(4.0)\\nx.sum()")
+    from jaxplay import sandbox
+    result = sandbox.run_code("import jax.numpy as jnp\nx = jnp.arange(4.0)\nx.sum()")
     result.ok, result.value_repr, result.arrays[0].shape   # True, 'Array(6., dtype=float32)', (4,)
-
-Settings (environment): ``JAXPLAY_SANDBOX`` (``bwrap``/``process``/``auto``), ``JAXPLAY_PUBLIC``
-(``1`` refuses to run code without bwrap), ``JAXPLAY_RUNNER_SPARES``,
-``JAXPLAY_RUNNER_CONCURRENCY``, ``JAXPLAY_RUN_TIMEOUT_S``, ``JAXPLAY_RUN_CPU_S``,
-``JAXPLAY_RUN_MEMORY_MB``, ``JAXPLAY_RUNS_PER_MINUTE`` (public mode; see
-:mod:`jaxplay.hosting.settings` for the table of every setting).
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ import ast
 import atexit
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from jaxplay.core.turns import current_visitor
+from jaxplay.sandbox._inspectors import INSPECTORS as INSPECTORS
+from jaxplay.sandbox._inspectors import LABELS as LABELS
 from jaxplay.sandbox._pool import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
 from jaxplay.sandbox._pool import RunnerConfig as RunnerConfig
 from jaxplay.sandbox._pool import WorkerPool as WorkerPool
@@ -40,9 +44,6 @@ from jaxplay.sandbox._results import InspectRequest as InspectRequest
 from jaxplay.sandbox._results import Limits as Limits
 from jaxplay.sandbox._results import RunError as RunError
 from jaxplay.sandbox._results import RunResult as RunResult
-
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
 
 _shared_pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
@@ -115,7 +116,7 @@ def run_code(
         inspect: a function of the code to inspect afterwards (its jaxpr, eager vs jit, ...).
         visitor: an id for the caller (e.g. the Streamlit session); one visitor has at most one
             run in flight, a second waits for the first, and in public mode a visitor's runs
-            are rate-limited. Default: :data:`jaxplay.core.timing.current_visitor`, which ``app.py``
+            are rate-limited. Default: :data:`jaxplay.core.turns.current_visitor`, which ``app.py``
             sets for every script run, so no page's runs escape the limit.
         on_queue: called in the caller's thread with the caller's 1-based queue position each
             time it changes while all workers are busy.
@@ -124,8 +125,6 @@ def run_code(
         A :class:`RunResult`; it never raises for anything the code does.
     """
     if visitor is None:
-        from jaxplay.core.timing import current_visitor
-
         visitor = current_visitor.get()
     return get_pool().run(
         source, timeout_s=timeout_s, inspect=inspect, visitor=visitor, on_queue=on_queue
@@ -174,121 +173,3 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
             raise ValueError(f"{item!r} is not a shape: use a tuple of sizes such as (3, 4).")
         specs.append(ArgSpec(shape=shape, dtype=dtype))
     return tuple(specs)
-
-
-def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
-    """One row per array for a table: name, shape, dtype, min, max, mean, first values."""
-    return [
-        {
-            "name": a.name,
-            "shape": str(a.shape),
-            "dtype": a.dtype,
-            "min": a.min,
-            "max": a.max,
-            "mean": a.mean,
-            "first values": _first_values(a),
-        }
-        for a in arrays
-    ]
-
-
-def _first_values(summary: ArraySummary, count: int = 6) -> str:
-    matrix = preview_matrix(summary)
-    if matrix is None:
-        return ""
-    flat = [v for row in matrix for v in row]
-    text = ", ".join(f"{v:.4g}" for v in flat[:count])
-    total = 1
-    for s in summary.shape:
-        total *= s
-    return text + (", …" if total > count else "")
-
-
-def preview_matrix(summary: ArraySummary) -> list[list[float]] | None:
-    """The array's preview as a 2-D list of numbers (a row for 1-D), ``None`` if not numeric."""
-    preview = summary.preview
-    if isinstance(preview, bool | int | float):
-        preview = [[preview]]
-    elif isinstance(preview, list) and preview and not isinstance(preview[0], list):
-        preview = [preview]
-    if not isinstance(preview, list) or not preview:
-        return None
-    rows = []
-    for row in preview:
-        if not isinstance(row, list) or not all(
-            isinstance(v, int | float) and not isinstance(v, str) for v in row
-        ):
-            return None
-        rows.append([float(v) for v in row])
-    return rows
-
-
-def preview_figure(summary: ArraySummary) -> go.Figure | None:
-    """A heatmap of the array's preview corner (``None`` if it has no numeric preview)."""
-    import plotly.graph_objects as go
-
-    matrix = preview_matrix(summary)
-    if matrix is None:
-        return None
-    shown = f"{len(matrix)}x{len(matrix[0]) if matrix else 0}"
-    fig = go.Figure(go.Heatmap(z=matrix, colorscale="Viridis"))
-    fig.update_layout(
-        title=f"{summary.name}: {summary.dtype}{list(summary.shape)} (first {shown} values)",
-        height=260,
-        margin={"l": 30, "r": 10, "t": 40, "b": 30},
-        yaxis={"autorange": "reversed"},
-    )
-    return fig
-
-
-def mark_line(source: str, line: int | None, context: int = 2) -> str | None:
-    """The lines around ``line`` of ``source``, numbered, with the line itself marked ``→``.
-
-    ``None`` when the line is unknown or outside the source.
-    """
-    lines = source.splitlines()
-    if line is None or not 1 <= line <= len(lines):
-        return None
-    start, stop = max(1, line - context), min(len(lines), line + context)
-    width = len(str(stop))
-    return "\n".join(
-        f"{'→' if n == line else ' '} {n:>{width}} | {lines[n - 1]}" for n in range(start, stop + 1)
-    )
-
-
-def timing_summary(data: dict[str, Any]) -> dict[str, str]:
-    """Display strings for a ``compare_jit`` inspection: medians, speed-up and what was measured."""
-    from jaxplay.core.timing import format_seconds
-
-    def median(side: str) -> float:
-        value = data.get(side, {})
-        return float(value.get("median", float("nan"))) if isinstance(value, dict) else float("nan")
-
-    speedup = data.get("speedup")
-    samples = (
-        len(data.get("eager", {}).get("samples", [])) if isinstance(data.get("eager"), dict) else 0
-    )
-    return {
-        "eager": format_seconds(median("eager")),
-        "jit": format_seconds(median("jit")),
-        "speedup": f"{speedup:.3g}×" if isinstance(speedup, int | float) else "n/a",
-        "caption": (
-            f"Measured inside the sandbox on {data.get('device', 'its default device')}: "
-            f"warmed up, blocked on every result, median of {samples} samples per side "
-            f"(speed-up {data.get('describe', 'n/a')}). The sandbox shares the machine with "
-            "other visitors, so expect noise."
-        ),
-    }
-
-
-def describe_limits() -> str:
-    """One line for the page: the sandbox in use and the limits of a run."""
-    pool = get_pool()
-    limits = pool.config.limits
-    sandbox = "bubblewrap sandbox" if pool.isolated else "plain process (no isolation)"
-    return (
-        f"{sandbox} · {limits.timeout_s:g} s · {limits.cpu_s:g} CPU s · "
-        f"{limits.memory_mb / 1024:.3g} GB memory (CPU) · {limits.output_bytes // 1024} KiB "
-        f"output · {limits.processes} processes"
-        + (" · no network, no server files" if pool.isolated else "")
-    )

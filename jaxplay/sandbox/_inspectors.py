@@ -50,27 +50,20 @@ def _timing_json(t: Any) -> dict[str, Any]:
 def compare_jit(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
     """Steady-state time of ``fn`` eager and under ``jax.jit``, by :mod:`jaxplay.core.timing`.
 
-    Uses ``timing.compare_jit`` (eager and jitted samples interleaved) when it exists, else two
-    ``timing.measure`` calls. Returns JSON data: ``eager`` and ``jit`` (median, iqr, samples,
-    ...), ``speedup`` (ratio of medians), ``describe`` and the ``device`` measured on.
+    Eager and jitted samples are interleaved (``timing.compare_jit``). Returns JSON data:
+    ``eager`` and ``jit`` (median, iqr, samples, ...), ``speedup`` (ratio of medians),
+    ``describe`` and the ``device`` measured on.
     """
     import jax
 
     from jaxplay.core import timing
 
-    helper = getattr(timing, "compare_jit", None)
-    if helper is not None:
-        result = helper(fn, *args, budget_s=1.0)
-        eager, jitted = result.eager, result.jitted
-        describe = str(result.describe())
-    else:
-        eager = timing.measure(fn, *args, budget_s=0.5)
-        jitted = timing.measure(jax.jit(fn), *args, budget_s=0.5)
-        describe = f"{eager.median / jitted.median:.3g}×"
+    result = timing.compare_jit(fn, *args, budget_s=1.0)
+    eager, jitted = result.eager, result.jitted
     return {
         "eager": _timing_json(eager),
         "jit": _timing_json(jitted),
         "speedup": eager.median / jitted.median if jitted.median > 0 else None,
-        "describe": describe,
+        "describe": str(result.describe()),
         "device": f"{jax.devices()[0].platform} ({jax.devices()[0].device_kind})",
     }

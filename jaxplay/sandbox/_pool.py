@@ -21,12 +21,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jaxplay.hosting import environment
+from jaxplay.hosting import environment, settings
+from jaxplay.hosting.publicmode import scrub_paths
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import _protocol as protocol
+from jaxplay.sandbox._inspectors import INSPECTORS
 from jaxplay.sandbox._process import ROOT, Cgroups, Launch, Sandbox, make_sandbox
 from jaxplay.sandbox._results import (
     InspectRequest,
@@ -42,14 +44,6 @@ from jaxplay.sandbox._results import (
 log = logging.getLogger(__name__)
 
 MAX_SOURCE_CHARS = 100_000
-# The operator's choices about devices; XLA_PYTHON_CLIENT_MEM_FRACTION caps each worker's share
-# of the GPU (one run cannot take the memory every other visitor's run needs).
-_PASS_THROUGH = (
-    "JAX_PLATFORMS",
-    "CUDA_VISIBLE_DEVICES",
-    "JAX_ENABLE_X64",
-    "XLA_PYTHON_CLIENT_MEM_FRACTION",
-)
 _SIGNAL_NAMES = {
     signal.SIGSEGV: "a segmentation fault (SIGSEGV)",
     signal.SIGBUS: "a bus error (SIGBUS)",
@@ -59,42 +53,17 @@ _SIGNAL_NAMES = {
 }
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def _int_env(env: dict[str, str] | os._Environ[str], name: str, default: int, low: int) -> int:
-    try:
-        return max(low, int(env.get(name, "") or default))
-    except ValueError:
-        return default
-
-
-def _float_env(env: dict[str, str] | os._Environ[str], name: str, default: float) -> float:
-    try:
-        value = float(env.get(name, "") or default)
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
 @dataclass(frozen=True)
 class RunnerConfig:
     """How the pool isolates, how many workers it keeps, and the limits of one run.
 
-    Read from the environment by :meth:`from_env`:
-
-    * ``JAXPLAY_SANDBOX``: ``bwrap``, ``process`` or ``auto`` (default: bwrap when installed).
-    * ``JAXPLAY_PUBLIC=1``: refuse to run code unless the sandbox isolates (bwrap).
-    * ``JAXPLAY_RUNNER_SPARES`` (default 2), ``JAXPLAY_RUNNER_CONCURRENCY`` (default: cores).
-    * ``JAXPLAY_RUN_TIMEOUT_S`` (10), ``JAXPLAY_RUN_CPU_S`` (20), ``JAXPLAY_RUN_MEMORY_MB`` (1536).
-    * ``JAXPLAY_RUNS_PER_MINUTE`` (20): runs one visitor may start a minute, public mode only
-      (``runs_per_minute=None``: no limit).
+    :meth:`from_env` reads them through :mod:`jaxplay.hosting.settings`, whose table says what
+    each variable means. ``runs_per_minute`` is ``None`` (no limit) outside public mode.
     """
 
-    sandbox: str = "auto"
+    sandbox: str = settings.SANDBOX_MODES[0]
     public: bool = False
-    spares: int = 2
+    spares: int = settings.DEFAULT_SPARES
     max_concurrent: int = 2
     limits: Limits = field(default_factory=Limits)
     start_timeout_s: float = 120.0
@@ -102,27 +71,18 @@ class RunnerConfig:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> RunnerConfig:
-        env = os.environ if environ is None else environ
-        mode = env.get("JAXPLAY_SANDBOX", "auto").strip().lower() or "auto"
-        if mode not in ("auto", "bwrap", "process"):
-            mode = "auto"
-        cores = os.cpu_count() or 1
-        limits = Limits(
-            timeout_s=_float_env(env, "JAXPLAY_RUN_TIMEOUT_S", Limits.timeout_s),
-            cpu_s=_float_env(env, "JAXPLAY_RUN_CPU_S", Limits.cpu_s),
-            memory_mb=_int_env(env, "JAXPLAY_RUN_MEMORY_MB", Limits.memory_mb, 64),
-        )
-        from jaxplay.hosting import settings
-
-        public = _truthy(env.get("JAXPLAY_PUBLIC"))
-        per_minute = _int_env(env, "JAXPLAY_RUNS_PER_MINUTE", settings.DEFAULT_RUNS_PER_MINUTE, 1)
+        public = settings.public_mode(environ)
         return cls(
-            sandbox=mode,
+            sandbox=settings.sandbox_mode(environ),
             public=public,
-            runs_per_minute=per_minute if public else None,
-            spares=_int_env(env, "JAXPLAY_RUNNER_SPARES", 2, 0),
-            max_concurrent=_int_env(env, "JAXPLAY_RUNNER_CONCURRENCY", cores, 1),
-            limits=limits,
+            runs_per_minute=settings.runs_per_minute(environ) if public else None,
+            spares=settings.runner_spares(environ),
+            max_concurrent=settings.runner_concurrency(environ),
+            limits=Limits(
+                timeout_s=settings.run_timeout_s(environ),
+                cpu_s=settings.run_cpu_s(environ),
+                memory_mb=settings.run_memory_mb(environ),
+            ),
         )
 
 
@@ -130,7 +90,9 @@ def worker_environment() -> dict[str, str]:
     """The whole environment of a worker, rebuilt from a short whitelist.
 
     Nothing of the server's environment leaks (secrets, tokens, paths) except the few JAX
-    settings named in ``_PASS_THROUGH``; the simulated CPU device count is the app's.
+    settings of :data:`jaxplay.hosting.settings.PASSED_TO_WORKERS` (among them
+    ``XLA_PYTHON_CLIENT_MEM_FRACTION``, which caps each worker's share of the GPU: one run cannot
+    take the memory every other visitor's run needs); the simulated CPU device count is the app's.
     """
     env = {
         "PATH": "/usr/bin:/bin",
@@ -142,9 +104,7 @@ def worker_environment() -> dict[str, str]:
         "PYTHONNOUSERSITE": "1",
         "JAXPLAY_CPU_DEVICES": str(environment.requested_cpu_devices()),
     }
-    for name in _PASS_THROUGH:
-        if name in os.environ:
-            env[name] = os.environ[name]
+    env.update(settings.passed_to_workers())
     environment.configure(env)
     return env
 
@@ -175,8 +135,6 @@ _ALLOWED_DTYPES = {
 
 def validate_inspect(request: InspectRequest) -> str | None:
     """Why ``request`` cannot be run, or ``None`` if it can."""
-    from jaxplay.sandbox._inspectors import INSPECTORS
-
     if not request.function.isidentifier():
         return f"{request.function!r} is not a Python name."
     if len(request.args) > 8:
@@ -529,10 +487,6 @@ class WorkerPool:
         Public mode also scrubs what the code printed: a visitor's code sees the sandbox's
         paths, which are the server's own (bind-mounted read-only).
         """
-        from dataclasses import replace
-
-        from jaxplay.hosting.publicmode import scrub_paths
-
         error = result.error
         if error is not None:
             error = replace(
@@ -808,6 +762,4 @@ def _size(n: int) -> str:
 
 
 def _with_queue_time(result: RunResult, queued: float) -> RunResult:
-    from dataclasses import replace
-
     return replace(result, queued_s=queued)

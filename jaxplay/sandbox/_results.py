@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jaxplay.hosting import settings
+
 #: Every way a run can fail, as ``RunError.kind`` reports it.
 ERROR_KINDS: tuple[str, ...] = (
     "syntax",
@@ -74,9 +76,9 @@ class Limits:
             inspections); more ends the run with ``output_limit``.
     """
 
-    timeout_s: float = 10.0
-    cpu_s: float = 20.0
-    memory_mb: int = 1536
+    timeout_s: float = settings.DEFAULT_RUN_TIMEOUT_S
+    cpu_s: float = settings.DEFAULT_RUN_CPU_S
+    memory_mb: int = settings.DEFAULT_RUN_MEMORY_MB
     file_mb: int = 16
     open_files: int = 256
     processes: int = 64

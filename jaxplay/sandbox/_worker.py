@@ -219,12 +219,6 @@ def _safe_repr(value: Any) -> str | None:
     return text if len(text) <= _MAX_REPR else text[:_MAX_REPR] + " …"
 
 
-def _json_number(x: Any) -> Any:
-    if isinstance(x, complex):
-        return str(x)
-    return x
-
-
 def summarize_array(name: str, value: Any) -> dict[str, Any] | None:
     """Shape, dtype, min/max/mean and a small corner of an array (``None`` if not an array)."""
     import jax

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.memory import _fusion as fusion
+from jaxplay.core import hlo, jax_private
 
 #: dtypes a visitor may give an argument (float64/int64 only exist with ``jax_enable_x64``).
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16", "int32", "int8", "uint8", "bool")
@@ -240,16 +240,6 @@ def _atom(var: Any, names: _Names) -> Atom:
     return Atom(name=names(var), type=_type(var.aval))
 
 
-def _frame(eqn: Any) -> Any:
-    """The innermost user frame JAX recorded for ``eqn`` (private API, guarded)."""
-    try:
-        from jax._src import source_info_util
-
-        return source_info_util.user_frame(eqn.source_info.traceback)
-    except Exception:  # private API: no location is better than a crash
-        return None
-
-
 def _short_params(params: dict[str, Any]) -> str:
     from jax.extend import core
 
@@ -307,7 +297,7 @@ def build_block(jaxpr: Any, source: SourceRef | None, names: _Names, prefix: str
     eqns = []
     for i, eqn in enumerate(inner.eqns):
         path = f"{prefix}{i}"
-        frame = _frame(eqn)
+        frame = jax_private.user_frame(eqn)
         file = getattr(frame, "file_name", None)
         line = getattr(frame, "start_line", None)
         where = f"{file}:{line} ({frame.function_name})" if frame is not None else ""
@@ -447,13 +437,13 @@ def hlo_line_sources(text: str, source: SourceRef | None) -> tuple[int | None, .
     """For each line of optimized HLO: the source line in its instruction's metadata.
 
     Instruction names are unique in an HLO module, so the instructions that
-    :func:`jaxplay.memory._fusion.parse_fusions` and :func:`jaxplay.memory._fusion.entry_ops` read
+    :func:`jaxplay.core.hlo.parse_fusions` and :func:`jaxplay.core.hlo.entry_ops` read
     (with their source lines) are matched back to the text by name.
     """
-    by_name: dict[str, fusion.SourceLine | None] = {}
-    for op in fusion.entry_ops(text):
+    by_name: dict[str, hlo.SourceLine | None] = {}
+    for op in hlo.entry_ops(text):
         by_name[op.name] = op.source
-    for fused in fusion.parse_fusions(text):
+    for fused in hlo.parse_fusions(text):
         for op in fused.instructions:
             by_name[op.name] = op.source
     out: list[int | None] = []
@@ -577,21 +567,6 @@ def _block_from_json(data: dict[str, Any]) -> Block:
     )
 
 
-def _hide_this_module() -> None:
-    """Leave this module's frames out of the locations JAX records (private API, guarded).
-
-    JAX keeps every non-JAX frame of the call stack in its locations; this module's own calls
-    would otherwise be listed in every StableHLO and HLO text next to the visitor's lines.
-    """
-    try:
-        from jax._src import source_info_util
-
-        if __file__ not in getattr(source_info_util, "_exclude_paths", ()):
-            source_info_util.register_exclusion(__file__)
-    except Exception:  # private API: without it the texts only carry a few extra frames
-        pass
-
-
 def _on_fresh_stack(fn: Callable[[], Any]) -> Any:
     """``fn()`` run in a new thread, so the call stack JAX records starts there.
 
@@ -600,7 +575,7 @@ def _on_fresh_stack(fn: Callable[[], Any]) -> Any:
     function tables. A new thread's stack holds only ``fn``'s own frames. (JAX's thread-local
     settings, such as an ``enable_x64`` context, are not carried into the thread.)
     """
-    _hide_this_module()
+    jax_private.hide_frames_of(__file__)
     outcome: dict[str, Any] = {}
 
     def target() -> None:
@@ -684,7 +659,7 @@ def stage(
                 )
             ),
         )
-        for f in fusion.parse_fusions(hlo_text)
+        for f in hlo.parse_fusions(hlo_text)
     )
     staged = Staged(
         jaxpr_text=jaxpr_text,

@@ -8,7 +8,8 @@ trace time only, a function that recompiles on every call, a Python loop whose j
 length. Each is shown here by *running* it: the outputs and error messages are JAX's own.
 
 - :func:`trace_views` — a function printing what it receives under each transform.
-- :data:`PITFALLS` and :func:`run` — the common errors, their real messages and their fixes.
+- :data:`PITFALLS` — the common errors, run through :func:`jaxplay.core.capture.run`: their real
+  messages and their fixes.
 - :data:`SCENARIOS` and :func:`run_recompilation_lab` — compilations logged with JAX's
   explanation of every cache miss, and the jitted function's cache size after each call.
 - :func:`loop_growth` — equation counts of a Python loop vs ``fori_loop``/``scan`` by length.
@@ -16,10 +17,7 @@ length. Each is shown here by *running* it: the outputs and error messages are J
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import io
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,35 +27,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxplay.core import compilation
-
-# One visitor's captured prints must not swallow another's: captures run one at a time.
-_STDOUT_LOCK = threading.Lock()
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What running a snippet did: its value or JAX's error, and what it printed."""
-
-    ok: bool
-    value: str
-    error_type: str | None
-    message: str | None
-    stdout: str
-
-
-def run(fn: Callable[[], Any]) -> Outcome:
-    """Run ``fn()``, capturing its prints (``jax.debug.print`` included) and any exception."""
-    buffer = io.StringIO()
-    with _STDOUT_LOCK, contextlib.redirect_stdout(buffer):
-        try:
-            value = fn()
-            jax.effects_barrier()
-        except Exception as err:  # the error *is* the result to show
-            jax.effects_barrier()
-            return Outcome(False, "", type(err).__name__, str(err), buffer.getvalue())
-    return Outcome(True, repr(value), None, None, buffer.getvalue())
-
+from jaxplay.core import capture, compilation, jax_private
+from jaxplay.core.capture import Outcome
+from jaxplay.core.figures import format_count, log_axis
 
 # --- what a function sees -----------------------------------------------------------------------
 
@@ -97,7 +69,7 @@ TRACE_CALLS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
 def trace_views() -> tuple[TraceView, ...]:
     """``peek`` under no transform, ``jit``, ``grad``, ``vmap`` and ``make_jaxpr``: its prints."""
     x = jnp.arange(3.0)
-    return tuple(TraceView(how, run(lambda call=call: call(x))) for how, call in TRACE_CALLS)
+    return tuple(TraceView(how, capture.run(call, x)) for how, call in TRACE_CALLS)
 
 
 # --- pitfalls -----------------------------------------------------------------------------------
@@ -444,14 +416,6 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
-def find_scenario(key: str) -> Scenario:
-    """The scenario registered under ``key``; ``KeyError`` if none is."""
-    for scenario in SCENARIOS:
-        if scenario.key == key:
-            return scenario
-    raise KeyError(key)
-
-
 def run_recompilation_lab(calls: Sequence[LabCall], *, redefine: bool = False) -> LabRun:
     """Run the calls through ``jax.jit(dynamic_control_flow, static_argnums=1)``, logging compiles.
 
@@ -486,7 +450,7 @@ def run_recompilation_lab(calls: Sequence[LabCall], *, redefine: bool = False) -
                 arguments=f"x: {call.dtype}{list(call.shape)}, use_tanh={static!r}",
                 compiled=compiled,
                 explanation="\n".join(e.explanation for e in events if e.kind == "cache miss"),
-                cache_size=compilation.cache_size(jitted),
+                cache_size=jax_private.cache_size(jitted),
                 compilations=total,
                 error=error,
             )
@@ -578,10 +542,10 @@ def loop_growth_figure(rows: Sequence[GrowthRow]) -> Any:
             )
         )
     fig.update_layout(
-        xaxis_title="loop length n",
-        yaxis_title="jaxpr equations (loop bodies included)",
-        xaxis_type="log",
-        yaxis_type="log",
+        xaxis=log_axis("loop length n", [r.length for r in rows], format_count),
+        yaxis=log_axis(
+            "jaxpr equations (loop bodies included)", [r.equations for r in rows], format_count
+        ),
         height=360,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "y": 1.12},

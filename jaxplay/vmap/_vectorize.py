@@ -24,7 +24,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from jaxplay.core import timing
+from jaxplay.core import roofline, timing
+from jaxplay.core.errors import FriendlyError, explain_error
+from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line
 
 # --- the article's code --------------------------------------------------------------------------
 
@@ -225,15 +227,6 @@ def leaf_axes(
     return out
 
 
-@dataclass(frozen=True)
-class FriendlyError:
-    """JAX's refusal, in plain words, with the original kept for reference."""
-
-    plain: str
-    error_type: str
-    message: str
-
-
 #: (pattern in JAX's message, plain explanation). ``{0}``, ``{1}`` ... are the pattern's groups.
 _VMAP_ERRORS: tuple[tuple[str, str], ...] = (
     (
@@ -286,20 +279,6 @@ _VMAP_ERRORS: tuple[tuple[str, str], ...] = (
 )
 
 
-def explain_error(
-    err: BaseException, table: Sequence[tuple[str, str]] = _VMAP_ERRORS
-) -> FriendlyError:
-    """Plain words for a JAX error, from the first pattern of ``table`` its message matches."""
-    message = str(err)
-    for pattern, plain in table:
-        match = re.search(pattern, message, flags=re.S)
-        if match:
-            return FriendlyError(plain.format(*match.groups()), type(err).__name__, message)
-    return FriendlyError(
-        "JAX refused this combination; its message says why.", type(err).__name__, message
-    )
-
-
 @dataclass(frozen=True)
 class VmapOutcome:
     """What ``vmap(process_single_example, in_axes, out_axes)`` did with the editor's inputs.
@@ -335,7 +314,7 @@ def apply_axes(in_axes: AxisSpec, out_axes: AxisSpec, layout: str, w_choice: str
         out = jax.vmap(process_single_example, in_axes=in_axes, out_axes=out_axes)(X, (W, b))
         out = np.asarray(timing.block(out))
     except (ValueError, TypeError) as err:
-        return VmapOutcome(code, rows, None, None, explain_error(err))
+        return VmapOutcome(code, rows, None, None, explain_error(err, _VMAP_ERRORS))
     expected = reference_outputs(layout, w_choice)
     matches = False
     if isinstance(out_axes, int) and out.ndim == 2 and -2 <= out_axes < 2:
@@ -408,31 +387,12 @@ def time_batching(
     if on_progress is not None:
         on_progress(1.0, "done")
     return BatchTiming(
-        sizes, d_in, d_out, {k: tuple(v) for k, v in results.items()}, timing.device_label(), agree
-    )
-
-
-def timing_trace(
-    x: Sequence[int], timings: Sequence[timing.Timing], name: str, **kwargs: Any
-) -> go.Scatter:
-    """Medians as a line, with bars from the first to the third quartile of the samples.
-
-    The page's one way of drawing a timing sweep: asymmetric quartile bars stay honest on a log
-    axis, where a symmetric ± spread can reach below zero.
-    """
-    return go.Scatter(
-        x=list(x),
-        y=[t.median for t in timings],
-        error_y={
-            "type": "data",
-            "symmetric": False,
-            "array": [t.q3 - t.median for t in timings],
-            "arrayminus": [t.median - t.q1 for t in timings],
-        },
-        mode="lines+markers",
-        name=name,
-        hovertext=[t.describe() for t in timings],
-        **kwargs,
+        sizes,
+        d_in,
+        d_out,
+        {k: tuple(v) for k, v in results.items()},
+        roofline.device_label(),
+        agree,
     )
 
 
@@ -440,16 +400,14 @@ def batching_figure(bt: BatchTiming) -> go.Figure:
     """Median time per batch (bars: quartiles) against batch size, one line per method."""
     fig = go.Figure()
     for name in METHODS:
-        fig.add_trace(timing_trace(bt.batch_sizes, bt.timings[name], name))
+        fig.add_trace(timing_line(bt.batch_sizes, bt.timings[name], name))
     fig.update_layout(
         title=(
             f"process_single_example on a batch (D={bt.d_in}, H={bt.d_out}): median time per "
             f"call, measured on {bt.device}"
         ),
-        xaxis_title="batch size",
-        yaxis_title="time per call (s; median, bars: quartiles)",
-        xaxis_type="log",
-        yaxis_type="log",
+        xaxis=log_axis("batch size", bt.batch_sizes, format_count),
+        yaxis=seconds_axis("time per call (median, bars: quartiles)", bar_ends(*fig.data)),
         margin={"t": 60, "b": 40},
     )
     return fig

@@ -1,0 +1,132 @@
+"""The Code Lab page: what a sandboxed run produced, made readable.
+
+Why a module of its own: :mod:`jaxplay.sandbox` runs the code and returns plain results; the Code
+Lab shows them. The shaping for display (a table of the arrays the code left behind, a heatmap of
+an array's corner, the failing line marked in the source, the eager-vs-jit inspection in words,
+the limits of a run in one line) is the page's topic, tested here, not the sandbox's API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+from jaxplay import sandbox
+from jaxplay.core.timing import format_seconds
+from jaxplay.sandbox import ArraySummary
+
+
+def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
+    """One row per array for a table: name, shape, dtype, min, max, mean, first values."""
+    return [
+        {
+            "name": a.name,
+            "shape": str(a.shape),
+            "dtype": a.dtype,
+            "min": a.min,
+            "max": a.max,
+            "mean": a.mean,
+            "first values": _first_values(a),
+        }
+        for a in arrays
+    ]
+
+
+def _first_values(summary: ArraySummary, count: int = 6) -> str:
+    matrix = preview_matrix(summary)
+    if matrix is None:
+        return ""
+    flat = [v for row in matrix for v in row]
+    text = ", ".join(f"{v:.4g}" for v in flat[:count])
+    total = 1
+    for s in summary.shape:
+        total *= s
+    return text + (", …" if total > count else "")
+
+
+def preview_matrix(summary: ArraySummary) -> list[list[float]] | None:
+    """The array's preview as a 2-D list of numbers (a row for 1-D), ``None`` if not numeric."""
+    preview = summary.preview
+    if isinstance(preview, bool | int | float):
+        preview = [[preview]]
+    elif isinstance(preview, list) and preview and not isinstance(preview[0], list):
+        preview = [preview]
+    if not isinstance(preview, list) or not preview:
+        return None
+    rows = []
+    for row in preview:
+        if not isinstance(row, list) or not all(
+            isinstance(v, int | float) and not isinstance(v, str) for v in row
+        ):
+            return None
+        rows.append([float(v) for v in row])
+    return rows
+
+
+def preview_figure(summary: ArraySummary) -> go.Figure | None:
+    """A heatmap of the array's preview corner (``None`` if it has no numeric preview)."""
+    matrix = preview_matrix(summary)
+    if matrix is None:
+        return None
+    shown = f"{len(matrix)}x{len(matrix[0]) if matrix else 0}"
+    fig = go.Figure(go.Heatmap(z=matrix, colorscale="Viridis"))
+    fig.update_layout(
+        title=f"{summary.name}: {summary.dtype}{list(summary.shape)} (first {shown} values)",
+        height=260,
+        margin={"l": 30, "r": 10, "t": 40, "b": 30},
+        yaxis={"autorange": "reversed"},
+    )
+    return fig
+
+
+def mark_line(source: str, line: int | None, context: int = 2) -> str | None:
+    """The lines around ``line`` of ``source``, numbered, with the line itself marked ``→``.
+
+    ``None`` when the line is unknown or outside the source.
+    """
+    lines = source.splitlines()
+    if line is None or not 1 <= line <= len(lines):
+        return None
+    start, stop = max(1, line - context), min(len(lines), line + context)
+    width = len(str(stop))
+    return "\n".join(
+        f"{'→' if n == line else ' '} {n:>{width}} | {lines[n - 1]}" for n in range(start, stop + 1)
+    )
+
+
+def timing_summary(data: dict[str, Any]) -> dict[str, str]:
+    """Display strings for a ``compare_jit`` inspection: medians, speed-up and what was measured."""
+
+    def median(side: str) -> float:
+        value = data.get(side, {})
+        return float(value.get("median", float("nan"))) if isinstance(value, dict) else float("nan")
+
+    speedup = data.get("speedup")
+    samples = (
+        len(data.get("eager", {}).get("samples", [])) if isinstance(data.get("eager"), dict) else 0
+    )
+    return {
+        "eager": format_seconds(median("eager")),
+        "jit": format_seconds(median("jit")),
+        "speedup": f"{speedup:.3g}×" if isinstance(speedup, int | float) else "n/a",
+        "caption": (
+            f"Measured inside the sandbox on {data.get('device', 'its default device')}: "
+            f"warmed up, blocked on every result, median of {samples} samples per side "
+            f"(speed-up {data.get('describe', 'n/a')}). The sandbox shares the machine with "
+            "other visitors, so expect noise."
+        ),
+    }
+
+
+def describe_limits() -> str:
+    """One line for the page: the sandbox in use and the limits of a run."""
+    pool = sandbox.get_pool()
+    limits = pool.config.limits
+    isolation = "bubblewrap sandbox" if pool.isolated else "plain process (no isolation)"
+    return (
+        f"{isolation} · {limits.timeout_s:g} s · {limits.cpu_s:g} CPU s · "
+        f"{limits.memory_mb / 1024:.3g} GB memory (CPU) · {limits.output_bytes // 1024} KiB "
+        f"output · {limits.processes} processes"
+        + (" · no network, no server files" if pool.isolated else "")
+    )

@@ -1,0 +1,200 @@
+"""One helper per kind of chart that several pages draw, so each kind reads the same everywhere.
+
+Why: timings are drawn on every page, and a timing chart is only honest with its spread and
+readable with its units. Medians go with asymmetric bars from the first to the third quartile (on a
+log axis a symmetric ± spread can reach below zero); log axes get ticks at 1, 2 and 5 of each decade
+(or at the decades alone when the range is wide), labelled with their units ("2 ms", "10k",
+"4 MiB") rather than Plotly's bare minor ticks ("2 3 … 0.1 2").
+
+- :func:`log_axis` — a log axis with readable ticks, for ``update_layout``/``update_xaxes``.
+- :func:`quartile_bars` — the error bars of medians from their samples' quartiles.
+- :func:`timing_line` — medians against a size (time, or a rate such as GB/s), with quartile bars.
+- :func:`timing_bars` — one bar per labelled measurement, with quartile bars.
+
+Charts of one topic only (a key tree, a sharding grid, a jaxpr graph) stay in their topic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from jaxplay.core.timing import Timing, format_seconds
+
+#: Ticks per decade while the range is narrow enough for them to stay legible.
+_STEPS = (1, 2, 5)
+
+
+def format_count(value: float) -> str:
+    """A count as an axis label: ``5``, ``200``, ``2k``, ``10k``, ``1M``."""
+    for suffix, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
+def format_bytes(value: float) -> str:
+    """A size as an axis label with binary units: ``512 B``, ``4 KiB``, ``16 MiB``."""
+    for suffix, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(value) >= scale:
+            return f"{value / scale:g} {suffix}"
+    return f"{value:g} B"
+
+
+def format_number(value: float) -> str:
+    """A plain number as an axis label: ``0.01``, ``2``, ``500``, ``1e+06``."""
+    return f"{value:g}"
+
+
+def log_ticks(values: Iterable[float], base: float = 10.0) -> tuple[list[float], float, float]:
+    """Tick values for a log axis covering ``values``, and the axis range (lowest, highest tick).
+
+    Ticks sit at 1, 2 and 5 times each power of ``base`` (10) while the values span at most three
+    decades, else at the powers alone; the range runs from the tick just below the smallest value
+    to the tick just above the largest, so the data never sits beyond the last labelled tick.
+    For ``base=4`` (sizes in bytes) the ticks are the powers of 4.
+    """
+    finite = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not finite:
+        return [], float("nan"), float("nan")
+    lo, hi = min(finite), max(finite)
+    first, last = math.floor(math.log(lo, base)), math.ceil(math.log(hi, base))
+    steps = _STEPS if base == 10 and last - first <= 3 else (1,)
+    candidates = sorted(m * base**k for k in range(first - 1, last + 2) for m in steps)
+    below = max(c for c in candidates if c <= lo * (1 + 1e-9))
+    above = min(c for c in candidates if c >= hi * (1 - 1e-9))
+    ticks = [c for c in candidates if below <= c <= above]
+    return ticks, below, above
+
+
+def log_axis(
+    title: str,
+    values: Iterable[float],
+    fmt: Callable[[float], str] = format_number,
+    base: float = 10.0,
+) -> dict[str, Any]:
+    """A log axis over ``values`` with labelled ticks (see :func:`log_ticks`) and its title.
+
+    Arguments:
+        title: the axis title (say what is measured; the ticks carry the units).
+        values: every value drawn on the axis (medians and the ends of their bars).
+        fmt: how a tick is written: :func:`~jaxplay.core.timing.format_seconds`,
+            :func:`format_count`, :func:`format_bytes` or :func:`format_number`.
+        base: 10, or 4 for sizes in bytes.
+
+    Returns:
+        Keyword arguments for ``fig.update_xaxes`` / ``update_yaxes`` (or a layout axis dict).
+    """
+    ticks, lo, hi = log_ticks(values, base)
+    axis: dict[str, Any] = {"type": "log", "title": {"text": title}}
+    if ticks:
+        pad = 0.04 * max(math.log10(hi) - math.log10(lo), 0.5)
+        axis |= {
+            "tickmode": "array",
+            "tickvals": ticks,
+            "ticktext": [fmt(t) for t in ticks],
+            "range": [math.log10(lo) - pad, math.log10(hi) + pad],
+        }
+    return axis
+
+
+def seconds_axis(title: str, values: Iterable[float]) -> dict[str, Any]:
+    """A log axis of durations in seconds, ticks labelled ``1 ms``, ``2 ms``, ``5 ms``, …"""
+    return log_axis(title, values, format_seconds)
+
+
+def quartile_bars(medians: Sequence[float], lows: Sequence[float], highs: Sequence[float]) -> dict:
+    """Asymmetric error bars from each median down to ``lows`` and up to ``highs``."""
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": [h - m for m, h in zip(medians, highs, strict=True)],
+        "arrayminus": [m - lo for m, lo in zip(medians, lows, strict=True)],
+    }
+
+
+def timing_values(
+    timings: Sequence[Timing], scale: float = 1.0, work: Sequence[float] | None = None
+) -> tuple[list[float], list[float], list[float]]:
+    """(medians, lows, highs) of timings as drawn: times ``scale``, or rates ``work / time``.
+
+    With ``work`` (e.g. bytes moved per call / 1e9 for GB/s) a value is ``work / seconds``, so the
+    slow quartile gives the low end of the bar.
+    """
+    if work is None:
+        return (
+            [t.median * scale for t in timings],
+            [t.q1 * scale for t in timings],
+            [t.q3 * scale for t in timings],
+        )
+    return (
+        [w / t.median for w, t in zip(work, timings, strict=True)],
+        [w / t.q3 for w, t in zip(work, timings, strict=True)],
+        [w / t.q1 for w, t in zip(work, timings, strict=True)],
+    )
+
+
+def timing_line(
+    x: Sequence[float],
+    timings: Sequence[Timing],
+    name: str,
+    *,
+    scale: float = 1.0,
+    work: Sequence[float] | None = None,
+    **kwargs: Any,
+) -> go.Scatter:
+    """Medians against ``x`` as a line, with bars from the first to the third quartile.
+
+    Arguments:
+        x: the sizes (batch sizes, widths, bytes, device counts).
+        timings: one :class:`~jaxplay.core.timing.Timing` per size.
+        name: the legend entry.
+        scale: multiply seconds by this (1e3 for milliseconds).
+        work: per size, the work of one call; the line is then the rate ``work / time``.
+        kwargs: further ``go.Scatter`` arguments (``line``, ``legendgroup``, ``showlegend``).
+
+    Hovering a point shows its timing in words (median ± IQR/2, samples × calls).
+    """
+    medians, lows, highs = timing_values(timings, scale, work)
+    return go.Scatter(
+        x=list(x),
+        y=medians,
+        error_y=quartile_bars(medians, lows, highs),
+        mode="lines+markers",
+        name=name,
+        hovertext=[t.describe() for t in timings],
+        **kwargs,
+    )
+
+
+def timing_bars(
+    labels: Sequence[str], timings: Sequence[Timing], *, scale: float = 1e3, **kwargs: Any
+) -> go.Bar:
+    """One bar per labelled measurement at its median (ms by default), with quartile bars."""
+    medians, lows, highs = timing_values(timings, scale)
+    return go.Bar(
+        x=list(labels),
+        y=medians,
+        error_y=quartile_bars(medians, lows, highs),
+        text=[format_seconds(t.median) for t in timings],
+        textposition="outside",
+        hovertext=[t.describe() for t in timings],
+        hoverinfo="text",
+        **kwargs,
+    )
+
+
+def bar_ends(*traces: go.Scatter | go.Bar) -> list[float]:
+    """Every value the traces draw on y, bar ends included (for :func:`log_axis`)."""
+    ends: list[float] = []
+    for trace in traces:
+        ys = [float(v) for v in (() if trace.y is None else trace.y) if v is not None]
+        ends += ys
+        bars = trace.error_y
+        if bars is not None and bars.array is not None:
+            ends += [y + float(a) for y, a in zip(ys, bars.array, strict=False)]
+            ends += [y - float(a) for y, a in zip(ys, bars.arrayminus or (), strict=False)]
+    return ends

@@ -1,0 +1,70 @@
+"""Every use of JAX's private API in jaxplay, each guarded, in one place.
+
+Why: some of what the pages show is only reachable through JAX internals: how many programs a
+jitted function holds, the saved residuals as data, the user's frame of an equation's traceback.
+Private API changes without notice, so each use here returns ``None`` (or does nothing) when JAX
+moved or changed it, and its caller falls back to a public route or says the figure is unknown.
+No other module of jaxplay may touch ``jax._src``; a test checks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def cache_size(jitted: Any) -> int | None:
+    """How many compiled versions a ``jax.jit`` function holds, or ``None`` if JAX won't say.
+
+    ``_cache_size`` counts the entries of the jitted function's own C++ dispatch cache (one per
+    distinct static-argument value, shape or dtype it was called with).
+    """
+    method = getattr(jitted, "_cache_size", None)
+    if method is None:
+        return None
+    try:
+        return int(method())
+    except Exception:  # private API: any failure means "unknown", never a crash
+        return None
+
+
+def saved_residuals(f: Callable[..., Any], *args: Any) -> list[tuple[str, str]] | None:
+    """What ``jax.grad(f)`` saves for its backward pass, as ``(short aval, description)`` pairs.
+
+    The structured form of the list ``jax.ad_checkpoint.print_saved_residuals`` prints;
+    ``None`` when ``jax._src.ad_checkpoint.saved_residuals`` moved or changed (parse the printed
+    text instead).
+    """
+    try:
+        from jax._src.ad_checkpoint import saved_residuals as private
+
+        return [(a.str_short(short_dtypes=True), str(d)) for a, d in private(f, *args)]
+    except (ImportError, AttributeError, TypeError):
+        return None
+
+
+def user_frame(eqn: Any) -> Any:
+    """The innermost frame of user code that made a jaxpr equation (``file_name``,
+    ``start_line``, ``function_name``), or ``None`` when JAX will not say."""
+    try:
+        from jax._src import source_info_util
+
+        return source_info_util.user_frame(eqn.source_info.traceback)
+    except Exception:  # private API: no frame means no source line for this equation
+        return None
+
+
+def hide_frames_of(path: str) -> None:
+    """Leave the frames of the file ``path`` out of the source locations JAX records.
+
+    JAX keeps every non-JAX frame of the call stack in its locations; a module that traces on
+    behalf of a page would otherwise be listed in every StableHLO and HLO text next to the
+    visitor's own lines. Without the private API the texts only carry a few extra frames.
+    """
+    try:
+        from jax._src import source_info_util
+
+        if path not in getattr(source_info_util, "_exclude_paths", ()):
+            source_info_util.register_exclusion(path)
+    except Exception:  # private API: see the docstring
+        pass

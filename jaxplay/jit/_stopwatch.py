@@ -1,0 +1,97 @@
+"""The article's stopwatch, reproduced on purpose, and why it disagrees with the honest harness.
+
+Why: section 1 of the article times ``naive_softmax`` and ``jit(naive_softmax)`` with
+``time.time()`` around ten calls. The jit page runs exactly that method next to
+:mod:`jaxplay.core.timing`'s blocked, warmed, interleaved measurement, so a visitor sees both
+numbers and the reasons they differ.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jaxplay.article import _examples as examples
+from jaxplay.core import compilation, timing, turns
+
+
+@dataclass(frozen=True)
+class ArticleTiming:
+    """The tutorial article's measurement: ``time.time()`` around ``loops`` calls, no blocking.
+
+    Attributes:
+        naive_s: wall seconds of the eager loop (dispatch time plus whatever finished meanwhile).
+        jitted_s: wall seconds of the jitted loop, *including* its first call's trace and compile.
+        loops: calls in each loop.
+    """
+
+    naive_s: float
+    jitted_s: float
+    loops: int
+
+    @property
+    def speedup(self) -> float:
+        """What the article would report: naive total / jitted total."""
+        return self.naive_s / self.jitted_s
+
+
+def article_timing(
+    fn: Callable[..., Any], *args: Any, loops: int = 10, lock: bool = True
+) -> ArticleTiming:
+    """Reproduce the seed article's timing of ``fn`` on purpose, errors included.
+
+    The article does, for each of ``naive_softmax`` and ``jit(naive_softmax)``::
+
+        start = time.time()
+        for _ in range(10):
+            y = f(x)
+        print(time.time() - start)
+
+    Three things are wrong with it: nothing waits for the result (JAX dispatches asynchronously, so
+    the stopwatch sees queueing, and the eager loop's unfinished work spills into the jit loop),
+    the jitted loop's first call traces and compiles inside the stopwatch, and one run of 10 calls
+    has no spread. The jitted function here is a fresh wrapper, so compilation is really included
+    as it is in the article's fresh process. Only after both stopwatches stop do we block, so
+    later measurements start clean.
+    """
+    import jax
+
+    jitted = jax.jit(compilation.fresh_function(fn))
+
+    def run() -> ArticleTiming:
+        y = None
+        start = time.time()
+        for _ in range(loops):
+            y = fn(*args)
+        naive_s = time.time() - start
+        start = time.time()
+        for _ in range(loops):
+            y = jitted(*args)
+        jitted_s = time.time() - start
+        timing.block(y)
+        return ArticleTiming(naive_s, jitted_s, loops)
+
+    if not lock:
+        return run()
+    with turns.exclusive():
+        return run()
+
+
+#: The article's code as written: the one copy lives in the examples registry.
+ARTICLE_TIMING_CODE = examples.by_id("jit-softmax-as-written").source
+
+
+def article_explanation(compile_s: float) -> str:
+    """Why the article's stopwatch and the honest harness disagree (one paragraph)."""
+    return (
+        "**Why they differ.** The article wraps `time.time()` around ten calls and never waits "
+        "for a result. JAX returns from a call as soon as the work is *queued*, so the naive "
+        "loop's clock measures little more than dispatch, and its unfinished work spills into "
+        "the jit loop's clock. The jit loop also pays the first call's tracing and compilation "
+        f"(here {timing.format_seconds(compile_s)}) inside its ten calls, and a single run of "
+        "ten calls has no spread to judge it by. The honest harness blocks on every result, "
+        "warms both versions up, alternates eager and jit samples so that noise on the machine "
+        "hits both alike, and reports the median with its quartiles."
+    )

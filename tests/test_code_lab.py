@@ -1,0 +1,37 @@
+"""The Code Lab's display of a run: the failing line marked, arrays as tables and heatmaps."""
+
+from __future__ import annotations
+
+from jaxplay import code_lab
+from jaxplay.sandbox._results import decode_arrays
+
+
+def test_the_failing_line_is_marked_with_its_neighbours() -> None:
+    assert code_lab.mark_line("a\nb\nc\nd", 3, context=1) == "  2 | b\n→ 3 | c\n  4 | d"
+    assert code_lab.mark_line("a", 5) is None
+
+
+def test_arrays_become_rows_and_heatmaps() -> None:
+    vector, matrix, text = decode_arrays(
+        [
+            {"name": "v", "shape": [3], "dtype": "f", "preview": [1, 2, 3], "min": 1},
+            {"name": "m", "shape": [2, 2], "dtype": "f", "preview": [[1, 2], [3, 4]]},
+            {"name": "s", "shape": [1], "dtype": "c", "preview": ["1j"]},
+        ]
+    )
+    assert code_lab.preview_matrix(vector) == [[1.0, 2.0, 3.0]]
+    assert code_lab.preview_matrix(text) is None
+    rows = code_lab.array_table((vector, matrix))
+    assert [r["shape"] for r in rows] == ["(3,)", "(2, 2)"]
+    assert rows[0]["first values"] == "1, 2, 3" and rows[0]["min"] == 1
+    assert [list(row) for row in code_lab.preview_figure(matrix).data[0].z] == [[1, 2], [3, 4]]
+    assert code_lab.preview_figure(text) is None
+
+
+def test_the_eager_vs_jit_inspection_in_words() -> None:
+    shown = code_lab.timing_summary(
+        {"eager": {"median": 2e-3, "samples": [1, 2]}, "jit": {"median": 1e-3}, "speedup": 2.0,
+         "device": "cpu"}
+    )  # fmt: skip
+    assert shown["eager"] == "2 ms" and shown["speedup"] == "2×" and "2 samples" in shown["caption"]
+    assert code_lab.timing_summary({})["speedup"] == "n/a"
