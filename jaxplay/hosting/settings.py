@@ -348,7 +348,7 @@ def passed_to_workers(environ: Mapping[str, str] | None = None) -> dict[str, str
 
 
 def snippet_db(environ: Mapping[str, str] | None = None) -> str:
-    """``JAXPLAY_SNIPPET_DB``: a SQLite file or a ``postgresql://`` URL (``""``: the default file)."""
+    """``JAXPLAY_SNIPPET_DB``: a SQLite file or a ``postgresql://`` URL (empty: the default)."""
     return _raw("JAXPLAY_SNIPPET_DB", environ)
 
 
