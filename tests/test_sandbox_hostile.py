@@ -191,8 +191,9 @@ CASES: dict[str, tuple[str, str | tuple[str, ...], str | None, tuple[str, ...]]]
     "script_tag": ("print('<script>alert(1)</script>')", "ok", None, ("bwrap",)),
 }
 
-#: Cases that need more than the short limit on a busy machine (disk-bound, not hostile).
-TIMEOUTS = {"thousands_of_files": 15.0}
+#: Cases that need more than the short limit on a busy machine: writing thousands of files,
+#: forking a multi-threaded JAX process 64 times, growing memory a megabyte at a time.
+TIMEOUTS = {"thousands_of_files": 15.0, "fork_count": 10.0, "list_growth": 10.0}
 
 DAEMON_MARKER = {"bwrap": "987.6543", "process": "987.6544"}
 
