@@ -381,3 +381,25 @@ def test_a_busy_worker_dies_with_the_server(mode: str) -> None:
     while time.monotonic() < deadline and not _zombie(pid):
         time.sleep(0.1)
     assert _zombie(pid), "the worker outlived the server"
+
+
+def test_a_task_calls_one_of_jaxplays_functions_in_the_sandbox(pool: WorkerPool) -> None:
+    from jaxplay.sandbox import Task
+
+    done = pool.run("", task=Task("jaxplay.core.budget:format_bytes", {"n": 3 * 2**20}))
+    assert done.ok and done.task == "3 MiB", done.error
+    failed = pool.run("", task=Task("jaxplay.core.expr:parse", {"source": "9**9**9 + x"}))
+    assert failed.error is not None and failed.error.kind == "exception"
+    assert failed.error.exc_type == "ExprError" and "too large" in failed.error.message
+    not_json = pool.run("", task=Task("jaxplay.core.expr:parse", {"source": "x"}))
+    assert not_json.error is not None and "JSON" in not_json.error.message
+
+
+@pytest.mark.parametrize(
+    "target", ["os:system", "jaxplay.core.expr", "jaxplay.core.expr:parse; import os", "x:y"]
+)
+def test_a_task_must_name_a_jaxplay_function(pool: WorkerPool, target: str) -> None:
+    from jaxplay.sandbox import Task
+
+    result = pool.run("", task=Task(target, {}))
+    assert result.error is not None and result.error.kind == "refused"

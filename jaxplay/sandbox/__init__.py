@@ -40,6 +40,7 @@ from jaxplay.sandbox._results import InspectRequest as InspectRequest
 from jaxplay.sandbox._results import Limits as Limits
 from jaxplay.sandbox._results import RunError as RunError
 from jaxplay.sandbox._results import RunResult as RunResult
+from jaxplay.sandbox._results import Task as Task
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -129,6 +130,43 @@ def run_code(
         visitor = current_visitor.get()
     return get_pool().run(
         source, timeout_s=timeout_s, inspect=inspect, visitor=visitor, on_queue=on_queue
+    )
+
+
+def run_task(
+    target: str,
+    *,
+    timeout_s: float | None = None,
+    visitor: str | None = None,
+    on_queue: Callable[[int], None] | None = None,
+    **kwargs: Any,
+) -> RunResult:
+    """Call one of jaxplay's own functions in a fresh sandboxed worker, under a run's limits.
+
+    For work a visitor sizes that cannot be bounded before it starts (compiling a typed
+    formula's fourth derivative): the server waits for the worker instead of doing it. The
+    warm pool answers in milliseconds, so a page can afford this for every such input.
+
+    Arguments:
+        target: ``"jaxplay.<module>:<function>"``; called as ``function(**kwargs)`` and
+            returning JSON data, which comes back as ``result.task``.
+        timeout_s, visitor, on_queue: as for :func:`run_code`.
+        kwargs: plain JSON values.
+
+    Returns:
+        A :class:`RunResult`: ``ok`` and ``task``, or the ``error`` (the function's exception
+        with its message, a timeout, a memory kill, a refusal).
+    """
+    if visitor is None:
+        from jaxplay.core.timing import current_visitor
+
+        visitor = current_visitor.get()
+    return get_pool().run(
+        "",
+        timeout_s=timeout_s,
+        visitor=visitor,
+        on_queue=on_queue,
+        task=Task(target, dict(kwargs)),
     )
 
 

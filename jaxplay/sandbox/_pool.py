@@ -11,9 +11,11 @@ run in flight (a second waits for the first).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import os
+import re
 import select
 import signal
 import sys
@@ -33,6 +35,7 @@ from jaxplay.sandbox._results import (
     Limits,
     RunError,
     RunResult,
+    Task,
     decode_arrays,
     decode_error,
     decode_inspections,
@@ -171,6 +174,23 @@ _ALLOWED_DTYPES = {
     "bool",
     "complex64",
 }
+
+
+_TASK_TARGET = re.compile(r"jaxplay(\.[a-z_][a-z0-9_]*)+:[a-z_][a-z0-9_]*")
+MAX_TASK_BYTES = 64 * 1024
+
+
+def validate_task(task: Task) -> str | None:
+    """Why ``task`` cannot be run, or ``None`` if it can."""
+    if not _TASK_TARGET.fullmatch(task.target):
+        return f"{task.target!r} is not one of jaxplay's functions."
+    try:
+        size = len(json.dumps(task.kwargs))
+    except (TypeError, ValueError):
+        return "A task's arguments must be plain JSON values."
+    if size > MAX_TASK_BYTES:
+        return f"A task's arguments are {size:,} bytes; the limit is {MAX_TASK_BYTES:,}."
+    return None
 
 
 def validate_inspect(request: InspectRequest) -> str | None:
@@ -500,9 +520,15 @@ class WorkerPool:
         inspect: InspectRequest | None = None,
         visitor: str | None = None,
         on_queue: Callable[[int], None] | None = None,
+        task: Task | None = None,
     ) -> RunResult:
-        """Run ``source`` in a fresh sandboxed worker; see :func:`jaxplay.sandbox.run_code`."""
+        """Run ``source`` (or ``task``) in a fresh sandboxed worker.
+
+        See :func:`jaxplay.sandbox.run_code` and :func:`jaxplay.sandbox.run_task`.
+        """
         reason = self.refusal()
+        if reason is None and task is not None:
+            reason = validate_task(task)
         if reason is None and not isinstance(source, str):
             reason = "The code must be text."
         if reason is None and len(source) > MAX_SOURCE_CHARS:
@@ -521,7 +547,7 @@ class WorkerPool:
                 )
         if reason is not None:
             return self._scrubbed(refused(reason))
-        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue))
+        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue, task))
 
     def _scrubbed(self, result: RunResult) -> RunResult:
         """``result`` without the server's paths in its error, tracebacks and stderr.
@@ -547,6 +573,7 @@ class WorkerPool:
             stderr=scrub_paths(result.stderr),
             stdout=stdout,
             inspections=_scrub_strings(result.inspections, scrub_paths),
+            task=_scrub_strings(result.task, scrub_paths),
         )
 
     def _run(
@@ -556,6 +583,7 @@ class WorkerPool:
         inspect: InspectRequest | None,
         visitor: str | None,
         on_queue: Callable[[int], None] | None,
+        task: Task | None = None,
     ) -> RunResult:
         limits = self.config.limits
         timeout = limits.timeout_s if timeout_s is None else max(0.1, float(timeout_s))
@@ -572,7 +600,7 @@ class WorkerPool:
                             + (self._last_start_error or "the runner is shut down.")
                         )
                     try:
-                        result = self._execute(worker, source, timeout, inspect)
+                        result = self._execute(worker, source, timeout, inspect, task)
                     finally:
                         with self._lock:
                             self._all.discard(worker)
@@ -585,7 +613,12 @@ class WorkerPool:
             return refused("The runner is shut down.")
 
     def _execute(
-        self, worker: _Worker, source: str, timeout_s: float, inspect: InspectRequest | None
+        self,
+        worker: _Worker,
+        source: str,
+        timeout_s: float,
+        inspect: InspectRequest | None,
+        task: Task | None = None,
     ) -> RunResult | None:
         """Send the job and watch the worker; ``None`` if it died before taking the job."""
         limits = self.config.limits
@@ -607,6 +640,7 @@ class WorkerPool:
                 "processes": limits.processes,
             },
             "inspect": encode_inspect(inspect) if inspect is not None else None,
+            "task": {"target": task.target, "kwargs": task.kwargs} if task is not None else None,
         }
         started = time.monotonic()
         try:
@@ -702,6 +736,7 @@ class WorkerPool:
                 inspections=decode_inspections(
                     message.get("inspections"), inspect.inspectors if inspect else ()
                 ),
+                task=message.get("task") if task is not None else None,
             )
         stdout = _decode(output.stdout)
         if output.over:
