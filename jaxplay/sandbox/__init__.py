@@ -170,6 +170,53 @@ def run_task(
     )
 
 
+class TaskFailed(Exception):
+    """A function called with :func:`call` in a worker failed; ``error`` says how.
+
+    ``error.kind`` is ``"timeout"`` (it ran past its deadline), ``"memory"``, ``"refused"``
+    (rate limit, server busy, no sandbox), or ``"exception"`` with the function's own
+    ``exc_type`` and message.
+    """
+
+    def __init__(self, error: RunError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def call(
+    function: Callable[..., Any],
+    /,
+    *,
+    isolate: bool,
+    returns: tuple[type, ...] = (),
+    timeout_s: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``function(**kwargs)``: here, or in a sandboxed worker with a deadline when ``isolate``.
+
+    The caller decides per input: a preset whose cost is known runs here (and can be cached);
+    a visitor's formula whose cost depends on what they typed runs in a worker, so the server
+    only waits. The function must be a module-level function of jaxplay taking JSON values;
+    its result (dataclasses of numbers, strings, tuples and arrays) comes back through
+    :mod:`jaxplay.core.wire`, and only the dataclasses in ``returns`` are accepted.
+
+    Raises:
+        TaskFailed: the worker's run failed (timeout, memory, refusal, or the function raised).
+    """
+    if not isolate:
+        return function(**kwargs)
+    from jaxplay.core import wire
+
+    target = f"{function.__module__}:{function.__qualname__}"
+    result = run_task(target, timeout_s=timeout_s, **kwargs)
+    if not result.ok or result.error is not None:
+        raise TaskFailed(result.error or RunError(kind="crashed", message="No result."))
+    try:
+        return wire.decode(result.task, returns)
+    except (ValueError, TypeError) as err:
+        raise TaskFailed(RunError(kind="crashed", message=f"A malformed result: {err}")) from None
+
+
 def defined_functions(source: str) -> list[str]:
     """Names of the functions ``source`` defines at top level (``def`` or ``name = lambda``).
 
