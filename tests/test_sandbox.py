@@ -9,10 +9,12 @@ import time
 import pytest
 
 from jaxplay.hosting import environment
+from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import (
     ArgSpec,
     InspectRequest,
     Limits,
+    Refused,
     RunnerConfig,
     RunResult,
     WorkerPool,
@@ -277,6 +279,55 @@ def test_a_busy_pool_queues_and_tells_the_position() -> None:
         assert positions == [1]
         assert results["alice"].ok and results["bob"].ok
         assert results["bob"].queued_s > 0
+    finally:
+        pool.shutdown()
+
+
+def test_a_full_queue_refuses_instead_of_growing() -> None:
+    """A scripted client with a new visitor id per run cannot queue without bound."""
+    config = RunnerConfig(spares=1, max_concurrent=1, max_queued=2, limits=Limits(timeout_s=20))
+    pool = WorkerPool(config)
+    try:
+        with pool.reserve("holder"):  # the one slot is taken
+            waiting = [
+                threading.Thread(target=pool.run, args=("x = 1",), kwargs={"visitor": f"v{i}"})
+                for i in range(2)
+            ]
+            for t in waiting:
+                t.start()
+            while pool.status()["queued"] < 2:
+                time.sleep(0.01)
+            refused = pool.run("x = 1", visitor="v-late")
+            assert refused.error is not None and refused.error.kind == "refused"
+            assert "busy" in refused.error.message and "2 runs" in refused.error.message
+            with pytest.raises(Refused, match="busy"), pool.reserve("another"):
+                pass
+        for t in waiting:
+            t.join()
+    finally:
+        pool.shutdown()
+
+
+def test_a_reserved_place_counts_as_a_run() -> None:
+    """The multi-process demo holds a run's place: others queue behind it, its visitor too."""
+    pool = WorkerPool(RunnerConfig(spares=1, max_concurrent=1, limits=Limits(timeout_s=20)))
+    pool.run_limiter = RateLimiter(1, 60.0)
+    try:
+        positions: list[int] = []
+        with pool.reserve("dana"):
+            other = threading.Thread(
+                target=pool.run,
+                args=("x = 1",),
+                kwargs={"visitor": "eve", "on_queue": positions.append},
+            )
+            other.start()
+            while not positions:
+                time.sleep(0.01)
+        other.join()
+        assert positions[0] == 1
+        # dana used her one run of the minute
+        with pytest.raises(Refused, match="a minute per visitor"), pool.reserve("dana"):
+            pass
     finally:
         pool.shutdown()
 

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import ast
 import atexit
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jaxplay.sandbox._pool import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
+from jaxplay.sandbox._pool import Refused as Refused
 from jaxplay.sandbox._pool import RunnerConfig as RunnerConfig
 from jaxplay.sandbox._pool import WorkerPool as WorkerPool
 from jaxplay.sandbox._pool import worker_environment as worker_environment
@@ -168,6 +170,18 @@ def run_task(
         on_queue=on_queue,
         task=Task(target, dict(kwargs)),
     )
+
+
+def reserve(
+    visitor: str | None = None, on_queue: Callable[[int], None] | None = None
+) -> contextlib.AbstractContextManager[None]:
+    """Hold a Code Lab run's place for work that starts its own processes; see
+    :meth:`WorkerPool.reserve` (raises :class:`Refused` with the reason)."""
+    if visitor is None:
+        from jaxplay.core.timing import current_visitor
+
+        visitor = current_visitor.get()
+    return get_pool().reserve(visitor, on_queue)
 
 
 class TaskFailed(Exception):

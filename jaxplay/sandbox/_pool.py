@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +102,7 @@ class RunnerConfig:
     limits: Limits = field(default_factory=Limits)
     start_timeout_s: float = 120.0
     runs_per_minute: int | None = None
+    max_queued: int = 16
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> RunnerConfig:
@@ -481,6 +482,8 @@ class WorkerPool:
         ticket = object()
         told = None
         with self._lock:
+            if len(self._queue) >= self.config.max_queued:
+                raise _Busy(len(self._queue))
             self._queue.append(ticket)
         try:
             while True:
@@ -535,19 +538,48 @@ class WorkerPool:
             reason = f"The code is {len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,}."
         if reason is None and inspect is not None:
             reason = validate_inspect(inspect)
-        if reason is None and self._closed:
-            reason = "The runner is shut down."
-        if reason is None and visitor is not None and self.run_limiter is not None:
+        if reason is None:
+            reason = self._admit(visitor)
+        if reason is not None:
+            return self._scrubbed(refused(reason))
+        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue, task))
+
+    def _admit(self, visitor: str | None) -> str | None:
+        """Why a run for ``visitor`` may not start now (shut down, rate limit), or ``None``."""
+        if self._closed:
+            return "The runner is shut down."
+        if visitor is not None and self.run_limiter is not None:
             wait = self.run_limiter.try_acquire(visitor)
             if wait > 0:
-                reason = (
+                return (
                     f"This shared server runs at most {self.run_limiter.capacity} pieces of code "
                     f"a minute per visitor, and you reached that; try again in "
                     f"{max(1, math.ceil(wait - 1e-6))} s."
                 )
+        return None
+
+    @contextlib.contextmanager
+    def reserve(
+        self, visitor: str | None = None, on_queue: Callable[[int], None] | None = None
+    ) -> Iterator[None]:
+        """Hold a run's place (rate limit, one per visitor, a slot of the pool) without a worker.
+
+        For work that starts its own processes outside the pool — the multi-process
+        ``jax.distributed`` demo — so it counts against the same limits as a Code Lab run.
+
+        Raises:
+            Refused: with the reason (rate limit, server busy, shut down) as its message.
+        """
+        reason = self._admit(visitor)
         if reason is not None:
-            return self._scrubbed(refused(reason))
-        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue, task))
+            raise Refused(reason)
+        try:
+            with self._visitor_slot(visitor), self._run_slot(on_queue):
+                yield
+        except _Busy as busy:
+            raise Refused(busy.message()) from None
+        except _Closed:
+            raise Refused("The runner is shut down.") from None
 
     def _scrubbed(self, result: RunResult) -> RunResult:
         """``result`` without the server's paths in its error, tracebacks and stderr.
@@ -611,6 +643,8 @@ class WorkerPool:
                 return refused("The sandbox workers keep dying before they get the code.")
         except _Closed:
             return refused("The runner is shut down.")
+        except _Busy as busy:
+            return refused(busy.message())
 
     def _execute(
         self,
@@ -836,6 +870,24 @@ def _scrub_strings(value: Any, scrub: Callable[[str], str], depth: int = 0) -> A
 
 class _Closed(Exception):
     pass
+
+
+class _Busy(Exception):
+    """The run queue is full (``max_queued`` runs already wait)."""
+
+    def __init__(self, waiting: int) -> None:
+        super().__init__(waiting)
+        self.waiting = waiting
+
+    def message(self) -> str:
+        return (
+            f"This server is busy: {self.waiting} runs are already waiting for a worker. "
+            "Try again in a moment."
+        )
+
+
+class Refused(Exception):
+    """A run (or a reserved place) the pool will not start; the message says why."""
 
 
 def _size(n: int) -> str:
