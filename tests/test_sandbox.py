@@ -9,10 +9,12 @@ import time
 import pytest
 
 from jaxplay.hosting import environment
+from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import (
     ArgSpec,
     InspectRequest,
     Limits,
+    Refused,
     RunnerConfig,
     RunResult,
     WorkerPool,
@@ -271,6 +273,55 @@ def test_a_busy_pool_queues_and_tells_the_position() -> None:
         pool.shutdown()
 
 
+def test_a_full_queue_refuses_instead_of_growing() -> None:
+    """A scripted client with a new visitor id per run cannot queue without bound."""
+    config = RunnerConfig(spares=1, max_concurrent=1, max_queued=2, limits=Limits(timeout_s=20))
+    pool = WorkerPool(config)
+    try:
+        with pool.reserve("holder"):  # the one slot is taken
+            waiting = [
+                threading.Thread(target=pool.run, args=("x = 1",), kwargs={"visitor": f"v{i}"})
+                for i in range(2)
+            ]
+            for t in waiting:
+                t.start()
+            while pool.status()["queued"] < 2:
+                time.sleep(0.01)
+            refused = pool.run("x = 1", visitor="v-late")
+            assert refused.error is not None and refused.error.kind == "refused"
+            assert "busy" in refused.error.message and "2 runs" in refused.error.message
+            with pytest.raises(Refused, match="busy"), pool.reserve("another"):
+                pass
+        for t in waiting:
+            t.join()
+    finally:
+        pool.shutdown()
+
+
+def test_a_reserved_place_counts_as_a_run() -> None:
+    """The multi-process demo holds a run's place: others queue behind it, its visitor too."""
+    pool = WorkerPool(RunnerConfig(spares=1, max_concurrent=1, limits=Limits(timeout_s=20)))
+    pool.run_limiter = RateLimiter(1, 60.0)
+    try:
+        positions: list[int] = []
+        with pool.reserve("dana"):
+            other = threading.Thread(
+                target=pool.run,
+                args=("x = 1",),
+                kwargs={"visitor": "eve", "on_queue": positions.append},
+            )
+            other.start()
+            while not positions:
+                time.sleep(0.01)
+        other.join()
+        assert positions[0] == 1
+        # dana used her one run of the minute
+        with pytest.raises(Refused, match="a minute per visitor"), pool.reserve("dana"):
+            pass
+    finally:
+        pool.shutdown()
+
+
 def test_one_visitor_has_one_run_in_flight() -> None:
     """Two runs of the same visitor never overlap, even with free slots."""
     pool = WorkerPool(RunnerConfig(spares=2, max_concurrent=2, limits=Limits(timeout_s=20)))
@@ -371,3 +422,25 @@ def test_a_busy_worker_dies_with_the_server(mode: str) -> None:
     while time.monotonic() < deadline and not _zombie(pid):
         time.sleep(0.1)
     assert _zombie(pid), "the worker outlived the server"
+
+
+def test_a_task_calls_one_of_jaxplays_functions_in_the_sandbox(pool: WorkerPool) -> None:
+    from jaxplay.sandbox import Task
+
+    done = pool.run("", task=Task("jaxplay.core.budget:format_bytes", {"n": 3 * 2**20}))
+    assert done.ok and done.task == "3 MiB", done.error
+    failed = pool.run("", task=Task("jaxplay.core.expr:parse", {"source": "9**9**9 + x"}))
+    assert failed.error is not None and failed.error.kind == "exception"
+    assert failed.error.exc_type == "ExprError" and "too large" in failed.error.message
+    not_json = pool.run("", task=Task("jaxplay.core.expr:parse", {"source": "x"}))
+    assert not_json.error is not None and "cannot send" in not_json.error.message
+
+
+@pytest.mark.parametrize(
+    "target", ["os:system", "jaxplay.core.expr", "jaxplay.core.expr:parse; import os", "x:y"]
+)
+def test_a_task_must_name_a_jaxplay_function(pool: WorkerPool, target: str) -> None:
+    from jaxplay.sandbox import Task
+
+    result = pool.run("", task=Task(target, {}))
+    assert result.error is not None and result.error.kind == "refused"

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "process")
 #: Sandbox workers kept started and waiting.
 DEFAULT_SPARES = 2
+#: Runs that may wait for a worker, server-wide.
+DEFAULT_RUN_QUEUE = 16
 #: Wall-clock seconds, CPU seconds and memory (MB) one run may use.
 DEFAULT_RUN_TIMEOUT_S = 10.0
 DEFAULT_RUN_CPU_S = 20.0
@@ -90,6 +92,13 @@ SETTINGS: tuple[Setting, ...] = (
         "JAXPLAY_RUNNER_CONCURRENCY",
         "CPU cores",
         "Code Lab runs executing at once; further runs wait in a first-come queue.",
+    ),
+    Setting(
+        "JAXPLAY_RUN_QUEUE",
+        f"{DEFAULT_RUN_QUEUE}",
+        "Runs that may wait for a worker, over the whole server (formula evaluations and the "
+        'multi-process demo count too); more are refused with "busy", so scripted clients '
+        "with a new visitor id per request cannot queue without bound.",
     ),
     Setting(
         "JAXPLAY_RUN_TIMEOUT_S",
@@ -295,6 +304,11 @@ def runner_spares(environ: Mapping[str, str] | None = None) -> int:
 def runner_concurrency(environ: Mapping[str, str] | None = None) -> int:
     """``JAXPLAY_RUNNER_CONCURRENCY``: runs at once (at least 1; default: the CPU cores)."""
     return clamped_int("JAXPLAY_RUNNER_CONCURRENCY", os.cpu_count() or 1, 1, environ=environ)
+
+
+def run_queue(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_RUN_QUEUE``: runs that may wait for a worker, server-wide (at least 1)."""
+    return clamped_int("JAXPLAY_RUN_QUEUE", DEFAULT_RUN_QUEUE, 1, environ=environ)
 
 
 def run_timeout_s(environ: Mapping[str, str] | None = None) -> float:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import atexit
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,7 @@ from jaxplay.core.turns import current_visitor
 from jaxplay.sandbox._inspectors import INSPECTORS as INSPECTORS
 from jaxplay.sandbox._inspectors import LABELS as LABELS
 from jaxplay.sandbox._pool import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
+from jaxplay.sandbox._pool import Refused as Refused
 from jaxplay.sandbox._pool import RunnerConfig as RunnerConfig
 from jaxplay.sandbox._pool import WorkerPool as WorkerPool
 from jaxplay.sandbox._pool import worker_environment as worker_environment
@@ -44,6 +46,7 @@ from jaxplay.sandbox._results import InspectRequest as InspectRequest
 from jaxplay.sandbox._results import Limits as Limits
 from jaxplay.sandbox._results import RunError as RunError
 from jaxplay.sandbox._results import RunResult as RunResult
+from jaxplay.sandbox._results import Task as Task
 
 _shared_pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
@@ -129,6 +132,102 @@ def run_code(
     return get_pool().run(
         source, timeout_s=timeout_s, inspect=inspect, visitor=visitor, on_queue=on_queue
     )
+
+
+def run_task(
+    target: str,
+    *,
+    timeout_s: float | None = None,
+    visitor: str | None = None,
+    on_queue: Callable[[int], None] | None = None,
+    **kwargs: Any,
+) -> RunResult:
+    """Call one of jaxplay's own functions in a fresh sandboxed worker, under a run's limits.
+
+    For work a visitor sizes that cannot be bounded before it starts (compiling a typed
+    formula's fourth derivative): the server waits for the worker instead of doing it. The
+    warm pool answers in milliseconds, so a page can afford this for every such input.
+
+    Arguments:
+        target: ``"jaxplay.<module>:<function>"``; called as ``function(**kwargs)`` and
+            returning JSON data, which comes back as ``result.task``.
+        timeout_s, visitor, on_queue: as for :func:`run_code`.
+        kwargs: plain JSON values.
+
+    Returns:
+        A :class:`RunResult`: ``ok`` and ``task``, or the ``error`` (the function's exception
+        with its message, a timeout, a memory kill, a refusal).
+    """
+    if visitor is None:
+        from jaxplay.core.timing import current_visitor
+
+        visitor = current_visitor.get()
+    return get_pool().run(
+        "",
+        timeout_s=timeout_s,
+        visitor=visitor,
+        on_queue=on_queue,
+        task=Task(target, dict(kwargs)),
+    )
+
+
+def reserve(
+    visitor: str | None = None, on_queue: Callable[[int], None] | None = None
+) -> contextlib.AbstractContextManager[None]:
+    """Hold a Code Lab run's place for work that starts its own processes; see
+    :meth:`WorkerPool.reserve` (raises :class:`Refused` with the reason)."""
+    if visitor is None:
+        from jaxplay.core.timing import current_visitor
+
+        visitor = current_visitor.get()
+    return get_pool().reserve(visitor, on_queue)
+
+
+class TaskFailed(Exception):
+    """A function called with :func:`call` in a worker failed; ``error`` says how.
+
+    ``error.kind`` is ``"timeout"`` (it ran past its deadline), ``"memory"``, ``"refused"``
+    (rate limit, server busy, no sandbox), or ``"exception"`` with the function's own
+    ``exc_type`` and message.
+    """
+
+    def __init__(self, error: RunError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def call(
+    function: Callable[..., Any],
+    /,
+    *,
+    isolate: bool,
+    returns: tuple[type, ...] = (),
+    timeout_s: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``function(**kwargs)``: here, or in a sandboxed worker with a deadline when ``isolate``.
+
+    The caller decides per input: a preset whose cost is known runs here (and can be cached);
+    a visitor's formula whose cost depends on what they typed runs in a worker, so the server
+    only waits. The function must be a module-level function of jaxplay taking JSON values;
+    its result (dataclasses of numbers, strings, tuples and arrays) comes back through
+    :mod:`jaxplay.core.wire`, and only the dataclasses in ``returns`` are accepted.
+
+    Raises:
+        TaskFailed: the worker's run failed (timeout, memory, refusal, or the function raised).
+    """
+    if not isolate:
+        return function(**kwargs)
+    from jaxplay.core import wire
+
+    target = f"{function.__module__}:{function.__qualname__}"
+    result = run_task(target, timeout_s=timeout_s, **kwargs)
+    if not result.ok or result.error is not None:
+        raise TaskFailed(result.error or RunError(kind="crashed", message="No result."))
+    try:
+        return wire.decode(result.task, returns)
+    except (ValueError, TypeError) as err:
+        raise TaskFailed(RunError(kind="crashed", message=f"A malformed result: {err}")) from None
 
 
 def defined_functions(source: str) -> list[str]:

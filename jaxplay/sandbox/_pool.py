@@ -11,16 +11,18 @@ run in flight (a second waits for the first).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import os
+import re
 import select
 import signal
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,6 +37,7 @@ from jaxplay.sandbox._results import (
     Limits,
     RunError,
     RunResult,
+    Task,
     decode_arrays,
     decode_error,
     decode_inspections,
@@ -68,6 +71,7 @@ class RunnerConfig:
     limits: Limits = field(default_factory=Limits)
     start_timeout_s: float = 120.0
     runs_per_minute: int | None = None
+    max_queued: int = settings.DEFAULT_RUN_QUEUE
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> RunnerConfig:
@@ -78,6 +82,7 @@ class RunnerConfig:
             runs_per_minute=settings.runs_per_minute(environ) if public else None,
             spares=settings.runner_spares(environ),
             max_concurrent=settings.runner_concurrency(environ),
+            max_queued=settings.run_queue(environ),
             limits=Limits(
                 timeout_s=settings.run_timeout_s(environ),
                 cpu_s=settings.run_cpu_s(environ),
@@ -131,6 +136,23 @@ _ALLOWED_DTYPES = {
     "bool",
     "complex64",
 }
+
+
+_TASK_TARGET = re.compile(r"jaxplay(\.[a-z_][a-z0-9_]*)+:[a-z_][a-z0-9_]*")
+MAX_TASK_BYTES = 64 * 1024
+
+
+def validate_task(task: Task) -> str | None:
+    """Why ``task`` cannot be run, or ``None`` if it can."""
+    if not _TASK_TARGET.fullmatch(task.target):
+        return f"{task.target!r} is not one of jaxplay's functions."
+    try:
+        size = len(json.dumps(task.kwargs))
+    except (TypeError, ValueError):
+        return "A task's arguments must be plain JSON values."
+    if size > MAX_TASK_BYTES:
+        return f"A task's arguments are {size:,} bytes; the limit is {MAX_TASK_BYTES:,}."
+    return None
 
 
 def validate_inspect(request: InspectRequest) -> str | None:
@@ -419,6 +441,8 @@ class WorkerPool:
         ticket = object()
         told = None
         with self._lock:
+            if len(self._queue) >= self.config.max_queued:
+                raise _Busy(len(self._queue))
             self._queue.append(ticket)
         try:
             while True:
@@ -458,28 +482,63 @@ class WorkerPool:
         inspect: InspectRequest | None = None,
         visitor: str | None = None,
         on_queue: Callable[[int], None] | None = None,
+        task: Task | None = None,
     ) -> RunResult:
-        """Run ``source`` in a fresh sandboxed worker; see :func:`jaxplay.sandbox.run_code`."""
+        """Run ``source`` (or ``task``) in a fresh sandboxed worker.
+
+        See :func:`jaxplay.sandbox.run_code` and :func:`jaxplay.sandbox.run_task`.
+        """
         reason = self.refusal()
+        if reason is None and task is not None:
+            reason = validate_task(task)
         if reason is None and not isinstance(source, str):
             reason = "The code must be text."
         if reason is None and len(source) > MAX_SOURCE_CHARS:
             reason = f"The code is {len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,}."
         if reason is None and inspect is not None:
             reason = validate_inspect(inspect)
-        if reason is None and self._closed:
-            reason = "The runner is shut down."
-        if reason is None and visitor is not None and self.run_limiter is not None:
+        if reason is None:
+            reason = self._admit(visitor)
+        if reason is not None:
+            return self._scrubbed(refused(reason))
+        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue, task))
+
+    def _admit(self, visitor: str | None) -> str | None:
+        """Why a run for ``visitor`` may not start now (shut down, rate limit), or ``None``."""
+        if self._closed:
+            return "The runner is shut down."
+        if visitor is not None and self.run_limiter is not None:
             wait = self.run_limiter.try_acquire(visitor)
             if wait > 0:
-                reason = (
+                return (
                     f"This shared server runs at most {self.run_limiter.capacity} pieces of code "
                     f"a minute per visitor, and you reached that; try again in "
                     f"{max(1, math.ceil(wait - 1e-6))} s."
                 )
+        return None
+
+    @contextlib.contextmanager
+    def reserve(
+        self, visitor: str | None = None, on_queue: Callable[[int], None] | None = None
+    ) -> Iterator[None]:
+        """Hold a run's place (rate limit, one per visitor, a slot of the pool) without a worker.
+
+        For work that starts its own processes outside the pool — the multi-process
+        ``jax.distributed`` demo — so it counts against the same limits as a Code Lab run.
+
+        Raises:
+            Refused: with the reason (rate limit, server busy, shut down) as its message.
+        """
+        reason = self._admit(visitor)
         if reason is not None:
-            return self._scrubbed(refused(reason))
-        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue))
+            raise Refused(reason)
+        try:
+            with self._visitor_slot(visitor), self._run_slot(on_queue):
+                yield
+        except _Busy as busy:
+            raise Refused(busy.message()) from None
+        except _Closed:
+            raise Refused("The runner is shut down.") from None
 
     def _scrubbed(self, result: RunResult) -> RunResult:
         """``result`` without the server's paths in its error, tracebacks and stderr.
@@ -501,6 +560,7 @@ class WorkerPool:
             stderr=scrub_paths(result.stderr),
             stdout=stdout,
             inspections=_scrub_strings(result.inspections, scrub_paths),
+            task=_scrub_strings(result.task, scrub_paths),
         )
 
     def _run(
@@ -510,6 +570,7 @@ class WorkerPool:
         inspect: InspectRequest | None,
         visitor: str | None,
         on_queue: Callable[[int], None] | None,
+        task: Task | None = None,
     ) -> RunResult:
         limits = self.config.limits
         timeout = limits.timeout_s if timeout_s is None else max(0.1, float(timeout_s))
@@ -526,7 +587,7 @@ class WorkerPool:
                             + (self._last_start_error or "the runner is shut down.")
                         )
                     try:
-                        result = self._execute(worker, source, timeout, inspect)
+                        result = self._execute(worker, source, timeout, inspect, task)
                     finally:
                         with self._lock:
                             self._all.discard(worker)
@@ -537,9 +598,16 @@ class WorkerPool:
                 return refused("The sandbox workers keep dying before they get the code.")
         except _Closed:
             return refused("The runner is shut down.")
+        except _Busy as busy:
+            return refused(busy.message())
 
     def _execute(
-        self, worker: _Worker, source: str, timeout_s: float, inspect: InspectRequest | None
+        self,
+        worker: _Worker,
+        source: str,
+        timeout_s: float,
+        inspect: InspectRequest | None,
+        task: Task | None = None,
     ) -> RunResult | None:
         """Send the job and watch the worker; ``None`` if it died before taking the job."""
         limits = self.config.limits
@@ -561,6 +629,7 @@ class WorkerPool:
                 "processes": limits.processes,
             },
             "inspect": encode_inspect(inspect) if inspect is not None else None,
+            "task": {"target": task.target, "kwargs": task.kwargs} if task is not None else None,
         }
         started = time.monotonic()
         try:
@@ -656,6 +725,7 @@ class WorkerPool:
                 inspections=decode_inspections(
                     message.get("inspections"), inspect.inspectors if inspect else ()
                 ),
+                task=message.get("task") if task is not None else None,
             )
         stdout = _decode(output.stdout)
         if output.over:
@@ -755,6 +825,24 @@ def _scrub_strings(value: Any, scrub: Callable[[str], str], depth: int = 0) -> A
 
 class _Closed(Exception):
     pass
+
+
+class _Busy(Exception):
+    """The run queue is full (``max_queued`` runs already wait)."""
+
+    def __init__(self, waiting: int) -> None:
+        super().__init__(waiting)
+        self.waiting = waiting
+
+    def message(self) -> str:
+        return (
+            f"This server is busy: {self.waiting} runs are already waiting for a worker. "
+            "Try again in a moment."
+        )
+
+
+class Refused(Exception):
+    """A run (or a reserved place) the pool will not start; the message says why."""
 
 
 def _size(n: int) -> str:

@@ -57,6 +57,25 @@ class InspectRequest:
 
 
 @dataclass(frozen=True)
+class Task:
+    """One of jaxplay's own functions, to call in a worker on a visitor's input.
+
+    Why: some work a visitor asks for cannot be bounded before it starts — differentiating a
+    typed formula to order four, or a stack of transforms, compiles for seconds or minutes
+    depending on the formula. In the server that would hold the interpreter lock for everyone;
+    in a worker it runs under the run's deadline and memory limits, and the server only waits.
+
+    Attributes:
+        target: ``"jaxplay.<module>:<function>"``; the function takes ``kwargs`` and returns
+            JSON data (the caller decodes it).
+        kwargs: plain JSON values (the visitor's formula, sizes, ...).
+    """
+
+    target: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Limits:
     """What one run may use. Defaults are what a workshop on one shared machine wants.
 
@@ -138,6 +157,7 @@ class RunResult:
         error: why it failed, ``None`` if ``ok``.
         inspections: inspector name -> JSON data (or ``{"error": message}``).
         queued_s: time spent waiting for a free worker before the run started.
+        task: what a :class:`Task` returned (JSON data), ``None`` for code runs.
     """
 
     ok: bool
@@ -150,6 +170,7 @@ class RunResult:
     error: RunError | None = None
     inspections: dict[str, Any] = field(default_factory=dict)
     queued_s: float = 0.0
+    task: Any = None
 
 
 def refused(message: str) -> RunResult:

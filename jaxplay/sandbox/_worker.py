@@ -15,7 +15,9 @@ import ast
 import builtins
 import contextlib
 import errno
+import importlib
 import io
+import json
 import linecache
 import os
 import resource
@@ -337,6 +339,29 @@ def run_inspections(request: dict[str, Any], namespace: dict[str, Any]) -> dict[
     return out
 
 
+def run_task(task: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+    """Call one of jaxplay's functions (``"jaxplay.x:f"``) with the task's keyword arguments.
+
+    Returns its JSON result, or an error for what it raised (its own message: the function is
+    ours, the input the visitor's).
+    """
+    target = str(task.get("target", ""))
+    module_name, _, name = target.partition(":")
+    if not module_name.startswith("jaxplay.") or not name.isidentifier():
+        return None, {"kind": "exception", "message": f"Not a task: {target!r}."}
+    try:
+        from jaxplay.core import wire
+
+        function = getattr(importlib.import_module(module_name), name)
+        value = wire.encode(function(**dict(task.get("kwargs") or {})))
+        json.dumps(value)  # fails here, with a message, rather than in _send
+    except BaseException as exc:  # noqa: BLE001 - reported to the server
+        error = _error(exc)
+        error["traceback"] = ""
+        return None, error
+    return value, None
+
+
 def _redirect_output(out_fd: int, err_fd: int) -> None:
     """Point fd 0 at /dev/null (``input()`` gets EOF) and fd 1/2 at the server's output pipes."""
     null = os.open(os.devnull, os.O_RDONLY)
@@ -408,6 +433,20 @@ def main(argv: list[str] | None = None) -> None:
     os.close(opts.job_fd)
     apply_limits(job["limits"], info["backend"])
     _redirect_output(opts.out_fd, opts.err_fd)
+    if job.get("task"):
+        start = time.perf_counter()
+        value, error = run_task(job["task"])
+        _flush()
+        _send(
+            opts.result_fd,
+            {
+                "type": "result",
+                "duration_s": time.perf_counter() - start,
+                "error": error,
+                "task": value,
+            },
+        )
+        os._exit(0)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     start = time.perf_counter()
     value, error = run_source(str(job["source"]), namespace)

@@ -1,0 +1,102 @@
+"""Results as JSON and back: how a sandboxed worker hands a page its data.
+
+A worker runs a visitor's input, so what it sends is untrusted: never pickle (unpickling runs
+code). Results are frozen dataclasses of numbers, strings, tuples and numpy arrays, so
+:func:`encode` writes them as plain JSON and :func:`decode` rebuilds them, accepting only the
+dataclasses the caller names and only their own fields; anything else is a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+_CLASS = "__dataclass__"
+_ARRAY = "__ndarray__"
+_TUPLE = "__tuple__"
+MAX_DEPTH = 16
+_DTYPES = frozenset({"float64", "float32", "int64", "int32", "bool", "complex128", "complex64"})
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON data: dataclasses by name and fields, arrays as nested lists."""
+    if depth > MAX_DEPTH:
+        raise ValueError("the value is nested too deeply to send")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {
+            f.name: encode(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)
+        }
+        return {_CLASS: type(value).__name__, **fields}
+    if isinstance(value, np.ndarray):
+        kind = str(value.dtype)
+        if kind not in _DTYPES:
+            value, kind = value.astype(np.float64), "float64"
+        data = value.tolist()
+        if value.dtype.kind == "c":
+            data = [[z.real, z.imag] for z in value.ravel().tolist()]
+        return {_ARRAY: data, "dtype": kind, "shape": list(value.shape)}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return {_TUPLE: [encode(v, depth + 1) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode(v, depth + 1) for k, v in value.items()}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise TypeError(f"cannot send a {type(value).__name__}")
+
+
+def decode(data: Any, allowed: Iterable[type], depth: int = 0) -> Any:
+    """Rebuild what :func:`encode` wrote; only the dataclasses in ``allowed`` may appear."""
+    classes = {cls.__name__: cls for cls in allowed}
+    return _decode(data, classes, depth)
+
+
+def _decode(data: Any, classes: dict[str, type], depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise ValueError("the data is nested too deeply")
+    if isinstance(data, list):
+        return [_decode(v, classes, depth + 1) for v in data]
+    if not isinstance(data, dict):
+        if data is None or isinstance(data, bool | int | float | str):
+            return data
+        raise ValueError(f"unexpected {type(data).__name__} in the data")
+    if _TUPLE in data:
+        items = data[_TUPLE]
+        if not isinstance(items, list):
+            raise ValueError("a tuple must hold a list")
+        return tuple(_decode(v, classes, depth + 1) for v in items)
+    if _ARRAY in data:
+        return _array(data)
+    if _CLASS in data:
+        cls = classes.get(str(data[_CLASS]))
+        if cls is None:
+            raise ValueError(f"{data[_CLASS]!r} is not a result this page accepts")
+        names = {f.name for f in dataclasses.fields(cls)}
+        given = {k for k in data if k != _CLASS}
+        if given != names:
+            raise ValueError(f"{cls.__name__} fields do not match: {sorted(given ^ names)}")
+        return cls(**{k: _decode(data[k], classes, depth + 1) for k in names})
+    return {str(k): _decode(v, classes, depth + 1) for k, v in data.items()}
+
+
+def _array(data: dict[str, Any]) -> np.ndarray:
+    kind = str(data.get("dtype"))
+    if kind not in _DTYPES:
+        raise ValueError(f"arrays of {kind!r} are not accepted")
+    shape = data.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
+        raise ValueError("an array needs a shape")
+    values = data[_ARRAY]
+    if np.dtype(kind).kind == "c":
+        pairs = np.asarray(values, dtype=np.float64).reshape(-1, 2)
+        return (pairs[:, 0] + 1j * pairs[:, 1]).astype(kind).reshape(shape)
+    array = np.asarray(values, dtype=kind)
+    if list(array.shape) != shape:
+        raise ValueError("an array's values do not match its shape")
+    return array
