@@ -299,6 +299,27 @@ def test_measurements_are_throttled_per_visitor_by_waiting() -> None:
     assert free == [True]  # every exclusive() released the lock
 
 
+def test_the_server_wide_limit_holds_for_a_new_visitor_every_time() -> None:
+    """A scripted client with a fresh session per request still meets the server's limit."""
+    clock = FakeClock()
+    per_visitor = RateLimiter(30, 60.0, clock=clock)
+    server = RateLimiter(4, 60.0, clock=clock)
+    turns.set_throttle(publicmode.both_limits(per_visitor, server), sleep=clock.sleep)
+    try:
+
+        def one_measurement() -> None:
+            with turns.exclusive():
+                pass
+
+        waits = [_in_visitor_context(f"session:{i}", one_measurement) for i in range(6)]
+        assert waits[:4] == [[], [], [], []]  # four fresh visitors measure at once
+        assert waits[4] == [pytest.approx(15.0)] and waits[5] == [pytest.approx(15.0)]
+        # Waiting for the server did not use up the visitor's own budget.
+        assert per_visitor._buckets["session:4"].tokens == pytest.approx(29.0)  # noqa: SLF001
+    finally:
+        turns.set_throttle(None)
+
+
 def test_apply_switches_the_throttle_with_the_mode() -> None:
     try:
         config = publicmode.apply({"JAXPLAY_PUBLIC": "1", "JAXPLAY_BENCHMARKS_PER_MINUTE": "7"})

@@ -23,7 +23,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +94,7 @@ class PublicConfig:
     public: bool
     runs_per_minute: int
     benchmarks_per_minute: int
+    server_benchmarks_per_minute: int
     visitor_key: str
     trusted_proxy: bool
 
@@ -103,21 +104,25 @@ class PublicConfig:
             public=settings.public_mode(environ),
             runs_per_minute=settings.runs_per_minute(environ),
             benchmarks_per_minute=settings.benchmarks_per_minute(environ),
+            server_benchmarks_per_minute=settings.server_benchmarks_per_minute(environ),
             visitor_key=settings.visitor_key(environ),
             trusted_proxy=settings.trusted_proxy(environ),
         )
 
 
-_limiters: dict[int, RateLimiter] = {}
+_limiters: dict[tuple[int, bool], RateLimiter] = {}
 _limiters_lock = threading.Lock()
+#: The one "visitor" of the server-wide bucket.
+SERVER = "*server*"
 
 
-def benchmark_limiter(per_minute: int) -> RateLimiter:
-    """The process-wide limiter of measurements at ``per_minute`` (kept across script runs)."""
+def benchmark_limiter(per_minute: int, server: bool = False) -> RateLimiter:
+    """The process-wide limiter of measurements at ``per_minute`` (kept across script runs):
+    per visitor, or (``server``) one bucket for everyone."""
     with _limiters_lock:
-        if per_minute not in _limiters:
-            _limiters[per_minute] = RateLimiter(per_minute, 60.0)
-        return _limiters[per_minute]
+        if (per_minute, server) not in _limiters:
+            _limiters[per_minute, server] = RateLimiter(per_minute, 60.0)
+        return _limiters[per_minute, server]
 
 
 def apply(environ: Mapping[str, str] | None = None) -> PublicConfig:
@@ -128,10 +133,35 @@ def apply(environ: Mapping[str, str] | None = None) -> PublicConfig:
     """
     config = PublicConfig.from_env(environ)
     if config.public:
-        turns.set_throttle(benchmark_limiter(config.benchmarks_per_minute).try_acquire)
+        turns.set_throttle(
+            both_limits(
+                benchmark_limiter(config.benchmarks_per_minute),
+                benchmark_limiter(config.server_benchmarks_per_minute, server=True),
+            )
+        )
     else:
         turns.set_throttle(None)
     return config
+
+
+def both_limits(per_visitor: RateLimiter, server: RateLimiter) -> Callable[[str], float]:
+    """A throttle that waits for the visitor's own limit and then for the server's.
+
+    The server-wide bucket is what holds for a scripted client that comes back as a new visitor
+    every time (``JAXPLAY_VISITOR_KEY=session``); a visitor's token is given back when the
+    server's limit makes them wait, so waiting does not count against them.
+    """
+
+    def try_acquire(visitor: str) -> float:
+        wait = per_visitor.try_acquire(visitor)
+        if wait > 0:
+            return wait
+        wait = server.try_acquire(SERVER)
+        if wait > 0:
+            per_visitor.refund(visitor)
+        return wait
+
+    return try_acquire
 
 
 # --- visitors ---------------------------------------------------------------------------------

@@ -62,3 +62,10 @@ class RateLimiter:
                 bucket.tokens -= 1.0
                 return 0.0
             return (1.0 - bucket.tokens) / self.rate
+
+    def refund(self, visitor: str) -> None:
+        """Give back a token taken by :meth:`try_acquire` for work that did not start."""
+        with self._lock:
+            bucket = self._buckets.get(visitor)
+            if bucket is not None:
+                bucket.tokens = min(float(self.capacity), bucket.tokens + 1.0)

@@ -34,6 +34,8 @@ MIN_RUN_MEMORY_MB = 64
 DEFAULT_RUNS_PER_MINUTE = 20
 #: Measurements (timed benchmarks) a visitor may start per minute in public mode.
 DEFAULT_BENCHMARKS_PER_MINUTE = 30
+#: Measurements the whole server starts per minute in public mode (every visitor together).
+DEFAULT_SERVER_BENCHMARKS_PER_MINUTE = 120
 #: Shares (snippets saved) one visitor may make per minute, on each app instance.
 DEFAULT_SHARES_PER_MINUTE = 10
 #: New snippets the whole snippet store accepts per hour (every visitor and instance together).
@@ -127,6 +129,13 @@ SETTINGS: tuple[Setting, ...] = (
         f"{DEFAULT_BENCHMARKS_PER_MINUTE}",
         "Public mode: timed measurements one visitor may start per minute; more wait their "
         "turn (the page says for how long).",
+    ),
+    Setting(
+        "JAXPLAY_SERVER_BENCHMARKS_PER_MINUTE",
+        f"{DEFAULT_SERVER_BENCHMARKS_PER_MINUTE}",
+        "Public mode: timed measurements the whole server starts per minute, every visitor "
+        "together (holds for scripted clients that come back as a new visitor each time); more "
+        "wait their turn.",
     ),
     Setting(
         "JAXPLAY_VISITOR_KEY",
@@ -331,6 +340,13 @@ def run_memory_mb(environ: Mapping[str, str] | None = None) -> int:
 def runs_per_minute(environ: Mapping[str, str] | None = None) -> int:
     """``JAXPLAY_RUNS_PER_MINUTE``: Code Lab runs a visitor may start a minute (public mode)."""
     return positive_int("JAXPLAY_RUNS_PER_MINUTE", DEFAULT_RUNS_PER_MINUTE, environ)
+
+
+def server_benchmarks_per_minute(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_SERVER_BENCHMARKS_PER_MINUTE``: measurements the server starts a minute."""
+    return positive_int(
+        "JAXPLAY_SERVER_BENCHMARKS_PER_MINUTE", DEFAULT_SERVER_BENCHMARKS_PER_MINUTE, environ
+    )
 
 
 def benchmarks_per_minute(environ: Mapping[str, str] | None = None) -> int:
