@@ -205,7 +205,8 @@ def limits_text(config: PublicConfig, timeout_s: float, cpu_s: float, memory_mb:
     return (
         f"Each code run: {timeout_s:g} s, {cpu_s:g} CPU s, {memory_mb:,} MB memory. "
         f"Per visitor: {config.runs_per_minute} runs and "
-        f"{config.benchmarks_per_minute} measurements a minute."
+        f"{config.benchmarks_per_minute} measurements a minute; the whole server: "
+        f"{config.server_benchmarks_per_minute} measurements a minute."
     )
 
 
