@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from jaxplay.compose import _compose as cp
+from jaxplay import compose as cp
 from jaxplay.core import expr, timing
 from pages import _ui
 

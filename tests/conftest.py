@@ -59,12 +59,6 @@ def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-@pytest.fixture
-def page_runner():
-    """The :func:`open_page` helper, for tests that prefer a fixture."""
-    return open_page
-
-
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     """pytest-playwright launches Debian's chromium (Playwright's own download is not possible)."""
