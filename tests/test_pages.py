@@ -48,7 +48,8 @@ def test_home_has_a_card_per_topic_and_the_environment() -> None:
 
 
 def test_every_page_imports_the_shared_ui_first() -> None:
-    """pages/_ui leaves Streamlit's legacy pages/ mode; a page without it breaks deep links."""
+    """pages/_ui (through pages/_legacy) leaves Streamlit's legacy pages/ mode; a page without it
+    breaks deep links."""
     for spec in catalog.PAGES:
         tree = ast.parse(spec.file.read_text(encoding="utf-8"))
         imported = set()

@@ -17,6 +17,7 @@ import jax.random as jrandom
 import numpy as np
 from jax import jit, vmap
 
+from jaxplay import sandbox
 from jaxplay.article import stochastic_layer
 
 
@@ -120,9 +121,7 @@ def check_key_reuse_sandboxed(
     bubblewrap refuses all code, a timeout on an overloaded machine), the same program runs
     in-process under the thread-local :func:`check_key_reuse_in_process` and ``where`` says why.
     """
-    from jaxplay import sandbox as runner
-
-    result = runner.run_code(
+    result = sandbox.run_code(
         key_reuse_source(seed), timeout_s=timeout_s, visitor=visitor, on_queue=on_queue
     )
     err = result.error

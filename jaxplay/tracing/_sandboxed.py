@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jaxplay import sandbox
 from jaxplay.tracing._inputs import InputSpec
 from jaxplay.tracing._jaxpr_tree import SourceRef
 from jaxplay.tracing._staging import STAGES, Staged
@@ -35,8 +36,6 @@ def code_functions(source: str) -> tuple[tuple[str, int], ...]:
     """
     import ast
 
-    from jaxplay.sandbox import defined_functions
-
     tree = ast.parse(source)
 
     def needed(args: ast.arguments) -> int:
@@ -57,7 +56,7 @@ def code_functions(source: str) -> tuple[tuple[str, int], ...]:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     counts[target.id] = count
-    return tuple((name, counts.get(name, 1)) for name in defined_functions(source))
+    return tuple((name, counts.get(name, 1)) for name in sandbox.defined_functions(source))
 
 
 def _cut(staged: Staged) -> Staged:
@@ -115,14 +114,12 @@ def sandbox_stages(
     The visitor's code never runs in this process; the worker's JSON is decoded defensively
     (it is untrusted once user code ran in it): anything malformed becomes an error message.
     """
-    from jaxplay import sandbox as runner
-
-    request = runner.InspectRequest(
+    request = sandbox.InspectRequest(
         function=function,
-        args=tuple(runner.ArgSpec(a.shape, a.dtype) for a in args),
+        args=tuple(sandbox.ArgSpec(a.shape, a.dtype) for a in args),
         inspectors=("stages",),
     )
-    result = runner.run_code(source, inspect=request, timeout_s=SANDBOX_TIMEOUT_S, visitor=visitor)
+    result = sandbox.run_code(source, inspect=request, timeout_s=SANDBOX_TIMEOUT_S, visitor=visitor)
     err = result.error
     if err is not None:
         where = f" (line {err.line})" if err.line else ""
