@@ -115,6 +115,17 @@ def measuring(label: str) -> Iterator[Any]:
             yield status
 
 
+def measure_button(
+    label: str, key: str, chosen: object, icon: str | None = ":material/timer:"
+) -> bool:
+    """A button that starts a measurement of ``chosen`` (sizes, a workload): True once it was
+    pressed for exactly that choice, on this run and the following ones, until the choice changes.
+    """
+    if chosen and st.button(label, key=key, icon=icon):
+        st.session_state[f"{key}_for"] = chosen
+    return bool(chosen) and st.session_state.get(f"{key}_for") == chosen
+
+
 def box_height(text: str, box: int = 240, lines: int = 12, chars: int = 2000) -> int | str:
     """A code box's height: ``box`` pixels, scrolling, for text over ``lines`` lines or ``chars``
     characters; else as tall as the text ("content")."""

@@ -133,9 +133,8 @@ def sweep_tab(workload: jit.Workload, run: int, device: str) -> None:
     )
     w = workload
     swept = (w.preset, w.rows, w.cols, w.dtype, w.formula, run)
-    if st.button(f"Sweep rows {sizes[0]}…{sizes[-1]} (× {w.cols} cols)", key="jit_sweep_run"):
-        st.session_state["jit_swept"] = swept
-    if st.session_state.get("jit_swept") != swept:
+    label = f"Sweep rows {sizes[0]}…{sizes[-1]} (× {w.cols} cols)"
+    if not _ui.measure_button(label, "jit_sweep_run", swept, icon=None):
         st.info(f"The sweep times eager and jit at {len(sizes)} sizes (a few seconds).")
         return
     points = []

@@ -100,9 +100,7 @@ with speed:
     except ValueError as err:
         st.warning(str(err), icon=":material/block:")
         chosen = ()
-    if chosen and st.button("Measure", key="vmap_measure", icon=":material/timer:"):
-        st.session_state["vmap_measured"] = chosen
-    if chosen and st.session_state.get("vmap_measured") == chosen:
+    if _ui.measure_button("Measure", "vmap_measure", chosen):
         bar = st.progress(0.0, "Timing…")
         bt = batching(chosen, lambda f, label: bar.progress(f, label))
         bar.empty()

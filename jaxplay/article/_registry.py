@@ -27,19 +27,10 @@ from jaxplay.article._example import Example, Section
 TITLE = "JAX core API in depth: composable functional transforms beyond NumPy"
 ABOUT = "a Chinese-language tutorial on JAX's core API"
 
-_MODULES = (
-    _s1_jit,
-    _s2_grad,
-    _s3_vmap,
-    _s4_compose,
-    _s5_prng,
-    _s6_tracing,
-    _s7_devices,
-    _s8_memory,
-)
+_ALL = (_s1_jit, _s2_grad, _s3_vmap, _s4_compose, _s5_prng, _s6_tracing, _s7_devices, _s8_memory)
 
-SECTIONS: tuple[Section, ...] = tuple(m.SECTION for m in _MODULES)
-EXAMPLES: tuple[Example, ...] = tuple(e for m in _MODULES for e in m.EXAMPLES)
+SECTIONS: tuple[Section, ...] = tuple(m.SECTION for m in _ALL)
+EXAMPLES: tuple[Example, ...] = tuple(e for m in _ALL for e in m.EXAMPLES)
 
 #: The example the Code Lab starts with.
 DEFAULT_ID = "tracing-fixed"
