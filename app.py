@@ -7,7 +7,7 @@ environment.configure()
 
 import streamlit as st  # noqa: E402
 
-import pages._ui  # noqa: E402  (leaves Streamlit's legacy pages/ mode; see its docstring)
+import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, see pages/_legacy.py)
 from jaxplay import article, sandbox  # noqa: E402
 from jaxplay.core import turns  # noqa: E402
 from jaxplay.hosting import catalog, links, publicmode  # noqa: E402
