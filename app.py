@@ -7,8 +7,8 @@ environment.configure()
 
 import streamlit as st  # noqa: E402
 
-import pages._ui  # noqa: E402  (leaves Streamlit's legacy pages/ mode; see its docstring)
-from jaxplay import sandbox as runner  # noqa: E402
+import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, see pages/_legacy.py)
+from jaxplay import article, sandbox  # noqa: E402
 from jaxplay.core import turns  # noqa: E402
 from jaxplay.hosting import catalog, links, publicmode  # noqa: E402
 
@@ -45,23 +45,23 @@ def _environment() -> environment.EnvironmentInfo:
 @st.fragment(run_every=5)
 def _public_panel() -> None:
     """The limits every visitor meets here and the live queues (refreshed every 5 s)."""
-    limits = runner.RunnerConfig.from_env().limits
+    limits = sandbox.RunnerConfig.from_env().limits
     st.caption(
         ":material/public: **Public server.** "
         + publicmode.limits_text(public, limits.timeout_s, limits.cpu_s, limits.memory_mb)
     )
     st.caption(
-        ":material/queue: " + publicmode.queue_text(runner.current_status(), turns.waiting_count())
+        ":material/queue: " + publicmode.queue_text(sandbox.current_status(), turns.waiting_count())
     )
 
 
 with st.sidebar:
     st.caption(f":material/memory: {_environment().summary}")
-    st.caption("Source: the tutorial article in `shared/seed/` · [JAX docs](https://docs.jax.dev)")
+    st.caption(f"Source: “{article.TITLE}”, {article.ABOUT} · [JAX docs](https://docs.jax.dev)")
     if public.public:
         _public_panel()
     else:
-        status = runner.current_status()
+        status = sandbox.current_status()
         if status is not None and status["queued"]:
             st.caption(f":material/queue: Code runs queued: {status['queued']}")
 

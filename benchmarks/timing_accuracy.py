@@ -32,8 +32,8 @@ environment.configure()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
+from jaxplay.article import naive_softmax  # noqa: E402
 from jaxplay.core import roofline, timing  # noqa: E402
-from jaxplay.jit._lab import naive_softmax  # noqa: E402
 
 
 def timeit_per_call(call, repeat: int) -> float:

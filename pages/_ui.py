@@ -1,7 +1,7 @@
 """Small rendering helpers shared by the pages (UI only; the logic lives in ``jaxplay``).
 
 Every page imports this module first: importing it also makes sure the page runs inside
-``app.py``'s navigation (see :func:`_enter_app_navigation`) with the app's JAX settings.
+``app.py``'s navigation, with the app's JAX settings (see :mod:`pages._legacy`).
 """
 
 from __future__ import annotations
@@ -9,67 +9,16 @@ from __future__ import annotations
 import inspect
 import math
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
 
+import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
+from jaxplay.core import turns
 from jaxplay.core.expr import ExprError
-from jaxplay.hosting import environment, publicmode
-
-
-def _enter_app_navigation() -> None:
-    """Leave Streamlit's legacy ``pages/`` mode if this server started in it.
-
-    Streamlit decides once per server, when the first visitor connects, whether the app uses
-    the legacy multipage mode: it does if a ``pages/`` folder sits beside the main script, until
-    some run calls ``st.navigation``. If the very first visitor opens a shared link such as
-    ``/jit``, Streamlit then runs ``pages/jit.py`` on its own, without ``app.py``: no page
-    config, no registry navigation, and JAX set up without the simulated devices. This runs
-    when a page first imports this module: it switches the flag off and reruns, so the run goes
-    through ``app.py`` and its ``st.navigation``, which resolves the same address.
-    """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a Streamlit without the legacy mode
-        return
-    if getattr(PagesManager, "uses_pages_directory", False):
-        PagesManager.uses_pages_directory = False
-        environment.configure()
-        _rerun_same_address()
-
-
-def _rerun_same_address() -> None:
-    """Rerun, asking for the page by the address the visitor opened.
-
-    A plain ``st.rerun()`` would ask for the legacy page's script: for an address that has no
-    file of the same name (``/code-lab`` is ``pages/code_lab.py``) ``st.navigation`` would not
-    find it and show Home. Asking by name lets the registry's navigation resolve the address,
-    with the link's query string kept. Falls back to ``st.rerun()`` if Streamlit's internals
-    differ from 1.67's.
-    """
-    try:
-        from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
-        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-        ctx = get_script_run_ctx()
-        if ctx is None:
-            return
-        ctx.script_requests.request_rerun(
-            RerunData(
-                query_string=ctx.query_string,
-                page_name=ctx.pages_manager.intended_page_name or "",
-                cached_message_hashes=ctx.cached_message_hashes,
-                context_info=ctx.context_info,
-            )
-        )
-    except (ImportError, AttributeError, TypeError):
-        st.rerun()
-    st.empty()  # a yield point: the script runner stops here and starts the requested rerun
-    st.stop()
-
-
-_enter_app_navigation()
+from jaxplay.hosting import publicmode
 
 
 def show_code(*objects: Callable[..., Any] | str, label: str = "Show the code that ran") -> None:
@@ -141,3 +90,43 @@ def throttle_notice(wait_s: float) -> None:
         "this shared server gets a turn.",
         icon=":material/hourglass_top:",
     )
+
+
+@contextmanager
+def measuring(label: str) -> Iterator[Any]:
+    """A status box for a measurement, which holds the measurement lock while the block runs.
+
+    If another visitor is measuring, a note inside the box says where this one stands in the
+    queue until its turn comes (measurements take turns, so that neither slows the other down).
+    Yields the ``st.status`` container, for the caller to update.
+    """
+    with st.status(label) as status:
+        note = st.empty()
+
+        def queued(ahead: int) -> None:
+            note.info(
+                f"Another visitor is measuring on this machine; you are number {ahead} in the "
+                "queue. Measurements take turns so that neither slows the other down.",
+                icon=":material/hourglass_top:",
+            )
+
+        with turns.exclusive(on_wait=queued):
+            note.empty()
+            yield status
+
+
+def measure_button(
+    label: str, key: str, chosen: object, icon: str | None = ":material/timer:"
+) -> bool:
+    """A button that starts a measurement of ``chosen`` (sizes, a workload): True once it was
+    pressed for exactly that choice, on this run and the following ones, until the choice changes.
+    """
+    if chosen and st.button(label, key=key, icon=icon):
+        st.session_state[f"{key}_for"] = chosen
+    return bool(chosen) and st.session_state.get(f"{key}_for") == chosen
+
+
+def box_height(text: str, box: int = 240, lines: int = 12, chars: int = 2000) -> int | str:
+    """A code box's height: ``box`` pixels, scrolling, for text over ``lines`` lines or ``chars``
+    characters; else as tall as the text ("content")."""
+    return box if text.count("\n") > lines or len(text) > chars else "content"

@@ -2,67 +2,62 @@
 
 import streamlit as st
 
-import pages._ui  # noqa: F401  (every page imports it first: see its docstring)
-from jaxplay import sandbox as runner
-from jaxplay.article import _examples as examples
+from jaxplay import article, sandbox
+from jaxplay.hosting import catalog
+from pages import _ui  # every page imports it first: see its docstring
 
-runner.warm_up()  # returns at once; spare workers start in the background
+sandbox.warm_up()  # returns at once; spare workers start in the background
 
 
 class _NotCached(Exception):
     """A run that says nothing about the example (refused, timed out): shown, never cached."""
 
-    def __init__(self, result: runner.RunResult) -> None:
+    def __init__(self, result: sandbox.RunResult) -> None:
         self.result = result
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _run_example(example_id: str, source: str) -> runner.RunResult:
-    result = runner.run_code(source)
+def _run_example(example_id: str, source: str) -> sandbox.RunResult:
+    result = sandbox.run_code(source)
     if result.error is not None and result.error.kind in ("refused", "timeout", "crashed"):
         raise _NotCached(result)
     return result
 
 
-def run_example(example: examples.Example) -> runner.RunResult:
+def run_example(example: article.Example) -> sandbox.RunResult:
     try:
         return _run_example(example.id, example.source)
     except _NotCached as skipped:
         return skipped.result
 
 
-def _height(text: str) -> int | str:
-    """Long text scrolls in a box instead of filling the page."""
-    return 220 if text.count("\n") > 8 or len(text) > 1200 else "content"
-
-
 def open_in_code_lab(source: str) -> None:
     st.session_state["code_lab_source"] = source
     st.session_state.pop("code_lab_result", None)
     # An explicit (empty) mapping: a bare switch_page would try to clear bound query params.
-    st.switch_page("pages/code-lab.py", query_params={})
+    st.switch_page(catalog.find("code-lab").path, query_params={})
 
 
 st.title(":material/menu_book: Article walkthrough")
 st.caption(
-    "The tutorial article (“JAX core API in depth”, in `shared/seed/`) section by section: "
-    "its code reformatted so it runs, what it shows, and where it fails on today's JAX, the "
-    "real error and the fix. Any snippet opens in the Code Lab with one click."
+    f"The tutorial article “{article.TITLE}” ({article.ABOUT}) section by section: its code "
+    "reformatted so it runs, what it shows, and where it fails on today's JAX, the real error "
+    "and the fix. Any snippet opens in the Code Lab with one click."
 )
 
 # Short names as options: the label is what travels in a shared link (?walkthrough_section=prng).
 slug = st.pills(
     "Section",
-    [s.slug for s in examples.SECTIONS],
+    [s.slug for s in article.SECTIONS],
     default="jit",
     key="walkthrough_section",
     bind="query-params",
 )
-section = examples.section(slug or "jit")
+section = article.section(slug or "jit")
 st.header(f"{section.number}. {section.title}")
 st.markdown(section.summary)
 
-for example in examples.in_section(section.number):
+for example in article.in_section(section.number):
     with st.container(border=True):
         badge = "The article's code" if example.as_written else "Fixed / completed"
         st.subheader(example.title)
@@ -80,7 +75,11 @@ for example in examples.in_section(section.number):
                     icon=":material/bug_report:",
                 )
                 message = f"{result.error.exc_type}: {result.error.message}"
-                st.code(message, language=None, height=_height(message))
+                st.code(
+                    message,
+                    language=None,
+                    height=_ui.box_height(message, box=220, lines=8, chars=1200),
+                )
             elif result.error is not None:
                 st.warning(
                     f"Could not show the real error: {result.error.message}",
@@ -89,7 +88,7 @@ for example in examples.in_section(section.number):
             else:
                 st.success("It ran without an error here (for example on a machine with a GPU).")
             if example.fixed_by:
-                st.caption(f"The fix: “{examples.by_id(example.fixed_by).title}” below.")
+                st.caption(f"The fix: “{article.by_id(example.fixed_by).title}” below.")
         actions = st.container(horizontal=True)
         if actions.button(
             "Open in Code Lab", key=f"walkthrough_open_{example.id}", icon=":material/terminal:"

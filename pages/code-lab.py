@@ -3,16 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import code_lab
-from jaxplay import sandbox as runner
-from jaxplay.article import _examples as examples
-from jaxplay.hosting import snippets
-from jaxplay.sandbox import InspectRequest
-from jaxplay.sandbox import _inspectors as inspectors
+from jaxplay import article, code_lab, sandbox
+from jaxplay.hosting import catalog, snippets
 from pages import _ui  # every page imports it first: see its docstring
 from pages._editor import code_editor, run_requested
 
-runner.warm_up()  # returns at once; spare workers start in the background
+sandbox.warm_up()  # returns at once; spare workers start in the background
 
 KIND_TEXT = {
     "syntax": "The code is not valid Python.",
@@ -24,7 +20,7 @@ KIND_TEXT = {
     "exit": "The code ended its own process.",
     "refused": "The code was not run.",
 }
-DEFAULT = examples.by_id(examples.DEFAULT_ID).source
+DEFAULT = article.by_id(article.DEFAULT_ID).source
 
 st.title(":material/terminal: Code Lab")
 st.caption(
@@ -70,12 +66,7 @@ def _reset() -> None:
     state.pop("code_lab_result", None)
 
 
-def _height(text: str, box: int = 240) -> int | str:
-    """Long text scrolls in a box instead of filling the page."""
-    return box if text.count("\n") > 12 or len(text) > 2000 else "content"
-
-
-refusal = runner.refusal()
+refusal = sandbox.refusal()
 st.caption(f":material/shield: Each run: {code_lab.describe_limits()}")
 if refusal:
     st.error(refusal, icon=":material/block:")
@@ -110,7 +101,7 @@ if share:
 
 source = state["code_lab_source"]
 with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/search:"):
-    functions = runner.defined_functions(source)
+    functions = sandbox.defined_functions(source)
     c1, c2, c3 = st.columns([2, 2, 1])
     function = c1.selectbox("Function", functions, key="code_lab_function", bind="query-params")
     shapes = c2.text_input(
@@ -128,14 +119,14 @@ with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/
     )
     chosen = st.pills(
         "Show",
-        [name for name in inspectors.INSPECTORS if name in inspectors.LABELS],
+        [name for name in sandbox.INSPECTORS if name in sandbox.LABELS],
         selection_mode="multi",
         key="code_lab_inspectors",
-        format_func=lambda n: inspectors.LABELS.get(n, n),
+        format_func=lambda n: sandbox.LABELS.get(n, n),
         bind="query-params",
     )
     st.page_link(
-        "pages/tracing.py",
+        catalog.find("tracing").path,
         label="Every compile stage of a function (jaxpr, StableHLO, HLO) on the Tracing page",
         icon=":material/account_tree:",
         query_params={"tracing_preset": "a function from the Code Lab"},
@@ -144,7 +135,9 @@ with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/
 request = None
 if chosen and function:
     try:
-        request = InspectRequest(function, runner.parse_arg_specs(shapes, dtype), tuple(chosen))
+        request = sandbox.InspectRequest(
+            function, sandbox.parse_arg_specs(shapes, dtype), tuple(chosen)
+        )
     except ValueError as err:
         st.warning(str(err), icon=":material/warning:")
 
@@ -152,7 +145,7 @@ if chosen and function:
 run = run_clicked or (run_requested("code_lab_editor") and not refusal)
 if run:
     with st.status("Running in a fresh sandbox…") as status:
-        result = runner.run_code(
+        result = sandbox.run_code(
             source,
             inspect=request,
             visitor=_ui.visitor_id(),
@@ -189,12 +182,12 @@ if "code_lab_result" in state:
     if result.stdout or result.stderr:
         st.markdown("**Printed output**")
         printed = result.stdout + result.stderr
-        st.code(printed, language=None, height=_height(printed, 500))
+        st.code(printed, language=None, height=_ui.box_height(printed, 500))
     if result.error is not None:
         err = result.error
         st.error(KIND_TEXT.get(err.kind, err.kind), icon=":material/error:")
         message = f"{err.exc_type}: {err.message}" if err.exc_type else err.message
-        st.code(message, language=None, height=_height(message))
+        st.code(message, language=None, height=_ui.box_height(message))
         marked = code_lab.mark_line(ran, err.line)
         if marked:
             st.code(marked, language=None)
@@ -216,7 +209,7 @@ if "code_lab_result" in state:
             if fig is not None and len(summary.shape) >= 2:
                 st.plotly_chart(fig, key=f"code_lab_heatmap_{summary.name}")
     for name, data in result.inspections.items():
-        st.markdown(f"**{inspectors.LABELS.get(name, name)}**")
+        st.markdown(f"**{sandbox.LABELS.get(name, name)}**")
         if isinstance(data, dict) and "error" in data:
             st.warning("This inspection failed:", icon=":material/warning:")
             st.code(str(data["error"]), language=None)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from jaxplay.compose import _compose as cp
+from jaxplay import compose as cp
 from jaxplay.core import expr, timing
 from pages import _ui
 
@@ -58,13 +58,6 @@ def preset_state(name: str) -> dict[str, str]:
 
 def apply_preset() -> None:
     st.session_state.update(preset_state(st.session_state["compose_preset"]))
-
-
-def measured(label: str, key: str, state: str, chosen: tuple[int, ...]) -> bool:
-    """A "measure" button; True once it was pressed for exactly these sizes."""
-    if chosen and st.button(label, key=key, icon=":material/timer:"):
-        st.session_state[state] = chosen
-    return bool(chosen) and st.session_state.get(state) == chosen
 
 
 builder, per_sample, jac, hvp = st.tabs(
@@ -178,7 +171,7 @@ with jac:
     chosen = tuple(sorted(widths))
     shape_, diff = jacobian_check()
     st.caption(f"jacfwd and jacrev agree: Jacobian {shape_}, max |difference| {diff:.2g}.")
-    if measured("Measure", "compose_jac_measure", "compose_jac_done", chosen):
+    if _ui.measure_button("Measure", "compose_jac_measure", chosen):
         bar = st.progress(0.0, "Timing…")
         sweep = jacobians(chosen, lambda f, label: bar.progress(f, label))
         bar.empty()
@@ -209,7 +202,7 @@ with hvp:
         bind="query-params",
     )
     chosen_dims = tuple(sorted(dims))
-    if measured("Measure", "compose_hvp_measure", "compose_hvp_done", chosen_dims):
+    if _ui.measure_button("Measure", "compose_hvp_measure", chosen_dims):
         bar = st.progress(0.0, "Timing…")
         sweep_h = hvps(chosen_dims, lambda f, label: bar.progress(f, label))
         bar.empty()

@@ -3,14 +3,9 @@
 import pandas as pd
 import streamlit as st
 
+from jaxplay import devices
 from jaxplay.core.capture import Outcome
 from jaxplay.core.timing import format_seconds
-from jaxplay.devices import _collectives as collectives
-from jaxplay.devices import _devices as devices
-from jaxplay.devices import _multiprocess as multiprocess
-from jaxplay.devices import _multiprocess_worker
-from jaxplay.devices import _sharding as sharding
-from jaxplay.hosting import environment
 from pages import _ui
 
 st.title(":material/grid_view: Devices & sharding")
@@ -20,9 +15,6 @@ st.write(
     "on this server's devices, from the article's `pmap` code to a real multi-process run."
 )
 
-# A no-op under app.py; it matters when Streamlit runs this file first on a fresh server (a direct
-# link), before app.py could set the simulated device count.
-environment.configure()
 DEVICES = devices.inventory()
 KEYS = [d.key for d in DEVICES]
 PLATFORMS = devices.platforms()
@@ -72,22 +64,22 @@ def placement_runs() -> tuple[Outcome, Outcome]:
 
 @st.cache_data(max_entries=8)
 def pmap_runs(n: int) -> dict[str, Outcome]:
-    return collectives.article_examples(n)
+    return devices.article_examples(n)
 
 
 @st.cache_data(max_entries=64)
-def layout(mesh: tuple, names: tuple, shape: tuple, spec: tuple, on: str) -> sharding.ShardLayout:
-    return sharding.shard_layout(mesh, names, shape, spec, platform=on)
+def layout(mesh: tuple, names: tuple, shape: tuple, spec: tuple, on: str) -> devices.ShardLayout:
+    return devices.shard_layout(mesh, names, shape, spec, platform=on)
 
 
 @st.cache_data(max_entries=16)
-def collective(name: str, n: int, on: str) -> collectives.CollectiveRun:
-    return collectives.run_collective(name, n, platform=on)
+def collective(name: str, n: int, on: str) -> devices.CollectiveRun:
+    return devices.run_collective(name, n, platform=on)
 
 
 @st.cache_data(max_entries=16)
-def compiled(index: int, n: int, on: str) -> collectives.CompiledCollectives:
-    return collectives.compiled_collectives(collectives.XLA_EXAMPLES[index], n, platform=on)
+def compiled(index: int, n: int, on: str) -> devices.CompiledCollectives:
+    return devices.compiled_collectives(devices.XLA_EXAMPLES[index], n, platform=on)
 
 
 TABS = ["Devices", "Placement", "Sharding", "Collectives", "Scaling", "Multi-process"]
@@ -208,15 +200,15 @@ if tabs["Sharding"].open:
             help="e.g. P('x', 'y'), P(('x', 'y'), None), P() (replicated)",
         )
         try:
-            spec = sharding.parse_spec(spec_src)
+            spec = devices.parse_spec(spec_src)
             result = layout(
-                sharding.parse_ints(mesh_text, "mesh shape"),
-                sharding.parse_names(names_text),
-                sharding.parse_ints(shape_text, "array shape"),
+                devices.parse_ints(mesh_text, "mesh shape"),
+                devices.parse_names(names_text),
+                devices.parse_ints(shape_text, "array shape"),
                 spec,
                 platform,
             )
-        except sharding.ShardingProblem as err:
+        except devices.ShardingProblem as err:
             st.error(f"**This sharding cannot work.** {err.plain}", icon=":material/error:")
             if err.col is not None:
                 st.code(f"{spec_src}\n{' ' * (err.col - 1)}^", language=None)
@@ -224,7 +216,7 @@ if tabs["Sharding"].open:
                 st.caption("JAX's own message:")
                 _ui.error_code(err.jax_error)
         else:
-            st.plotly_chart(sharding.layout_figure(result), key="devices_layout_chart")
+            st.plotly_chart(devices.layout_figure(result), key="devices_layout_chart")
             st.caption(
                 f"{len(result.blocks)} distinct block(s), each held by {result.copies} device(s)."
             )
@@ -244,7 +236,7 @@ if tabs["Sharding"].open:
                 hide_index=True,
                 key="devices_shards",
             )
-        _ui.show_code(sharding.shard_layout)
+        _ui.show_code(devices.shard_layout)
 
 if tabs["Collectives"].open:
     with tabs["Collectives"]:
@@ -266,7 +258,7 @@ if tabs["Collectives"].open:
         name = (
             st.segmented_control(
                 "Collective under `jax.shard_map`",
-                list(collectives.COLLECTIVES),
+                list(devices.COLLECTIVES),
                 default="psum",
                 key="devices_collective",
                 bind="query-params",
@@ -274,7 +266,7 @@ if tabs["Collectives"].open:
             or "psum"
         )
         run = collective(name, n, platform)
-        st.write(collectives.COLLECTIVES[name].what + ".")
+        st.write(devices.COLLECTIVES[name].what + ".")
         st.dataframe(
             pd.DataFrame(
                 [
@@ -299,8 +291,8 @@ if tabs["Collectives"].open:
         st.subheader("Collectives XLA inserts itself")
         pick = st.selectbox(
             "A jitted function of an array sharded by rows",
-            range(len(collectives.XLA_EXAMPLES)),
-            format_func=lambda i: collectives.XLA_EXAMPLES[i].name,
+            range(len(devices.XLA_EXAMPLES)),
+            format_func=lambda i: devices.XLA_EXAMPLES[i].name,
             key="devices_xla",
             bind="query-params",
         )
@@ -316,7 +308,7 @@ if tabs["Collectives"].open:
 
 if tabs["Scaling"].open:
     with tabs["Scaling"]:
-        counts = sharding.device_counts(N)
+        counts = devices.device_counts(N)
         st.write(
             "A 2-layer MLP's loss and gradient (`jax.value_and_grad`, batch 1024), the batch "
             f"split over {', '.join(map(str, counts))} devices, parameters replicated."
@@ -326,14 +318,14 @@ if tabs["Scaling"].open:
                 bar = st.progress(0.0)
                 st.session_state["devices_scaling"] = (
                     WHERE,
-                    sharding.scaling_sweep(
+                    devices.scaling_sweep(
                         counts, on_step=lambda i, k: bar.progress(i / k), platform=platform
                     ),
                 )
                 status.update(label="Timed", state="complete")
         if "devices_scaling" in st.session_state:
             st.plotly_chart(
-                sharding.scaling_figure(*reversed(st.session_state["devices_scaling"])),
+                devices.scaling_figure(*reversed(st.session_state["devices_scaling"])),
                 key="devices_scaling_chart",
             )
         if SIMULATED:
@@ -342,7 +334,7 @@ if tabs["Scaling"].open:
                 "overhead of splitting, not a speedup. On a multi-GPU machine it shows the real "
                 "thing."
             )
-        _ui.show_code(sharding.mlp_loss, sharding.data_parallel_step)
+        _ui.show_code(devices.mlp_loss, devices.data_parallel_step)
 
 if tabs["Multi-process"].open:
     with tabs["Multi-process"]:
@@ -363,7 +355,7 @@ if tabs["Multi-process"].open:
             f"Launch {procs} processes", key="devices_launch", icon=":material/rocket_launch:"
         ):
             with st.status(f"Running {procs} JAX processes…") as status:
-                res = multiprocess.run_local_cluster(
+                res = devices.run_local_cluster(
                     procs,
                     local,
                     timeout_s=10 if missing else 90,
@@ -419,7 +411,7 @@ if tabs["Multi-process"].open:
                 with st.expander("What the stopped processes printed (stderr)"):
                     _ui.error_code("\n\n".join(res.errors))
         st.code(
-            " ".join(multiprocess.worker_command("127.0.0.1:PORT", procs, 0, local)),
+            " ".join(devices.worker_command("127.0.0.1:PORT", procs, 0, local)),
             language="bash",
         )
-        _ui.show_code(_multiprocess_worker.run, multiprocess.run_local_cluster)
+        _ui.show_code(devices.run_process, devices.run_local_cluster)

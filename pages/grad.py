@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
+from jaxplay import grad as ad
 from jaxplay.core import expr
-from jaxplay.grad import _autodiff as ad
 from pages import _ui
 
 FORMULA = "type a formula"

@@ -14,10 +14,7 @@ st.markdown(
     "and timings measured honestly (warmed up, blocked on the result, median and spread)."
 )
 
-sections = catalog.pages_by_section()
-if not sections:
-    st.info("No topic pages are registered yet.")
-for section, specs in sections.items():
+for section, specs in catalog.pages_by_section().items():
     st.subheader(section)
     columns = st.columns(min(4, len(specs)))
     for i, spec in enumerate(specs):

@@ -3,13 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay.core import expr, roofline, timing, turns
-from jaxplay.jit import _cache_lab as jit_cache_lab
-from jaxplay.jit import _figures as figs
-from jaxplay.jit import _lab as jit_lab
-from jaxplay.jit import _side_effects as jit_side_effects
-from jaxplay.jit import _stopwatch as stopwatch
-from pages import _ui
+from jaxplay import jit
+from jaxplay.core import expr, roofline, timing
+from pages import _ui  # every page imports it first: see its docstring
 
 PROFILE_BUDGET_S = 0.3
 COMPARE_BUDGET_S = 0.5
@@ -22,94 +18,84 @@ st.write(
 )
 
 
-def _workload(*key: object) -> jit_lab.Workload:
+def _workload(*key: object) -> jit.Workload:
     preset, rows, cols, dtype, formula, _run = key
-    return jit_lab.Workload(preset, rows, cols, dtype, formula)
+    return jit.Workload(preset, rows, cols, dtype, formula)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Compiling and timing each stage…")
 def profile(*key: object) -> timing.JitProfile:
     w = _workload(*key)
-    return timing.profile_jit(jit_lab.function_of(w), *jit_lab.inputs(w), budget_s=PROFILE_BUDGET_S)
+    return timing.profile_jit(jit.function_of(w), *jit.inputs(w), budget_s=PROFILE_BUDGET_S)
 
 
 @st.cache_data(max_entries=16, show_spinner="Timing eager and jit, interleaved…")
 def compare(*key: object) -> timing.JitComparison:
     w = _workload(*key)
-    return timing.compare_jit(jit_lab.function_of(w), *jit_lab.inputs(w), budget_s=COMPARE_BUDGET_S)
+    return timing.compare_jit(jit.function_of(w), *jit.inputs(w), budget_s=COMPARE_BUDGET_S)
 
 
 @st.cache_data(max_entries=16, show_spinner="Timing it the article's way…")
-def article(*key: object) -> stopwatch.ArticleTiming:
+def article(*key: object) -> jit.ArticleTiming:
     w = _workload(*key)
-    return stopwatch.article_timing(jit_lab.function_of(w), *jit_lab.inputs(w), loops=10)
+    return jit.article_timing(jit.function_of(w), *jit.inputs(w), loops=10)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def sweep_point(*key: object) -> jit_lab.SweepPoint:
-    return jit_lab.sweep_point(_workload(*key))
+def sweep_point(*key: object) -> jit.SweepPoint:
+    return jit.sweep_point(_workload(*key))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def side_effects(calls: int) -> tuple:
-    return jit_side_effects.impure_counter_demo(calls), jit_side_effects.debug_print_demo()
+    return jit.impure_counter_demo(calls), jit.debug_print_demo()
 
 
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 preset = c1.selectbox(
     "Function",
-    list(jit_lab.PRESETS),
-    format_func=lambda k: jit_lab.PRESETS[k].label,
+    list(jit.PRESETS),
+    format_func=lambda k: jit.PRESETS[k].label,
     key="jit_preset",
     bind="query-params",
 )
 rows = int(c2.number_input("rows", 1, 1_000_000, 10_000, key="jit_rows", bind="query-params"))
 cols = int(c3.number_input("cols", 1, 1_000_000, 1_000, key="jit_cols", bind="query-params"))
-dtype = c4.selectbox("dtype", jit_lab.DTYPES, key="jit_dtype", bind="query-params")
-formula = jit_lab.DEFAULT_FORMULA
+dtype = c4.selectbox("dtype", jit.DTYPES, key="jit_dtype", bind="query-params")
+formula = jit.DEFAULT_FORMULA
 if preset == "formula":
     formula = st.text_input(
         "f(x) =",
-        jit_lab.DEFAULT_FORMULA,
+        jit.DEFAULT_FORMULA,
         key="jit_formula",
         bind="query-params",
         help="Allowed: " + ", ".join(expr.allowed_functions()),
     )
-st.caption(f"{jit_lab.PRESETS[preset].story} (from {jit_lab.PRESETS[preset].origin})")
-workload = jit_lab.Workload(preset, rows, cols, dtype, formula)
+st.caption(f"{jit.PRESETS[preset].story} (from {jit.PRESETS[preset].origin})")
+workload = jit.Workload(preset, rows, cols, dtype, formula)
 run = st.session_state.get("jit_run", 0)
 key = (preset, rows, cols, dtype, formula, run)
 device = roofline.device_label()
-queue_note = st.empty()
-
-
-def queued(ahead: int) -> None:
-    queue_note.info(
-        f"Another visitor is measuring on this machine; you are number {ahead} in the queue. "
-        "Measurements take turns so that neither slows the other down.",
-        icon=":material/hourglass_top:",
-    )
-
 
 failure: Exception | None = None
 try:
-    jit_lab.check(workload)
-    with turns.exclusive(on_wait=queued):
+    jit.check(workload)
+    with _ui.measuring("Compiling and timing each stage, then eager against jit…") as status:
         prof, comp, art = profile(*key), compare(*key), article(*key)
         reference = roofline.machine_reference()
+        status.update(label=f"Measured on {device}", state="complete")
 except Exception as err:  # a formula can parse yet fail on this shape (x @ x on a non-square x)
     failure = err
-queue_note.empty()
 if isinstance(failure, expr.ExprError):
     _ui.expr_error(failure, formula)
-elif isinstance(failure, jit_lab.SizeError):
+elif isinstance(failure, jit.SizeError):
     st.error(f"**Not timed:** {failure}", icon=":material/block:")
 elif failure is not None:
     _ui.show_error(failure, "**The function failed:** ")
 
 
-def stages_tab() -> None:
-    st.plotly_chart(figs.stage_figure(prof, device), key="jit_stage_chart")
+def stages_tab(prof: timing.JitProfile, workload: jit.Workload, device: str, run: int) -> None:
+    st.plotly_chart(jit.stage_figure(prof, device), key="jit_stage_chart")
     a, b, c = st.columns(3)
     a.metric("trace + lower + compile", timing.format_seconds(prof.compile_total_s))
     b.metric("first call", timing.format_seconds(prof.first_call_s))
@@ -119,25 +105,25 @@ def stages_tab() -> None:
         for text in (prof.jaxpr_text, prof.stablehlo_text, prof.hlo_text):
             st.code(_ui.scrub(text), language=None)
     _ui.show_code(
-        jit_lab.function_source(workload),
-        jit_lab.timing_code(workload, PROFILE_BUDGET_S, COMPARE_BUDGET_S),
+        jit.function_source(workload),
+        jit.timing_code(workload, PROFILE_BUDGET_S, COMPARE_BUDGET_S),
     )
     if st.button("Measure again", key="jit_remeasure"):
         st.session_state["jit_run"] = run + 1
         st.rerun()
 
 
-def compare_tab() -> None:
+def compare_tab(comp: timing.JitComparison, workload: jit.Workload, device: str) -> None:
     a, b = st.columns(2)
     a.metric("speedup: eager median / jit median", f"{comp.speedup:.2f}×")
     b.metric("from the quartiles", f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
-    st.plotly_chart(figs.distribution_figure(comp, device), key="jit_dist_chart")
+    st.plotly_chart(jit.distribution_figure(comp, device), key="jit_dist_chart")
     st.caption(f"Eager: {comp.eager.describe()}. jit: {comp.jitted.describe()}.")
-    _ui.show_code(jit_lab.function_source(workload), timing.compare_jit)
+    _ui.show_code(jit.function_source(workload), timing.compare_jit)
 
 
-def sweep_tab() -> None:
-    sizes = jit_lab.sweep_rows(workload)
+def sweep_tab(workload: jit.Workload, run: int, device: str) -> None:
+    sizes = jit.sweep_rows(workload)
     calls = st.select_slider(
         "Calls that share one compile",
         [1, 3, 10, 30, 100, 1000, 10000],
@@ -145,37 +131,41 @@ def sweep_tab() -> None:
         key="jit_sweep_calls",
         bind="query-params",
     )
-    if st.button(f"Sweep rows {sizes[0]}…{sizes[-1]} (× {cols} cols)", key="jit_sweep_run"):
-        st.session_state["jit_swept"] = key
-    if st.session_state.get("jit_swept") != key:
+    w = workload
+    swept = (w.preset, w.rows, w.cols, w.dtype, w.formula, run)
+    label = f"Sweep rows {sizes[0]}…{sizes[-1]} (× {w.cols} cols)"
+    if not _ui.measure_button(label, "jit_sweep_run", swept, icon=None):
         st.info(f"The sweep times eager and jit at {len(sizes)} sizes (a few seconds).")
         return
-    progress = st.progress(0.0)
     points = []
-    with turns.exclusive(on_wait=queued):
+    with _ui.measuring(f"Sweeping {len(sizes)} sizes…") as status:
+        progress = st.progress(0.0)
         for i, r in enumerate(sizes):
             progress.progress(i / len(sizes), text=f"rows = {r} ({i + 1} of {len(sizes)})")
-            points.append(sweep_point(preset, r, cols, dtype, formula, run))
-    progress.empty()
-    queue_note.empty()
-    st.plotly_chart(figs.sweep_figure(points, calls, device), key="jit_sweep_chart")
-    st.markdown(jit_lab.sweep_verdict(points, calls))
-    _ui.show_code(jit_lab.sweep_point, jit_lab.crossover)
+            points.append(sweep_point(w.preset, r, w.cols, w.dtype, w.formula, run))
+        status.update(label=f"{len(sizes)} sizes measured on {device}", state="complete")
+    st.plotly_chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")
+    st.markdown(jit.sweep_verdict(points, calls))
+    _ui.show_code(jit.sweep_point, jit.crossover)
 
 
-def article_tab() -> None:
+def article_tab(
+    art: jit.ArticleTiming, comp: timing.JitComparison, prof: timing.JitProfile
+) -> None:
     a, b, c = st.columns(3)
     a.metric("article: naive loop (10 calls)", timing.format_seconds(art.naive_s))
     b.metric("article: jit loop (10 calls)", timing.format_seconds(art.jitted_s))
     c.metric("article's speedup", f"{art.speedup:.3g}×", f"honest: {comp.speedup:.3g}×", "off")
-    st.plotly_chart(figs.article_figure(art, comp), key="jit_article_chart")
-    st.markdown(stopwatch.article_explanation(prof.compile_total_s))
+    st.plotly_chart(jit.article_figure(art, comp), key="jit_article_chart")
+    st.markdown(jit.article_explanation(prof.compile_total_s))
     st.caption("Both measured on the function and size chosen above.")
-    _ui.show_code(stopwatch.ARTICLE_TIMING_CODE, label="The article's code, as written")
-    _ui.show_code(stopwatch.article_timing)
+    _ui.show_code(jit.ARTICLE_TIMING_CODE, label="The article's code, as written")
+    _ui.show_code(jit.article_timing)
 
 
-def roofline_tab() -> None:
+def roofline_tab(
+    prof: timing.JitProfile, reference: roofline.MachineReference, preset: str
+) -> None:
     gbps, gflops = roofline.roofline_point(prof.cost, prof.steady.median)
     if prof.cost is None:
         st.info("XLA gave no cost analysis on this backend: " + "; ".join(prof.notes))
@@ -185,7 +175,7 @@ def roofline_tab() -> None:
         a.metric("achieved GB/s", f"{gbps:.3g}", f"{gbps / bw:.0%} of copy", "off")
         b.metric("achieved GFLOP/s", f"{gflops:.3g}", f"{gflops / peak:.1%} of matmul", "off")
         c.metric("transcendentals per call", f"{prof.cost.get('transcendentals', 0):,.0f}")
-        fig = figs.roofline_figure(reference, prof.cost, prof.steady.median, preset)
+        fig = jit.roofline_figure(reference, prof.cost, prof.steady.median, preset)
         st.plotly_chart(fig, key="jit_roof_chart")
     st.caption(
         f"Roofs measured on {reference.device}: {reference.method}. Bytes and flops are XLA's "
@@ -205,14 +195,14 @@ def cache_tab() -> None:
         "the flag, the length or the dtype and watch the counter and JAX's own explanation."
     )
     if "jit_cache_lab" not in st.session_state or st.button("Start over", key="jit_cache_reset"):
-        st.session_state["jit_cache_lab"] = jit_cache_lab.CacheLab()
+        st.session_state["jit_cache_lab"] = jit.CacheLab()
     lab = st.session_state["jit_cache_lab"]
     a, b, c = st.columns(3)
     use_tanh = a.toggle("use_tanh (static)", True, key="jit_cache_tanh", bind="query-params")
     length = b.number_input(
         "length of x", 1, 1_000_000, 5, key="jit_cache_len", bind="query-params"
     )
-    kind = c.selectbox("dtype of x", jit_lab.DTYPES, key="jit_cache_dtype", bind="query-params")
+    kind = c.selectbox("dtype of x", jit.DTYPES, key="jit_cache_dtype", bind="query-params")
     signature = (bool(use_tanh), int(length), kind)
     again = st.button("Call again with the same arguments", key="jit_cache_again")
     if again or not lab.history or lab.history[-1].signature != signature:
@@ -242,7 +232,7 @@ def cache_tab() -> None:
         "Captured from the `jax` logger under `jax.log_compiles` and `jax.explain_cache_misses` "
         "(thread-local: your calls only). `_cache_size()` is private JAX API."
     )
-    _ui.show_code(jit_cache_lab.dynamic_control_flow, jit_cache_lab.CacheLab.call)
+    _ui.show_code(jit.dynamic_control_flow, jit.CacheLab.call)
 
 
 def side_effects_tab() -> None:
@@ -259,18 +249,25 @@ def side_effects_tab() -> None:
     )
     for i, text in enumerate(printed.outputs, start=1):
         st.code(f"# call {i}\n{text}", language=None)
-    _ui.show_code(jit_side_effects.impure_counter_demo, jit_side_effects.debug_printed)
+    _ui.show_code(jit.impure_counter_demo, jit.debug_printed)
 
 
-names = ["Stages", "Eager vs jit", "Size sweep", "Article vs honest", "Roofline"]
-measured = (stages_tab, compare_tab, sweep_tab, article_tab, roofline_tab)
-tabs = st.tabs([*names, "Compile cache", "Side effects"], key="jit_tab", bind="query-params")
-for tab, render in zip(tabs, measured, strict=False):
-    with tab:
-        if failure is None:
-            render()
-        else:
-            st.caption("Nothing measured: fix the input above.")
+MEASURED = ["Stages", "Eager vs jit", "Size sweep", "Article vs honest", "Roofline"]
+tabs = st.tabs([*MEASURED, "Compile cache", "Side effects"], key="jit_tab", bind="query-params")
+if failure is None:
+    with tabs[0]:
+        stages_tab(prof, workload, device, run)
+    with tabs[1]:
+        compare_tab(comp, workload, device)
+    with tabs[2]:
+        sweep_tab(workload, run, device)
+    with tabs[3]:
+        article_tab(art, comp, prof)
+    with tabs[4]:
+        roofline_tab(prof, reference, preset)
+else:
+    for tab in tabs[: len(MEASURED)]:
+        tab.caption("Nothing measured: fix the input above.")
 with tabs[5]:
     cache_tab()
 with tabs[6]:

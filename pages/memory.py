@@ -3,10 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay.core import roofline, timing, turns
-from jaxplay.memory import _fusion as fusion
-from jaxplay.memory import _remat as memory
-from pages import _ui
+from jaxplay import memory
+from jaxplay.core import roofline, timing
+from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/memory: Memory & fusion")
 st.write(
@@ -14,16 +13,6 @@ st.write(
     "difference*; its fusion example stops after `y = jnp.sin(x)`. Here both are run: what each "
     "checkpointing variant saves and costs, and what `jit` fuses into how many kernels."
 )
-platform = memory.platform()
-device = roofline.device_label()
-queue_note = st.empty()
-
-
-def queued(ahead: int) -> None:
-    queue_note.info(
-        f"Another visitor is measuring on this machine; you are number {ahead} in the queue.",
-        icon=":material/hourglass_top:",
-    )
 
 
 @st.cache_data(max_entries=20, show_spinner=False)
@@ -33,10 +22,10 @@ def variant(model: str, key: str, loop: str, size: int, depth: int, run: bool):
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def chain(ops: tuple[str, ...], size: int):
-    return fusion.analyse_chain(ops, size)
+    return memory.analyse_chain(ops, size)
 
 
-def checkpointing() -> None:
+def checkpointing(platform: str, device: str) -> None:
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     model = c1.selectbox(
         "Model",
@@ -72,19 +61,17 @@ def checkpointing() -> None:
             f"{platform}: compiled and analysed only (no times, no gradient check).",
             icon=":material/info:",
         )
-    with st.status("Tracing, compiling and timing each variant…") as status:
+    with _ui.measuring("Tracing, compiling and timing each variant…") as status:
         results = []
         try:
-            with turns.exclusive(on_wait=queued):
-                for i, k in enumerate(keys, 1):
-                    status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
-                    results.append(variant(model, k, loop, size, depth, run))
+            for i, k in enumerate(keys, 1):
+                status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
+                results.append(variant(model, k, loop, size, depth, run))
         except Exception as err:  # e.g. the device runs out of memory at a large size
             status.update(label="Failed", state="error")
             _ui.show_error(err, "**The analysis failed:** ")
             return
         status.update(label=f"{len(keys)} variants analysed on {device}", state="complete")
-    queue_note.empty()
     if run:
         st.plotly_chart(memory.memory_time_figure(results, device), key="memory_chart")
         st.caption("Down and to the left is better: less memory and less time.")
@@ -122,38 +109,36 @@ def checkpointing() -> None:
 
 
 def use_preset() -> None:
-    st.session_state["memory_chain"] = list(fusion.CHAIN_PRESETS[st.session_state["memory_preset"]])
+    st.session_state["memory_chain"] = list(memory.CHAIN_PRESETS[st.session_state["memory_preset"]])
 
 
-def fusion_panel() -> None:
+def fusion_panel(platform: str, device: str) -> None:
     c1, c2 = st.columns([3, 1])
     preset = c1.selectbox(
-        "Preset", list(fusion.CHAIN_PRESETS), key="memory_preset", on_change=use_preset
+        "Preset", list(memory.CHAIN_PRESETS), key="memory_preset", on_change=use_preset
     )
     size = int(
         c2.number_input("size n", 1, None, 512, key="memory_chain_size", bind="query-params")
     )
     ops = st.multiselect(
         "The chain, in order (add or remove ops)",
-        list(fusion.CHAIN_OPS),
-        None if "memory_chain" in st.session_state else list(fusion.CHAIN_PRESETS[preset]),
+        list(memory.CHAIN_OPS),
+        None if "memory_chain" in st.session_state else list(memory.CHAIN_PRESETS[preset]),
         key="memory_chain",
         bind="query-params",
     )
-    problem = fusion.check_chain(ops, size, platform)
+    problem = memory.check_chain(ops, size, platform)
     if problem:
         st.error(f"**Not run:** {problem}", icon=":material/block:")
         return
-    with st.status("Compiling, then timing eager and jit…") as status:
+    with _ui.measuring("Compiling, then timing eager and jit…") as status:
         try:
-            with turns.exclusive(on_wait=queued):
-                report = chain(tuple(ops), size)
+            report = chain(tuple(ops), size)
         except Exception as err:  # e.g. the device runs out of memory at a large size
             status.update(label="Failed", state="error")
             _ui.show_error(err, "**The chain failed:** ")
             return
         status.update(label=f"Measured on {device}", state="complete")
-    queue_note.empty()
     eager, jitted = report.comparison.eager.median, report.comparison.jitted.median
     m = st.columns(5)
     m[0].metric("kernels: eager → jit", f"{len(report.dispatches)} → {report.kernels}")
@@ -163,18 +148,18 @@ def fusion_panel() -> None:
     m[2].metric("time: eager → jit", times)
     m[3].metric("jit speedup", f"{report.comparison.speedup:.2f}×")
     m[4].metric("copy bandwidth here", f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
-    st.plotly_chart(fusion.chain_figure(report), key="memory_chain_chart")
+    st.plotly_chart(memory.chain_figure(report), key="memory_chain_chart")
     st.caption(
         "Eager bytes: every kernel's inputs read and output written; jit bytes: XLA's "
         "`cost_analysis()`; GB/s: bytes / blocked median time. "
         f"Eager: {report.comparison.eager.describe()}. jit: {report.comparison.jitted.describe()}. "
         f"Roof: {report.reference.method}."
     )
-    st.write(fusion.bandwidth_story(report))
+    st.write(memory.bandwidth_story(report))
     st.subheader("What XLA fused")
-    rows = pd.DataFrame(fusion.fusion_rows(report.fusions))
+    rows = pd.DataFrame(memory.fusion_rows(report.fusions))
     st.dataframe(rows, hide_index=True, key="memory_fusions")
-    if again := fusion.recomputed_primitives(report.fusions):
+    if again := memory.recomputed_primitives(report.fusions):
         st.caption(
             f"In more than one kernel: {', '.join(again)}. XLA recomputes these cheap ops where "
             "they are needed rather than write them to memory once and read them back."
@@ -184,13 +169,13 @@ def fusion_panel() -> None:
         st.caption(f"Outside any fusion: {outside}")
     with st.expander("Optimized HLO", icon=":material/account_tree:"):
         st.code(_ui.scrub(report.hlo_text), language=None)
-    _ui.show_code(fusion.chain_source(ops), fusion.run_chain, fusion.analyse_chain)
+    _ui.show_code(memory.chain_source(ops), memory.run_chain, memory.analyse_chain)
 
 
 panel = st.radio(
     "Panel", ["Checkpointing", "Fusion"], horizontal=True, key="memory_panel", bind="query-params"
 )
 if panel == "Checkpointing":
-    checkpointing()
+    checkpointing(memory.platform(), roofline.device_label())
 else:
-    fusion_panel()
+    fusion_panel(memory.platform(), roofline.device_label())

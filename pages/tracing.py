@@ -5,14 +5,10 @@ import inspect
 import pandas as pd
 import streamlit as st
 
+from jaxplay import tracing
 from jaxplay.core import capture
-from jaxplay.core.capture import Outcome
 from jaxplay.hosting import catalog
-from jaxplay.tracing import _graph as jaxpr_graph
-from jaxplay.tracing import _presets as ex
-from jaxplay.tracing import _staging as staging
-from jaxplay.tracing import _tracers as tracers
-from pages import _ui
+from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/account_tree: Tracing & jaxpr")
 st.write(
@@ -23,18 +19,18 @@ st.write(
 
 CODE_LAB = "code_lab"
 EXAMPLE_CODE = "import jax.numpy as jnp\n\n\ndef f(x, y):\n    z = x * y\n    return z + 1\n"
-TITLES = {p.key: p.title for p in ex.PRESETS} | {CODE_LAB: "a function from the Code Lab"}
+TITLES = {p.key: p.title for p in tracing.PRESETS} | {CODE_LAB: "a function from the Code Lab"}
 TABS = ["Stages", "Tracers", "Recompilation", "Python vs lax loops"]
 tabs = dict(zip(TABS, st.tabs(TABS, key="tracing_tab", bind="query-params"), strict=True))
 Args = tuple[tuple[tuple[int, ...], str], ...]
 
 
 @st.cache_data(max_entries=64, show_spinner="Tracing, lowering and compiling…")
-def preset_variant(key: str, args: Args, name: str) -> staging.Variant:
-    preset = ex.find_preset(key)
-    specs = [staging.InputSpec(s, d) for s, d in args]
-    ref = ex.preset_ref(preset)
-    return staging.stage_variant(preset.fn, specs, name, source=ref, path_alias="_presets.py")
+def preset_variant(key: str, args: Args, name: str) -> tracing.Variant:
+    preset = tracing.find_preset(key)
+    specs = [tracing.InputSpec(s, d) for s, d in args]
+    ref = tracing.preset_ref(preset)
+    return tracing.stage_variant(preset.fn, specs, name, source=ref, path_alias=ref.name)
 
 
 class SandboxFailed(Exception):
@@ -44,9 +40,9 @@ class SandboxFailed(Exception):
 @st.cache_data(max_entries=16, show_spinner="Staging your function in the sandbox…")
 def sandboxed(
     source: str, function: str, args: Args, _visitor: str | None
-) -> staging.SandboxStages:
-    specs = [staging.InputSpec(s, d) for s, d in args]
-    result = staging.sandbox_stages(source, function, specs, visitor=_visitor)
+) -> tracing.SandboxStages:
+    specs = [tracing.InputSpec(s, d) for s, d in args]
+    result = tracing.sandbox_stages(source, function, specs, visitor=_visitor)
     if result.error:
         raise SandboxFailed(result.error)
     return result
@@ -69,13 +65,13 @@ def arg_inputs(prefix: str, names: tuple[str, ...], defaults: Args) -> Args | No
         )
         dt = col.selectbox(
             f"`{name}` dtype",
-            staging.DTYPES,
-            index=staging.DTYPES.index(dtype),
+            tracing.DTYPES,
+            index=tracing.DTYPES.index(dtype),
             key=f"tracing_{prefix}_dtype_{i}",
             bind="query-params",
         )
         try:
-            specs.append((staging.parse_shape(text), dt))
+            specs.append((tracing.parse_shape(text), dt))
         except ValueError as err:
             col.error(f"**Shape of `{name}`:** {_ui.scrub(err)}", icon=":material/error:")
             ok = False
@@ -86,12 +82,12 @@ def show_error(error: str) -> None:
     """JAX's error, as raised, and the explanation of the pitfall it is, if it is one."""
     st.error("JAX raised an error while staging this function:", icon=":material/error:")
     st.code(_ui.scrub(error), language=None, wrap_lines=True)
-    for pitfall in tracers.PITFALLS:
+    for pitfall in tracing.PITFALLS:
         if pitfall.expected_error and error.startswith(pitfall.expected_error):
             st.info(f"**{pitfall.title}.** {pitfall.why}\n\n**Fix:** {pitfall.fix_note}")
 
 
-def pick_line(staged: staging.Staged, lines: list[str], first: int) -> int | None:
+def pick_line(staged: tracing.Staged, lines: list[str], first: int) -> int | None:
     """The source line to highlight, chosen by line, by jaxpr equation or by HLO instruction."""
     maps = (staged.jaxpr_lines, staged.stablehlo_lines, staged.hlo_lines)
     mapped = sorted({n for m in maps for n in m if n is not None})
@@ -139,10 +135,10 @@ def pick_line(staged: staging.Staged, lines: list[str], first: int) -> int | Non
 
 
 def pane(col, title: str, text: str, sources, selected, first: int = 1, only=False) -> None:
-    count, text = staging.highlighted(sources, selected), _ui.scrub(text)
+    count, text = tracing.highlighted(sources, selected), _ui.scrub(text)
     lines = "line" if count == 1 else "lines"
     col.markdown(f"**{title}**" + (f" · {count} {lines} from line {selected}" if selected else ""))
-    col.html(staging.pane_html(text, sources, selected, first_number=first, only_marked=only))
+    col.html(tracing.pane_html(text, sources, selected, first_number=first, only_marked=only))
 
 
 def stages_tab() -> None:
@@ -155,7 +151,7 @@ def stages_tab() -> None:
         if not lab_source:
             st.info("The Code Lab is empty: staging this example. Write your own there.")
         try:
-            functions = dict(staging.code_functions(source))
+            functions = dict(tracing.code_functions(source))
         except SyntaxError as err:
             st.error(f"**The Code Lab's code does not parse** (line {err.lineno}): {err.msg}")
             return
@@ -170,20 +166,20 @@ def stages_tab() -> None:
         first = 1
         st.caption("Your code runs in the sandbox, never in this server; JAX stages it there.")
     else:
-        preset = ex.find_preset(key)
+        preset = tracing.find_preset(key)
         st.caption(preset.blurb)
-        source, first, _ = ex.preset_source(preset)
+        source, first, _ = tracing.preset_source(preset)
         names, defaults = preset.arg_names, preset.args
     args = arg_inputs(key, names, defaults)
     if args is None:
         return
 
-    def variant(vname: str) -> staging.Variant:
+    def variant(vname: str) -> tracing.Variant:
         if key != CODE_LAB:
             return preset_variant(key, args, vname)
         visitor = _ui.visitor_id()
         found = sandboxed(source, name, args, visitor).variant(vname)
-        return found or staging.Variant(vname, "", None, "the sandbox returned no such variant")
+        return found or tracing.Variant(vname, "", None, "the sandbox returned no such variant")
 
     try:
         main = variant("f")
@@ -212,10 +208,10 @@ def stages_tab() -> None:
     for note in staged.notes:
         st.caption(f":material/info: {note}")
     views(staged, selected, variant)
-    _ui.show_code(staging.stage)
+    _ui.show_code(tracing.stage)
 
 
-def views(staged: staging.Staged, selected: int | None, variant) -> None:
+def views(staged: tracing.Staged, selected: int | None, variant) -> None:
     names = ["Equations", "XLA fusions", "Graph", "Diff"]
     view = dict(zip(names, st.tabs(names, key="tracing_view", bind="query-params"), strict=True))
     if view["Equations"].open:
@@ -249,7 +245,7 @@ def views(staged: staging.Staged, selected: int | None, variant) -> None:
         )
         st.dataframe(frame, hide_index=True, key="tracing_fusions")
     if view["Graph"].open:
-        options = dict(jaxpr_graph.expandable(staged.jaxpr))
+        options = dict(tracing.expandable(staged.jaxpr))
         expand = st.multiselect(
             "Expand sub-jaxprs",
             list(options),
@@ -257,7 +253,7 @@ def views(staged: staging.Staged, selected: int | None, variant) -> None:
             key="tracing_expand",
             bind="query-params",
         )
-        graph = jaxpr_graph.build_graph(
+        graph = tracing.build_graph(
             staged.jaxpr, expand=expand, arg_names=staged.arg_names, mark_line=selected
         )
         if graph.message:
@@ -272,7 +268,7 @@ def views(staged: staging.Staged, selected: int | None, variant) -> None:
 
 
 def diff_view(variant) -> None:
-    choices = [f"{v} · {s}" for v in staging.VARIANTS for s, _ in staging.STAGES]
+    choices = [f"{v} · {s}" for v in tracing.VARIANTS for s, _ in tracing.STAGES]
     c1, c2, c3 = st.columns([2, 2, 2])
     left = c1.selectbox("Left", choices, index=0, key="tracing_diff_left", bind="query-params")
     right = c2.selectbox("Right", choices, index=6, key="tracing_diff_right", bind="query-params")
@@ -293,28 +289,28 @@ def diff_view(variant) -> None:
             return
         st.caption(f"**{vname}:** {found.note}")
         text = found.staged.text_of(stage)
-        texts.append(staging.without_locations(text) if plain else text)
+        texts.append(tracing.without_locations(text) if plain else text)
     if mode == "unified":
-        st.code(staging.unified_diff(*texts, left, right) or "(identical)", language="diff")
+        st.code(tracing.unified_diff(*texts, left, right) or "(identical)", language="diff")
     else:
-        rows = staging.side_by_side(*texts)
+        rows = tracing.side_by_side(*texts)
         changed = sum(r.tag != "equal" for r in rows)
         st.caption(f"{changed} of {len(rows)} rows differ.")
-        st.html(staging.diff_html(rows))
+        st.html(tracing.diff_html(rows))
 
 
 @st.cache_data(max_entries=1, show_spinner="Calling peek under each transform…")
-def trace_views() -> tuple[tracers.TraceView, ...]:
-    return tracers.trace_views()
+def trace_views() -> tuple[tracing.TraceView, ...]:
+    return tracing.trace_views()
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the pitfall's code…")
-def outcome(key: str, fix: int) -> Outcome:
-    pitfall = tracers.find_pitfall(key)
+def outcome(key: str, fix: int) -> capture.Outcome:
+    pitfall = tracing.find_pitfall(key)
     return capture.run(pitfall.broken if fix < 0 else pitfall.fixes[fix])
 
 
-def show_outcome(result: Outcome) -> None:
+def show_outcome(result: capture.Outcome) -> None:
     if result.ok:
         st.success(f"Returns `{result.value}`", icon=":material/check_circle:")
     else:
@@ -327,14 +323,14 @@ def show_outcome(result: Outcome) -> None:
 def tracers_tab() -> None:
     st.subheader("What a function sees")
     st.write("`peek` prints the type and shape of what it receives; `x = jnp.arange(3.0)`.")
-    st.code(inspect.getsource(tracers.peek), language="python")
+    st.code(inspect.getsource(tracing.peek), language="python")
     printed = "\n\n".join(
         f"# {v.how}\n{v.outcome.stdout.rstrip() or v.outcome.error_type}" for v in trace_views()
     )
     st.code(printed, language=None)
     st.caption("Under `vmap`, the tracer has the shape of *one* example: the batch axis is hidden.")
     st.subheader("Pitfalls, run for real")
-    for pitfall in tracers.PITFALLS:
+    for pitfall in tracing.PITFALLS:
         with st.expander(pitfall.title, expanded=pitfall.key == "if"):
             st.code(pitfall.broken_source, language="python")
             show_outcome(outcome(pitfall.key, -1))
@@ -345,12 +341,12 @@ def tracers_tab() -> None:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def lab(calls: tuple[tracers.LabCall, ...], redefine: bool) -> tracers.LabRun:
-    return tracers.run_recompilation_lab(calls, redefine=redefine)
+def lab(calls: tuple[tracing.LabCall, ...], redefine: bool) -> tracing.LabRun:
+    return tracing.run_recompilation_lab(calls, redefine=redefine)
 
 
 def recompilation_tab() -> None:
-    scenarios = {s.key: s for s in tracers.SCENARIOS}
+    scenarios = {s.key: s for s in tracing.SCENARIOS}
     key = st.selectbox(
         "Scenario",
         list(scenarios),
@@ -370,9 +366,9 @@ def recompilation_tab() -> None:
         ),
         num_rows="dynamic",
         column_config={
-            "x dtype": st.column_config.SelectboxColumn(options=tracers.LAB_DTYPES, required=True),
+            "x dtype": st.column_config.SelectboxColumn(options=tracing.LAB_DTYPES, required=True),
             "use_tanh": st.column_config.SelectboxColumn(
-                options=list(tracers.STATIC_VALUES), required=True
+                options=list(tracing.STATIC_VALUES), required=True
             ),
         },
         key=f"tracing_calls_{key}",
@@ -386,13 +382,13 @@ def recompilation_tab() -> None:
     calls = []
     for i, row in enumerate(table.itertuples(index=False), start=1):
         try:
-            shape = staging.parse_shape(str(row[0] or ""))
+            shape = tracing.parse_shape(str(row[0] or ""))
         except ValueError as err:
             st.error(f"**Call {i}:** {_ui.scrub(err)}", icon=":material/error:")
             return
-        calls.append(tracers.LabCall(shape, str(row[1] or "float32"), str(row[2] or "True")))
-    if len(calls) > tracers.MAX_LAB_CALLS:
-        st.error(f"{len(calls)} calls is over the limit of {tracers.MAX_LAB_CALLS} per run.")
+        calls.append(tracing.LabCall(shape, str(row[1] or "float32"), str(row[2] or "True")))
+    if len(calls) > tracing.MAX_LAB_CALLS:
+        st.error(f"{len(calls)} calls is over the limit of {tracing.MAX_LAB_CALLS} per run.")
         return
     with st.spinner("Calling the jitted function, logging each compilation…"):
         run = lab(tuple(calls), redefine)
@@ -423,12 +419,12 @@ def recompilation_tab() -> None:
             st.code(_ui.scrub(r.error or r.explanation), language=None, wrap_lines=True)
     with st.expander("JAX's compile log (jax_log_compiles, jax_explain_cache_misses)"):
         st.code(run.log or "(nothing compiled)", language=None)
-    _ui.show_code(tracers.define_function, tracers.run_recompilation_lab)
+    _ui.show_code(tracing.define_function, tracing.run_recompilation_lab)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def growth(lengths: tuple[int, ...]) -> tuple[tracers.GrowthRow, ...]:
-    return tracers.loop_growth(lengths)
+def growth(lengths: tuple[int, ...]) -> tuple[tracing.GrowthRow, ...]:
+    return tracing.loop_growth(lengths)
 
 
 def loops_tab() -> None:
@@ -446,12 +442,12 @@ def loops_tab() -> None:
     lengths = tuple(2**k for k in range(0, 11) if 2**k <= longest)
     with st.spinner("Tracing each loop at each length…"):
         rows = growth(lengths)
-    st.plotly_chart(tracers.loop_growth_figure(rows), key="tracing_loop_chart")
+    st.plotly_chart(tracing.loop_growth_figure(rows), key="tracing_loop_chart")
     wide = pd.DataFrame([r.__dict__ for r in rows]).pivot(
         index="length", columns="loop", values="equations"
     )
     st.dataframe(wide, key="tracing_loop_table")
-    _ui.show_code(tracers.python_loop, tracers.fori_loop_version, tracers.scan_version)
+    _ui.show_code(tracing.python_loop, tracing.fori_loop_version, tracing.scan_version)
 
 
 if tabs["Stages"].open:

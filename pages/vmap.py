@@ -1,9 +1,11 @@
 """vmap: write the function for one example, get the batched one; see the axes, speed and jaxpr."""
 
+import inspect
+
 import pandas as pd
 import streamlit as st
 
-from jaxplay.vmap import _vectorize as vz
+from jaxplay import vmap as vz
 from pages import _ui
 
 st.title(":material/view_column: vmap")
@@ -40,9 +42,7 @@ editor, speed, convolution, jaxpr = st.tabs(
 )
 
 with editor:
-    st.code(
-        "def process_single_example(x, params):\n    W, b = params\n    return jnp.dot(W, x) + b"
-    )
+    st.code(inspect.getsource(vz.process_single_example), language="python")
     a, b = st.columns(2)
     layout = a.selectbox("X", vz.LAYOUTS, key="vmap_layout", bind="query-params")
     w_choice = b.selectbox("W", vz.W_CHOICES, key="vmap_w", bind="query-params")
@@ -100,9 +100,7 @@ with speed:
     except ValueError as err:
         st.warning(str(err), icon=":material/block:")
         chosen = ()
-    if chosen and st.button("Measure", key="vmap_measure", icon=":material/timer:"):
-        st.session_state["vmap_measured"] = chosen
-    if chosen and st.session_state.get("vmap_measured") == chosen:
+    if _ui.measure_button("Measure", "vmap_measure", chosen):
         bar = st.progress(0.0, "Timing…")
         bt = batching(chosen, lambda f, label: bar.progress(f, label))
         bar.empty()

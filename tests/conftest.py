@@ -32,7 +32,7 @@ def _through_app_navigation(monkeypatch: pytest.MonkeyPatch) -> None:
     ``AppTest`` resets Streamlit's legacy-``pages/``-folder flag before every run, so from the
     second run on it would run ``pages/<name>.py`` on its own, without ``app.py`` (its page
     config, sidebar and link notes). The server leaves that mode for good on its first run
-    (``pages/_ui.py``); this does the same for every run of every test.
+    (``pages/_legacy.py``); this does the same for every run of every test.
     """
     original = PagesManager.__init__
 
@@ -77,12 +77,6 @@ def editor_text(at: AppTest, key: str = "code_lab_editor") -> str:
 def assert_clean(at: AppTest) -> None:
     """No exception element and no uncaught error on the page."""
     assert not at.exception, [e.value for e in at.exception]
-
-
-@pytest.fixture
-def page_runner():
-    """The :func:`open_page` helper, for tests that prefer a fixture."""
-    return open_page
 
 
 @pytest.fixture(scope="session")

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay.article import _examples as examples
+from jaxplay import article
 from jaxplay.sandbox import Limits, RunnerConfig, RunResult, WorkerPool
 
-ARTICLE = Path("/work/shared/seed/jax-core-api-article.zh.txt")
 ROOT = Path(__file__).resolve().parent.parent
+#: The article itself is not part of jaxplay: a checkout may keep it beside the repository.
+ARTICLE = ROOT.parent / "shared" / "seed" / "jax-core-api-article.zh.txt"
 
 
 @pytest.fixture(scope="module")
@@ -23,14 +24,14 @@ def results():  # type: ignore[no-untyped-def]
     pool = WorkerPool(RunnerConfig(spares=2, max_concurrent=2, limits=limits))
     with ThreadPoolExecutor(max_workers=4) as executor:
         futures: dict[str, Future[RunResult]] = {
-            e.id: executor.submit(pool.run, e.source) for e in examples.EXAMPLES
+            e.id: executor.submit(pool.run, e.source) for e in article.EXAMPLES
         }
         yield futures
     pool.shutdown()
 
 
-@pytest.mark.parametrize("example", examples.EXAMPLES, ids=lambda e: e.id)
-def test_example_runs_or_fails_as_registered(results, example: examples.Example) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("example", article.EXAMPLES, ids=lambda e: e.id)
+def test_example_runs_or_fails_as_registered(results, example: article.Example) -> None:  # type: ignore[no-untyped-def]
     result = results[example.id].result(timeout=600)
     import jax
 
@@ -48,7 +49,7 @@ def test_example_runs_or_fails_as_registered(results, example: examples.Example)
 
 def test_checks_printed_by_fixed_examples_hold(results) -> None:  # type: ignore[no-untyped-def]
     """The fixed versions print their own checks (`True` for agreement); none may say False."""
-    for example in examples.EXAMPLES:
+    for example in article.EXAMPLES:
         result = results[example.id].result(timeout=600)
         if result.ok:
             for line in result.stdout.splitlines():
@@ -63,29 +64,29 @@ def test_checks_printed_by_fixed_examples_hold(results) -> None:  # type: ignore
 
 
 def test_registry_covers_every_section_in_order() -> None:
-    ids = [e.id for e in examples.EXAMPLES]
+    ids = [e.id for e in article.EXAMPLES]
     assert len(ids) == len(set(ids))
-    sections = [e.section for e in examples.EXAMPLES]
-    assert sections == sorted(sections) and set(sections) == {s.number for s in examples.SECTIONS}
-    for e in examples.EXAMPLES:
+    sections = [e.section for e in article.EXAMPLES]
+    assert sections == sorted(sections) and set(sections) == {s.number for s in article.SECTIONS}
+    for e in article.EXAMPLES:
         if e.fixed_by is not None:
-            fixed = examples.by_id(e.fixed_by)
+            fixed = article.by_id(e.fixed_by)
             assert fixed.section == e.section and fixed.expected_error is None
         if e.expected_error is not None:
             assert e.as_written and e.fixed_by, e.id
     # The digest's six failures of the article's code as written, plus the vmapped params.
-    failing = {e.expected_error for e in examples.EXAMPLES if e.expected_error}
+    failing = {e.expected_error for e in article.EXAMPLES if e.expected_error}
     assert {"ImportError", "TypeError", "RuntimeError", "NameError"} <= failing
-    assert sum(1 for e in examples.EXAMPLES if e.expected_error) >= 6
+    assert sum(1 for e in article.EXAMPLES if e.expected_error) >= 6
 
 
-@pytest.mark.skipif(not ARTICLE.exists(), reason="the seed article is not in this checkout")
+@pytest.mark.skipif(not ARTICLE.exists(), reason=f"the article is not at {ARTICLE}")
 def test_as_written_snippets_keep_the_articles_code() -> None:
     """Every code line of an as-written example, up to the first line we added (marked
     ``# Added``), is the article's code (compared without whitespace; comments and docstrings
     are translated and imports completed, so they are left out)."""
-    article = re.sub(r"\s+", "", ARTICLE.read_text(encoding="utf-8"))
-    for e in examples.EXAMPLES:
+    text = re.sub(r"\s+", "", ARTICLE.read_text(encoding="utf-8"))
+    for e in article.EXAMPLES:
         if not e.as_written:
             continue
         for line in e.source.splitlines():
@@ -94,4 +95,4 @@ def test_as_written_snippets_keep_the_articles_code() -> None:
             code = re.sub(r"\s+", "", line.split("#")[0])
             if not code or '"""' in code or line.startswith(("import ", "from ")):
                 continue  # imports are added where a snippet relied on an earlier one
-            assert code in article, (e.id, line)
+            assert code in text, (e.id, line)

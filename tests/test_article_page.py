@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxplay.article import _examples as examples
+from jaxplay import article
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, editor_text, open_page
 
@@ -14,7 +14,7 @@ def test_first_section_lists_its_snippets() -> None:
     assert_clean(at)
     assert at.header[0].value.startswith("1. jax.jit")
     sources = [c.value.strip() for c in at.code]
-    for example in examples.in_section(1):
+    for example in article.in_section(1):
         assert example.source.strip() in sources
 
 
@@ -29,5 +29,5 @@ def test_open_in_code_lab_loads_the_snippet() -> None:
     at = open_page(SPEC, walkthrough_section="vmap")
     at.button(key="walkthrough_open_vmap-conv").click().run()
     assert_clean(at)
-    assert at.session_state["code_lab_source"] == examples.by_id("vmap-conv").source
-    assert editor_text(at) == examples.by_id("vmap-conv").source
+    assert at.session_state["code_lab_source"] == article.by_id("vmap-conv").source
+    assert editor_text(at) == article.by_id("vmap-conv").source

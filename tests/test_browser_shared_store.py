@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from jaxplay.article import _examples as examples
+from jaxplay import article
 from jaxplay.hosting import catalog, snippets
 from tests.browser_support import exception_texts, require_chromium, streamlit_server, wait_for_run
 from tests.postgres_support import Server
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 
 require_chromium()
 
-EXAMPLE = examples.by_id("jit-softmax-as-written")
+EXAMPLE = article.by_id("jit-softmax-as-written")
 MARKER = "def jitted_softmax(x):"  # a line of EXAMPLE that the Code Lab's default code lacks
 
 
@@ -29,10 +29,10 @@ def test_a_link_shared_on_one_instance_opens_on_another(  # noqa: ANN001 - playw
     page, postgres_server: Server
 ) -> None:
     assert MARKER in EXAMPLE.source
-    assert MARKER not in examples.by_id(examples.DEFAULT_ID).source
+    assert MARKER not in article.by_id(article.DEFAULT_ID).source
     database = postgres_server.new_schema()
     env = {"JAXPLAY_SNIPPET_DB": database, "JAXPLAY_RUNNER_SPARES": "0"}
-    article, lab = catalog.find("article"), catalog.find("code-lab")
+    walkthrough, lab = catalog.find("article"), catalog.find("code-lab")
     with streamlit_server("app.py", env) as first, streamlit_server("app.py", env) as second:
         # Each instance has had a visitor before, as instances behind a load balancer have. (A
         # fresh server's very first visit to an address whose name differs from its page file,
@@ -44,7 +44,7 @@ def test_a_link_shared_on_one_instance_opens_on_another(  # noqa: ANN001 - playw
             page.locator("h1").first.wait_for(timeout=90_000)
 
         # First instance: open the example in the Code Lab and share it.
-        page.goto(f"{first}/{article.url_path}")
+        page.goto(f"{first}/{walkthrough.url_path}")
         wait_for_run(page)
         page.locator(f".st-key-walkthrough_open_{EXAMPLE.id} button").click()
         share = page.locator(".st-key-code_lab_share button")

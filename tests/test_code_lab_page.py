@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxplay.article import _examples as examples
+from jaxplay import article
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, editor_text, open_page
 
@@ -24,7 +24,7 @@ def _codes(at) -> list[str]:  # type: ignore[no-untyped-def]
 def test_starts_with_the_default_example_and_keeps_code_in_session() -> None:
     at = open_page(SPEC)
     assert_clean(at)
-    assert at.session_state["code_lab_source"] == examples.by_id(examples.DEFAULT_ID).source
+    assert at.session_state["code_lab_source"] == article.by_id(article.DEFAULT_ID).source
     assert editor_text(at) == at.session_state["code_lab_source"]
 
 
@@ -60,7 +60,7 @@ def test_edit_survives_a_page_switch() -> None:
 def test_reset_restores_the_example() -> None:
     at = open_page(SPEC, code_lab_source="y = 1")
     at.button(key="code_lab_reset").click().run()
-    assert editor_text(at) == examples.by_id(examples.DEFAULT_ID).source
+    assert editor_text(at) == article.by_id(article.DEFAULT_ID).source
 
 
 def test_inspect_shows_the_jaxpr() -> None:

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxplay.compose import _compose as cp
+from jaxplay import compose as cp
 from jaxplay.core import roofline
 from jaxplay.core.expr import ExprError
 from jaxplay.core.inputs import normal_arrays

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaxplay.compose import _compose as cp
+from jaxplay import compose as cp
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
 

@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxplay.devices import _devices as devices
+from jaxplay import devices
 
 
 def _has_gpu() -> bool:
@@ -33,7 +33,7 @@ def test_article_placement_raises_without_a_gpu_and_the_guard_works() -> None:
     assert not written.ok
     assert written.error_type == "RuntimeError"
     assert "Unknown backend" in written.message
-    assert 'devices("gpu")[0] if devices("gpu")' in written.raised_at  # the line that raised
+    assert "devices('gpu')[0] if devices('gpu')" in written.raised_at  # the line that raised
     assert guarded.ok
     assert guarded.value == f"x0 on {jax.devices()[0]}, x1 on {jax.devices('cpu')[0]}"
 

@@ -11,68 +11,68 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxplay.devices import _collectives as collectives
+from jaxplay import devices
 
 
 def test_article_all_reduce_as_written_raises_the_unbound_axis_name() -> None:
-    runs = collectives.article_examples(4)
+    runs = devices.article_examples(4)
     broken = runs["psum in pmap, as written"]
     assert not broken.ok
     assert broken.error_type == "NameError"
     assert "unbound axis name: batch" in broken.message
-    assert 'psum(local_sum, "batch")' in broken.code and "@pmap" in broken.code
+    assert "psum(local_sum, 'batch')" in broken.code and "@pmap" in broken.code
 
 
 def test_article_all_reduce_fixed_and_with_shard_map_equal_numpy() -> None:
-    x = collectives.example_input(4)
+    x = devices.example_input(4)
     total = x.sum()
     with warnings.catch_warnings():  # pmap is in maintenance mode; a later JAX may warn
         warnings.simplefilter("ignore", DeprecationWarning)
-        fixed = collectives.all_reduce_fixed(x)
+        fixed = devices.all_reduce_fixed(x)
     np.testing.assert_allclose(np.asarray(fixed), [total] * 4)
-    mesh = collectives.mesh_of(4)
+    mesh = devices.mesh_of(4)
     xs = jax.device_put(x, NamedSharding(mesh, P("i")))
-    np.testing.assert_allclose(np.asarray(collectives.all_reduce_shard_map(xs, mesh)), [total] * 4)
-    runs = collectives.article_examples(4)
+    np.testing.assert_allclose(np.asarray(devices.all_reduce_shard_map(xs, mesh)), [total] * 4)
+    runs = devices.article_examples(4)
     assert runs["psum in pmap, fixed"].ok and runs["psum in shard_map"].ok
     assert runs["psum in pmap, fixed"].value == runs["psum in shard_map"].value
     assert str(float(total)).rstrip("0") in runs["psum in shard_map"].value
 
 
 def test_article_parallel_map_runs_across_all_devices() -> None:
-    run = collectives.article_examples(2)["pmap, as written"]
+    run = devices.article_examples(2)["pmap, as written"]
     assert run.ok
     assert run.value == f"Parallel computation shape: ({len(jax.devices())}, 100)"
 
 
 @pytest.mark.parametrize("n", [1, 2, 8])
 def test_shard_map_collectives_equal_numpy(n: int) -> None:
-    x = collectives.example_input(n)
-    for name in collectives.COLLECTIVES:
-        run = collectives.run_collective(name, n)
+    x = devices.example_input(n)
+    for name in devices.COLLECTIVES:
+        run = devices.run_collective(name, n)
         assert run.device_ids == tuple(d.id for d in jax.devices()[:n])
         assert [i.tolist() for i in run.inputs] == [[row.tolist()] for row in x]
         assert run.matches, name
     # Independent of the module's references: numpy's answer per device, written out here.
-    psum = collectives.run_collective("psum", n)
+    psum = devices.run_collective("psum", n)
     for out in psum.outputs:
         np.testing.assert_allclose(out, x.sum(axis=0, keepdims=True))
-    gathered = collectives.run_collective("all_gather", n)
+    gathered = devices.run_collective("all_gather", n)
     for out in gathered.outputs:
         np.testing.assert_allclose(out, x)
-    shifted = collectives.run_collective("ppermute", n)
+    shifted = devices.run_collective("ppermute", n)
     np.testing.assert_allclose(np.concatenate(shifted.outputs), np.roll(x, 1, axis=0))
 
 
 def test_collectives_on_a_named_platform() -> None:
-    run = collectives.run_collective("psum", 2, platform="cpu")
+    run = devices.run_collective("psum", 2, platform="cpu")
     assert run.matches and run.device_ids == (0, 1)
-    assert collectives.compiled_collectives(collectives.XLA_EXAMPLES[0], 2, platform="cpu").ops
+    assert devices.compiled_collectives(devices.XLA_EXAMPLES[0], 2, platform="cpu").ops
 
 
 def test_a_wrong_output_would_be_caught() -> None:
-    run = collectives.run_collective("psum", 2)
-    wrong = collectives.CollectiveRun(
+    run = devices.run_collective("psum", 2)
+    wrong = devices.CollectiveRun(
         run.name, run.code, run.device_ids, run.inputs, run.inputs, run.expected
     )
     assert not wrong.matches
@@ -80,7 +80,7 @@ def test_a_wrong_output_would_be_caught() -> None:
 
 def test_mesh_of_refuses_more_devices_than_exist() -> None:
     with pytest.raises(ValueError, match="this process has"):
-        collectives.mesh_of(len(jax.devices()) + 1)
+        devices.mesh_of(len(jax.devices()) + 1)
 
 
 EXPECTED_OPS = {
@@ -91,9 +91,9 @@ EXPECTED_OPS = {
 }
 
 
-@pytest.mark.parametrize("example", collectives.XLA_EXAMPLES, ids=lambda e: e.name)
-def test_xla_inserts_the_collectives(example: collectives.XlaExample) -> None:
-    result = collectives.compiled_collectives(example, 4)
+@pytest.mark.parametrize("example", devices.XLA_EXAMPLES, ids=lambda e: e.name)
+def test_xla_inserts_the_collectives(example: devices.XlaExample) -> None:
+    result = devices.compiled_collectives(example, 4)
     assert result.ops == EXPECTED_OPS[example.name]
     assert result.hlo_lines and all(
         any(op in line for op in result.ops) for line in result.hlo_lines
@@ -103,7 +103,7 @@ def test_xla_inserts_the_collectives(example: collectives.XlaExample) -> None:
 
 
 def test_one_device_needs_no_collectives() -> None:
-    for example in collectives.XLA_EXAMPLES:
-        result = collectives.compiled_collectives(example, 1)
+    for example in devices.XLA_EXAMPLES:
+        result = devices.compiled_collectives(example, 1)
         assert result.ops == () and result.hlo_lines == ()
         assert result.matches

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from jaxplay.devices import _multiprocess as multiprocess
+from jaxplay import devices
 
 
 def _gone(pid: int) -> bool:
@@ -20,7 +20,7 @@ def _gone(pid: int) -> bool:
 
 
 def test_two_processes_agree_on_the_global_devices_and_the_psum() -> None:
-    run = multiprocess.run_local_cluster(2, local_devices=2, timeout_s=120)
+    run = devices.run_local_cluster(2, local_devices=2, timeout_s=120)
     assert run.status == "ok", run.errors
     assert run.returncodes == (0, 0)
     assert [r.process_id for r in run.reports] == [0, 1]
@@ -41,7 +41,7 @@ def test_two_processes_agree_on_the_global_devices_and_the_psum() -> None:
 
 
 def test_a_missing_process_times_out_and_nothing_is_left_behind() -> None:
-    run = multiprocess.run_local_cluster(2, local_devices=1, timeout_s=3, launch=1)
+    run = devices.run_local_cluster(2, local_devices=1, timeout_s=3, launch=1)
     assert run.status == "timeout"
     assert run.launched == 1 and len(run.pids) == 1
     assert run.returncodes[0] is not None and run.returncodes[0] < 0  # killed by a signal
@@ -53,13 +53,13 @@ def test_a_missing_process_times_out_and_nothing_is_left_behind() -> None:
 
 def test_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="num_processes"):
-        multiprocess.run_local_cluster(5)
+        devices.run_local_cluster(5)
     with pytest.raises(ValueError, match="local_devices"):
-        multiprocess.run_local_cluster(2, local_devices=0)
+        devices.run_local_cluster(2, local_devices=0)
 
 
 def test_worker_command_is_the_one_a_host_would_run() -> None:
-    cmd = multiprocess.worker_command("10.0.0.1:1234", 4, 3, 2)
+    cmd = devices.worker_command("10.0.0.1:1234", 4, 3, 2)
     assert cmd[1:3] == ["-m", "jaxplay.devices._multiprocess_worker"]
     assert "--coordinator=10.0.0.1:1234" in cmd and "--process-id=3" in cmd
-    assert multiprocess.expected_psum(4, 2) == 36.0
+    assert devices.expected_psum(4, 2) == 36.0

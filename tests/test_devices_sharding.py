@@ -9,7 +9,8 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxplay.devices import _sharding as sharding
+from jaxplay import devices
+from jaxplay.devices._sharding import _clip_band
 
 # --- parsing --------------------------------------------------------------------------------
 
@@ -27,7 +28,7 @@ from jaxplay.devices import _sharding as sharding
     ],
 )
 def test_parse_spec_accepts_the_usual_spellings(text: str, expected: tuple) -> None:
-    assert sharding.parse_spec(text) == expected
+    assert devices.parse_spec(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -42,8 +43,8 @@ def test_parse_spec_accepts_the_usual_spellings(text: str, expected: tuple) -> N
     ],
 )
 def test_parse_spec_errors_point_at_a_column(text: str, col: int, words: str | None) -> None:
-    with pytest.raises(sharding.ShardingProblem) as info:
-        sharding.parse_spec(text)
+    with pytest.raises(devices.ShardingProblem) as info:
+        devices.parse_spec(text)
     if words:
         assert words in info.value.plain
     assert info.value.col is not None
@@ -51,21 +52,21 @@ def test_parse_spec_errors_point_at_a_column(text: str, col: int, words: str | N
 
 
 def test_parse_spec_column_of_a_bad_character() -> None:
-    with pytest.raises(sharding.ShardingProblem) as info:
-        sharding.parse_spec("P('x', 3)")
+    with pytest.raises(devices.ShardingProblem) as info:
+        devices.parse_spec("P('x', 3)")
     assert info.value.col == 8
 
 
 def test_parse_mesh_and_names() -> None:
-    assert sharding.parse_ints("2, 4", "mesh shape") == (2, 4)
-    assert sharding.parse_ints("2x4", "mesh shape") == (2, 4)
-    assert sharding.parse_names("x, 'y'") == ("x", "y")
-    with pytest.raises(sharding.ShardingProblem, match="whole numbers"):
-        sharding.parse_ints("2, four", "mesh shape")
-    with pytest.raises(sharding.ShardingProblem, match="at least 1"):
-        sharding.parse_ints("0", "array shape")
-    with pytest.raises(sharding.ShardingProblem, match="distinct"):
-        sharding.parse_names("x, x")
+    assert devices.parse_ints("2, 4", "mesh shape") == (2, 4)
+    assert devices.parse_ints("2x4", "mesh shape") == (2, 4)
+    assert devices.parse_names("x, 'y'") == ("x", "y")
+    with pytest.raises(devices.ShardingProblem, match="whole numbers"):
+        devices.parse_ints("2, four", "mesh shape")
+    with pytest.raises(devices.ShardingProblem, match="at least 1"):
+        devices.parse_ints("0", "array shape")
+    with pytest.raises(devices.ShardingProblem, match="distinct"):
+        devices.parse_names("x, x")
 
 
 # --- layouts --------------------------------------------------------------------------------
@@ -84,11 +85,11 @@ LAYOUT_CASES = [
 
 @pytest.mark.parametrize(("mesh", "names", "shape", "spec"), LAYOUT_CASES)
 def test_layout_matches_devices_indices_map(mesh, names, shape, spec) -> None:
-    layout = sharding.shard_layout(mesh, names, shape, spec)
+    layout = devices.shard_layout(mesh, names, shape, spec)
     m = jax.make_mesh(mesh, names, devices=jax.devices()[: int(np.prod(mesh))])
     expected = NamedSharding(m, P(*spec)).devices_indices_map(shape)
     got = {s.device_id: s.index for s in layout.shards}
-    assert got == {d.id: sharding.normalize_index(idx, shape) for d, idx in expected.items()}
+    assert got == {d.id: devices.normalize_index(idx, shape) for d, idx in expected.items()}
     for s in layout.shards:
         assert s.shape == tuple(b - a for a, b in s.index)
         assert m.devices[s.mesh_coords].id == s.device_id
@@ -102,17 +103,17 @@ def test_layout_matches_devices_indices_map(mesh, names, shape, spec) -> None:
 
 
 def test_layout_on_a_named_platform() -> None:
-    on_cpu = sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", "y"), platform="cpu")
-    assert on_cpu == sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", "y"))
+    on_cpu = devices.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", "y"), platform="cpu")
+    assert on_cpu == devices.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", "y"))
     with pytest.raises(RuntimeError):
-        sharding.shard_layout((1,), ("x",), (8,), (), platform="tpu")
+        devices.shard_layout((1,), ("x",), (8,), (), platform="tpu")
 
 
 def test_replicated_and_sharded_copies() -> None:
-    assert sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ()).copies == 8
-    assert sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", None)).copies == 4
-    assert sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", "y")).copies == 1
-    replicated = sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ())
+    assert devices.shard_layout((2, 4), ("x", "y"), (8, 8), ()).copies == 8
+    assert devices.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", None)).copies == 4
+    assert devices.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", "y")).copies == 1
+    replicated = devices.shard_layout((2, 4), ("x", "y"), (8, 8), ())
     assert [s.replica_id for s in replicated.shards] == list(range(8))
 
 
@@ -127,24 +128,24 @@ def test_replicated_and_sharded_copies() -> None:
     ],
 )
 def test_invalid_specs_get_plain_words_and_jax_reason(mesh, names, shape, spec, words, jax_says):
-    with pytest.raises(sharding.ShardingProblem) as info:
-        sharding.shard_layout(mesh, names, shape, spec)
+    with pytest.raises(devices.ShardingProblem) as info:
+        devices.shard_layout(mesh, names, shape, spec)
     assert words in info.value.plain
     assert info.value.jax_error is not None
     assert jax_says in info.value.jax_error.lower()
 
 
 def test_explain_finds_nothing_wrong_with_a_valid_spec() -> None:
-    assert sharding.explain((2, 4), ("x", "y"), (8, 8), ("x", "y")) is None
+    assert devices.explain((2, 4), ("x", "y"), (8, 8), ("x", "y")) is None
 
 
 def test_refused_before_jax() -> None:
-    with pytest.raises(sharding.ShardingProblem, match="needs 16 devices; this process has 8"):
-        sharding.shard_layout((4, 4), ("x", "y"), (8, 8), ())
-    with pytest.raises(sharding.ShardingProblem, match="one name per mesh axis"):
-        sharding.shard_layout((2, 4), ("x",), (8, 8), ())
-    with pytest.raises(sharding.ShardingProblem, match="at most 64"):
-        sharding.shard_layout((2,), ("x",), (128,), ())
+    with pytest.raises(devices.ShardingProblem, match="needs 16 devices; this process has 8"):
+        devices.shard_layout((4, 4), ("x", "y"), (8, 8), ())
+    with pytest.raises(devices.ShardingProblem, match="one name per mesh axis"):
+        devices.shard_layout((2, 4), ("x",), (8, 8), ())
+    with pytest.raises(devices.ShardingProblem, match="at most 64"):
+        devices.shard_layout((2,), ("x",), (128,), ())
 
 
 def _filled_by_block(fig) -> dict[int, list[tuple[str, str]]]:  # noqa: ANN001
@@ -158,14 +159,14 @@ def _filled_by_block(fig) -> dict[int, list[tuple[str, str]]]:  # noqa: ANN001
 
 
 def test_figure_stripes_replicated_blocks_with_every_holder() -> None:
-    layout = sharding.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", None))
-    fig = sharding.layout_figure(layout)
+    layout = devices.shard_layout((2, 4), ("x", "y"), (8, 8), ("x", None))
+    fig = devices.layout_figure(layout)
     filled = _filled_by_block(fig)
     assert sorted(filled) == [0, 1]
-    colors = dict(zip(range(8), sharding.device_colors(8), strict=True))
+    colors = dict(zip(range(8), devices.device_colors(8), strict=True))
     for b, block in enumerate(layout.blocks):
-        devices = {int(d) for d, _ in filled[b]}
-        assert devices == set(block.device_ids)  # every holder's colour appears in its block
+        holders = {int(d) for d, _ in filled[b]}
+        assert holders == set(block.device_ids)  # every holder's colour appears in its block
         assert all(c == colors[int(d)] for d, c in filled[b])
         assert len(filled[b]) > len(block.device_ids)  # diagonal stripes, cycling
     assert all(s.type == "path" for s in fig.layout.shapes if s.fillcolor is not None)
@@ -177,13 +178,13 @@ def test_figure_stripes_replicated_blocks_with_every_holder() -> None:
 
 
 def test_stripes_stay_inside_their_block() -> None:
-    poly = sharding._clip_band(0, 4, 0, 2, 1, 2)
+    poly = _clip_band(0, 4, 0, 2, 1, 2)
     assert all(0 <= x <= 4 and 0 <= y <= 2 and 1 - 1e-9 <= x + y <= 2 + 1e-9 for x, y in poly)
-    assert sharding._clip_band(0, 1, 0, 1, 5, 6) == []
+    assert _clip_band(0, 1, 0, 1, 5, 6) == []
 
 
 def test_figure_of_a_fully_sharded_vector() -> None:
-    fig = sharding.layout_figure(sharding.shard_layout((8,), ("i",), (16,), ("i",)))
+    fig = devices.layout_figure(devices.shard_layout((8,), ("i",), (16,), ("i",)))
     filled = [s for s in fig.layout.shapes if s.fillcolor is not None]
     assert all(s.type == "rect" for s in filled)
     assert sorted((s.x0, s.x1) for s in filled) == [(2 * i, 2 * i + 2) for i in range(8)]
@@ -196,7 +197,7 @@ def test_figure_of_a_fully_sharded_vector() -> None:
 def test_data_parallel_step_agrees_across_device_counts() -> None:
     results = {}
     for n in (1, 2, 8):
-        step, args = sharding.data_parallel_step(n, batch=64, features=8, hidden=16)
+        step, args = devices.data_parallel_step(n, batch=64, features=8, hidden=16)
         assert args[1].sharding.spec == P("batch")
         assert len(args[1].sharding.device_set) == n
         loss, grads = step(*args)
@@ -208,7 +209,7 @@ def test_data_parallel_step_agrees_across_device_counts() -> None:
 
 
 def test_data_parallel_step_matches_numpy() -> None:
-    step, (params, x, y) = sharding.data_parallel_step(4, batch=32, features=4, hidden=8)
+    step, (params, x, y) = devices.data_parallel_step(4, batch=32, features=4, hidden=8)
     (w1, b1), (w2, b2) = jax.tree_util.tree_map(np.asarray, params)
     pred = np.tanh(np.asarray(x) @ w1 + b1) @ w2 + b2
     loss, _ = step(params, x, y)
@@ -216,24 +217,24 @@ def test_data_parallel_step_matches_numpy() -> None:
 
 
 def test_data_parallel_step_all_reduces_the_gradient() -> None:
-    step, args = sharding.data_parallel_step(4, batch=32, features=4, hidden=8)
+    step, args = devices.data_parallel_step(4, batch=32, features=4, hidden=8)
     assert "all-reduce" in step.lower(*args).compile().as_text()
     with pytest.raises(ValueError, match="not a multiple"):
-        sharding.data_parallel_step(3, batch=32)
+        devices.data_parallel_step(3, batch=32)
 
 
 def test_device_counts() -> None:
-    assert sharding.device_counts(8) == (1, 2, 4, 8)
-    assert sharding.device_counts(1) == (1,)
-    assert sharding.device_counts(6) == (1, 2, 4, 6)
+    assert devices.device_counts(8) == (1, 2, 4, 8)
+    assert devices.device_counts(1) == (1,)
+    assert devices.device_counts(6) == (1, 2, 4, 6)
 
 
 def test_scaling_sweep_and_figure() -> None:
-    points = sharding.scaling_sweep((1, 2), batch=64, budget_s=0.02)
+    points = devices.scaling_sweep((1, 2), batch=64, budget_s=0.02)
     assert [p.devices for p in points] == [1, 2]
     assert all(p.timing.median > 0 for p in points)
     assert np.isclose(points[0].loss, points[1].loss, rtol=1e-5)
-    fig = sharding.scaling_figure(points, "2 × cpu")
+    fig = devices.scaling_figure(points, "2 × cpu")
     measured, reference = fig.data
     assert list(measured.y) == pytest.approx([p.timing.median * 1e3 for p in points])
     assert list(reference.y) == pytest.approx([points[0].timing.median * 1e3 / n for n in (1, 2)])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay.article import _examples as examples
+from jaxplay import article
 from jaxplay.hosting import catalog
 from pages import _editor
 from tests.conftest import assert_clean, editor, open_page
@@ -94,7 +94,7 @@ def test_the_editor_is_refilled_only_when_the_page_changes_the_code() -> None:
     assert editor(at) == first
     at.button(key="code_lab_reset").click().run()
     reset = editor(at)
-    assert reset["doc"] == examples.by_id(examples.DEFAULT_ID).source
+    assert reset["doc"] == article.by_id(article.DEFAULT_ID).source
     assert reset["revision"] == first["revision"] + 1
 
 

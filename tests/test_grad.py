@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxplay import grad as ad
 from jaxplay.core.expr import ExprError
-from jaxplay.grad import _autodiff as ad
 
 WHERE = ad.PRESETS["where(x > 0, x², sin x) — the article's my_special_op"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jaxplay.grad import _autodiff as ad
+from jaxplay import grad as ad
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from jaxplay.jit import _cache_lab as jit_cache_lab
-from jaxplay.jit import _lab as jit_lab
+from jaxplay import jit
 
 
 def test_cache_lab_counts_compilations_and_explains_misses() -> None:
-    lab = jit_cache_lab.CacheLab()
+    lab = jit.CacheLab()
     first = lab.call(True, 5)
     assert (first.cache_size, first.compiled) == (1, True) and first.reasons
     flipped = lab.call(False, 5)
@@ -21,12 +20,12 @@ def test_cache_lab_counts_compilations_and_explains_misses() -> None:
     reshaped = lab.call(True, 6, "float16")
     assert reshaped.cache_size == 3 and reshaped.compiled
     assert reshaped.changed == ("shape (5,) → (6,)", "dtype float32 → float16")
-    with pytest.raises(jit_lab.SizeError):
+    with pytest.raises(jit.SizeError):
         lab.call(True, 0)
 
 
 def test_each_visitor_has_their_own_cache() -> None:
-    mine, yours = jit_cache_lab.CacheLab(), jit_cache_lab.CacheLab()
+    mine, yours = jit.CacheLab(), jit.CacheLab()
     mine.call(True, 5)
     mine.call(False, 5)
     first = yours.call(True, 5)
@@ -35,5 +34,5 @@ def test_each_visitor_has_their_own_cache() -> None:
 
 
 def test_an_unknown_dtype_is_refused() -> None:
-    with pytest.raises(jit_lab.SizeError, match="float32"):
-        jit_cache_lab.CacheLab().call(True, 5, "float64")
+    with pytest.raises(jit.SizeError, match="float32"):
+        jit.CacheLab().call(True, 5, "float64")

@@ -9,133 +9,130 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxplay import jit
 from jaxplay.core import expr, roofline, timing
-from jaxplay.jit import _figures as figs
-from jaxplay.jit import _lab as jit_lab
-from jaxplay.jit import _side_effects as jit_side_effects
-from jaxplay.jit import _stopwatch as stopwatch
 
 
-def _workload(preset: str = "softmax", rows: int = 16, cols: int = 8, **kw) -> jit_lab.Workload:
-    return jit_lab.Workload(preset, rows, cols, **kw)
+def _workload(preset: str = "softmax", rows: int = 16, cols: int = 8, **kw) -> jit.Workload:
+    return jit.Workload(preset, rows, cols, **kw)
 
 
 def test_the_seed_softmax_is_a_softmax() -> None:
     x = jnp.linspace(-3, 3, 24).reshape(4, 6)
-    np.testing.assert_allclose(jit_lab.naive_softmax(x), jax.nn.softmax(x, axis=-1), rtol=1e-6)
+    np.testing.assert_allclose(jit.naive_softmax(x), jax.nn.softmax(x, axis=-1), rtol=1e-6)
 
 
-@pytest.mark.parametrize("preset", list(jit_lab.PRESETS))
+@pytest.mark.parametrize("preset", list(jit.PRESETS))
 def test_jit_computes_what_eager_computes(preset: str) -> None:
     """The page compares timings of the same computation: jit must not change the result."""
     w = _workload(preset)
-    fn, args = jit_lab.function_of(w), jit_lab.inputs(w)
+    fn, args = jit.function_of(w), jit.inputs(w)
     np.testing.assert_allclose(jax.jit(fn)(*args), fn(*args), rtol=1e-5, atol=1e-6)
 
 
 def test_inputs_follow_shape_and_dtype() -> None:
-    (x,) = jit_lab.inputs(_workload(rows=3, cols=5, dtype="bfloat16"))
+    (x,) = jit.inputs(_workload(rows=3, cols=5, dtype="bfloat16"))
     assert x.shape == (3, 5) and x.dtype == jnp.bfloat16
-    x, w, b = jit_lab.inputs(_workload("layer", rows=3, cols=5))
+    x, w, b = jit.inputs(_workload("layer", rows=3, cols=5))
     assert (x.shape, w.shape, b.shape) == ((3, 5), (5, 5), (5,))
     assert float(x.min()) >= 0.5 and float(x.max()) < 1.5
 
 
 def test_refused_sizes_name_the_limit() -> None:
-    with pytest.raises(jit_lab.SizeError, match="16,000,000"):
-        jit_lab.check(_workload(rows=20_000, cols=1_000))
-    with pytest.raises(jit_lab.SizeError, match="GFLOP"):
-        jit_lab.check(_workload("layer", rows=10_000, cols=1_600))
-    with pytest.raises(jit_lab.SizeError, match="float32"):
-        jit_lab.check(_workload(dtype="float64"))
-    jit_lab.check(_workload(rows=10_000, cols=1_000))  # the article's size is allowed
+    with pytest.raises(jit.SizeError, match="16,000,000"):
+        jit.check(_workload(rows=20_000, cols=1_000))
+    with pytest.raises(jit.SizeError, match="GFLOP"):
+        jit.check(_workload("layer", rows=10_000, cols=1_600))
+    with pytest.raises(jit.SizeError, match="float32"):
+        jit.check(_workload(dtype="float64"))
+    jit.check(_workload(rows=10_000, cols=1_000))  # the article's size is allowed
 
 
 def test_a_formula_that_grows_its_input_is_refused_before_it_runs() -> None:
-    with pytest.raises(jit_lab.SizeError, match="result would have 100,000,000 elements"):
-        jit_lab.check(_workload("formula", rows=10_000, cols=1_000, formula="x @ x.T"))
-    with pytest.raises(jit_lab.SizeError, match="GFLOP"):
-        jit_lab.check(_workload("formula", rows=2_000, cols=4_000, formula="(x @ x.T) @ x"))
+    with pytest.raises(jit.SizeError, match="result would have 100,000,000 elements"):
+        jit.check(_workload("formula", rows=10_000, cols=1_000, formula="x @ x.T"))
+    with pytest.raises(jit.SizeError, match="GFLOP"):
+        jit.check(_workload("formula", rows=2_000, cols=4_000, formula="(x @ x.T) @ x"))
     with pytest.raises(TypeError):
-        jit_lab.check(_workload("formula", rows=3, cols=4, formula="x @ x"))
+        jit.check(_workload("formula", rows=3, cols=4, formula="x @ x"))
 
 
 def test_intermediates_count_not_only_the_result() -> None:
     """One number out, but a (256, 4096, 4096) product on the way: 17 GB run eagerly."""
     formula = "jnp.sum(x[:, :, None] * x[:, None, :])"
     expected = r"holds 16 GiB at once .*mul → float32\[256,4096,4096\]"
-    with pytest.raises(jit_lab.SizeError, match=expected):
-        jit_lab.check(_workload("formula", rows=256, cols=4_096, formula=formula))
-    jit_lab.check(_workload("formula", rows=16, cols=64, formula=formula))  # small is fine
+    with pytest.raises(jit.SizeError, match=expected):
+        jit.check(_workload("formula", rows=256, cols=4_096, formula=formula))
+    jit.check(_workload("formula", rows=16, cols=64, formula=formula))  # small is fine
 
 
 def test_lapack_calls_are_costed_by_their_operation_counts() -> None:
     """XLA's cost analysis called inv of 4000×4000 0.08 GFLOP; LU plus two solves is ~170."""
-    fp, _ = jit_lab.footprint("formula", 4_000, 4_000, "float32", "jnp.linalg.inv(x)")
+    fp, _ = jit.footprint("formula", 4_000, 4_000, "float32", "jnp.linalg.inv(x)")
     assert 120e9 < fp.flops < 250e9
-    with pytest.raises(jit_lab.SizeError, match="GFLOP"):
-        jit_lab.check(_workload("formula", rows=4_000, cols=4_000, formula="jnp.linalg.inv(x)"))
-    jit_lab.check(_workload("formula", rows=500, cols=500, formula="jnp.linalg.inv(x)"))
+    with pytest.raises(jit.SizeError, match="GFLOP"):
+        jit.check(_workload("formula", rows=4_000, cols=4_000, formula="jnp.linalg.inv(x)"))
+    jit.check(_workload("formula", rows=500, cols=500, formula="jnp.linalg.inv(x)"))
 
 
 def test_a_bad_formula_is_refused_with_its_column() -> None:
     with pytest.raises(expr.ExprError) as info:
-        jit_lab.check(_workload("formula", formula="jnp.sin(x) + os.system('ls')"))
+        jit.check(_workload("formula", formula="jnp.sin(x) + os.system('ls')"))
     assert info.value.col == 14
 
 
 def test_the_code_shown_is_the_code_run() -> None:
-    assert "def naive_softmax(x):" in jit_lab.function_source(_workload())
-    assert "jnp.sin(x)" in jit_lab.function_source(_workload("chain"))
-    code = jit_lab.timing_code(_workload("layer", rows=7, cols=3), 0.3, 0.5)
+    assert "def naive_softmax(x):" in jit.function_source(_workload())
+    assert "jnp.sin(x)" in jit.function_source(_workload("chain"))
+    code = jit.timing_code(_workload("layer", rows=7, cols=3), 0.3, 0.5)
     assert "(7, 3)" in code and "tanh_layer, x, W, b" in code
     assert "profile_jit(tanh_layer, x, W, b, budget_s=0.3)" in code
     assert "compare_jit(tanh_layer, x, W, b, budget_s=0.5)" in code
-    assert "'jnp.cos(x)'" in jit_lab.function_source(_workload("formula", formula="jnp.cos(x)"))
+    assert "'jnp.cos(x)'" in jit.function_source(_workload("formula", formula="jnp.cos(x)"))
 
 
 def test_sweep_rows_span_the_range() -> None:
-    rows = jit_lab.sweep_rows(_workload(rows=10_000))
+    rows = jit.sweep_rows(_workload(rows=10_000))
     assert rows[0] == 1 and rows[-1] == 10_000
     assert list(rows) == sorted(set(rows))
 
 
-def _point(elements: int, eager: float, jitted: float, compile_s: float) -> jit_lab.SweepPoint:
+def _point(elements: int, eager: float, jitted: float, compile_s: float) -> jit.SweepPoint:
     comparison = timing.JitComparison(
         timing.Timing((eager,) * 3, 1, 1), timing.Timing((jitted,) * 3, 1, 1)
     )
-    return jit_lab.SweepPoint(elements, elements, comparison, compile_s)
+    return jit.SweepPoint(elements, elements, comparison, compile_s)
 
 
 def test_crossover_is_where_jit_with_its_compile_overtakes_eager() -> None:
     # eager costs 1 s per element-unit, jit 0.5: over 10 calls jit pays 1 s of compile, so
     # 10·n == 1 + 5·n at n = 0.2 units: elements 200 with unit 1000.
     points = [_point(n, n / 1000, n / 2000, 1.0) for n in (10, 100, 1_000, 10_000)]
-    cross = jit_lab.crossover(points, calls=10)
+    cross = jit.crossover(points, calls=10)
     assert cross is not None and 100 < cross < 1_000
-    verdict = jit_lab.sweep_verdict(points, 10)
+    verdict = jit.sweep_verdict(points, 10)
     assert "overtakes eager" in verdict
     # At 10 000 elements jit saves 5 s per call on a 1 s compile: paid after one call.
     assert "10,000 elements the compile pays for itself after about **1 call**" in verdict
-    assert jit_lab.crossover(points[2:], calls=10) is None
-    assert "jit wins at every size" in jit_lab.sweep_verdict(points[2:], 10)
-    assert jit_lab.break_even_calls(points[0]) == pytest.approx(1.0 / (0.01 - 0.005))
-    assert jit_lab.break_even_calls(_point(5, 1.0, 2.0, 1.0)) is None
+    assert jit.crossover(points[2:], calls=10) is None
+    assert "jit wins at every size" in jit.sweep_verdict(points[2:], 10)
+    assert jit.break_even_calls(points[0]) == pytest.approx(1.0 / (0.01 - 0.005))
+    assert jit.break_even_calls(_point(5, 1.0, 2.0, 1.0)) is None
 
 
 def test_sweep_point_measures_both_and_a_compile() -> None:
-    p = jit_lab.sweep_point(_workload(rows=4, cols=4), budget_s=0.01)
+    p = jit.sweep_point(_workload(rows=4, cols=4), budget_s=0.01)
     assert p.elements == 16 and p.compile_s > 0
     assert p.amortized_jit_s(1) > p.amortized_jit_s(100) > p.comparison.jitted.median
 
 
 def test_the_impure_counter_moves_once_per_trace() -> None:
-    result = jit_side_effects.impure_counter_demo(3)
+    result = jit.impure_counter_demo(3)
     assert (result.eager_count, result.jit_count, result.jit_count_after_new_shape) == (3, 1, 2)
 
 
 def test_debug_print_output_is_captured_per_call() -> None:
-    printed = jit_side_effects.debug_print_demo((0.0, 1.0), calls=2)
+    printed = jit.debug_print_demo((0.0, 1.0), calls=2)
     first, second = printed.outputs
     assert "print (trace time)" in first and "Tracer" in first
     assert "print (trace time)" not in second
@@ -148,11 +145,11 @@ def test_debug_print_output_is_captured_per_call() -> None:
 
 @pytest.fixture(scope="module")
 def profile() -> timing.JitProfile:
-    return timing.profile_jit(jit_lab.naive_softmax, jnp.ones((8, 8)), budget_s=0.01)
+    return timing.profile_jit(jit.naive_softmax, jnp.ones((8, 8)), budget_s=0.01)
 
 
 def test_stage_figure_draws_every_stage_on_the_device(profile) -> None:
-    fig = figs.stage_figure(profile, "cpu (test)")
+    fig = jit.stage_figure(profile, "cpu (test)")
     assert list(fig.data[0].y) == list(timing.STAGES)
     assert list(fig.data[0].x) == [s for _, s in profile.stages()]
     assert "cpu (test)" in fig.layout.title.text and fig.layout.xaxis.type == "log"
@@ -162,27 +159,27 @@ def test_distribution_and_article_figures_show_the_measurements() -> None:
     comparison = timing.JitComparison(
         timing.Timing((4.0, 5.0, 6.0), 1, 1), timing.Timing((1.0, 1.0, 2.0), 2, 1)
     )
-    dist = figs.distribution_figure(comparison, "cpu (test)")
+    dist = jit.distribution_figure(comparison, "cpu (test)")
     assert [list(d.y) for d in dist.data] == [[4.0, 5.0, 6.0], [1.0, 1.0, 2.0]]
-    art = figs.article_figure(stopwatch.ArticleTiming(1.0, 4.0, 10), comparison)
+    art = jit.article_figure(jit.ArticleTiming(1.0, 4.0, 10), comparison)
     assert list(art.data[0].y) == [0.25, comparison.speedup]
 
 
 def test_sweep_figure_marks_the_crossover() -> None:
     points = [_point(n, n / 1000, n / 2000, 1.0) for n in (10, 100, 1_000, 10_000)]
-    fig = figs.sweep_figure(points, 10, "cpu (test)")
+    fig = jit.sweep_figure(points, 10, "cpu (test)")
     assert len(fig.data) == 3
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert any("crossover" in a.text for a in fig.layout.annotations)
-    assert not figs.sweep_figure(points[2:], 10, "cpu (test)").layout.annotations
+    assert not jit.sweep_figure(points[2:], 10, "cpu (test)").layout.annotations
 
 
 def test_roofline_places_the_point_at_xlas_intensity(profile) -> None:
     reference = roofline.machine_reference()
     cost = {"flops": 2e9, "bytes accessed": 1e9, "transcendentals": 0.0}
-    fig = figs.roofline_figure(reference, cost, 1.0, "f")
+    fig = jit.roofline_figure(reference, cost, 1.0, "f")
     roof, point = fig.data
     assert point.x[0] == pytest.approx(2.0) and point.y[0] == pytest.approx(2.0)
     assert max(roof.y) == pytest.approx(reference.matmul_gflops)
     assert reference.device in fig.layout.title.text
-    assert len(figs.roofline_figure(reference, None, 1.0, "f").data) == 1
+    assert len(jit.roofline_figure(reference, None, 1.0, "f").data) == 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import pytest
 
+from jaxplay import jit
 from jaxplay.core import timing
-from jaxplay.jit import _stopwatch as stopwatch
 
 
 def _softmax(x):
@@ -16,7 +16,7 @@ def _softmax(x):
 def test_article_timing_includes_compile_time() -> None:
     """The article's jit loop contains the first call's trace and compile, so it dwarfs 10 calls."""
     x = jnp.ones((32, 16))
-    article = stopwatch.article_timing(_softmax, x, loops=10)
+    article = jit.article_timing(_softmax, x, loops=10)
     honest = timing.profile_jit(_softmax, x, budget_s=0.05)
     assert article.jitted_s > 5 * article.loops * honest.steady.median
     assert article.jitted_s > 0.3 * honest.compile_total_s
@@ -24,5 +24,5 @@ def test_article_timing_includes_compile_time() -> None:
 
 
 def test_article_explanation_names_the_compile_time() -> None:
-    text = stopwatch.article_explanation(0.25)
+    text = jit.article_explanation(0.25)
     assert "250 ms" in text and "block" in text

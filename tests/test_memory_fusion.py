@@ -6,17 +6,17 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxplay import memory
 from jaxplay.core.hlo import parse_fusions
-from jaxplay.memory import _fusion as fusion
 from tests.test_hlo import OLD_STYLE
 
 
 def test_run_chain_applies_the_ops_in_order():
     x = jnp.linspace(-1.0, 1.0, 12, dtype=jnp.float32).reshape(3, 4)
-    got = fusion.run_chain(("sin", "times 2", "plus 1", "minus row max"), x)
+    got = memory.run_chain(("sin", "times 2", "plus 1", "minus row max"), x)
     y = jnp.sin(x) * 2 + 1
     np.testing.assert_allclose(got, y - y.max(axis=1, keepdims=True), rtol=1e-6)
-    source = fusion.chain_source(("sin", "matmul"))
+    source = memory.chain_source(("sin", "matmul"))
     assert source.splitlines() == [
         "def chain(x):",
         "    y = x",
@@ -29,20 +29,20 @@ def test_run_chain_applies_the_ops_in_order():
 def test_eager_dispatches_count_every_intermediate_written_and_read():
     x = jnp.ones((8, 8), jnp.float32)
     ops = ("sin", "cos", "times 2", "square")
-    dispatches = fusion.eager_dispatches(ops, x)
+    dispatches = memory.eager_dispatches(ops, x)
     assert [d.primitive for d in dispatches] == ["sin", "cos", "mul", "mul"]
     size = 8 * 8 * 4
     # y * 2 folds the 2 in as a literal; y * y reads y twice.
     assert [d.read_bytes for d in dispatches] == [size, size, size, 2 * size]
     assert all(d.written_bytes == size for d in dispatches)
-    reduction = fusion.eager_dispatches(("minus row max",), x)
+    reduction = memory.eager_dispatches(("minus row max",), x)
     assert [d.primitive for d in reduction] == ["reduce_max", "broadcast_in_dim", "sub"]
     assert reduction[0].written_bytes == 8 * 4
 
 
 @pytest.fixture(scope="module")
 def article_chain():
-    return fusion.analyse_chain(fusion.CHAIN_PRESETS["The article's chain, completed"], 64, 0.05)
+    return memory.analyse_chain(memory.CHAIN_PRESETS["The article's chain, completed"], 64, 0.05)
 
 
 def test_jit_fuses_the_elementwise_chain_into_one_kernel(article_chain):
@@ -56,7 +56,7 @@ def test_jit_fuses_the_elementwise_chain_into_one_kernel(article_chain):
     assert report.comparison.eager.median > 0 and report.comparison.jitted.median > 0
     assert report.eager_gbps > 0 and report.jit_gbps > 0
     assert report.reference.copy_bandwidth_gbps > 0
-    story = fusion.bandwidth_story(report)
+    story = memory.bandwidth_story(report)
     assert f"{len(report.ops):.3g}×" in story and "GB/s" in story
 
 
@@ -71,19 +71,19 @@ def test_jit_fuses_the_elementwise_chain_into_one_kernel(article_chain):
 def test_fusion_stops_at_a_boundary(preset, boundary, after):
     """The reduction (or dot) ends its kernel: what follows it runs in another one. (XLA may copy
     the cheap ops before it into both kernels rather than store them.)"""
-    report = fusion.analyse_chain(fusion.CHAIN_PRESETS[preset], 32, 0.02)
+    report = memory.analyse_chain(memory.CHAIN_PRESETS[preset], 32, 0.02)
     assert report.kernels >= 2
     assert len(report.fusions) == len(parse_fusions(report.hlo_text))
     kernels = [set(f.ops) for f in report.fusions] + [{op.opcode} for op in report.unfused]
     assert any(boundary in ops for ops in kernels)
     assert any(after & ops for ops in kernels)
     assert not [ops for ops in kernels if boundary in ops and after & ops]
-    rows = fusion.fusion_rows(report.fusions)
+    rows = memory.fusion_rows(report.fusions)
     assert [r["kernel"] for r in rows] == [f.name for f in report.fusions]
 
 
 def test_recomputed_primitives_are_those_in_several_kernels():
-    assert fusion.recomputed_primitives(parse_fusions(OLD_STYLE)) == ()
+    assert memory.recomputed_primitives(parse_fusions(OLD_STYLE)) == ()
     text = """\
 %f1 (p: f32[4]) -> f32[] {
   %p = f32[4]{0} parameter(0)
@@ -108,11 +108,11 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 """  # noqa: E501
     found = parse_fusions(text)
     assert [f.primitives for f in found] == [("sin", "reduce_max"), ("sin", "sub")]
-    assert fusion.recomputed_primitives(found) == ("sin",)
+    assert memory.recomputed_primitives(found) == ("sin",)
 
 
 def test_chain_figure_compares_eager_and_jit(article_chain):
-    fig = fusion.chain_figure(article_chain)
+    fig = memory.chain_figure(article_chain)
     assert len(fig.data) == 3
     assert list(fig.data[0].y) == [len(article_chain.dispatches), article_chain.kernels]
     assert fig.data[2].y[1] == pytest.approx(article_chain.jit_gbps)
@@ -121,13 +121,13 @@ def test_chain_figure_compares_eager_and_jit(article_chain):
 
 
 def test_check_chain_refuses_with_the_limit_named():
-    assert fusion.check_chain(("sin",), 64, "cpu") is None
-    assert "empty" in (fusion.check_chain((), 64, "cpu") or "")
-    assert "nope" in (fusion.check_chain(("sin", "nope"), 64, "cpu") or "")
-    limit = fusion.chain_limit("cpu")
-    assert str(limit) in (fusion.check_chain(("sin",), limit + 1, "cpu") or "")
-    assert str(fusion.MAX_CHAIN_OPS) in (
-        fusion.check_chain(("sin",) * (fusion.MAX_CHAIN_OPS + 1), 8, "cpu") or ""
+    assert memory.check_chain(("sin",), 64, "cpu") is None
+    assert "empty" in (memory.check_chain((), 64, "cpu") or "")
+    assert "nope" in (memory.check_chain(("sin", "nope"), 64, "cpu") or "")
+    limit = memory.chain_limit("cpu")
+    assert str(limit) in (memory.check_chain(("sin",), limit + 1, "cpu") or "")
+    assert str(memory.MAX_CHAIN_OPS) in (
+        memory.check_chain(("sin",) * (memory.MAX_CHAIN_OPS + 1), 8, "cpu") or ""
     )
     with pytest.raises(ValueError, match="empty"):
-        fusion.analyse_chain((), 8)
+        memory.analyse_chain((), 8)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from jaxplay import memory
 from jaxplay.hosting import catalog
-from jaxplay.memory import _fusion as fusion
-from jaxplay.memory import _remat as memory
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("memory")
@@ -65,7 +64,7 @@ def test_fusion_panel_runs_a_preset_and_reports_kernels():
     assert_clean(at)
     assert not at.error
     metrics = {m.label: m.value for m in at.metric}
-    ops = fusion.CHAIN_PRESETS[next(iter(fusion.CHAIN_PRESETS))]
+    ops = memory.CHAIN_PRESETS[next(iter(memory.CHAIN_PRESETS))]
     assert metrics["kernels: eager → jit"] == f"{len(ops)} → 1"
     assert metrics["time: eager → jit"].count("s") >= 2  # two measured durations
     assert len(at.get("plotly_chart")) == 1
@@ -74,7 +73,7 @@ def test_fusion_panel_runs_a_preset_and_reports_kernels():
     at.selectbox(key="memory_preset").set_value("Fusion stops at a reduction").run()
     assert_clean(at)
     assert at.multiselect(key="memory_chain").value == list(
-        fusion.CHAIN_PRESETS["Fusion stops at a reduction"]
+        memory.CHAIN_PRESETS["Fusion stops at a reduction"]
     )
     kernels = int(at.metric[0].value.split("→")[1])
     assert kernels >= 2
@@ -82,7 +81,7 @@ def test_fusion_panel_runs_a_preset_and_reports_kernels():
 
 
 def test_fusion_panel_refuses_bad_input():
-    limit = fusion.chain_limit(memory.platform())
+    limit = memory.chain_limit(memory.platform())
     at = open_page(SPEC, memory_panel="Fusion", memory_chain_size=limit + 1)
     assert_clean(at)
     assert str(limit) in _texts(at.error)

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxplay.memory import _remat as memory
-from jaxplay.memory._remat import VARIANTS, analyse_variant, build_loss, saved_residuals
+from jaxplay import memory
+from jaxplay.memory import VARIANTS, analyse_variant, build_loss, saved_residuals
 
 SMALL, DEPTH = 16, 3
 

@@ -11,8 +11,7 @@ import jax.random as jrandom
 import numpy as np
 import pytest
 
-from jaxplay.prng import _figures as figs
-from jaxplay.prng import _prng as prng
+from jaxplay import prng
 
 M = 0xFFFFFFFF
 
@@ -393,7 +392,7 @@ def test_training_loop_threads_the_key_and_dropping_it_freezes_the_noise() -> No
 
 def test_tree_figure_draws_every_node_and_edge() -> None:
     tree = prng.key_tree(11, 2, 3)
-    fig = figs.key_tree_figure(tree, selected="1.2")
+    fig = prng.key_tree_figure(tree, selected="1.2")
     edges, nodes = fig.data
     assert len(nodes.x) == len(tree.nodes) == 13
     assert list(nodes.customdata) == [n.name for n in tree.nodes]
@@ -401,36 +400,36 @@ def test_tree_figure_draws_every_node_and_edge() -> None:
     assert list(nodes.marker.size).count(16) == 1
     assert list(nodes.marker.size)[[n.name for n in tree.nodes].index("1.2")] == 16
     assert sum(v is None for v in edges.x) == len(tree.nodes) - 1
-    pos = figs.tree_positions(tree)
+    pos = prng.tree_positions(tree)
     assert pos[()] == (0.0, pos[(1,)][1])  # the root sits level with its middle child
 
 
 def test_parallel_figures_show_the_samples() -> None:
     stats = prng.parallel_stats(1, 300, 150)
-    heat = figs.samples_heatmap(stats.samples)
-    assert np.asarray(heat.data[0].z).shape == (figs.HEATMAP_ROWS, figs.HEATMAP_COLS)
-    hist = figs.histograms_figure(stats.samples)
+    heat = prng.samples_heatmap(stats.samples)
+    assert np.asarray(heat.data[0].z).shape == (prng.HEATMAP_ROWS, prng.HEATMAP_COLS)
+    hist = prng.histograms_figure(stats.samples)
     assert len(hist.data) == 4
-    centres, density = figs.density_histogram(stats.samples.reshape(-1))
+    centres, density = prng.density_histogram(stats.samples.reshape(-1))
     np.testing.assert_allclose(hist.data[0].y, density)
     np.testing.assert_allclose(hist.data[0].x, centres)
     # The bars are a density: they integrate to the share of samples inside [-4, 4].
     inside = np.mean(np.abs(stats.samples) < 4)
     assert abs(np.sum(density * np.diff(centres)[0]) - inside) < 1e-9
-    assert abs(np.max(density) - figs.normal_pdf(np.zeros(1))[0]) < 0.05
+    assert abs(np.max(density) - prng.normal_pdf(np.zeros(1))[0]) < 0.05
     grid = np.linspace(-8, 8, 4001)
-    assert abs(np.trapezoid(figs.normal_pdf(grid), grid) - 1) < 1e-6
-    corr = figs.correlation_figure(stats, "t")
+    assert abs(np.trapezoid(prng.normal_pdf(grid), grid) - 1) < 1e-6
+    corr = prng.correlation_figure(stats, "t")
     np.testing.assert_array_equal(np.asarray(corr.data[0].z), stats.corr)
 
 
 def test_timing_and_training_figures() -> None:
     rows = prng.time_derivations(16, budget_s=0.01)
-    fig = figs.timing_figure([(r.scheme, r.timing) for r in rows], "16 keys", "cpu")
+    fig = prng.timing_figure([(r.scheme, r.timing) for r in rows], "16 keys", "cpu")
     np.testing.assert_allclose(fig.data[0].y, [r.timing.median * 1e3 for r in rows])
     assert "cpu" in fig.layout.title.text
     runs = prng.training_runs(0, 10)
-    fig = figs.training_figure(runs)
+    fig = prng.training_figure(runs)
     assert len(fig.data) == 4
     np.testing.assert_allclose(fig.data[0].y, runs[0].losses)
     np.testing.assert_array_equal(fig.data[3].z, runs[1].masks[:, 0, :].T.astype(int))

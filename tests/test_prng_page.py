@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from jaxplay import prng
 from jaxplay.hosting import catalog
-from jaxplay.prng import _prng as prng
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("prng")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from jaxplay import tracing
 from jaxplay.hosting import catalog
-from jaxplay.tracing import _presets as ex
-from jaxplay.tracing import _staging as staging
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("tracing")
@@ -20,7 +19,7 @@ def _errors(at) -> list[str]:
     return [e.value for e in at.error]
 
 
-@pytest.mark.parametrize("key", [p.key for p in ex.PRESETS])
+@pytest.mark.parametrize("key", [p.key for p in tracing.PRESETS])
 def test_every_preset_shows_four_panes_with_the_line_highlighted(key: str) -> None:
     at = open_page(SPEC, tracing_preset=key)
     assert_clean(at)
@@ -29,7 +28,7 @@ def test_every_preset_shows_four_panes_with_the_line_highlighted(key: str) -> No
     for pane in ("**Python**", "**jaxpr**", "**StableHLO**", "**Optimized HLO**"):
         assert pane in titles
     assert "lines from line" in titles or "line from line" in titles
-    assert _html(at).count(staging.HIGHLIGHT) >= 4  # source, jaxpr, StableHLO, HLO
+    assert _html(at).count(tracing.HIGHLIGHT) >= 4  # source, jaxpr, StableHLO, HLO
 
 
 def test_picking_an_equation_highlights_its_source_line() -> None:
@@ -38,7 +37,7 @@ def test_picking_an_equation_highlights_its_source_line() -> None:
     box = at.selectbox(key="tracing_pick_eqn")
     box.select_index(next(i for i, o in enumerate(box.options) if ": exp " in o)).run()
     assert_clean(at)
-    lines, start = ex.preset_source(ex.find_preset("softmax"))[:2]
+    lines, start = tracing.preset_source(tracing.find_preset("softmax"))[:2]
     exp_line = start + next(i for i, t in enumerate(lines.splitlines()) if "jnp.exp" in t)
     titles = " ".join(m.value for m in at.markdown)
     assert f"**Python** · 1 line from line {exp_line}" in titles
@@ -52,7 +51,7 @@ def test_views_render() -> None:
         assert not _errors(at), view
     at = open_page(SPEC, tracing_preset="scan", tracing_view="Equations")
     assert len(at.dataframe[0].value) == len(
-        staging.stage(ex.scan_example, [staging.InputSpec((6, 3), "float32")]).equations
+        tracing.stage(tracing.scan_example, [tracing.InputSpec((6, 3), "float32")]).equations
     )
 
 

@@ -9,15 +9,14 @@ import re
 import jax.numpy as jnp
 import pytest
 
+from jaxplay import tracing
 from jaxplay.core import hlo
-from jaxplay.tracing import _presets as ex
-from jaxplay.tracing import _staging as staging
 
 
-def _stage(key: str) -> staging.Staged:
-    preset = ex.find_preset(key)
-    specs = [staging.InputSpec(s, d) for s, d in preset.args]
-    return staging.stage(preset.fn, specs, source=ex.preset_ref(preset))
+def _stage(key: str) -> tracing.Staged:
+    preset = tracing.find_preset(key)
+    specs = [tracing.InputSpec(s, d) for s, d in preset.args]
+    return tracing.stage(preset.fn, specs, source=tracing.preset_ref(preset))
 
 
 def _line_of(fn, snippet: str) -> int:
@@ -29,8 +28,8 @@ def _line_of(fn, snippet: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def staged_presets() -> dict[str, staging.Staged]:
-    return {p.key: _stage(p.key) for p in ex.PRESETS}
+def staged_presets() -> dict[str, tracing.Staged]:
+    return {p.key: _stage(p.key) for p in tracing.PRESETS}
 
 
 # --- inputs --------------------------------------------------------------------------------------
@@ -40,22 +39,22 @@ def staged_presets() -> dict[str, staging.Staged]:
     ("text", "shape"), [("4, 8", (4, 8)), ("(4,8)", (4, 8)), ("3", (3,)), ("()", ()), ("", ())]
 )
 def test_parse_shape(text: str, shape: tuple[int, ...]) -> None:
-    assert staging.parse_shape(text) == shape
+    assert tracing.parse_shape(text) == shape
 
 
 def test_parse_shape_refuses_bad_and_huge_shapes_naming_the_limit() -> None:
     with pytest.raises(ValueError, match="'x' is not a size"):
-        staging.parse_shape("4, x")
-    with pytest.raises(ValueError, match=f"limit of {staging.MAX_ELEMENTS:,} elements"):
-        staging.parse_shape("100000, 100000")
-    with pytest.raises(ValueError, match=f"limit of {staging.MAX_RANK} dimensions"):
-        staging.parse_shape("1,1,1,1,1,1,1")
+        tracing.parse_shape("4, x")
+    with pytest.raises(ValueError, match=f"limit of {tracing.MAX_ELEMENTS:,} elements"):
+        tracing.parse_shape("100000, 100000")
+    with pytest.raises(ValueError, match=f"limit of {tracing.MAX_RANK} dimensions"):
+        tracing.parse_shape("1,1,1,1,1,1,1")
 
 
 # --- structured views match the text -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", [p.key for p in ex.PRESETS])
+@pytest.mark.parametrize("key", [p.key for p in tracing.PRESETS])
 def test_equation_rows_match_the_jaxpr_text(staged_presets, key: str) -> None:
     """One row per equation printed (sub-jaxprs included), in order, with the printed types."""
     staged = staged_presets[key]
@@ -109,8 +108,8 @@ def test_fusions_match_the_compiled_module(staged_presets) -> None:
 
 def test_seed_source_lines_in_every_stage(staged_presets) -> None:
     staged = staged_presets["seed"]
-    mul = _line_of(ex.simple_function, "z = x * y")
-    add = _line_of(ex.simple_function, "return z + 1")
+    mul = _line_of(tracing.simple_function, "z = x * y")
+    add = _line_of(tracing.simple_function, "return z + 1")
     assert [r.source_line for r in staged.equations] == [mul, add]
     assert {n for n in staged.jaxpr_lines if n} == {mul, add}
     shlo = staged.stablehlo_text.splitlines()
@@ -125,7 +124,7 @@ def test_seed_source_lines_in_every_stage(staged_presets) -> None:
 
 def test_softmax_exp_comes_from_its_line(staged_presets) -> None:
     staged = staged_presets["softmax"]
-    exp_line = _line_of(ex.softmax, "jnp.exp(shifted)")
+    exp_line = _line_of(tracing.softmax, "jnp.exp(shifted)")
     assert [r.primitive for r in staged.equations if r.source_line == exp_line] == ["exp"]
     shlo = staged.stablehlo_text.splitlines()
     exp_ops = [i for i, t in enumerate(shlo) if "stablehlo.exponential" in t]
@@ -136,8 +135,8 @@ def test_softmax_exp_comes_from_its_line(staged_presets) -> None:
 
 def test_sub_jaxpr_equations_map_to_the_lambda_lines(staged_presets) -> None:
     rows = staged_presets["cond"].equations
-    sin_line = _line_of(ex.cond_example, "jnp.sin(v)")
-    cos_line = _line_of(ex.cond_example, "jnp.cos(v)")
+    sin_line = _line_of(tracing.cond_example, "jnp.sin(v)")
+    cos_line = _line_of(tracing.cond_example, "jnp.cos(v)")
     assert {r.source_line for r in rows if r.primitive == "sin"} == {sin_line}
     assert {r.source_line for r in rows if r.primitive == "cos"} == {cos_line}
 
@@ -148,21 +147,29 @@ def test_a_function_in_any_file_maps_to_its_lines() -> None:
         return y * 3.0
 
     lines, start = inspect.getsourcelines(local)
-    ref = staging.SourceRef(inspect.getsourcefile(local), start, start + len(lines) - 1)
-    staged = staging.stage(local, [staging.InputSpec((4,), "float32")], source=ref)
+    ref = tracing.SourceRef(inspect.getsourcefile(local), start, start + len(lines) - 1)
+    staged = tracing.stage(local, [tracing.InputSpec((4,), "float32")], source=ref)
     assert [r.source_line for r in staged.equations] == [start + 1, start + 2]
     # Outside the shown span, nothing maps.
-    other = staging.SourceRef(ref.file, 1, start - 1)
-    staged = staging.stage(local, [staging.InputSpec((4,), "float32")], source=other)
+    other = tracing.SourceRef(ref.file, 1, start - 1)
+    staged = tracing.stage(local, [tracing.InputSpec((4,), "float32")], source=other)
     assert not any(n for n in (*staged.jaxpr_lines, *staged.stablehlo_lines, *staged.hlo_lines))
 
 
 def test_the_callers_stack_is_not_recorded() -> None:
     """Staging from deep inside a web server must not list the server's frames in the texts."""
     staged = _stage("seed")
-    assert __file__ not in staged.stablehlo_text
-    assert __file__ not in staged.hlo_text
-    assert "staging.py" not in staged.hlo_text
+    preset = tracing.find_preset("softmax")  # not scalar: grad(f) sums it in _variants.py
+    summed = tracing.stage_variant(
+        preset.fn,
+        [tracing.InputSpec((4, 8), "float32")],
+        "grad(f)",
+        source=tracing.preset_ref(preset),
+    ).staged
+    for caller in (__file__, *(f"{name}.py" for name in ("_staging", "_variants", "_inputs"))):
+        for texts in (staged, summed):
+            assert caller not in texts.stablehlo_text
+            assert caller not in texts.hlo_text
 
 
 def test_stablehlo_location_chains_resolve_to_the_innermost_file_location() -> None:
@@ -182,7 +189,7 @@ def test_stablehlo_location_chains_resolve_to_the_innermost_file_location() -> N
             '#loc7 = loc("jit(f)/cos"(#loc3))',
         ]
     )
-    out = staging.stablehlo_line_sources(text, staging.SourceRef("/src/a.py", 1, 30))
+    out = tracing.stablehlo_line_sources(text, tracing.SourceRef("/src/a.py", 1, 30))
     assert out == (None, 12, None, None, None, None, None, None, None, None, None, None)
 
 
@@ -192,50 +199,50 @@ def test_stablehlo_location_chains_resolve_to_the_innermost_file_location() -> N
 def test_staged_round_trips_through_json(staged_presets) -> None:
     for staged in staged_presets.values():
         data = json.loads(json.dumps(staged.to_json()))
-        assert staging.Staged.from_json(data) == staged
+        assert tracing.Staged.from_json(data) == staged
 
 
 def test_malformed_json_is_refused() -> None:
     data = _stage("seed").to_json()
     del data["jaxpr"]
     with pytest.raises(KeyError):
-        staging.Staged.from_json(data)
+        tracing.Staged.from_json(data)
 
 
 # --- variants and diffs --------------------------------------------------------------------------
 
 
 def test_variants() -> None:
-    preset = ex.find_preset("softmax")
-    specs = [staging.InputSpec(s, d) for s, d in preset.args]
-    grad = staging.stage_variant(preset.fn, specs, "grad(f)")
+    preset = tracing.find_preset("softmax")
+    specs = [tracing.InputSpec(s, d) for s, d in preset.args]
+    grad = tracing.stage_variant(preset.fn, specs, "grad(f)")
     assert grad.staged is not None and "not one scalar" in grad.note
-    vmap = staging.stage_variant(preset.fn, specs, "vmap(f)")
-    assert vmap.staged.jaxpr.invars[0].type == f"f32[{staging.VMAP_BATCH},4,8]"
-    jitted = staging.stage_variant(preset.fn, specs, "jit(f)")
+    vmap = tracing.stage_variant(preset.fn, specs, "vmap(f)")
+    assert vmap.staged.jaxpr.invars[0].type == f"f32[{tracing.VMAP_BATCH},4,8]"
+    jitted = tracing.stage_variant(preset.fn, specs, "jit(f)")
     assert [e.primitive for e in jitted.staged.jaxpr.eqns] in (["jit"], ["pjit"])
-    ints = staging.stage_variant(preset.fn, [staging.InputSpec((4, 8), "int32")], "grad(f)")
+    ints = tracing.stage_variant(preset.fn, [tracing.InputSpec((4, 8), "int32")], "grad(f)")
     assert ints.staged is None and ints.error.startswith("TypeError")
 
 
 def test_unified_diff_is_exact() -> None:
     a = "one\ntwo\nthree"
     b = "one\n2\nthree\nfour"
-    assert staging.unified_diff(a, b, "a", "b") == "\n".join(
+    assert tracing.unified_diff(a, b, "a", "b") == "\n".join(
         ["--- a", "+++ b", "@@ -1,3 +1,4 @@", " one", "-two", "+2", " three", "+four"]
     )
-    assert staging.unified_diff(a, a, "a", "b") == ""
+    assert tracing.unified_diff(a, a, "a", "b") == ""
 
 
 def test_side_by_side_rows() -> None:
-    rows = staging.side_by_side("one\ntwo\nthree", "one\n2\nthree\nfour")
+    rows = tracing.side_by_side("one\ntwo\nthree", "one\n2\nthree\nfour")
     assert [(r.tag, r.left_no, r.left, r.right_no, r.right) for r in rows] == [
         ("equal", 1, "one", 1, "one"),
         ("replace", 2, "two", 2, "2"),
         ("equal", 3, "three", 3, "three"),
         ("insert", None, "", 4, "four"),
     ]
-    html = staging.diff_html(rows)
+    html = tracing.diff_html(rows)
     assert html.count("<tr") == 4
 
 
@@ -248,7 +255,7 @@ def test_without_locations_strips_every_kind() -> None:
             '  %s = f32[3]{0} sine(%p), metadata={op_name="jit(f)/sin" stack_frame_id=1}',
         ]
     )
-    assert staging.without_locations(text).splitlines() == [
+    assert tracing.without_locations(text).splitlines() == [
         "    b:f32[3] = sin a",
         "    %0 = stablehlo.sine %arg0 : tensor<3xf32>",
         "  %s = f32[3]{0} sine(%p)",
@@ -261,14 +268,14 @@ def test_without_locations_strips_every_kind() -> None:
 def test_pane_html_marks_the_selected_lines_and_escapes() -> None:
     text = "a <script>alert(1)</script>\nb\nc"
     sources = (5, None, 5)
-    html = staging.pane_html(text, sources, 5)
+    html = tracing.pane_html(text, sources, 5)
     assert "<script>" not in html and "&lt;script&gt;" in html
-    assert html.count(staging.HIGHLIGHT) == staging.highlighted(sources, 5) == 2
-    only = staging.pane_html(text, sources, 5, only_marked=True)
+    assert html.count(tracing.HIGHLIGHT) == tracing.highlighted(sources, 5) == 2
+    only = tracing.pane_html(text, sources, 5, only_marked=True)
     assert ">b<" not in only and "⋯" in only
-    assert staging.HIGHLIGHT not in staging.pane_html(text, sources, None)
-    capped = staging.pane_html(text, sources, 5, max_lines=1)
-    assert capped.count(staging.HIGHLIGHT) == 1 and "2 more lines not shown" in capped
+    assert tracing.HIGHLIGHT not in tracing.pane_html(text, sources, None)
+    capped = tracing.pane_html(text, sources, 5, max_lines=1)
+    assert capped.count(tracing.HIGHLIGHT) == 1 and "2 more lines not shown" in capped
 
 
 # --- the sandbox path ----------------------------------------------------------------------------
@@ -279,9 +286,9 @@ def test_code_functions() -> None:
         "import jax\n\ndef f(x, y, z=1):\n    return x\n\nasync def g():\n    pass\n\n"
         "h = lambda a, b, c: a\nfast = jax.jit(f)\n"
     )
-    assert staging.code_functions(source) == (("f", 2), ("g", 0), ("h", 3), ("fast", 2))
+    assert tracing.code_functions(source) == (("f", 2), ("g", 0), ("h", 3), ("fast", 2))
     with pytest.raises(SyntaxError):
-        staging.code_functions("def f(:\n")
+        tracing.code_functions("def f(:\n")
 
 
 def test_inspect_stages_returns_json_for_every_variant() -> None:
@@ -290,9 +297,9 @@ def test_inspect_stages_returns_json_for_every_variant() -> None:
     def visitor(x):
         return jnp.sum(jnp.tanh(x) ** 2)
 
-    data = json.loads(json.dumps(staging.inspect_stages(visitor, (jnp.ones(3),))))
-    variants = [staging.Variant.from_json(v) for v in data["variants"]]
-    assert [v.name for v in variants] == list(staging.VARIANTS)
+    data = json.loads(json.dumps(tracing.inspect_stages(visitor, (jnp.ones(3),))))
+    variants = [tracing.Variant.from_json(v) for v in data["variants"]]
+    assert [v.name for v in variants] == list(tracing.VARIANTS)
     assert all(v.staged is not None for v in variants)
     line = _line_of(visitor, "jnp.tanh")
     assert line in [r.source_line for r in variants[0].staged.equations]
@@ -300,10 +307,10 @@ def test_inspect_stages_returns_json_for_every_variant() -> None:
 
 def test_sandbox_stages_a_visitors_function() -> None:
     source = "import jax.numpy as jnp\n\ndef f(x):\n    y = jnp.sin(x)\n    return y * 2\n"
-    result = staging.sandbox_stages(source, "f", [staging.InputSpec((3,), "float32")])
+    result = tracing.sandbox_stages(source, "f", [tracing.InputSpec((3,), "float32")])
     assert result.error is None
     main = result.variant("f")
     assert [r.source_line for r in main.staged.equations] == [4, 5]
     assert "<code-lab>" in main.staged.jaxpr_text
-    missing = staging.sandbox_stages(source, "g", [])
+    missing = tracing.sandbox_stages(source, "g", [])
     assert missing.error and "no function named 'g'" in missing.error

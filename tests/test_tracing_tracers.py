@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from jaxplay import tracing
 from jaxplay.core import capture
-from jaxplay.tracing import _tracers as tracers
 
 
 def test_what_a_function_sees_under_each_transform() -> None:
-    views = {v.how: v.outcome for v in tracers.trace_views()}
+    views = {v.how: v.outcome for v in tracing.trace_views()}
     assert all(o.ok for o in views.values())
     assert "type: ArrayImpl" in views["peek(x)"].stdout
     assert "Tracer" in views["jax.jit(peek)(x)"].stdout.splitlines()[0]
@@ -19,8 +19,8 @@ def test_what_a_function_sees_under_each_transform() -> None:
     assert "BatchTracer" in vmapped and "shape: (3,)" in vmapped
 
 
-@pytest.mark.parametrize("pitfall", tracers.PITFALLS, ids=lambda p: p.key)
-def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: tracers.Pitfall) -> None:
+@pytest.mark.parametrize("pitfall", tracing.PITFALLS, ids=lambda p: p.key)
+def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: tracing.Pitfall) -> None:
     broken = capture.run(pitfall.broken)
     if pitfall.expected_error:
         assert not broken.ok and broken.error_type == pitfall.expected_error
@@ -33,28 +33,28 @@ def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: tracers.Pi
 
 
 def test_print_runs_once_and_debug_print_every_call() -> None:
-    out = capture.run(tracers.print_vs_debug_print)
+    out = capture.run(tracing.print_vs_debug_print)
     assert out.stdout.count("print sees:") - out.stdout.count("jax.debug.print sees:") == 1
     assert out.stdout.count("jax.debug.print sees:") == 3
     assert "Tracer" in out.stdout.splitlines()[0]
 
 
 def test_the_articles_counter_is_one_after_two_calls() -> None:
-    assert capture.run(tracers.impure_counter).value == "1"
-    assert capture.run(tracers.fix_counter_as_state).value == "2"
+    assert capture.run(tracing.impure_counter).value == "1"
+    assert capture.run(tracing.fix_counter_as_state).value == "2"
 
 
 def test_the_if_pitfall_message_is_jaxs() -> None:
-    out = capture.run(tracers.python_if_under_jit)
+    out = capture.run(tracing.python_if_under_jit)
     assert "Attempted boolean conversion of traced array" in out.message
 
 
 # --- recompilation lab ---------------------------------------------------------------------------
 
 
-def _lab(key: str) -> tracers.LabRun:
-    scenario = {s.key: s for s in tracers.SCENARIOS}[key]
-    return tracers.run_recompilation_lab(scenario.calls, redefine=scenario.redefine)
+def _lab(key: str) -> tracing.LabRun:
+    scenario = {s.key: s for s in tracing.SCENARIOS}[key]
+    return tracing.run_recompilation_lab(scenario.calls, redefine=scenario.redefine)
 
 
 def test_article_scenario_compiles_twice_then_hits_the_cache() -> None:
@@ -95,22 +95,22 @@ def test_redefining_the_function_compiles_every_call() -> None:
 
 
 def test_the_lab_refuses_too_many_calls() -> None:
-    calls = [tracers.LabCall((2,), "float32", "True")] * (tracers.MAX_LAB_CALLS + 1)
-    with pytest.raises(ValueError, match=f"limit of {tracers.MAX_LAB_CALLS}"):
-        tracers.run_recompilation_lab(calls)
+    calls = [tracing.LabCall((2,), "float32", "True")] * (tracing.MAX_LAB_CALLS + 1)
+    with pytest.raises(ValueError, match=f"limit of {tracing.MAX_LAB_CALLS}"):
+        tracing.run_recompilation_lab(calls)
 
 
 # --- loops ---------------------------------------------------------------------------------------
 
 
 def test_python_loops_grow_the_jaxpr_lax_loops_do_not() -> None:
-    rows = tracers.loop_growth((1, 8, 64))
+    rows = tracing.loop_growth((1, 8, 64))
     by = {(r.loop, r.length): r for r in rows}
     assert [by[("Python for loop", n)].equations for n in (1, 8, 64)] == [2, 16, 128]
     for loop in ("lax.fori_loop", "lax.scan"):
         counts = {by[(loop, n)].equations for n in (1, 8, 64)}
         assert len(counts) == 1 and by[(loop, 64)].top_level == 1
-    figure = tracers.loop_growth_figure(rows)
-    assert [t.name for t in figure.data] == list(tracers.LOOPS)
+    figure = tracing.loop_growth_figure(rows)
+    assert [t.name for t in figure.data] == list(tracing.LOOPS)
     with pytest.raises(ValueError, match="outside 1"):
-        tracers.loop_growth((tracers.MAX_LOOP_LENGTH + 1,))
+        tracing.loop_growth((tracing.MAX_LOOP_LENGTH + 1,))

@@ -6,9 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxplay.core import roofline
-from jaxplay.core.errors import explain_error
-from jaxplay.vmap import _vectorize as vz
+from jaxplay import vmap as vz
+from jaxplay.core import jaxprs, roofline
 
 BATCH_FIRST, BATCH_LAST = vz.LAYOUTS
 SHARED, PER_EXAMPLE = vz.W_CHOICES
@@ -107,11 +106,6 @@ def test_mapped_axes_are_marked_per_input() -> None:
     assert vz.leaf_axes(0, [[(8, 5)], [(3, 5), (3,)]]) == [0, 0, 0]
 
 
-def test_an_unknown_error_keeps_jaxs_message() -> None:
-    friendly = explain_error(RuntimeError("something new"), vz._VMAP_ERRORS)
-    assert friendly.error_type == "RuntimeError" and friendly.message == "something new"
-
-
 def test_nested_vmap_conv_equals_both_references() -> None:
     r = vz.run_conv(
         list(vz.PATTERNS[:4]), 8, list(vz.KERNELS)[:3] + [vz.CUSTOM_KERNEL], "1 2 3; 4 5 6; 7 8 9"
@@ -163,7 +157,7 @@ def test_vmap_jaxpr_has_one_dot_general_the_loop_one_per_example(batch: int) -> 
 
 def test_count_primitives_looks_inside_nested_jaxprs() -> None:
     inner = jax.jit(lambda x: x * 2 + 1)
-    counts = vz.count_primitives(jax.make_jaxpr(lambda x: inner(x) - 1)(1.0))
+    counts = jaxprs.count_primitives(jax.make_jaxpr(lambda x: inner(x) - 1)(1.0))
     assert counts["mul"] == 1 and counts["add"] == 1 and counts["sub"] == 1
 
 

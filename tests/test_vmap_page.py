@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from jaxplay import vmap as vz
 from jaxplay.hosting import catalog
-from jaxplay.vmap import _vectorize as vz
 from tests.conftest import assert_clean, open_page
 
 SPEC = catalog.find("vmap")

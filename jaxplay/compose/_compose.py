@@ -23,6 +23,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from jaxplay.article import (
+    hvp,
+    jac_forward,
+    jac_reverse,
+    optimized_hvp,
+    per_sample_gradient,
+)
 from jaxplay.core import capture, roofline, timing
 from jaxplay.core.capture import Outcome
 from jaxplay.core.errors import FriendlyError, explain_error
@@ -36,7 +43,6 @@ from jaxplay.core.figures import (
     timing_line,
 )
 from jaxplay.core.inputs import normal_arrays
-from jaxplay.grad._autodiff import hvp
 
 # --- the pipeline builder ------------------------------------------------------------------------
 
@@ -197,18 +203,6 @@ def compose(stack: Sequence[str], source: str, shape: tuple[int, ...]) -> Pipeli
 # --- per-sample gradients ------------------------------------------------------------------------
 
 
-@jax.jit
-@jax.vmap
-def per_sample_gradient(params, x, y):  # the article's code, as written
-    """计算每个样本的梯度而不是批量梯度"""
-
-    def loss_for_sample(p, xi, yi):
-        pred = jnp.dot(p, xi)
-        return (pred - yi) ** 2
-
-    return jax.grad(loss_for_sample)(params, x, y)
-
-
 def loss_for_sample(p, xi, yi):
     """The article's per-sample squared error, at module level so ``grad`` can be composed."""
     pred = jnp.dot(p, xi)
@@ -281,16 +275,6 @@ def per_sample(batch: int = 8, features: int = 3) -> PerSample:
 
 # --- jacfwd vs jacrev ----------------------------------------------------------------------------
 
-
-def neural_network(params, x):  # the article's code, as written
-    """简单的两层神经网络"""
-    W1, b1, W2, b2 = params
-    h = jnp.tanh(jnp.dot(W1, x) + b1)
-    return jnp.dot(W2, h) + b2
-
-
-jac_forward = jax.jacfwd(neural_network, argnums=1)
-jac_reverse = jax.jacrev(neural_network, argnums=1)
 
 MAX_WIDTH = 2048
 HIDDEN = 64
@@ -425,11 +409,6 @@ def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
 
 
 # --- Hessian-vector products ---------------------------------------------------------------------
-
-
-@jax.jit
-def optimized_hvp(f, primals, tangents):  # the article's code, as written
-    return hvp(f, primals, tangents)
 
 
 def hvp_test_function(x):

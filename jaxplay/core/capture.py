@@ -12,7 +12,9 @@ none: concurrent captures each keep only their own prints, and other threads pri
 computation but on one of XLA's own threads for a large one (the calling thread waits meanwhile;
 on a GPU it is always XLA's thread). Such a thread carries no Python context, so its output goes to
 the capture that owns callback output: captures take turns (one lock, :data:`_TURN`), which makes
-the owner unambiguous. Captures are short (a demo's few calls), so the turns are brief.
+the owner unambiguous. Captures are short (a demo's few calls), so the turns are brief. Nothing
+runs a measurement inside a capture: the measurement lock (:mod:`jaxplay.core.turns`) may be
+held around a capture, never taken inside one, so the two locks cannot wait on each other.
 
 - :func:`printed` — a context manager collecting what the block prints.
 - :func:`run` — call a function, return an :class:`Outcome`: its value or its exception, what it
@@ -33,6 +35,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
+
+from jaxplay.core.timing import block
 
 #: One capture at a time owns the output of threads Python did not start (XLA's callback
 #: threads); re-entrant, so a capture may nest inside another in the same thread.
@@ -210,8 +214,6 @@ def run(
         Only exceptions are caught, never reinterpreted: their type and message are JAX's own.
     """
     import jax
-
-    from jaxplay.core.timing import block
 
     shown, file = _source(fn)
     shown = shown if code is None else code

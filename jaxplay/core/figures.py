@@ -4,7 +4,7 @@ Why: timings are drawn on every page, and a timing chart is only honest with its
 readable with its units. Medians go with asymmetric bars from the first to the third quartile (on a
 log axis a symmetric ± spread can reach below zero); log axes get ticks at 1, 2 and 5 of each decade
 (or at the decades alone when the range is wide), labelled with their units ("2 ms", "10k",
-"4 MiB") rather than Plotly's bare minor ticks ("2 3 … 0.1 2").
+"4 MiB") rather than Plotly's bare minor ticks ("2 3 … 0.1 2"), over the range the data covers.
 
 - :func:`log_axis` — a log axis with readable ticks, for ``update_layout``/``update_xaxes``.
 - :func:`quartile_bars` — the error bars of medians from their samples' quartiles.
@@ -50,12 +50,12 @@ def format_number(value: float) -> str:
 
 
 def log_ticks(values: Iterable[float], base: float = 10.0) -> tuple[list[float], float, float]:
-    """Tick values for a log axis covering ``values``, and the axis range (lowest, highest tick).
+    """Tick values for a log axis over ``values``, and the axis range they call for.
 
     Ticks sit at 1, 2 and 5 times each power of ``base`` (10) while the values span at most three
-    decades, else at the powers alone; the range runs from the tick just below the smallest value
-    to the tick just above the largest, so the data never sits beyond the last labelled tick.
-    For ``base=4`` (sizes in bytes) the ticks are the powers of 4.
+    decades, else at the powers alone (for ``base=4``, sizes in bytes, at the powers of 4). The
+    range is the values' own when at least two ticks fall inside it; otherwise it widens to the
+    ticks just below and just above the values, so an axis never shows fewer than two labels.
     """
     finite = [v for v in values if v is not None and math.isfinite(v) and v > 0]
     if not finite:
@@ -64,10 +64,12 @@ def log_ticks(values: Iterable[float], base: float = 10.0) -> tuple[list[float],
     first, last = math.floor(math.log(lo, base)), math.ceil(math.log(hi, base))
     steps = _STEPS if base == 10 and last - first <= 3 else (1,)
     candidates = sorted(m * base**k for k in range(first - 1, last + 2) for m in steps)
+    inside = [c for c in candidates if lo * (1 - 1e-9) <= c <= hi * (1 + 1e-9)]
+    if len(inside) >= 2:
+        return inside, lo, hi
     below = max(c for c in candidates if c <= lo * (1 + 1e-9))
-    above = min(c for c in candidates if c >= hi * (1 - 1e-9))
-    ticks = [c for c in candidates if below <= c <= above]
-    return ticks, below, above
+    above = min(c for c in candidates if c >= hi * (1 - 1e-9) and c > below)
+    return [c for c in candidates if below <= c <= above], below, above
 
 
 def log_axis(
@@ -91,7 +93,7 @@ def log_axis(
     ticks, lo, hi = log_ticks(values, base)
     axis: dict[str, Any] = {"type": "log", "title": {"text": title}}
     if ticks:
-        pad = 0.04 * max(math.log10(hi) - math.log10(lo), 0.5)
+        pad = 0.05 * max(math.log10(hi) - math.log10(lo), 0.5)
         axis |= {
             "tickmode": "array",
             "tickvals": ticks,

@@ -1,1 +1,91 @@
-"""The devices page: devices, placement, sharding, collectives, scaling and many processes."""
+"""The devices page: devices, placement, sharding, collectives, scaling and many processes.
+
+The inventory, the article's placement code and honest transfer timings (``_devices``); a mesh and a
+``PartitionSpec`` drawn, and data-parallel scaling (``_sharding``); the article's ``pmap`` code,
+collectives under ``shard_map`` and those XLA inserts (``_collectives``); a real multi-process run
+on localhost (``_multiprocess``, each process running ``_multiprocess_worker``). The article's
+functions come from :mod:`jaxplay.article`.
+"""
+
+from jaxplay.article import all_reduce_example as all_reduce_example
+from jaxplay.article import manual_device_placement as manual_device_placement
+from jaxplay.article import model_fn as model_fn
+
+from ._collectives import AXIS as AXIS
+from ._collectives import COLLECTIVES as COLLECTIVES
+from ._collectives import WIDTH as WIDTH
+from ._collectives import XLA_EXAMPLES as XLA_EXAMPLES
+from ._collectives import Collective as Collective
+from ._collectives import CollectiveRun as CollectiveRun
+from ._collectives import CompiledCollectives as CompiledCollectives
+from ._collectives import XlaExample as XlaExample
+from ._collectives import all_gather_body as all_gather_body
+from ._collectives import all_reduce_fixed as all_reduce_fixed
+from ._collectives import all_reduce_shard_map as all_reduce_shard_map
+from ._collectives import article_examples as article_examples
+from ._collectives import article_parallel_map as article_parallel_map
+from ._collectives import compiled_collectives as compiled_collectives
+from ._collectives import contract_sharded as contract_sharded
+from ._collectives import example_input as example_input
+from ._collectives import mesh_of as mesh_of
+from ._collectives import per_device as per_device
+from ._collectives import psum_body as psum_body
+from ._collectives import replicate as replicate
+from ._collectives import ring_shift_body as ring_shift_body
+from ._collectives import run_collective as run_collective
+from ._collectives import to_columns as to_columns
+from ._collectives import total as total
+from ._devices import MAX_TRANSFER_BYTES as MAX_TRANSFER_BYTES
+from ._devices import ROUTES as ROUTES
+from ._devices import DeviceInfo as DeviceInfo
+from ._devices import Placement as Placement
+from ._devices import TransferPoint as TransferPoint
+from ._devices import all_devices as all_devices
+from ._devices import article_placement as article_placement
+from ._devices import describe_placed as describe_placed
+from ._devices import device_key as device_key
+from ._devices import devices_of as devices_of
+from ._devices import find_device as find_device
+from ._devices import guarded_device_placement as guarded_device_placement
+from ._devices import host_memory_kind as host_memory_kind
+from ._devices import inventory as inventory
+from ._devices import place as place
+from ._devices import platforms as platforms
+from ._devices import transfer_calls as transfer_calls
+from ._devices import transfer_figure as transfer_figure
+from ._devices import transfer_sweep as transfer_sweep
+from ._multiprocess import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from ._multiprocess import LAUNCH_LOCK as LAUNCH_LOCK
+from ._multiprocess import MAX_LOCAL_DEVICES as MAX_LOCAL_DEVICES
+from ._multiprocess import MAX_PROCESSES as MAX_PROCESSES
+from ._multiprocess import MIN_PROCESSES as MIN_PROCESSES
+from ._multiprocess import ClusterRun as ClusterRun
+from ._multiprocess import GlobalDevice as GlobalDevice
+from ._multiprocess import ProcessReport as ProcessReport
+from ._multiprocess import expected_psum as expected_psum
+from ._multiprocess import free_port as free_port
+from ._multiprocess import run_local_cluster as run_local_cluster
+from ._multiprocess import worker_command as worker_command
+from ._multiprocess_worker import run_process as run_process
+from ._sharding import MAX_DIM as MAX_DIM
+from ._sharding import MAX_RANK as MAX_RANK
+from ._sharding import Block as Block
+from ._sharding import DeviceShard as DeviceShard
+from ._sharding import ScalingPoint as ScalingPoint
+from ._sharding import ShardingProblem as ShardingProblem
+from ._sharding import ShardLayout as ShardLayout
+from ._sharding import SpecEntry as SpecEntry
+from ._sharding import data_parallel_step as data_parallel_step
+from ._sharding import device_colors as device_colors
+from ._sharding import device_counts as device_counts
+from ._sharding import explain as explain
+from ._sharding import layout_figure as layout_figure
+from ._sharding import mlp_loss as mlp_loss
+from ._sharding import normalize_index as normalize_index
+from ._sharding import parse_ints as parse_ints
+from ._sharding import parse_names as parse_names
+from ._sharding import parse_spec as parse_spec
+from ._sharding import scaling_figure as scaling_figure
+from ._sharding import scaling_sweep as scaling_sweep
+from ._sharding import shard_layout as shard_layout
+from ._sharding import spec_text as spec_text

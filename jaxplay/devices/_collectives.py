@@ -24,6 +24,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from jaxplay.article import all_reduce_example, model_fn
 from jaxplay.core import capture
 from jaxplay.core.capture import Outcome
 from jaxplay.devices._devices import devices_of
@@ -52,9 +53,6 @@ def article_parallel_map():
     """The article's pmap example as written (its prints returned as text, to show them)."""
     from jax import devices, pmap
 
-    def model_fn(x):
-        return jnp.sin(x) ** 2 + jnp.cos(x) ** 2
-
     if len(devices()) > 1:
         parallel_model = pmap(model_fn)
         x_sharded = jnp.stack([jnp.ones(100) for _ in range(len(devices()))])
@@ -62,20 +60,6 @@ def article_parallel_map():
         return f"Parallel computation shape: {results.shape}"
     else:
         return "Single device detected, pmap will work but without parallelism"
-
-
-def all_reduce_example(x):
-    """Sum over all devices (the article's code as written)."""
-    from jax import pmap
-    from jax.lax import psum
-
-    @pmap
-    def local_compute(x_local):
-        local_sum = jnp.sum(x_local)
-        global_sum = psum(local_sum, "batch")  # sum across devices
-        return global_sum
-
-    return local_compute(x)
 
 
 def all_reduce_fixed(x):

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from jaxplay.article import manual_device_placement
 from jaxplay.core import capture, timing
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import format_bytes, log_axis, timing_line
@@ -105,20 +106,6 @@ def inventory() -> tuple[DeviceInfo, ...]:
             )
         )
     return tuple(rows)
-
-
-def manual_device_placement():
-    """The article's code as written (its comments translated)."""
-    from jax import device_put, devices
-    from jax import numpy as jnp
-
-    gpu_device = devices("gpu")[0] if devices("gpu") else devices()[0]
-    cpu_device = devices("cpu")[0]
-    # Put data on the GPU
-    x_gpu = device_put(jnp.ones(1000), gpu_device)
-    # Put data on the CPU
-    x_cpu = device_put(jnp.ones(1000), cpu_device)
-    return x_gpu, x_cpu
 
 
 def guarded_device_placement():

@@ -20,7 +20,7 @@ import sys
 REPORT_PREFIX = "JAXPLAY_REPORT "
 
 
-def run(coordinator: str, num_processes: int, process_id: int, local_devices: int) -> dict:
+def run_process(coordinator: str, num_processes: int, process_id: int, local_devices: int) -> dict:
     """Join the cluster, all-reduce across all processes, and return what this process saw."""
     import jax
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--process-id", type=int, required=True)
     parser.add_argument("--local-devices", type=int, default=2)
     args = parser.parse_args(argv)
-    report = run(args.coordinator, args.num_processes, args.process_id, args.local_devices)
+    report = run_process(args.coordinator, args.num_processes, args.process_id, args.local_devices)
     sys.stdout.write(REPORT_PREFIX + json.dumps(report) + "\n")
     sys.stdout.flush()
     return 0

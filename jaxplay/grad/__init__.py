@@ -1,1 +1,63 @@
-"""The grad page: derivatives you can see, checked, in both modes, with custom rules and pytrees."""
+"""The grad page: derivatives you can see, checked, in both modes, with custom rules and pytrees.
+
+f, f′, f″ of a formula on a grid with their kinks (``_curves``); autodiff against finite
+differences, ``check_grads`` and the four ways to a derivative (``_checks``); the article's
+``custom_vjp`` rule, breakable (``_custom_vjp``); the article's ``complex_loss``: its gradient
+pytree and the "Hessian diagonal" (``_pytrees``). The article's functions come from
+:mod:`jaxplay.article`.
+"""
+
+from jaxplay.article import complex_loss as complex_loss
+from jaxplay.article import hvp as hvp
+from jaxplay.article import my_special_op as my_special_op
+from jaxplay.article import my_special_op_bwd as my_special_op_bwd
+from jaxplay.article import my_special_op_fwd as my_special_op_fwd
+
+from ._checks import GradCheck as GradCheck
+from ._checks import ModesAtPoint as ModesAtPoint
+from ._checks import ModesOnVectors as ModesOnVectors
+from ._checks import OrderCheck as OrderCheck
+from ._checks import central_difference as central_difference
+from ._checks import check_derivatives as check_derivatives
+from ._checks import check_figure as check_figure
+from ._checks import modes_at_point as modes_at_point
+from ._checks import modes_on_vectors as modes_on_vectors
+from ._checks import small_network as small_network
+from ._curves import MAX_ABS_X as MAX_ABS_X
+from ._curves import MAX_CHECK_GRADS_ORDER as MAX_CHECK_GRADS_ORDER
+from ._curves import MAX_KINKS as MAX_KINKS
+from ._curves import MAX_ORDER as MAX_ORDER
+from ._curves import MAX_POINTS as MAX_POINTS
+from ._curves import ORDER_NAMES as ORDER_NAMES
+from ._curves import PRESETS as PRESETS
+from ._curves import DerivativeCurves as DerivativeCurves
+from ._curves import Kink as Kink
+from ._curves import check_grid as check_grid
+from ._curves import check_order as check_order
+from ._curves import derivative_curves as derivative_curves
+from ._curves import derivative_figure as derivative_figure
+from ._curves import find_kinks as find_kinks
+from ._curves import nth_derivative as nth_derivative
+from ._curves import scalar_function as scalar_function
+from ._custom_vjp import MAX_FACTOR as MAX_FACTOR
+from ._custom_vjp import NEGATIVE_BRANCH_RULES as NEGATIVE_BRANCH_RULES
+from ._custom_vjp import CustomVsAutodiff as CustomVsAutodiff
+from ._custom_vjp import custom_vjp_figure as custom_vjp_figure
+from ._custom_vjp import custom_vs_autodiff as custom_vs_autodiff
+from ._custom_vjp import make_special_op as make_special_op
+from ._custom_vjp import special_op_forward as special_op_forward
+from ._pytrees import ARG_NAMES as ARG_NAMES
+from ._pytrees import ARGNUMS as ARGNUMS
+from ._pytrees import HESSIAN_DIAG_AS_WRITTEN as HESSIAN_DIAG_AS_WRITTEN
+from ._pytrees import INITS as INITS
+from ._pytrees import PARAM_NAMES as PARAM_NAMES
+from ._pytrees import AuxResult as AuxResult
+from ._pytrees import GradientTree as GradientTree
+from ._pytrees import HessianDiagonal as HessianDiagonal
+from ._pytrees import LeafSummary as LeafSummary
+from ._pytrees import gradient_tree as gradient_tree
+from ._pytrees import hessian_diagonal as hessian_diagonal
+from ._pytrees import hessian_diagonal_figure as hessian_diagonal_figure
+from ._pytrees import init_complex_loss as init_complex_loss
+from ._pytrees import loss_with_aux as loss_with_aux
+from ._pytrees import value_and_grad_with_aux as value_and_grad_with_aux

@@ -1,6 +1,14 @@
-"""Running jaxplay as a server that others reach: settings, the environment, public mode, rate
-limits, shared links, the page registry and the snippet store.
+"""Running jaxplay as a server that others reach; imports only :mod:`jaxplay.core`.
 
-Why a layer of its own: these decide *where and for whom* the app runs, not what it teaches. They
-import only :mod:`jaxplay.core`, so the sandbox and every topic can read them.
+Why a layer of its own: these decide *where and for whom* the app runs, not what it teaches:
+:mod:`~jaxplay.hosting.settings` (the table of every environment variable and its one reader),
+:mod:`~jaxplay.hosting.environment` (JAX's process flags, set before JAX starts),
+:mod:`~jaxplay.hosting.publicmode` (rate limits, visitors, no server paths in error texts),
+:mod:`~jaxplay.hosting.ratelimit`, :mod:`~jaxplay.hosting.links` (shared links),
+:mod:`~jaxplay.hosting.catalog` (the registry of pages) and :mod:`~jaxplay.hosting.snippets` (the
+Code Lab's shared snippets).
+
+The modules are the public names (``from jaxplay.hosting import catalog``); this ``__init__``
+imports none of them, so ``app.py`` can import :mod:`~jaxplay.hosting.environment` and configure
+JAX before anything else loads.
 """

@@ -1,8 +1,10 @@
 """The one registry of the app's pages.
 
 ``app.py`` builds ``st.navigation`` from it, the home page draws its topic cards from it, and the
-tests parametrize over it, so a page exists in all three places or in none. A page is listed here
-only once it works: each topic adds its own line when it lands.
+tests parametrize over it, so a page exists in all three places or in none. The order of
+:data:`TOPICS` is the navigation's. A page's file is named as its address (``pages/code-lab.py``
+is ``/code-lab``): on a fresh server's first run Streamlit infers addresses from file names (see
+``pages/_legacy.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ class PageSpec:
     """A page of the app.
 
     Attributes:
-        path: the page file, relative to the repository root (always under ``pages/``).
+        path: the page file, relative to the repository root: ``pages/<url_path>.py``.
         title: the title in the navigation and on the page.
         icon: a Material icon name (``:material/...:``) for the navigation.
         section: one of :data:`SECTIONS`; ``None`` for the home page.
@@ -50,21 +52,7 @@ HOME = PageSpec(
     url_path="home",
 )
 
-#: Navigation order of the topic pages (by ``url_path``); a page not named here comes last.
-ORDER: tuple[str, ...] = (
-    "jit",
-    "grad",
-    "vmap",
-    "compose",
-    "tracing",
-    "prng",
-    "devices",
-    "memory",
-    "code-lab",
-    "article",
-)
-
-# Topic pages. Each topic adds its line here when its page works; ORDER sets where it appears.
+#: The topic pages, in navigation order.
 TOPICS: tuple[PageSpec, ...] = (
     PageSpec(
         path="pages/jit.py",
@@ -160,10 +148,7 @@ def pages_by_section() -> dict[str, list[PageSpec]]:
     """Topic pages grouped by section, in :data:`SECTIONS` order, empty sections left out."""
     grouped: dict[str, list[PageSpec]] = {}
     for section in SECTIONS:
-        members = sorted(
-            (p for p in TOPICS if p.section == section),
-            key=lambda p: ORDER.index(p.url_path) if p.url_path in ORDER else len(ORDER),
-        )
+        members = [p for p in TOPICS if p.section == section]
         if members:
             grouped[section] = members
     return grouped

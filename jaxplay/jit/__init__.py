@@ -1,1 +1,49 @@
-"""The jit page: what compiling buys and costs, measured honestly."""
+"""The jit page: what compiling buys and costs, measured honestly.
+
+Workloads (the article's softmax, an elementwise chain, a tanh layer, a typed formula) with their
+limits and size sweep (``_lab``); the article's ``time.time()`` stopwatch beside the honest harness
+(``_stopwatch``); a visitor's own compile cache (``_cache_lab``); side effects and
+``jax.debug.print`` under jit (``_side_effects``); the page's charts (``_figures``). The article's
+functions come from :mod:`jaxplay.article`.
+"""
+
+from jaxplay.article import dynamic_control_flow as dynamic_control_flow
+from jaxplay.article import naive_softmax as naive_softmax
+
+from ._cache_lab import CacheCall as CacheCall
+from ._cache_lab import CacheLab as CacheLab
+from ._figures import article_figure as article_figure
+from ._figures import distribution_figure as distribution_figure
+from ._figures import roofline_figure as roofline_figure
+from ._figures import stage_figure as stage_figure
+from ._figures import sweep_figure as sweep_figure
+from ._lab import BUDGET as BUDGET
+from ._lab import DEFAULT_FORMULA as DEFAULT_FORMULA
+from ._lab import DTYPES as DTYPES
+from ._lab import PRESETS as PRESETS
+from ._lab import Preset as Preset
+from ._lab import SizeError as SizeError
+from ._lab import SweepPoint as SweepPoint
+from ._lab import Workload as Workload
+from ._lab import break_even_calls as break_even_calls
+from ._lab import check as check
+from ._lab import crossover as crossover
+from ._lab import footprint as footprint
+from ._lab import function_of as function_of
+from ._lab import function_source as function_source
+from ._lab import inputs as inputs
+from ._lab import sweep_point as sweep_point
+from ._lab import sweep_rows as sweep_rows
+from ._lab import sweep_verdict as sweep_verdict
+from ._lab import tanh_layer as tanh_layer
+from ._lab import timing_code as timing_code
+from ._lab import unoptimized_chain as unoptimized_chain
+from ._side_effects import CounterResult as CounterResult
+from ._side_effects import PrintResult as PrintResult
+from ._side_effects import debug_print_demo as debug_print_demo
+from ._side_effects import debug_printed as debug_printed
+from ._side_effects import impure_counter_demo as impure_counter_demo
+from ._stopwatch import ARTICLE_TIMING_CODE as ARTICLE_TIMING_CODE
+from ._stopwatch import ArticleTiming as ArticleTiming
+from ._stopwatch import article_explanation as article_explanation
+from ._stopwatch import article_timing as article_timing

@@ -15,19 +15,12 @@ from typing import Any
 
 import jax.numpy as jnp
 
+from jaxplay.article import dynamic_control_flow
 from jaxplay.core import compilation, jax_private, timing
 from jaxplay.jit._lab import DTYPES, SizeError
 
 #: Longest ``x`` the lab builds (it only shows compilation, never times anything).
 MAX_LENGTH = 1_000_000
-
-
-def dynamic_control_flow(x, use_tanh):
-    """静态参数控制编译分支"""
-    if use_tanh:  # 这个条件在编译时确定
-        return jnp.tanh(x)
-    else:
-        return jnp.sin(x)
 
 
 @dataclass(frozen=True)

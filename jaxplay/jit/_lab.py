@@ -24,6 +24,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from jaxplay.article import naive_softmax
 from jaxplay.core import budget, compilation, expr, timing, turns
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
@@ -40,11 +41,6 @@ class SizeError(ValueError):
 
 
 # --- the functions (their source is what the page shows) ----------------------------------------
-
-
-def naive_softmax(x):
-    # 未优化的纯函数 (the article's, unchanged)
-    return jnp.exp(x) / jnp.sum(jnp.exp(x), axis=-1, keepdims=True)
 
 
 def unoptimized_chain(x):

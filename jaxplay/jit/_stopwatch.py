@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.article import _examples as examples
+from jaxplay import article
 from jaxplay.core import compilation, timing, turns
 
 
@@ -80,7 +80,7 @@ def article_timing(
 
 
 #: The article's code as written: the one copy lives in the examples registry.
-ARTICLE_TIMING_CODE = examples.by_id("jit-softmax-as-written").source
+ARTICLE_TIMING_CODE = article.by_id("jit-softmax-as-written").source
 
 
 def article_explanation(compile_s: float) -> str:

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.ad_checkpoint import checkpoint_name
 
-from jaxplay.article import _examples as examples
+from jaxplay import article
 from jaxplay.core import capture, compilation, jax_private, timing
 from jaxplay.core.figures import quartile_bars, timing_values
 from jaxplay.core.hlo import DTYPE_BYTES
@@ -50,7 +50,7 @@ DEFAULT_VARIANTS: tuple[str, ...] = ("none", "whole", "per_round", "per_round_na
 
 
 #: The article's code as written: the one copy lives in the examples registry.
-ARTICLE_CODE = examples.by_id("memory-checkpoint-as-written").source
+ARTICLE_CODE = article.by_id("memory-checkpoint-as-written").source
 
 # --- the models -----------------------------------------------------------------------------------
 

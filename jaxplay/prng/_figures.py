@@ -1,6 +1,6 @@
 """Plotly figures for the PRNG page, built here so tests can check what they draw.
 
-Each function takes the plain results of :mod:`jaxplay.prng._prng` and returns a ``go.Figure``; none
+Each function takes the plain results of :mod:`jaxplay.prng` and returns a ``go.Figure``; none
 computes anything random itself, so a figure always shows exactly the numbers the page reports.
 """
 
@@ -15,7 +15,10 @@ from plotly.subplots import make_subplots
 
 from jaxplay.core import timing
 from jaxplay.core.figures import log_axis, timing_bars
-from jaxplay.prng._prng import KeyTree, ParallelStats, TrainingRun, key_hex
+from jaxplay.prng._pitfalls import TrainingRun
+from jaxplay.prng._seeds import key_hex
+from jaxplay.prng._streams import ParallelStats
+from jaxplay.prng._trees import KeyTree
 
 #: Heatmaps show at most this many streams × samples (the browser, not JAX, is the limit).
 HEATMAP_ROWS = 200
@@ -42,8 +45,8 @@ def key_tree_figure(tree: KeyTree, selected: str | None = None) -> go.Figure:
     """The key tree as a graph: each node labelled with its short key data, hover for the path.
 
     Arguments:
-        tree: from :func:`jaxplay.prng._prng.key_tree`.
-        selected: the :attr:`~jaxplay.prng._prng.KeyNode.name` of a node to highlight.
+        tree: from :func:`jaxplay.prng.key_tree`.
+        selected: the :attr:`~jaxplay.prng.KeyNode.name` of a node to highlight.
     """
     pos = tree_positions(tree)
     edge_x: list[float | None] = []

@@ -4,6 +4,8 @@ An inspector takes ``(fn, args)`` — a function the user's code defined and exa
 built from :class:`jaxplay.sandbox.ArgSpec` — and returns JSON data. Inspectors run *inside the
 sandboxed worker* (the function is untrusted code), so the registry maps names to
 ``"module:function"`` strings that only the worker imports; the server only reads the names.
+(The ``stages`` inspector is the tracing page's; named by a string, it adds no import of a topic
+to the sandbox.)
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 INSPECTORS: dict[str, str] = {
     "jaxpr": "jaxplay.sandbox._inspectors:jaxpr",
     "compare_jit": "jaxplay.sandbox._inspectors:compare_jit",
-    "stages": "jaxplay.tracing._staging:inspect_stages",
+    "stages": "jaxplay.tracing._sandboxed:inspect_stages",
 }
 
 #: How the Code Lab labels each inspector.

@@ -6,6 +6,9 @@ killed with everything it started and a new spare takes its place. A few spares 
 a run does not pay JAX's start-up. At most ``max_concurrent`` runs execute at once; the others
 wait in a first-come queue whose position the caller is told, and one visitor has at most one
 run in flight (a second waits for the first).
+
+Long: the spares, the queue, the per-visitor rule and the reading of a run's pipes share one lock
+and its invariants; split into modules they would share private state instead.
 """
 
 from __future__ import annotations
@@ -294,6 +297,17 @@ class _Output:
             self.over = True
             data = data[: max(0, room)]
         (self.stdout if which == "out" else self.stderr).extend(data)
+
+
+def _read_ready(fd: int) -> bytes | None:
+    """What a pipe that select() found ready holds: data, ``b""`` at its end (or when it broke),
+    or ``None`` when it had nothing after all."""
+    try:
+        return os.read(fd, 65536)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
 
 
 def _decode(data: bytes) -> str:
@@ -659,12 +673,9 @@ class WorkerPool:
             wait = min(deadline - now, 0.05 if worker.result_r not in open_fds else 0.5)
             ready, _, _ = select.select(list(open_fds), [], [], wait)
             for fd in ready:
-                try:
-                    data = os.read(fd, 65536)
-                except BlockingIOError:
+                data = _read_ready(fd)
+                if data is None:
                     continue
-                except OSError:
-                    data = b""
                 if not data:
                     open_fds.discard(fd)
                     continue
@@ -749,12 +760,9 @@ class WorkerPool:
             if not ready:
                 break
             for fd in ready:
-                try:
-                    data = os.read(fd, 65536)
-                except BlockingIOError:
+                data = _read_ready(fd)
+                if data is None:
                     continue
-                except OSError:
-                    data = b""
                 if not data:
                     fds.discard(fd)
                 else:

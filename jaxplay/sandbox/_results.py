@@ -48,7 +48,7 @@ class InspectRequest:
     Attributes:
         function: the name of a callable the code defined at top level.
         args: example arguments, one :class:`ArgSpec` per positional parameter.
-        inspectors: names from :data:`jaxplay.sandbox._inspectors.INSPECTORS` to apply.
+        inspectors: names from :data:`jaxplay.sandbox.INSPECTORS` to apply.
     """
 
     function: str

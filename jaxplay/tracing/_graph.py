@@ -7,18 +7,17 @@ the names are followed. Control flow and calls (``pjit``, ``cond``, ``while``, `
 box, and can be expanded into a cluster that shows its inner equations wired to the values outside.
 
 The graph is Graphviz DOT text (Streamlit's ``st.graphviz_chart`` draws it in the browser, no system
-Graphviz needed), built from the :class:`jaxplay.tracing._staging.Block` tree, so it works the same
-for a function staged in the server or in the code sandbox. It is capped: a jaxpr of thousands of
-equations (an unrolled Python loop) would take the browser minutes to lay out; past the cap the
-graph stops with a note saying how much was left out.
-"""
+Graphviz needed), built from the :class:`~jaxplay.tracing._jaxpr_tree.Block` tree, so it works the
+same for a function staged in the server or in the code sandbox. It is capped: a jaxpr of thousands
+of equations (an unrolled Python loop) would take the browser minutes to lay out; past the cap the
+graph stops with a note saying how much was left out."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from jaxplay.tracing._staging import Atom, Block, Eqn, walk
+from jaxplay.tracing._jaxpr_tree import Atom, Block, Eqn, walk
 
 #: Largest number of equation nodes drawn.
 DEFAULT_MAX_NODES = 150

@@ -1,9 +1,10 @@
 """The functions the tracing page stages, as real Python code whose source lines JAX records.
 
-Why real functions in a file of their own rather than strings: JAX attaches the *file and line* of
-the Python code that produced every jaxpr equation, StableHLO op and HLO instruction. Defined here,
-each preset's lines are genuine lines of this file, the page shows them with ``inspect``, and the
-source-line mapping is checked against what JAX itself recorded, no ``exec`` involved.
+Why real functions rather than strings: JAX attaches the *file and line* of the Python code that
+produced every jaxpr equation, StableHLO op and HLO instruction. Defined here (or, for the
+article's ``simple_function``, in :mod:`jaxplay.article`), each preset's lines are genuine lines of
+a file, the page shows them with ``inspect``, and the source-line mapping is checked against what
+JAX itself recorded, no ``exec`` involved.
 
 Each :class:`Preset` says which arguments (shape, dtype) it is staged with by default; the page lets
 the visitor change them.
@@ -20,14 +21,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxplay.tracing._staging import SourceRef
+from jaxplay.article import simple_function
+from jaxplay.tracing._jaxpr_tree import SourceRef
 
 # --- the presets (their source is shown on the page, line numbers included) ----------------------
-
-
-def simple_function(x, y):
-    z = x * y
-    return z + 1
 
 
 def softmax(x):
@@ -188,10 +185,10 @@ def find_preset(key: str) -> Preset:
 
 
 def preset_source(preset: Preset) -> tuple[str, int, int]:
-    """The source the page shows for ``preset``: ``(text, first line, last line)`` in this file.
+    """The source the page shows for ``preset``: ``(text, first line, last line)`` in its file.
 
     The text runs from the first line of the earliest shown function to the last line of the latest
-    one, so line numbers match the locations JAX records (which are lines of this file).
+    one, so line numbers match the locations JAX records (which are lines of that file).
     """
     spans = []
     for fn in (preset.fn, *preset.shown):
@@ -200,17 +197,18 @@ def preset_source(preset: Preset) -> tuple[str, int, int]:
         spans.append((start, start + len(lines) - 1))
     first = min(s for s, _ in spans)
     last = max(e for _, e in spans)
-    with open(source_file(), encoding="utf-8") as handle:
+    with open(source_file(preset), encoding="utf-8") as handle:
         all_lines = handle.read().splitlines()
     return "\n".join(all_lines[first - 1 : last]), first, last
 
 
-def source_file() -> str:
-    """The path JAX records for code in this module (the file name its code objects carry)."""
-    return simple_function.__code__.co_filename
+def source_file(preset: Preset) -> str:
+    """The path JAX records for the preset's code (the file name its code objects carry): this
+    module's, or the article's section module for the article's own function."""
+    return inspect.unwrap(getattr(preset.fn, "fun", preset.fn)).__code__.co_filename
 
 
 def preset_ref(preset: Preset) -> SourceRef:
-    """The :class:`jaxplay.tracing._staging.SourceRef` of the lines :func:`preset_source` shows."""
+    """The source reference of the lines :func:`preset_source` shows."""
     _, first, last = preset_source(preset)
-    return SourceRef(source_file(), first, last)
+    return SourceRef(source_file(preset), first, last)

@@ -27,7 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxplay.core import capture, compilation, jax_private
+from jaxplay.article import dynamic_control_flow
+from jaxplay.core import capture, compilation, jax_private, jaxprs
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import format_count, log_axis
 
@@ -290,13 +291,8 @@ def find_pitfall(key: str) -> Pitfall:
 
 
 def define_function():
-    # The article's function; each call of define_function makes a new function object.
-    def dynamic_control_flow(x, use_tanh):
-        if use_tanh:  # decided at trace time: use_tanh is static
-            return jnp.tanh(x)
-        return jnp.sin(x)
-
-    return dynamic_control_flow
+    """The article's ``dynamic_control_flow`` as a new function object: a new, empty jit cache."""
+    return compilation.fresh_function(dynamic_control_flow)
 
 
 #: Values the static ``use_tanh`` argument can take in the lab (a list is not hashable).
@@ -496,23 +492,6 @@ class GrowthRow:
     top_level: int
 
 
-def count_equations(jaxpr: Any) -> int:
-    """Equations of a jaxpr, those inside sub-jaxprs (loop bodies) included."""
-    from jax.extend import core
-
-    total = 0
-    for eqn in jaxpr.eqns:
-        total += 1
-        for value in eqn.params.values():
-            values = value if isinstance(value, (tuple, list)) else (value,)
-            for v in values:
-                if isinstance(v, core.ClosedJaxpr):
-                    total += count_equations(v.jaxpr)
-                elif isinstance(v, core.Jaxpr):
-                    total += count_equations(v)
-    return total
-
-
 def loop_growth(lengths: Sequence[int]) -> tuple[GrowthRow, ...]:
     """Equation counts of each loop style's jaxpr at each length (``n`` is static)."""
     rows = []
@@ -522,7 +501,11 @@ def loop_growth(lengths: Sequence[int]) -> tuple[GrowthRow, ...]:
             raise ValueError(f"loop length {n} is outside 1..{MAX_LOOP_LENGTH}")
         for label, fn in LOOPS.items():
             closed = jax.make_jaxpr(fn, static_argnums=1)(x, n)
-            rows.append(GrowthRow(label, n, count_equations(closed.jaxpr), len(closed.jaxpr.eqns)))
+            rows.append(
+                GrowthRow(
+                    label, n, sum(1 for _ in jaxprs.equations(closed)), len(closed.jaxpr.eqns)
+                )
+            )
     return tuple(rows)
 
 

@@ -1,0 +1,247 @@
+"""f, f′, f″, … of a formula on a grid, and where they are not smooth.
+
+Why: the article says nested ``grad`` gives higher derivatives; this computes them for any formula
+a visitor types (parsed by :func:`jaxplay.core.expr.parse`, never evaluated), as
+``vmap(grad(grad(…f)))`` over a grid, and finds the kinks and undefined points autodiff glosses
+over (it differentiates the branch it took). The function checks shared by the other grad modules
+(a scalar f, the order and grid limits) live here too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import plotly.graph_objects as go
+
+from jaxplay.core.expr import ExprError, Expression, parse
+
+#: The grad page's functions of one variable (label -> formula in the safe expression language).
+PRESETS: dict[str, str] = {
+    "where(x > 0, x², sin x) — the article's my_special_op": "jnp.where(x > 0, x**2, jnp.sin(x))",
+    "tanh": "jnp.tanh(x)",
+    "Gaussian": "jnp.exp(-x**2 / 2)",
+    "x³ − 2x": "x**3 - 2*x",
+}
+MAX_ORDER = 4
+MAX_CHECK_GRADS_ORDER = 2
+MAX_POINTS = 2001
+MAX_ABS_X = 100.0
+#: At most this many non-smooth points are listed (a staircase like ``jnp.floor`` has many).
+MAX_KINKS = 20
+ORDER_NAMES = ("f", "f′", "f″", "f‴", "f⁽⁴⁾", "f⁽⁵⁾")
+
+
+# --- f, f', f'', ... on a grid -------------------------------------------------------------------
+
+
+def scalar_function(source: str) -> Expression:
+    """Parse ``source`` as f(x) and check that it maps a number to a number.
+
+    Raises:
+        ExprError: for a formula that is not allowed, or one that does not return one number
+            for a number x (``grad`` needs a scalar output).
+    """
+    f = parse(source, ("x",))
+    try:
+        out = jax.eval_shape(f, jax.ShapeDtypeStruct((), jnp.float32))
+    except ExprError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any failure to evaluate is the formula's fault
+        raise ExprError(
+            f"f(x) cannot be evaluated at a number x: {type(err).__name__}: {err}"
+        ) from None
+    shape = getattr(out, "shape", None)
+    if shape != ():
+        raise ExprError(f"f(x) must return one number for a number x; it returns shape {shape}")
+    if not jnp.issubdtype(out.dtype, jnp.inexact):
+        raise ExprError(f"f(x) returns {out.dtype}; grad needs a floating-point output")
+    return f
+
+
+def nth_derivative(f: Callable[[Any], Any], order: int) -> Callable[[Any], Any]:
+    """``grad(grad(...grad(f)))``: ``order`` nested ``jax.grad`` calls (``order=0`` is ``f``)."""
+    for _ in range(order):
+        f = jax.grad(f)
+    return f
+
+
+@dataclass(frozen=True)
+class Kink:
+    """Where a curve is not smooth: a jump between two neighbouring grid points, or undefined.
+
+    Attributes:
+        order: which derivative (0 is f itself).
+        kind: ``"jump"`` (the value changes more than its own derivative explains) or
+            ``"undefined"`` (NaN or infinite values).
+        x_left, x_right: the grid interval (for ``"undefined"``, the run of bad points).
+        left, right: the values on either side (NaN for ``"undefined"``).
+    """
+
+    order: int
+    kind: str
+    x_left: float
+    x_right: float
+    left: float
+    right: float
+
+    def describe(self) -> str:
+        name = ORDER_NAMES[self.order]
+        if self.kind == "undefined":
+            if self.x_left == self.x_right:
+                return f"{name} is undefined (NaN/inf) at x = {self.x_left:.4g}"
+            return f"{name} is undefined (NaN/inf) for x in [{self.x_left:.4g}, {self.x_right:.4g}]"
+        return (
+            f"{name} jumps from {self.left:.4g} to {self.right:.4g} "
+            f"between x = {self.x_left:.4g} and x = {self.x_right:.4g}"
+        )
+
+
+@dataclass(frozen=True)
+class DerivativeCurves:
+    """f and its derivatives on a grid, as computed by nested ``grad`` under ``vmap``.
+
+    Attributes:
+        source: the formula.
+        x: the grid.
+        values: ``values[k]`` is the k-th derivative on the grid, for k = 0..order.
+        kinks: the non-smooth or undefined places found (at most :data:`MAX_KINKS`).
+        kinks_total: how many were found in all.
+    """
+
+    source: str
+    x: np.ndarray
+    values: tuple[np.ndarray, ...]
+    kinks: tuple[Kink, ...]
+    kinks_total: int
+
+    @property
+    def order(self) -> int:
+        return len(self.values) - 1
+
+
+def check_grid(lo: float, hi: float, points: int) -> None:
+    """Refuse a plotting grid outside the limits, naming the limit (a ``ValueError``)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+        raise ValueError(f"the range must go from a smaller to a larger number (got {lo} to {hi})")
+    if max(abs(lo), abs(hi)) > MAX_ABS_X:
+        raise ValueError(f"|x| is limited to {MAX_ABS_X:g} (got {lo:g} to {hi:g})")
+    if not 2 <= points <= MAX_POINTS:
+        raise ValueError(f"the grid needs 2 to {MAX_POINTS} points (got {points})")
+
+
+def check_order(order: int, low: int = 0) -> None:
+    if not low <= order <= MAX_ORDER:
+        raise ValueError(f"the derivative order must be {low} to {MAX_ORDER} (got {order})")
+
+
+def find_kinks(x: np.ndarray, values: Sequence[np.ndarray], order: int) -> list[Kink]:
+    """Non-smooth and undefined places of derivatives 0..``order``.
+
+    ``values`` must hold one more derivative than is checked: the change of derivative k between
+    two neighbouring points is compared with what derivative k+1 (its slope, also from autodiff)
+    explains, ``max(|slope|) * h``. A change several times larger is a jump: the curve is not
+    differentiable there, whatever value autodiff reports *at* that point.
+    """
+    kinks: list[Kink] = []
+    h = np.diff(x)
+    for k in range(order + 1):
+        d, slope = values[k], values[k + 1]
+        bad = ~np.isfinite(d)
+        start = None
+        for i, is_bad in enumerate([*bad, False]):
+            if is_bad and start is None:
+                start = i
+            elif not is_bad and start is not None:
+                kinks.append(
+                    Kink(k, "undefined", float(x[start]), float(x[i - 1]), math.nan, math.nan)
+                )
+                start = None
+        jump = np.abs(np.diff(d))
+        explained = np.maximum(np.abs(slope[:-1]), np.abs(slope[1:])) * h
+        scale = 1e-3 * (1.0 + np.nanmax(np.abs(np.where(np.isfinite(d), d, 0.0))))
+        with np.errstate(invalid="ignore"):
+            flagged = np.isfinite(jump) & np.isfinite(explained) & (jump > 4 * explained + scale)
+        for i in np.flatnonzero(flagged):
+            kinks.append(
+                Kink(k, "jump", float(x[i]), float(x[i + 1]), float(d[i]), float(d[i + 1]))
+            )
+    return kinks
+
+
+def derivative_curves(
+    source: str, order: int, lo: float, hi: float, points: int
+) -> DerivativeCurves:
+    """f, f′, … up to ``order`` on ``points`` grid points in [lo, hi], with non-smooth places.
+
+    Each derivative is ``vmap(grad(grad(...f)))`` over the grid: nested ``grad`` gives the
+    derivative at one point, ``vmap`` evaluates it at every point in one batched call.
+
+    Raises:
+        ExprError: the formula is not allowed or not a scalar function.
+        ValueError: order, range or number of points outside the limits (the message names them).
+    """
+    check_order(order)
+    check_grid(lo, hi, points)
+    f = scalar_function(source)
+    # The grid is laid out in float64 so that a symmetric range holds x = 0 exactly (float32
+    # linspace lands at -3e-8), where kinks such as the article's where(x > 0, ...) sit.
+    grid = jnp.asarray(np.linspace(lo, hi, points), dtype=jnp.float32)
+    fns = [nth_derivative(f, k) for k in range(order + 2)]
+    # One jitted program for every order: one compile instead of one per primitive and order.
+    every_order = jax.jit(lambda g: tuple(jax.vmap(fn)(g) for fn in fns))
+    values = tuple(np.asarray(v, dtype=np.float64) for v in every_order(grid))
+    x = np.asarray(grid, dtype=np.float64)
+    kinks = find_kinks(x, values, order)
+    return DerivativeCurves(source, x, values[: order + 1], tuple(kinks[:MAX_KINKS]), len(kinks))
+
+
+def derivative_figure(curves: DerivativeCurves) -> go.Figure:
+    """One line per derivative, and the non-smooth places marked (both sides of each jump)."""
+    fig = go.Figure()
+    for k, y in enumerate(curves.values):
+        # A gap (NaN) inside each jump of this curve, so the line does not bridge it.
+        cuts = sorted(
+            int(np.searchsorted(curves.x, kk.x_right))
+            for kk in curves.kinks
+            if kk.kind == "jump" and kk.order == k
+        )
+        x = np.insert(curves.x, cuts, np.nan)
+        y = np.insert(y, cuts, np.nan)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=ORDER_NAMES[k]))
+    jumps = [kk for kk in curves.kinks if kk.kind == "jump"]
+    if jumps:
+        fig.add_trace(
+            go.Scatter(
+                x=[v for kk in jumps for v in (kk.x_left, kk.x_right)],
+                y=[v for kk in jumps for v in (kk.left, kk.right)],
+                mode="markers",
+                marker={
+                    "symbol": "circle-open",
+                    "size": 11,
+                    "color": "crimson",
+                    "line": {"width": 2},
+                },
+                name="not differentiable here",
+                text=[kk.describe() for kk in jumps for _ in (0, 1)],
+                hoverinfo="text",
+            )
+        )
+    for kk in curves.kinks:
+        if kk.kind == "undefined":
+            fig.add_vrect(
+                x0=kk.x_left, x1=kk.x_right, fillcolor="crimson", opacity=0.12, line_width=0
+            )
+    fig.update_layout(
+        title=f"f(x) = {curves.source} and its derivatives (vmap of nested grad)",
+        xaxis_title="x",
+        yaxis_title="value",
+        legend_title="curve",
+        margin={"t": 50, "b": 40},
+    )
+    return fig

@@ -1,0 +1,76 @@
+"""What a function is staged for: the shape and dtype of each argument, never data.
+
+Why a module of its own: the tracing page and the sandbox stage functions for abstract arguments
+(``jax.ShapeDtypeStruct``) a visitor describes in words; these are read and bounded here, before
+anything is traced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: dtypes a visitor may give an argument (float64/int64 only exist with ``jax_enable_x64``).
+DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16", "int32", "int8", "uint8", "bool")
+#: Largest number of elements of one argument (nothing is allocated, but compile time grows).
+MAX_ELEMENTS = 1 << 24
+#: Largest rank of one argument.
+MAX_RANK = 6
+
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """The abstract value of one argument: its shape and dtype (no data is ever needed)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """A shape typed as ``"4, 8"``, ``"(4, 8)"`` or ``"3"``; empty or ``"()"`` is a scalar.
+
+    Raises ``ValueError`` with a message fit to show: which part is not a size, or which limit
+    (:data:`MAX_RANK`, :data:`MAX_ELEMENTS`) the shape exceeds.
+    """
+    body = text.strip().strip("()[]").strip()
+    if not body:
+        return ()
+    dims: list[int] = []
+    for part in (p.strip() for p in body.split(",")):
+        if not part:
+            continue
+        if not part.isdigit():
+            raise ValueError(f"'{part}' is not a size: write sizes as whole numbers, e.g. 4, 8")
+        dims.append(int(part))
+    shape = tuple(dims)
+    check_shape(shape)
+    return shape
+
+
+def check_shape(shape: tuple[int, ...]) -> None:
+    """Refuse shapes over :data:`MAX_RANK` dimensions or :data:`MAX_ELEMENTS` elements."""
+    if len(shape) > MAX_RANK:
+        raise ValueError(f"rank {len(shape)} is over the limit of {MAX_RANK} dimensions")
+    elements = 1
+    for d in shape:
+        elements *= d
+    if elements > MAX_ELEMENTS:
+        raise ValueError(
+            f"{elements:,} elements is over the limit of {MAX_ELEMENTS:,} elements per argument"
+        )
+
+
+def shape_structs(args: Sequence[InputSpec]) -> list[Any]:
+    import jax
+    import jax.numpy as jnp
+
+    for spec in args:
+        check_shape(spec.shape)
+    return [jax.ShapeDtypeStruct(s.shape, jnp.dtype(s.dtype)) for s in args]

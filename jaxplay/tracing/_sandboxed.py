@@ -1,0 +1,135 @@
+"""A visitor's own function, staged in the code sandbox, never in the server.
+
+Why: the tracing page stages functions from the Code Lab too. Their code is untrusted, so it runs
+in a sandboxed worker (:mod:`jaxplay.sandbox`), which stages it with the ``stages`` inspector and
+sends back JSON; the server only decodes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jaxplay import sandbox
+from jaxplay.tracing._inputs import InputSpec
+from jaxplay.tracing._jaxpr_tree import SourceRef
+from jaxplay.tracing._staging import STAGES, Staged
+from jaxplay.tracing._variants import VARIANTS, Variant, stage_variant
+
+# --- a visitor's function, staged in the code sandbox ---------------------------------------------
+
+#: Longest stage text sent back from the sandbox (longer ones are cut, with a note).
+MAX_SANDBOX_TEXT = 200_000
+#: Sandbox runs get longer than a plain run: four variants are traced and compiled.
+SANDBOX_TIMEOUT_S = 30.0
+
+
+def code_functions(source: str) -> tuple[tuple[str, int], ...]:
+    """The functions ``source`` defines at top level and how many positional arguments each needs.
+
+    The names are :func:`jaxplay.sandbox.defined_functions`' (``def``, ``f = lambda ...``,
+    ``f = jax.jit(g)``); the counts come from the ``def`` or ``lambda`` (for ``jax.jit(g)``,
+    from ``g``; 1 when it cannot be told). Parsed with ``ast``, nothing is run. Raises
+    ``SyntaxError`` for code that does not parse, so the page can say where.
+    """
+    import ast
+
+    tree = ast.parse(source)
+
+    def needed(args: ast.arguments) -> int:
+        return len([*args.posonlyargs, *args.args]) - len(args.defaults)
+
+    counts: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            counts[node.name] = needed(node.args)
+        elif isinstance(node, ast.Assign):
+            value = node.value
+            if isinstance(value, ast.Lambda):
+                count = needed(value.args)
+            elif isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
+                count = counts.get(value.args[0].id, 1)
+            else:
+                count = 1
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    counts[target.id] = count
+    return tuple((name, counts.get(name, 1)) for name in sandbox.defined_functions(source))
+
+
+def _cut(staged: Staged) -> Staged:
+    """``staged`` with texts over :data:`MAX_SANDBOX_TEXT` cut (and their line maps with them)."""
+    changes: dict[str, Any] = {}
+    notes = list(staged.notes)
+    for label, attr in STAGES:
+        text = getattr(staged, attr)
+        if len(text) > MAX_SANDBOX_TEXT:
+            kept = text[:MAX_SANDBOX_TEXT].rsplit("\n", 1)[0]
+            lines_attr = attr.replace("_text", "_lines")
+            changes[attr] = kept
+            changes[lines_attr] = getattr(staged, lines_attr)[: len(kept.splitlines())]
+            notes.append(f"the {label} text is cut at {MAX_SANDBOX_TEXT:,} characters")
+    return dataclasses.replace(staged, **changes, notes=tuple(notes)) if changes else staged
+
+
+def inspect_stages(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
+    """The ``stages`` inspector: every variant of a visitor's function, staged, as JSON data.
+
+    Runs inside the sandboxed worker (registered in :data:`jaxplay.sandbox._inspectors.INSPECTORS`).
+    The function's own file (the worker's name for the visitor's code) is the shown source, whole.
+    """
+    import inspect as pyinspect
+
+    specs = tuple(InputSpec(tuple(int(d) for d in a.shape), str(a.dtype)) for a in args)
+    code = getattr(pyinspect.unwrap(fn), "__code__", None)
+    source = SourceRef(code.co_filename, 1, 10**9) if code is not None else None
+    variants = []
+    for name in VARIANTS:
+        variant = stage_variant(fn, specs, name, source=source)
+        if variant.staged is not None:
+            variant = dataclasses.replace(variant, staged=_cut(variant.staged))
+        variants.append(variant.to_json())
+    return {"variants": variants}
+
+
+@dataclass(frozen=True)
+class SandboxStages:
+    """What the sandbox returned for a visitor's function: its variants, or why there are none."""
+
+    variants: tuple[Variant, ...]
+    error: str | None
+
+    def variant(self, name: str) -> Variant | None:
+        """The variant called ``name`` (one of :data:`VARIANTS`), if the sandbox sent it."""
+        return next((v for v in self.variants if v.name == name), None)
+
+
+def sandbox_stages(
+    source: str, function: str, args: Sequence[InputSpec], *, visitor: str | None = None
+) -> SandboxStages:
+    """Run ``source`` in the code sandbox and stage its ``function`` there (see ``runner``).
+
+    The visitor's code never runs in this process; the worker's JSON is decoded defensively
+    (it is untrusted once user code ran in it): anything malformed becomes an error message.
+    """
+    request = sandbox.InspectRequest(
+        function=function,
+        args=tuple(sandbox.ArgSpec(a.shape, a.dtype) for a in args),
+        inspectors=("stages",),
+    )
+    result = sandbox.run_code(source, inspect=request, timeout_s=SANDBOX_TIMEOUT_S, visitor=visitor)
+    err = result.error
+    if err is not None:
+        where = f" (line {err.line})" if err.line else ""
+        return SandboxStages((), f"{err.exc_type or err.kind}{where}: {err.message}")
+    data = result.inspections.get("stages")
+    if not isinstance(data, dict) or "variants" not in data:
+        message = data.get("error") if isinstance(data, dict) else None
+        return SandboxStages((), str(message or "the sandbox returned no stages"))
+    try:
+        variants = tuple(Variant.from_json(v) for v in data["variants"])
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        return SandboxStages((), f"the sandbox returned malformed stage data ({err})")
+    return SandboxStages(variants, None)

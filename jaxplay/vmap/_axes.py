@@ -1,0 +1,300 @@
+"""``in_axes`` and ``out_axes``: read safely, applied to the article's function, explained.
+
+Why: most vmap bugs are wrong ``in_axes``, and JAX's messages about them are precise but terse.
+This runs the article's ``process_single_example`` (from :mod:`jaxplay.article`) under any
+``in_axes``/``out_axes`` a visitor types (parsed with ``ast``, never evaluated), reports each
+input's shape with its mapped axis, checks the result against a loop, and puts JAX's refusal into
+plain words next to its own message.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+
+from jaxplay.article import (
+    process_single_example,
+)
+from jaxplay.core import timing
+from jaxplay.core.errors import FriendlyError, explain_error
+
+MAX_AXES_TEXT = 80
+MAX_AXIS = 8
+MAX_AXES_DEPTH = 4
+
+AxisSpec = int | None | tuple["AxisSpec", ...]
+
+
+class AxesError(ValueError):
+    """An ``in_axes``/``out_axes`` text that is not a valid spec.
+
+    Attributes:
+        message: what is wrong.
+        col: 1-based column of the offending part (None when it concerns the whole text).
+        field: ``"in_axes"`` or ``"out_axes"``.
+        text: the text as typed.
+    """
+
+    def __init__(
+        self, message: str, col: int | None = None, field: str = "", text: str = ""
+    ) -> None:
+        self.message = message
+        self.col = col
+        self.field = field
+        self.text = text
+        super().__init__(message if col is None else f"{message} (column {col})")
+
+    def pointer(self) -> str:
+        """The text with a caret under the offending column ("" without a column)."""
+        if self.col is None:
+            return ""
+        return f"{self.text}\n{' ' * (self.col - 1)}^"
+
+
+def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
+    """Read an axis spec such as ``(0, None)`` or ``(1, (0, None))`` without evaluating code.
+
+    Only integers (|axis| ≤ :data:`MAX_AXIS`), ``None`` and tuples/lists of those are accepted:
+    the text is parsed with ``ast`` and each node is checked, so nothing the visitor types runs.
+
+    Raises:
+        AxesError: with what is wrong and where.
+    """
+    text = text.strip()
+
+    def fail(message: str, col: int | None = None) -> AxesError:
+        return AxesError(message, col, what, text)
+
+    if not text:
+        raise fail(f"{what} is empty: write e.g. 0, None or (0, None)")
+    if len(text) > MAX_AXES_TEXT:
+        raise fail(f"{what} is {len(text)} characters long; the limit is {MAX_AXES_TEXT}")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as err:
+        raise fail(f"{what} is not valid: {err.msg}", err.offset) from None
+
+    def build(node: ast.AST, depth: int) -> AxisSpec:
+        col = getattr(node, "col_offset", 0) + 1
+        if depth > MAX_AXES_DEPTH:
+            raise fail(f"{what} is nested more than {MAX_AXES_DEPTH} levels deep", col)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return tuple(build(e, depth + 1) for e in node.elts)
+        if isinstance(node, ast.Constant) and node.value is None:
+            return None
+        sign = 1
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            sign, node = -1, node.operand
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            axis = sign * node.value
+            if abs(axis) > MAX_AXIS:
+                raise fail(f"{what}: axis {axis} is out of range (the limit is ±{MAX_AXIS})", col)
+            return axis
+        raise fail(f"{what} may only hold integers, None and tuples", col)
+
+    return build(tree.body, 1)
+
+
+def format_axes(spec: AxisSpec) -> str:
+    """The spec as Python writes it: ``(0, None)``, ``(1,)``."""
+    return repr(spec)
+
+
+# --- the in_axes editor --------------------------------------------------------------------------
+
+#: Editor sizes: batch 8, input width D = 5, output width H = 3 (all different, so a wrong axis
+#: shows up as a size mismatch instead of silently computing the wrong thing).
+EDITOR_BATCH, EDITOR_D, EDITOR_H = 8, 5, 3
+LAYOUTS = ("X is (batch, D)", "X is (D, batch)")
+W_CHOICES = ("W shared: (H, D)", "W per example: (batch, H, D)")
+ARG_LEAVES = ("x", "params[0] (W)", "params[1] (b)")
+
+
+def editor_inputs(layout: str, w_choice: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """``X, (W, b)`` for the editor, laid out as chosen (deterministic values)."""
+    if layout not in LAYOUTS or w_choice not in W_CHOICES:
+        raise ValueError(f"unknown layout {layout!r} / {w_choice!r}")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((EDITOR_BATCH, EDITOR_D)).astype(np.float32)
+    if layout == LAYOUTS[1]:
+        X = X.T.copy()
+    shape = (EDITOR_H, EDITOR_D) if w_choice == W_CHOICES[0] else (EDITOR_BATCH, EDITOR_H, EDITOR_D)
+    W = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(EDITOR_H).astype(np.float32)
+    return X, (W, b)
+
+
+def correct_axes(layout: str, w_choice: str) -> str:
+    """The ``in_axes`` that mean "one example per batch entry" for a layout (the answer key)."""
+    x_axis = 0 if layout == LAYOUTS[0] else 1
+    return f"({x_axis}, None)" if w_choice == W_CHOICES[0] else f"({x_axis}, (0, None))"
+
+
+def reference_outputs(layout: str, w_choice: str) -> np.ndarray:
+    """Per-example ``W x + b`` by a plain numpy loop, shape (batch, H): what vmap should give."""
+    X, (W, b) = editor_inputs(layout, w_choice)
+    xs = X if layout == LAYOUTS[0] else X.T
+    Ws = [W] * EDITOR_BATCH if W.ndim == 2 else list(W)
+    return np.stack([Ws[i] @ xs[i] + b for i in range(EDITOR_BATCH)])
+
+
+@dataclass(frozen=True)
+class ShapeRow:
+    """One input array: its shape and which axis (if any) vmap maps over."""
+
+    name: str
+    shape: tuple[int, ...]
+    axis: int | None
+
+    @property
+    def per_call(self) -> tuple[int, ...]:
+        """The shape one example sees: the mapped axis removed (unmapped inputs whole)."""
+        if self.axis is None or not 0 <= self.axis < len(self.shape):
+            return self.shape
+        return self.shape[: self.axis] + self.shape[self.axis + 1 :]
+
+    def markdown(self) -> str:
+        """``(:orange-background[**8**], 5)``: the mapped axis marked, in Streamlit markdown."""
+        parts = [
+            f":orange-background[**{n}**]" if self.axis is not None and i == self.axis else str(n)
+            for i, n in enumerate(self.shape)
+        ]
+        inner = ", ".join(parts) + ("," if len(parts) == 1 else "")
+        return f"({inner})"
+
+
+def leaf_axes(
+    spec: AxisSpec, shapes: Sequence[Sequence[tuple[int, ...]]]
+) -> list[int | None] | None:
+    """Broadcast an in_axes prefix over the arguments' leaves; ``None`` if it does not fit.
+
+    ``shapes[i]`` lists the leaf shapes of argument i (x has one leaf; params two). A negative axis
+    is normalised against the leaf's rank. The result is only for display; JAX decides validity.
+    """
+
+    def spread(entry: AxisSpec, leaves: Sequence[tuple[int, ...]]) -> list[int | None] | None:
+        if isinstance(entry, tuple):
+            if len(leaves) == 1 or len(entry) != len(leaves):
+                return None
+            out: list[int | None] = []
+            for e, leaf in zip(entry, leaves, strict=True):
+                sub = spread(e, [leaf])
+                if sub is None:
+                    return None
+                out.extend(sub)
+            return out
+        if entry is None:
+            return [None] * len(leaves)
+        return [entry % len(s) if len(s) and -len(s) <= entry < len(s) else entry for s in leaves]
+
+    if not isinstance(spec, tuple):
+        return spread(spec, [s for arg in shapes for s in arg])
+    if len(spec) != len(shapes):
+        return None
+    out: list[int | None] = []
+    for entry, leaves in zip(spec, shapes, strict=True):
+        sub = spread(entry, leaves)
+        if sub is None:
+            return None
+        out.extend(sub)
+    return out
+
+
+#: (pattern in JAX's message, plain explanation). ``{0}``, ``{1}`` ... are the pattern's groups.
+_VMAP_ERRORS: tuple[tuple[str, str], ...] = (
+    (
+        r"inconsistent sizes for array axes to be mapped",
+        "Every mapped axis must have the same length (the batch size), but they differ. "
+        "Map the axis that holds the batch in every input, and None for inputs that every "
+        "example shares.",
+    ),
+    (
+        r"len\(in_axes\)=(\d+), len\(args\)=(\d+)",
+        "in_axes has {0} entries but the function takes {1} arguments (x, params): give one "
+        "entry per argument.",
+    ),
+    (
+        r"along axis (-?\d+), which implies that its rank should be at least (\d+), but is only "
+        r"(\d+) \(its shape is (\(.*?\))\)",
+        "Axis {0} does not exist on an input of shape {3}: it has {2} axes, numbered 0 to "
+        "rank − 1.",
+    ),
+    (
+        r"at least one non-None value in in_axes",
+        "Nothing is mapped: every entry of in_axes is None, so vmap has no batch to loop over. "
+        "Map at least one input.",
+    ),
+    (
+        r"tree prefix of the corresponding value",
+        "in_axes must mirror the arguments' structure: one entry per argument, and for params "
+        "either one entry for both W and b or a pair (axis for W, axis for b).",
+    ),
+    (
+        r"dot_general requires contracting dimensions to have the same shape, got \((\d+),\) "
+        r"and \((\d+),\)",
+        "vmap accepted the axes, but then each example's x had the wrong length: W @ x needs "
+        "{0} numbers and the slice along the mapped axis has {1}. The mapped axis of x is not "
+        "its batch axis.",
+    ),
+    (
+        r"got axis spec None but output was batched",
+        "out_axes=None promises one output shared by all examples, but the output depends on "
+        "the mapped inputs. Give out_axes an integer: where the batch axis goes in the output.",
+    ),
+    (
+        r"axis (-?\d+) is out of bounds for array of dimension (\d+)",
+        "out_axes={0} does not exist: the batched output has {1} axes.",
+    ),
+    (
+        r"[Ii]ncompatible shapes for broadcasting",
+        "vmap accepted the axes, but the per-example shapes no longer fit W @ x + b.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class VmapOutcome:
+    """What ``vmap(process_single_example, in_axes, out_axes)`` did with the editor's inputs.
+
+    Attributes:
+        code: the call as code.
+        rows: the input arrays with their mapped axes (``axis`` is None for unmapped or unknown).
+        output_shape: the result's shape, or None when JAX refused.
+        matches_loop: whether the result equals the per-example loop (None when JAX refused).
+        error: JAX's refusal explained, or None.
+    """
+
+    code: str
+    rows: tuple[ShapeRow, ...]
+    output_shape: tuple[int, ...] | None
+    matches_loop: bool | None
+    error: FriendlyError | None
+
+
+def apply_axes(in_axes: AxisSpec, out_axes: AxisSpec, layout: str, w_choice: str) -> VmapOutcome:
+    """Run the article's function under the visitor's axes and report shapes, result or reason."""
+    X, (W, b) = editor_inputs(layout, w_choice)
+    axes = leaf_axes(in_axes, [[X.shape], [W.shape, b.shape]]) or [None, None, None]
+    rows = tuple(
+        ShapeRow(name, tuple(a.shape), axis)
+        for name, a, axis in zip(ARG_LEAVES, (X, W, b), axes, strict=True)
+    )
+    code = (
+        f"batch_process = vmap(process_single_example, in_axes={format_axes(in_axes)}, "
+        f"out_axes={format_axes(out_axes)})\nbatch_process(X, (W, b))"
+    )
+    try:
+        out = jax.vmap(process_single_example, in_axes=in_axes, out_axes=out_axes)(X, (W, b))
+        out = np.asarray(timing.block(out))
+    except (ValueError, TypeError) as err:
+        return VmapOutcome(code, rows, None, None, explain_error(err, _VMAP_ERRORS))
+    expected = reference_outputs(layout, w_choice)
+    matches = False
+    if isinstance(out_axes, int) and out.ndim == 2 and -2 <= out_axes < 2:
+        moved = np.moveaxis(out, out_axes, 0)
+        matches = moved.shape == expected.shape and bool(np.allclose(moved, expected, atol=1e-4))
+    return VmapOutcome(code, rows, tuple(out.shape), matches, None)

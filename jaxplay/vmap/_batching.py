@@ -1,0 +1,110 @@
+"""The article's Python loop against ``vmap`` and ``jit(vmap)``, timed at each batch size.
+
+Why: vmap's promise is speed without rewriting the function; the harness of
+:mod:`jaxplay.core.timing` measures the article's loop, its ``vmap`` and ``jit(vmap)`` on the
+article's arrays, after checking that the three give the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+import plotly.graph_objects as go
+
+from jaxplay.article import (
+    manual_batch_process,
+    process_single_example,
+)
+from jaxplay.core import roofline, timing
+from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line
+
+MAX_TIMING_BATCH = 1024
+TIMING_D_IN, TIMING_D_OUT = 784, 256
+METHODS = ("Python loop", "vmap", "jit(vmap)")
+
+
+@dataclass(frozen=True)
+class BatchTiming:
+    """Per-call times of the three ways of batching, for each batch size."""
+
+    batch_sizes: tuple[int, ...]
+    d_in: int
+    d_out: int
+    timings: dict[str, tuple[timing.Timing, ...]]
+    device: str
+    agree: bool
+
+
+def check_batch_sizes(batch_sizes: Sequence[int], limit: int = MAX_TIMING_BATCH) -> tuple[int, ...]:
+    """Sorted distinct sizes, refusing any outside 1..``limit`` (the message names the limit)."""
+    sizes = tuple(sorted({int(n) for n in batch_sizes}))
+    if not sizes:
+        raise ValueError("choose at least one batch size")
+    if sizes[0] < 1 or sizes[-1] > limit:
+        raise ValueError(f"batch sizes must be 1 to {limit} (got {sizes[-1]})")
+    return sizes
+
+
+def time_batching(
+    batch_sizes: Sequence[int],
+    d_in: int = TIMING_D_IN,
+    d_out: int = TIMING_D_OUT,
+    budget_s: float = 0.3,
+    on_progress: Callable[[float, str], None] | None = None,
+) -> BatchTiming:
+    """Time the article's loop, ``vmap`` and ``jit(vmap)`` at each batch size with ``measure``.
+
+    The arrays are the article's (``X (n, 784)``, ``W (256, 784)``, ``b (256,)``, key 42). Before
+    timing, the three results are checked to agree, so the chart compares equal work.
+    """
+    sizes = check_batch_sizes(batch_sizes)
+    key = jax.random.key(42)
+    params = (jax.random.normal(key, (d_out, d_in)), jax.random.normal(key, (d_out,)))
+    batched = jax.vmap(process_single_example, in_axes=(0, None))
+    methods: dict[str, Callable[..., Any]] = {
+        METHODS[0]: manual_batch_process,
+        METHODS[1]: batched,
+        METHODS[2]: jax.jit(batched),
+    }
+    results: dict[str, list[timing.Timing]] = {m: [] for m in METHODS}
+    agree = True
+    steps = len(sizes) * len(METHODS)
+    for i, n in enumerate(sizes):
+        X = jax.random.normal(key, (n, d_in))
+        outs = [np.asarray(fn(X, params)) for fn in methods.values()]
+        agree &= all(np.allclose(outs[0], o, rtol=1e-3, atol=1e-2) for o in outs[1:])
+        for j, (name, fn) in enumerate(methods.items()):
+            if on_progress is not None:
+                on_progress((i * len(METHODS) + j) / steps, f"{name}, batch {n}")
+            results[name].append(timing.measure(fn, X, params, budget_s=budget_s, min_repeats=3))
+    if on_progress is not None:
+        on_progress(1.0, "done")
+    return BatchTiming(
+        sizes,
+        d_in,
+        d_out,
+        {k: tuple(v) for k, v in results.items()},
+        roofline.device_label(),
+        agree,
+    )
+
+
+def batching_figure(bt: BatchTiming) -> go.Figure:
+    """Median time per batch (bars: quartiles) against batch size, one line per method."""
+    fig = go.Figure()
+    for name in METHODS:
+        fig.add_trace(timing_line(bt.batch_sizes, bt.timings[name], name))
+    fig.update_layout(
+        title=(
+            f"process_single_example on a batch (D={bt.d_in}, H={bt.d_out}): median time per "
+            f"call, measured on {bt.device}"
+        ),
+        xaxis=log_axis("batch size", bt.batch_sizes, format_count),
+        yaxis=seconds_axis("time per call (median, bars: quartiles)", bar_ends(*fig.data)),
+        margin={"t": 60, "b": 40},
+    )
+    return fig

@@ -1,0 +1,228 @@
+"""The article's nested-vmap 2-D convolution, run on real images and checked against libraries.
+
+Why: the article builds a convolution from patches and two nested ``vmap``s (its comment has the
+axes backwards). Here it runs on generated patterns and kernels a visitor picks, beside
+``jax.scipy.signal.convolve2d`` and ``lax.conv_general_dilated``, with what each vmap level maps.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from jaxplay.article import (
+    batch_conv2d,
+)
+
+MIN_IMAGE, MAX_IMAGE = 5, 32
+MAX_IMAGES, MAX_KERNELS = 4, 4
+
+
+#: The test images, by name: each draws an n×n float32 image from its row and column indices
+#: ``i``, ``j``, the image side ``n`` and its centre ``c``.
+DRAWINGS: dict[str, Callable[[np.ndarray, np.ndarray, int, float], np.ndarray]] = {
+    "checkerboard": lambda i, j, n, c: (i // max(2, n // 4) + j // max(2, n // 4)) % 2,
+    "vertical stripes": lambda i, j, n, c: (j // max(1, n // 6)) % 2,
+    "disc": lambda i, j, n, c: ((i - c) ** 2 + (j - c) ** 2) <= (0.35 * n) ** 2,
+    "diagonal ramp": lambda i, j, n, c: (i + j) / (2 * (n - 1)),
+    "cross": lambda i, j, n, c: (np.abs(i - c) < n / 10) | (np.abs(j - c) < n / 10),
+}
+PATTERNS: tuple[str, ...] = tuple(DRAWINGS)
+
+
+def pattern(name: str, n: int) -> np.ndarray:
+    """The test image ``name`` (a key of :data:`DRAWINGS`), ``n`` pixels square."""
+    if name not in DRAWINGS:
+        raise ValueError(f"unknown pattern {name!r}; choose one of {list(PATTERNS)}")
+    i, j = np.mgrid[0:n, 0:n].astype(np.float32)
+    return np.asarray(DRAWINGS[name](i, j, n, (n - 1) / 2), dtype=np.float32)
+
+
+KERNELS: dict[str, tuple[tuple[float, ...], ...]] = {
+    "edge: Sobel x": ((1, 0, -1), (2, 0, -2), (1, 0, -1)),
+    "edge: Sobel y": ((1, 2, 1), (0, 0, 0), (-1, -2, -1)),
+    "blur: box 3×3": ((1 / 9,) * 3,) * 3,
+    "sharpen": ((0, -1, 0), (-1, 5, -1), (0, -1, 0)),
+    "identity": ((0, 0, 0), (0, 1, 0), (0, 0, 0)),
+}
+CUSTOM_KERNEL = "your 3×3"
+MAX_KERNEL_ENTRY = 1e3
+
+
+def parse_kernel(text: str) -> np.ndarray:
+    """A 3×3 kernel from text: rows separated by ``;`` or new lines, numbers by spaces or commas.
+
+    Each entry is read with ``float`` (never evaluated) and must be finite with
+    |entry| ≤ :data:`MAX_KERNEL_ENTRY`.
+    """
+    if len(text) > 300:
+        raise ValueError("the kernel text is longer than 300 characters")
+    rows = [r for r in re.split(r"[;\n]", text.strip()) if r.strip()]
+    values: list[list[float]] = []
+    for r, row in enumerate(rows, start=1):
+        entries = [e for e in re.split(r"[,\s]+", row.strip()) if e]
+        try:
+            numbers = [float(e) for e in entries]
+        except ValueError:
+            raise ValueError(
+                f"row {r} holds something that is not a number: {row.strip()!r}"
+            ) from None
+        values.append(numbers)
+    if len(values) != 3 or any(len(v) != 3 for v in values):
+        got = " × ".join(str(len(v)) for v in values) or "nothing"
+        raise ValueError(f"a kernel needs 3 rows of 3 numbers (got rows of {got})")
+    kernel = np.asarray(values, dtype=np.float32)
+    if not np.all(np.isfinite(kernel)) or np.max(np.abs(kernel)) > MAX_KERNEL_ENTRY:
+        raise ValueError(
+            f"kernel entries must be finite numbers with |entry| ≤ {MAX_KERNEL_ENTRY:g}"
+        )
+    return kernel
+
+
+@dataclass(frozen=True)
+class VmapLevel:
+    """One level of the nested vmap: what it maps over and the shapes each call sees."""
+
+    code: str
+    maps_over: str
+    per_call: str
+    output: str
+
+
+@dataclass(frozen=True)
+class ConvResult:
+    """The article's batched convolution and two library references, on the same inputs.
+
+    Attributes:
+        outputs: ``batch_conv2d(images, kernels)``, shape (images, kernels, out_h, out_w).
+        via_convolve2d: ``jax.scipy.signal.convolve2d(image, flipped kernel, "valid")`` per pair
+            (the article's patches compute a cross-correlation, which is a convolution with the
+            kernel flipped).
+        via_lax_conv: ``lax.conv_general_dilated`` (also a cross-correlation) on NCHW/OIHW.
+    """
+
+    image_names: tuple[str, ...]
+    kernel_names: tuple[str, ...]
+    images: np.ndarray
+    kernels: np.ndarray
+    outputs: np.ndarray
+    via_convolve2d: np.ndarray
+    via_lax_conv: np.ndarray
+    levels: tuple[VmapLevel, ...]
+
+    @property
+    def max_diff_convolve2d(self) -> float:
+        return float(np.max(np.abs(self.outputs - self.via_convolve2d)))
+
+    @property
+    def max_diff_lax_conv(self) -> float:
+        return float(np.max(np.abs(self.outputs - self.via_lax_conv)))
+
+
+def run_conv(
+    image_names: Sequence[str],
+    size: int,
+    kernel_names: Sequence[str],
+    custom_kernel: str = "",
+) -> ConvResult:
+    """Run ``batch_conv2d`` over the chosen images and kernels, and both references.
+
+    Raises:
+        ValueError: an unknown pattern or kernel, a bad custom kernel, or sizes/counts outside
+            the limits (the message names them).
+    """
+    if not MIN_IMAGE <= size <= MAX_IMAGE:
+        raise ValueError(f"the image size must be {MIN_IMAGE} to {MAX_IMAGE} pixels (got {size})")
+    if not 1 <= len(image_names) <= MAX_IMAGES:
+        raise ValueError(f"choose 1 to {MAX_IMAGES} images (got {len(image_names)})")
+    if not 1 <= len(kernel_names) <= MAX_KERNELS:
+        raise ValueError(f"choose 1 to {MAX_KERNELS} kernels (got {len(kernel_names)})")
+    images = np.stack([pattern(name, size) for name in image_names])
+    kernel_list = []
+    for name in kernel_names:
+        if name == CUSTOM_KERNEL:
+            kernel_list.append(parse_kernel(custom_kernel))
+        elif name in KERNELS:
+            kernel_list.append(np.asarray(KERNELS[name], dtype=np.float32))
+        else:
+            raise ValueError(f"unknown kernel {name!r}")
+    kernels = np.stack(kernel_list)
+    outputs = np.asarray(batch_conv2d(images, kernels))
+    reference = jax.vmap(
+        jax.vmap(
+            lambda im, k: jax.scipy.signal.convolve2d(im, k[::-1, ::-1], mode="valid"),
+            in_axes=(None, 0),
+        ),
+        in_axes=(0, None),
+    )
+    lax_out = jax.lax.conv_general_dilated(
+        images[:, None], kernels[:, None], window_strides=(1, 1), padding="VALID"
+    )
+    n, k, oh = len(images), len(kernels), size - 2
+    levels = (
+        VmapLevel(
+            "vmap(..., in_axes=(0, None))  # outer",
+            f"the {n} images (axis 0 of images); all kernels go to every call",
+            f"image ({size}, {size}), kernels ({k}, 3, 3)",
+            f"({n}, {k}, {oh}, {oh})",
+        ),
+        VmapLevel(
+            "vmap(conv2d_single, in_axes=(None, 0))  # inner",
+            f"the {k} kernels (axis 0 of kernels); the same image goes to every call",
+            f"image ({size}, {size}), kernel (3, 3)",
+            f"({k}, {oh}, {oh})",
+        ),
+        VmapLevel(
+            "vmap(dot_patch)(patches)  # inside conv2d_single",
+            f"the {oh * oh} patches (axis 0 of patches)",
+            "patch (3, 3)",
+            f"({oh * oh},) reshaped to ({oh}, {oh})",
+        ),
+    )
+    return ConvResult(
+        tuple(image_names),
+        tuple(kernel_names),
+        images,
+        kernels,
+        outputs,
+        np.asarray(reference(images, kernels)),
+        np.asarray(lax_out),
+        levels,
+    )
+
+
+def conv_figure(result: ConvResult) -> go.Figure:
+    """A grid of heatmaps: a row per image, its input then its output under each kernel."""
+    n, k = len(result.images), len(result.kernels)
+    titles = [
+        t
+        for i, name in enumerate(result.image_names)
+        for t in (f"image {i}: {name}", *(f"⊛ {kn}" for kn in result.kernel_names))
+    ]
+    fig = make_subplots(rows=n, cols=k + 1, subplot_titles=titles, horizontal_spacing=0.03)
+    for i in range(n):
+        fig.add_trace(
+            go.Heatmap(z=result.images[i], coloraxis="coloraxis", name=f"image {i}"), i + 1, 1
+        )
+        for j in range(k):
+            fig.add_trace(
+                go.Heatmap(z=result.outputs[i, j], coloraxis="coloraxis2", name=f"out {i},{j}"),
+                i + 1,
+                j + 2,
+            )
+    fig.update_yaxes(autorange="reversed", scaleanchor=None, showticklabels=False)
+    fig.update_xaxes(showticklabels=False)
+    fig.update_layout(
+        height=220 * n + 60,
+        title="Inputs (left) and batch_conv2d outputs (one column per kernel)",
+        coloraxis={"colorscale": "Greys", "showscale": False},
+        coloraxis2={"colorscale": "RdBu", "colorbar": {"title": "output"}},
+        margin={"t": 70, "b": 20},
+    )
+    return fig

@@ -1,0 +1,124 @@
+"""The package's shape holds: layers import downwards only, topics stand alone, pages stay UI.
+
+Layers, lowest first: ``core`` (the shared machinery) < ``hosting`` (settings, public mode, the
+page registry) < ``sandbox`` (the runner) < ``article`` (the article's code) < the topics (one per
+page: ``jit``, ``grad``, ..., ``code_lab``). A module imports its own package and lower layers,
+never a higher one, and never another topic.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from jaxplay.hosting import catalog
+
+JAXPLAY = catalog.ROOT / "jaxplay"
+LAYERS = {"core": 0, "hosting": 1, "sandbox": 2, "article": 3}
+TOPIC = 4
+UI_FILES = [catalog.ROOT / "app.py", *sorted((catalog.ROOT / "pages").glob("*.py"))]
+
+
+def _package(module: str) -> str:
+    """``jaxplay.jit._lab`` -> ``jit``; ``jaxplay.code_lab`` -> ``code_lab``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _layer(package: str) -> int:
+    return LAYERS.get(package, TOPIC)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(catalog.ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """``(module, imported names)`` of every import in the file, relative ones resolved."""
+    here = _module_name(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, module] if module else base)
+            found.append((module, [alias.name for alias in node.names]))
+    return found
+
+
+def _jaxplay_files() -> list[Path]:
+    return sorted(JAXPLAY.rglob("*.py"))
+
+
+def test_the_layers_are_what_the_tree_holds() -> None:
+    """Every subpackage is a known layer or a page's topic (a new one is placed on purpose)."""
+    topics = {spec.url_path.replace("-", "_") for spec in catalog.TOPICS} - {"article"}
+    packages = {p.name for p in JAXPLAY.iterdir() if (p / "__init__.py").exists()}
+    packages |= {p.stem for p in JAXPLAY.glob("*.py") if p.stem != "__init__"}
+    assert packages == set(LAYERS) | topics
+
+
+@pytest.mark.parametrize("path", _jaxplay_files(), ids=lambda p: str(p.relative_to(JAXPLAY)))
+def test_imports_go_down_the_layers_and_topics_stand_alone(path: Path) -> None:
+    here = _package(_module_name(path))
+    for module, _ in _imports(path):
+        if not module.startswith("jaxplay.") or module == "jaxplay":
+            continue
+        there = _package(module)
+        if there == here:
+            continue
+        assert _layer(there) < _layer(here), f"{path.name} ({here}) imports {module}"
+
+
+def test_core_imports_no_other_subpackage() -> None:
+    for path in sorted((JAXPLAY / "core").rglob("*.py")):
+        for module, _ in _imports(path):
+            if module.startswith("jaxplay."):
+                assert _package(module) == "core", f"{path.name} imports {module}"
+
+
+def test_the_checks_above_can_fail() -> None:
+    """A topic importing another topic, and a layer importing upwards, are both caught."""
+    assert _layer(_package("jaxplay.grad._curves")) == _layer(_package("jaxplay.compose"))
+    assert not _layer(_package("jaxplay.sandbox")) < _layer(_package("jaxplay.hosting.settings"))
+
+
+def test_package_never_imports_streamlit() -> None:
+    for path in _jaxplay_files():
+        for module, _ in _imports(path):
+            assert module.split(".")[0] != "streamlit", path
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)
+def test_pages_import_no_jax_and_only_public_jaxplay(path: Path) -> None:
+    """Pages are UI: no ``jax``/``jaxlib`` import, and jaxplay only by public names."""
+    for module, names in _imports(path):
+        assert module.split(".")[0] not in {"jax", "jaxlib"}, f"{path.name} imports {module}"
+        if module.split(".")[0] == "jaxplay":
+            private = [p for p in [*module.split("."), *names] if p.startswith("_")]
+            assert not private, f"{path.name} imports {module} {names}"
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)
+def test_pages_run_no_code_of_their_own(path: Path) -> None:
+    """Visitors' code runs in the sandbox; pages never call ``exec`` or ``eval``."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            assert node.func.id not in {"eval", "exec"}, path.name
+
+
+def test_no_module_is_long_without_a_reason() -> None:
+    """A module over 600 lines says why at its top (a line starting ``Long:``)."""
+    for path in _jaxplay_files():
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 600:
+            assert "\nLong: " in text[:3000], (
+                f"{path.relative_to(JAXPLAY)} is long without a reason"
+            )

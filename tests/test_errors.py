@@ -1,0 +1,23 @@
+"""JAX's refusals in plain words: the first matching pattern explains, JAX's message is kept."""
+
+from __future__ import annotations
+
+from jaxplay.core.errors import explain_error
+
+TABLE = (
+    (r"axis (-?\d+) is out of bounds for array of dimension (\d+)", "axis {0} of {1} axes"),
+    (r"out of bounds", "some axis is out of bounds"),
+)
+
+
+def test_the_first_matching_pattern_explains_with_its_groups() -> None:
+    err = ValueError("axis 3 is out of bounds for array of dimension 2")
+    friendly = explain_error(err, TABLE)
+    assert friendly.plain == "axis 3 of 2 axes"
+    assert friendly.error_type == "ValueError" and friendly.message == str(err)
+
+
+def test_an_unknown_error_keeps_jaxs_message() -> None:
+    friendly = explain_error(RuntimeError("something new"), TABLE)
+    assert friendly.error_type == "RuntimeError" and friendly.message == "something new"
+    assert "its message says why" in friendly.plain
