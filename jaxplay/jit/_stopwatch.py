@@ -79,7 +79,7 @@ def article_timing(
         return run()
 
 
-#: The article's code as written: the one copy lives in the examples registry.
+#: The article's code as written, as the article package's example shows it.
 ARTICLE_TIMING_CODE = article.by_id("jit-softmax-as-written").source
 
 

@@ -49,7 +49,7 @@ GRAD_RTOL = 1e-3
 DEFAULT_VARIANTS: tuple[str, ...] = ("none", "whole", "per_round", "per_round_names")
 
 
-#: The article's code as written: the one copy lives in the examples registry.
+#: The article's code as written, as the article package's example shows it.
 ARTICLE_CODE = article.by_id("memory-checkpoint-as-written").source
 
 # --- the models -----------------------------------------------------------------------------------
