@@ -44,24 +44,53 @@ class Stats:
     sessions_served: int = 0
 
 
-async def wait_rendered(page: Page, title: str) -> None:
-    """Until the page's title is shown and the script has stopped running."""
+#: Counts the script runs that finished in this page (Streamlit marks the app element with its
+#: script's state: ``running``, then ``notRunning``); installed on first call, returns the count.
+_RUNS_DONE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app) return -1;
+    if (!window.__jaxplayRuns) {
+        window.__jaxplayRuns = {done: 0};
+        new MutationObserver(() => {
+            if (app.getAttribute('data-test-script-state') === 'notRunning') {
+                window.__jaxplayRuns.done++;
+            }
+        }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    }
+    return window.__jaxplayRuns.done;
+}"""
+_IDLE_JS = """(before) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const idle = app && app.getAttribute('data-test-script-state') === 'notRunning';
+    return idle && (before < 0 || (window.__jaxplayRuns && window.__jaxplayRuns.done > before));
+}"""
+
+
+async def runs_done(page: Page) -> int:
+    """Script runs finished so far in ``page``; call it before an action, pass it on to
+    :func:`wait_rendered`."""
+    return int(await page.evaluate(_RUNS_DONE_JS))
+
+
+async def wait_rendered(page: Page, title: str, before: int = -1) -> None:
+    """Until the page's title is shown and the script has stopped running.
+
+    ``before``: :func:`runs_done` taken before the action; the wait then also lasts until a run
+    finished after it, since the rerun an action asks for can start a moment after the action.
+    (The status widget is no signal: in Streamlit 1.67 it shows an icon and "Stop", never the
+    word "Running", and only after the run has lasted a moment.)
+    """
     await page.locator("h1").filter(has_text=title).first.wait_for(timeout=ACTION_TIMEOUT_MS)
-    await page.wait_for_function(
-        """() => {
-            const w = document.querySelector('[data-testid="stStatusWidget"]');
-            return !w || !w.innerText.toLowerCase().includes('running');
-        }""",
-        timeout=ACTION_TIMEOUT_MS,
-    )
+    await page.wait_for_function(_IDLE_JS, arg=before, timeout=ACTION_TIMEOUT_MS)
     if await page.locator('[data-testid="stException"]').count():
         raise RuntimeError(f"exception box on {title}")
 
 
 async def open_page(page: Page, spec: catalog.PageSpec) -> float:
+    before = await runs_done(page)
     start = time.perf_counter()
     await page.locator('[data-testid="stSidebarNav"] a').filter(has_text=spec.title).first.click()
-    await wait_rendered(page, spec.title)
+    await wait_rendered(page, spec.title, before)
     return time.perf_counter() - start
 
 
@@ -72,6 +101,7 @@ async def move_a_widget(page: Page, title: str) -> bool:
     select = main.locator('[data-testid="stSelectbox"]').first
     radio = main.locator('[data-testid="stRadio"] label').nth(1)
     checkbox = main.locator('[data-testid="stCheckbox"] label').first
+    before = await runs_done(page)
     if await slider.count():
         await slider.focus()
         await slider.press("ArrowRight")
@@ -86,8 +116,7 @@ async def move_a_widget(page: Page, title: str) -> bool:
         await checkbox.click()
     else:
         return False
-    await page.wait_for_timeout(300)
-    await wait_rendered(page, title)
+    await wait_rendered(page, title, before)
     return True
 
 
@@ -95,7 +124,9 @@ async def run_snippet(page: Page, lab: catalog.PageSpec, marker: str) -> float:
     await open_page(page, lab)
     editor = page.locator(".st-key-code_lab_editor textarea")
     await editor.fill(f"import jax.numpy as jnp\nprint('{marker}', jnp.ones(3).sum())\n")
+    before = await runs_done(page)
     await editor.press("Control+Enter")
+    await wait_rendered(page, lab.title, before)
     start = time.perf_counter()
     await page.locator(".st-key-code_lab_run button").click()
     await page.get_by_text(f"{marker} 3.0").first.wait_for(timeout=ACTION_TIMEOUT_MS)
