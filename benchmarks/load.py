@@ -6,7 +6,7 @@ session loops: open a page through the navigation, move a widget on it, then run
 snippet and wait for its printed result. It reports sessions served, actions, failures, and the
 p50/p95 time for a page to finish rendering and for a snippet's result to appear.
 
-    .venv/bin/python benchmarks/load.py --sessions 10 --duration 120
+    .venv/bin/python benchmarks/load.py --sessions 10 --duration 120 [--warm-pages]
 
 Everything stays on 127.0.0.1. The run stops by itself after ``--duration`` seconds (plus the
 time for actions in flight to finish or time out).
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from playwright.async_api import Page, async_playwright  # noqa: E402
+from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 from jaxplay import catalog  # noqa: E402
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
@@ -44,18 +46,22 @@ class Stats:
     sessions_served: int = 0
 
 
-#: Counts the script runs that finished in this page (Streamlit marks the app element with its
-#: script's state: ``running``, then ``notRunning``); installed on first call, returns the count.
+#: Counts the script runs that finished in this page: Streamlit marks its app element with the
+#: script's state (``running``, then ``notRunning``). The observer watches the whole document, so
+#: an app element drawn anew (after a reconnect) is still counted. Installed on first call.
 _RUNS_DONE_JS = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    if (!app) return -1;
+    if (!document.body) return -1;
     if (!window.__jaxplayRuns) {
         window.__jaxplayRuns = {done: 0};
-        new MutationObserver(() => {
-            if (app.getAttribute('data-test-script-state') === 'notRunning') {
-                window.__jaxplayRuns.done++;
+        new MutationObserver((records) => {
+            for (const r of records) {
+                if (r.target.getAttribute('data-test-script-state') === 'notRunning') {
+                    window.__jaxplayRuns.done++;
+                }
             }
-        }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+        }).observe(document.body, {
+            attributes: true, subtree: true, attributeFilter: ['data-test-script-state'],
+        });
     }
     return window.__jaxplayRuns.done;
 }"""
@@ -63,6 +69,12 @@ _IDLE_JS = """(before) => {
     const app = document.querySelector('[data-testid="stApp"]');
     const idle = app && app.getAttribute('data-test-script-state') === 'notRunning';
     return idle && (before < 0 || (window.__jaxplayRuns && window.__jaxplayRuns.done > before));
+}"""
+_STATE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return [app && app.getAttribute('data-test-script-state'),
+            app && app.getAttribute('data-test-connection-state'),
+            window.__jaxplayRuns ? window.__jaxplayRuns.done : null];
 }"""
 
 
@@ -81,7 +93,14 @@ async def wait_rendered(page: Page, title: str, before: int = -1) -> None:
     word "Running", and only after the run has lasted a moment.)
     """
     await page.locator("h1").filter(has_text=title).first.wait_for(timeout=ACTION_TIMEOUT_MS)
-    await page.wait_for_function(_IDLE_JS, arg=before, timeout=ACTION_TIMEOUT_MS)
+    try:
+        await page.wait_for_function(_IDLE_JS, arg=before, timeout=ACTION_TIMEOUT_MS)
+    except PlaywrightTimeout as err:
+        script, connection, done = await page.evaluate(_STATE_JS)
+        raise RuntimeError(
+            f"{title}: no script run finished within {ACTION_TIMEOUT_MS // 1000} s (script "
+            f"{script}, connection {connection}, runs finished {done}, before {before})"
+        ) from err
     if await page.locator('[data-testid="stException"]').count():
         raise RuntimeError(f"exception box on {title}")
 
@@ -124,9 +143,7 @@ async def run_snippet(page: Page, lab: catalog.PageSpec, marker: str) -> float:
     await open_page(page, lab)
     editor = page.locator(".st-key-code_lab_editor textarea")
     await editor.fill(f"import jax.numpy as jnp\nprint('{marker}', jnp.ones(3).sum())\n")
-    before = await runs_done(page)
     await editor.press("Control+Enter")
-    await wait_rendered(page, lab.title, before)
     start = time.perf_counter()
     await page.locator(".st-key-code_lab_run button").click()
     await page.get_by_text(f"{marker} 3.0").first.wait_for(timeout=ACTION_TIMEOUT_MS)
@@ -144,14 +161,17 @@ async def session(browser, url: str, index: int, deadline: float, stats: Stats) 
         stats.sessions_served += 1
         while time.monotonic() < deadline:
             spec = TOUR[(index + step) % len(TOUR)]
+            doing = "opening the page"
             try:
                 stats.page_s.append(await open_page(page, spec))
+                doing = "moving a widget"
                 if await move_a_widget(page, spec.title):
                     stats.widget_moves += 1
+                doing = "running a snippet"
                 stats.snippet_s.append(await run_snippet(page, lab, f"s{index}-{step}"))
             except Exception as err:  # noqa: BLE001 - every failure is counted and reported
                 stats.failures.append(
-                    f"session {index} step {step} ({spec.url_path}): {err!r}"[:300]
+                    f"session {index} step {step} ({spec.url_path}, {doing}): {err!r}"[:300]
                 )
                 await page.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
             step += 1
@@ -168,7 +188,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def main_async(sessions: int, duration: float) -> Stats:
+async def main_async(sessions: int, duration: float, warm_pages: bool = False) -> Stats:
     stats = Stats()
     with streamlit_server("app.py") as url:
         async with async_playwright() as p:
@@ -177,6 +197,9 @@ async def main_async(sessions: int, duration: float) -> Stats:
             warm = await browser.new_page()
             await warm.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
             await wait_rendered(warm, "jaxplay")
+            if warm_pages:  # every page's default view once: the caches the sessions share
+                for spec in [*TOUR, catalog.find("code-lab")]:
+                    await open_page(warm, spec)
             await warm.close()
             deadline = time.monotonic() + duration
             await asyncio.gather(
@@ -190,13 +213,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10, help="concurrent browser sessions (K)")
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of load")
+    parser.add_argument(
+        "--warm-pages",
+        action="store_true",
+        help="open every page once before the clock starts (as if the server warmed its caches)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    stats = asyncio.run(main_async(args.sessions, args.duration))
+    stats = asyncio.run(main_async(args.sessions, args.duration, args.warm_pages))
     elapsed = time.perf_counter() - started
     print(
         f"sessions: {args.sessions} concurrent, {args.duration:.0f} s of load "
-        f"({elapsed:.0f} s total)"
+        f"({elapsed:.0f} s total){', pages warmed first' if args.warm_pages else ''}; "
+        f"1-minute load average {os.getloadavg()[0]:.1f} at the end"
     )
     print(f"sessions served: {stats.sessions_served}/{args.sessions}")
     print(
