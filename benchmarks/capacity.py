@@ -63,7 +63,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.load import ACTION_TIMEOUT_MS, open_page, runs_done, wait_rendered  # noqa: E402
+from benchmarks.load import (  # noqa: E402
+    ACTION_TIMEOUT_MS,
+    open_page,
+    runs_done,
+    track_runs,
+    wait_rendered,
+)
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -542,6 +548,7 @@ async def tour(
     meter = server.meter
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
+    track_runs(page)
     view = VIEW_COLD if first else VIEW_CACHED
 
     def keep(record: Record) -> None:
@@ -607,6 +614,7 @@ async def idle_costs(
     for _ in range(args.idle_sessions):
         context = await browser.new_context(viewport={"width": 1280, "height": 900})
         page = await context.new_page()
+        track_runs(page)
         await page.goto(server.url + "/", timeout=ACTION_TIMEOUT_MS)
         await wait_rendered(page, "jaxplay")
         contexts.append(context)

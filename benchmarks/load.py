@@ -26,8 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playwright.async_api import Page, async_playwright  # noqa: E402
-from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+from google.protobuf.message import DecodeError  # noqa: E402
+from playwright.async_api import Page, WebSocket, async_playwright  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 from jaxplay import catalog  # noqa: E402
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
@@ -46,61 +47,76 @@ class Stats:
     sessions_served: int = 0
 
 
-#: Counts the script runs that finished in this page: Streamlit marks its app element with the
-#: script's state (``running``, then ``notRunning``). The observer watches the whole document, so
-#: an app element drawn anew (after a reconnect) is still counted. Installed on first call.
-_RUNS_DONE_JS = """() => {
-    if (!document.body) return -1;
-    if (!window.__jaxplayRuns) {
-        window.__jaxplayRuns = {done: 0};
-        new MutationObserver((records) => {
-            for (const r of records) {
-                if (r.target.getAttribute('data-test-script-state') === 'notRunning') {
-                    window.__jaxplayRuns.done++;
-                }
-            }
-        }).observe(document.body, {
-            attributes: true, subtree: true, attributeFilter: ['data-test-script-state'],
-        });
-    }
-    return window.__jaxplayRuns.done;
-}"""
-_IDLE_JS = """(before) => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const idle = app && app.getAttribute('data-test-script-state') === 'notRunning';
-    return idle && (before < 0 || (window.__jaxplayRuns && window.__jaxplayRuns.done > before));
-}"""
-_STATE_JS = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    return [app && app.getAttribute('data-test-script-state'),
-            app && app.getAttribute('data-test-connection-state'),
-            window.__jaxplayRuns ? window.__jaxplayRuns.done : null];
-}"""
+class RunCounter:
+    """Counts the script runs the server finished for one browser page.
+
+    It reads the page's own websocket messages: each full run ends with a ``script_finished``
+    message. (The page's DOM is no reliable signal: the status widget shows an icon and "Stop",
+    never the word "Running", and a busy browser can apply a run's start and end in one render,
+    so the app element's ``data-test-script-state`` need not change at all.) Fragment reruns
+    and runs cut short by a rerun are not counted.
+    """
+
+    FINISHED = (
+        ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY,
+        ForwardMsg.ScriptFinishedStatus.FINISHED_WITH_COMPILE_ERROR,
+    )
+
+    def __init__(self) -> None:
+        self.done = 0
+
+    def attach(self, page: Page) -> None:
+        page.on("websocket", self._socket)
+
+    def _socket(self, socket: WebSocket) -> None:
+        if "_stcore/stream" in socket.url:
+            socket.on("framereceived", self._frame)
+
+    def _frame(self, payload: str | bytes) -> None:
+        if isinstance(payload, str):
+            return
+        message = ForwardMsg()
+        try:
+            message.ParseFromString(payload)
+        except DecodeError:
+            return
+        finished = message.WhichOneof("type") == "script_finished"
+        if finished and message.script_finished in self.FINISHED:
+            self.done += 1
+
+
+_COUNTERS: dict[Page, RunCounter] = {}
+
+
+def track_runs(page: Page) -> None:
+    """Start counting ``page``'s finished script runs; call it before the page's ``goto``."""
+    counter = RunCounter()
+    counter.attach(page)
+    _COUNTERS[page] = counter
 
 
 async def runs_done(page: Page) -> int:
-    """Script runs finished so far in ``page``; call it before an action, pass it on to
-    :func:`wait_rendered`."""
-    return int(await page.evaluate(_RUNS_DONE_JS))
+    """Script runs finished so far in ``page`` (see :func:`track_runs`); take it before an
+    action and pass it on to :func:`wait_rendered`."""
+    return _COUNTERS[page].done
 
 
 async def wait_rendered(page: Page, title: str, before: int = -1) -> None:
-    """Until the page's title is shown and the script has stopped running.
+    """Until the page's title is shown and a script run finished after ``before``.
 
-    ``before``: :func:`runs_done` taken before the action; the wait then also lasts until a run
-    finished after it, since the rerun an action asks for can start a moment after the action.
-    (The status widget is no signal: in Streamlit 1.67 it shows an icon and "Stop", never the
-    word "Running", and only after the run has lasted a moment.)
+    ``before``: :func:`runs_done` taken before the action (the rerun an action asks for can
+    start a moment after it); -1 for a page just loaded, whose first run is awaited.
     """
     await page.locator("h1").filter(has_text=title).first.wait_for(timeout=ACTION_TIMEOUT_MS)
-    try:
-        await page.wait_for_function(_IDLE_JS, arg=before, timeout=ACTION_TIMEOUT_MS)
-    except PlaywrightTimeout as err:
-        script, connection, done = await page.evaluate(_STATE_JS)
-        raise RuntimeError(
-            f"{title}: no script run finished within {ACTION_TIMEOUT_MS // 1000} s (script "
-            f"{script}, connection {connection}, runs finished {done}, before {before})"
-        ) from err
+    counter = _COUNTERS[page]
+    deadline = time.monotonic() + ACTION_TIMEOUT_MS / 1000
+    while counter.done <= max(before, 0):
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{title}: no script run finished within {ACTION_TIMEOUT_MS // 1000} s "
+                f"(runs finished {counter.done}, before {before})"
+            )
+        await asyncio.sleep(0.05)
     if await page.locator('[data-testid="stException"]').count():
         raise RuntimeError(f"exception box on {title}")
 
@@ -153,6 +169,7 @@ async def run_snippet(page: Page, lab: catalog.PageSpec, marker: str) -> float:
 async def session(browser, url: str, index: int, deadline: float, stats: Stats) -> None:  # noqa: ANN001
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
+    track_runs(page)
     lab = catalog.find("code-lab")
     step = 0
     try:
@@ -195,6 +212,7 @@ async def main_async(sessions: int, duration: float, warm_pages: bool = False) -
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             # Warm the server (first import of JAX, the sandbox pool) before the clock starts.
             warm = await browser.new_page()
+            track_runs(warm)
             await warm.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
             await wait_rendered(warm, "jaxplay")
             if warm_pages:  # every page's default view once: the caches the sessions share
