@@ -6,7 +6,7 @@ session loops: open a page through the navigation, move a widget on it, then run
 snippet and wait for its printed result. It reports sessions served, actions, failures, and the
 p50/p95 time for a page to finish rendering and for a snippet's result to appear.
 
-    .venv/bin/python benchmarks/load.py --sessions 10 --duration 120
+    .venv/bin/python benchmarks/load.py --sessions 10 --duration 120 [--warm-pages]
 
 Everything stays on 127.0.0.1. The run stops by itself after ``--duration`` seconds (plus the
 time for actions in flight to finish or time out).
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -25,7 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playwright.async_api import Page, async_playwright  # noqa: E402
+from google.protobuf.message import DecodeError  # noqa: E402
+from playwright.async_api import Page, WebSocket, async_playwright  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 from jaxplay.hosting import catalog  # noqa: E402
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
@@ -44,24 +47,85 @@ class Stats:
     sessions_served: int = 0
 
 
-async def wait_rendered(page: Page, title: str) -> None:
-    """Until the page's title is shown and the script has stopped running."""
-    await page.locator("h1").filter(has_text=title).first.wait_for(timeout=ACTION_TIMEOUT_MS)
-    await page.wait_for_function(
-        """() => {
-            const w = document.querySelector('[data-testid="stStatusWidget"]');
-            return !w || !w.innerText.toLowerCase().includes('running');
-        }""",
-        timeout=ACTION_TIMEOUT_MS,
+class RunCounter:
+    """Counts the script runs the server finished for one browser page.
+
+    It reads the page's own websocket messages: each full run ends with a ``script_finished``
+    message. (The page's DOM is no reliable signal: the status widget shows an icon and "Stop",
+    never the word "Running", and a busy browser can apply a run's start and end in one render,
+    so the app element's ``data-test-script-state`` need not change at all.) Fragment reruns
+    and runs cut short by a rerun are not counted.
+    """
+
+    FINISHED = (
+        ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY,
+        ForwardMsg.ScriptFinishedStatus.FINISHED_WITH_COMPILE_ERROR,
     )
+
+    def __init__(self) -> None:
+        self.done = 0
+
+    def attach(self, page: Page) -> None:
+        page.on("websocket", self._socket)
+
+    def _socket(self, socket: WebSocket) -> None:
+        if "_stcore/stream" in socket.url:
+            socket.on("framereceived", self._frame)
+
+    def _frame(self, payload: str | bytes) -> None:
+        if isinstance(payload, str):
+            return
+        message = ForwardMsg()
+        try:
+            message.ParseFromString(payload)
+        except DecodeError:
+            return
+        finished = message.WhichOneof("type") == "script_finished"
+        if finished and message.script_finished in self.FINISHED:
+            self.done += 1
+
+
+_COUNTERS: dict[Page, RunCounter] = {}
+
+
+def track_runs(page: Page) -> None:
+    """Start counting ``page``'s finished script runs; call it before the page's ``goto``."""
+    counter = RunCounter()
+    counter.attach(page)
+    _COUNTERS[page] = counter
+
+
+async def runs_done(page: Page) -> int:
+    """Script runs finished so far in ``page`` (see :func:`track_runs`); take it before an
+    action and pass it on to :func:`wait_rendered`."""
+    return _COUNTERS[page].done
+
+
+async def wait_rendered(page: Page, title: str, before: int = -1) -> None:
+    """Until the page's title is shown and a script run finished after ``before``.
+
+    ``before``: :func:`runs_done` taken before the action (the rerun an action asks for can
+    start a moment after it); -1 for a page just loaded, whose first run is awaited.
+    """
+    await page.locator("h1").filter(has_text=title).first.wait_for(timeout=ACTION_TIMEOUT_MS)
+    counter = _COUNTERS[page]
+    deadline = time.monotonic() + ACTION_TIMEOUT_MS / 1000
+    while counter.done <= max(before, 0):
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{title}: no script run finished within {ACTION_TIMEOUT_MS // 1000} s "
+                f"(runs finished {counter.done}, before {before})"
+            )
+        await asyncio.sleep(0.05)
     if await page.locator('[data-testid="stException"]').count():
         raise RuntimeError(f"exception box on {title}")
 
 
 async def open_page(page: Page, spec: catalog.PageSpec) -> float:
+    before = await runs_done(page)
     start = time.perf_counter()
     await page.locator('[data-testid="stSidebarNav"] a').filter(has_text=spec.title).first.click()
-    await wait_rendered(page, spec.title)
+    await wait_rendered(page, spec.title, before)
     return time.perf_counter() - start
 
 
@@ -72,6 +136,7 @@ async def move_a_widget(page: Page, title: str) -> bool:
     select = main.locator('[data-testid="stSelectbox"]').first
     radio = main.locator('[data-testid="stRadio"] label').nth(1)
     checkbox = main.locator('[data-testid="stCheckbox"] label').first
+    before = await runs_done(page)
     if await slider.count():
         await slider.focus()
         await slider.press("ArrowRight")
@@ -86,8 +151,7 @@ async def move_a_widget(page: Page, title: str) -> bool:
         await checkbox.click()
     else:
         return False
-    await page.wait_for_timeout(300)
-    await wait_rendered(page, title)
+    await wait_rendered(page, title, before)
     return True
 
 
@@ -105,6 +169,7 @@ async def run_snippet(page: Page, lab: catalog.PageSpec, marker: str) -> float:
 async def session(browser, url: str, index: int, deadline: float, stats: Stats) -> None:  # noqa: ANN001
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
+    track_runs(page)
     lab = catalog.find("code-lab")
     step = 0
     try:
@@ -113,14 +178,17 @@ async def session(browser, url: str, index: int, deadline: float, stats: Stats) 
         stats.sessions_served += 1
         while time.monotonic() < deadline:
             spec = TOUR[(index + step) % len(TOUR)]
+            doing = "opening the page"
             try:
                 stats.page_s.append(await open_page(page, spec))
+                doing = "moving a widget"
                 if await move_a_widget(page, spec.title):
                     stats.widget_moves += 1
+                doing = "running a snippet"
                 stats.snippet_s.append(await run_snippet(page, lab, f"s{index}-{step}"))
             except Exception as err:  # noqa: BLE001 - every failure is counted and reported
                 stats.failures.append(
-                    f"session {index} step {step} ({spec.url_path}): {err!r}"[:300]
+                    f"session {index} step {step} ({spec.url_path}, {doing}): {err!r}"[:300]
                 )
                 await page.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
             step += 1
@@ -137,15 +205,19 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def main_async(sessions: int, duration: float) -> Stats:
+async def main_async(sessions: int, duration: float, warm_pages: bool = False) -> Stats:
     stats = Stats()
     with streamlit_server("app.py") as url:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             # Warm the server (first import of JAX, the sandbox pool) before the clock starts.
             warm = await browser.new_page()
+            track_runs(warm)
             await warm.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
             await wait_rendered(warm, "jaxplay")
+            if warm_pages:  # every page's default view once: the caches the sessions share
+                for spec in [*TOUR, catalog.find("code-lab")]:
+                    await open_page(warm, spec)
             await warm.close()
             deadline = time.monotonic() + duration
             await asyncio.gather(
@@ -159,13 +231,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10, help="concurrent browser sessions (K)")
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of load")
+    parser.add_argument(
+        "--warm-pages",
+        action="store_true",
+        help="open every page once before the clock starts (as if the server warmed its caches)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    stats = asyncio.run(main_async(args.sessions, args.duration))
+    stats = asyncio.run(main_async(args.sessions, args.duration, args.warm_pages))
     elapsed = time.perf_counter() - started
     print(
         f"sessions: {args.sessions} concurrent, {args.duration:.0f} s of load "
-        f"({elapsed:.0f} s total)"
+        f"({elapsed:.0f} s total){', pages warmed first' if args.warm_pages else ''}; "
+        f"1-minute load average {os.getloadavg()[0]:.1f} at the end"
     )
     print(f"sessions served: {stats.sessions_served}/{args.sessions}")
     print(

@@ -1,0 +1,89 @@
+"""benchmarks/capacity.py's counters and model: the parts whose mistakes would skew its figures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from benchmarks import capacity as cap
+
+BURN = """
+import os, time
+if os.fork() == 0:  # the child burns CPU after its parent has exited without waiting for it
+    time.sleep(0.2)
+    end = time.process_time() + 0.4
+    while time.process_time() < end:
+        pass
+    os._exit(0)
+os._exit(0)
+"""
+
+
+def test_cgroup_counts_a_process_whose_parent_never_waited_for_it() -> None:
+    """The single-use sandbox worker's case: /proc's cutime would lose this CPU; a cgroup not."""
+    group = cap.CpuCgroup()
+    if not group.available:
+        pytest.skip(f"no cgroup here: {group.why}")
+    try:
+        subprocess.run([*group.prefix(), sys.executable, "-c", BURN], check=True)
+        deadline = time.monotonic() + 30
+        while group.pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not group.pids()
+        assert group.usage_s() >= 0.4
+    finally:
+        group.remove()
+
+
+def record(kind: str, page: str, net: float, python: float = 0.0, lock: float = 0.0) -> dict:
+    return {"kind": kind, "page": page, "net_s": net, "python_s": python, "lock_s": lock}
+
+
+def test_model_inputs_are_means_over_pages_of_each_pages_median() -> None:
+    data = {
+        "records": [
+            record(cap.VIEW_CACHED, "a", 1.0),
+            record(cap.VIEW_CACHED, "a", 3.0),
+            record(cap.VIEW_CACHED, "a", 100.0),  # a's median is 3
+            record(cap.VIEW_CACHED, "b", 1.0),
+            record(cap.VIEW_COLD, "a", 10.0),
+            record(cap.VIEW_COLD, "b", 4.0),
+            record(cap.RUN, "code-lab", 0.8, python=0.2),
+        ],
+        "idle": [
+            {"per_session_cpu_per_s": 0.01, "server_alone_cpu_per_s": 0.005},
+            {"per_session_cpu_per_s": 0.03, "server_alone_cpu_per_s": 0.007},
+        ],
+    }
+    inputs = cap.model_inputs(data)
+    assert inputs.costs[cap.VIEW_CACHED].cpu_s == pytest.approx(2.0)
+    assert inputs.costs[cap.VIEW_COLD].cpu_s == pytest.approx(7.0)
+    assert inputs.costs[cap.RUN] == cap.Cost(0.8, 0.2, 0.0)
+    assert inputs.costs[cap.CHANGE_NEW].cpu_s == 0.0
+    assert inputs.idle_per_s == pytest.approx(0.02)
+    assert inputs.cold_tour_s == pytest.approx((10.0 - 3.0) + (4.0 - 1.0))
+
+
+def test_capacity_is_the_smallest_of_the_cpu_gil_and_lock_bounds() -> None:
+    costs = {
+        cap.VIEW_COLD: cap.Cost(9.0, 9.0, 9.0),  # weighted 0: cold views are left out below
+        cap.VIEW_CACHED: cap.Cost(0.3, 0.3, 0.0),
+        cap.CHANGE_NEW: cap.Cost(1.0, 0.2, 2.0),
+        cap.CHANGE_CACHED: cap.Cost(0.2, 0.2, 0.0),
+        cap.RUN: cap.Cost(0.9, 0.1, 0.0),
+    }
+    inputs = cap.Inputs(costs=costs, idle_per_s=0.004, alone_per_s=0.0, cold_tour_s=0.0)
+    pattern = cap.Pattern(30, 10, 60, 0.0, 0.5, 0.7, 16)
+    c = cap.capacity(inputs, pattern)
+    demand = 0.004 + 0.3 / 30 + (0.5 * 1.0 + 0.5 * 0.2) / 10 + 0.9 / 60
+    assert c["demand"] == pytest.approx(demand)
+    assert c["per_core"] == pytest.approx(0.7 / demand)
+    assert c["cpu_bound"] == pytest.approx(16 * 0.7 / demand)
+    python = 0.004 + 0.3 / 30 + (0.5 * 0.2 + 0.5 * 0.2) / 10 + 0.1 / 60
+    assert c["gil_bound"] == pytest.approx(0.7 / python)
+    assert c["lock_bound"] == pytest.approx(0.7 / (0.5 * 2.0 / 10))
+    assert c["visitors"] == min(c["cpu_bound"], c["gil_bound"], c["lock_bound"])
+    assert c["visitors"] == c["lock_bound"]
