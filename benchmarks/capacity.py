@@ -543,7 +543,7 @@ async def tour(
     records: list[Record],
 ) -> None:
     """One visitor's tour of every page; the first session of a server finds its caches cold."""
-    from jaxplay import catalog  # the one jaxplay import here (the page registry)
+    from jaxplay.hosting import catalog  # the one jaxplay import here (the page registry)
 
     meter = server.meter
     context = await browser.new_context(viewport={"width": 1280, "height": 900})

@@ -60,7 +60,7 @@ class Broken(Exception):
 
 def find_gpu() -> str:
     """The GPUs JAX sees, as one line; raises :class:`NoGpu` or :class:`Broken`."""
-    from jaxplay import environment
+    from jaxplay.hosting import environment
 
     platforms = os.environ.get("JAX_PLATFORMS", "").strip().lower()
     if platforms and not any(p in platforms for p in ("cuda", "gpu")):
@@ -98,7 +98,7 @@ def check_pages() -> list[Check]:
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.testing.v1 import AppTest
 
-    from jaxplay import catalog
+    from jaxplay.hosting import catalog
 
     # As tests/conftest.py's autouse fixture: run pages through app.py's st.navigation.
     original = PagesManager.__init__
@@ -134,7 +134,7 @@ def check_pages() -> list[Check]:
 
 
 def _pool(workers: int):  # noqa: ANN202 - a jaxplay WorkerPool
-    from jaxplay.runner import RunnerConfig, WorkerPool
+    from jaxplay.sandbox import RunnerConfig, WorkerPool
 
     config = RunnerConfig.from_env()
     config = RunnerConfig(
@@ -253,15 +253,16 @@ def check_shared_memory(concurrent: int, gib: float, hold_s: float = 3.0) -> lis
 
 def jit_page_figures() -> list[Check]:
     """The jit page's speed-up and roofline figures for the article's softmax, on this GPU."""
-    from jaxplay import jit_lab, timing
+    from jaxplay import jit as jit_lab
+    from jaxplay.core import roofline, timing
 
     workload = jit_lab.Workload("softmax", 10_000, 1_000, "float32", jit_lab.DEFAULT_FORMULA)
     fn, args = jit_lab.function_of(workload), jit_lab.inputs(workload)
     comparison = timing.compare_jit(fn, *args, budget_s=0.5)
     profile = timing.profile_jit(fn, *args, budget_s=0.3)
-    reference = timing.machine_reference()
-    gbps, gflops = timing.roofline_point(profile.cost, profile.steady.median)
-    device = timing.device_label()
+    reference = roofline.machine_reference()
+    gbps, gflops = roofline.roofline_point(profile.cost, profile.steady.median)
+    device = roofline.device_label()
     speedup_ok = comparison.speedup == comparison.speedup and comparison.speedup > 0
     fraction = gbps / reference.copy_bandwidth_gbps
     return [

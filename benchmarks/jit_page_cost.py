@@ -43,12 +43,13 @@ def _timed(call: Callable[[], Any]) -> dict[str, float]:
 def one_process() -> dict[str, dict[str, float]]:
     """The parts' costs in this (fresh) process, as JSON-ready numbers."""
     sys.path.insert(0, str(ROOT))
-    from jaxplay import environment
+    from jaxplay.hosting import environment
 
     environment.configure()
     import jax.numpy as jnp
 
-    from jaxplay import jit_cache_lab, jit_lab, jit_side_effects, timing
+    from jaxplay import jit as jit_lab
+    from jaxplay.core import roofline, timing
 
     (jnp.ones(8) * 2).block_until_ready()  # JAX started, as the server's home page leaves it
 
@@ -64,7 +65,7 @@ def one_process() -> dict[str, dict[str, float]]:
             lambda: timing.compare_jit(fn, *args, budget_s=COMPARE_BUDGET_S)
         )
         out["article_timing (Article vs honest)"] = _timed(
-            lambda: timing.article_timing(fn, *args, loops=10)
+            lambda: jit_lab.article_timing(fn, *args, loops=10)
         )
         if not first:
             # An alternative the page could use: the same draw, jitted (compiled for this new
@@ -79,15 +80,15 @@ def one_process() -> dict[str, dict[str, float]]:
             same = bool(np.array_equal(drawn[0], args[0]))
             out[f"(not on the page) inputs by a jitted uniform, compiled (same: {same})"] = timed
         if first:
-            out["machine_reference (Roofline)"] = _timed(timing.machine_reference)
+            out["machine_reference (Roofline)"] = _timed(roofline.machine_reference)
             out["side effects demo"] = _timed(
                 lambda: (
-                    jit_side_effects.impure_counter_demo(2),
-                    jit_side_effects.debug_print_demo(),
+                    jit_lab.impure_counter_demo(2),
+                    jit_lab.debug_print_demo(),
                 )
             )
             out["compile-cache lab, per session"] = _timed(
-                lambda: jit_cache_lab.CacheLab().call(True, 5, "float32")
+                lambda: jit_lab.CacheLab().call(True, 5, "float32")
             )
         return out
 

@@ -110,17 +110,17 @@ def install_lock_probe() -> tuple[TimedRLock | None, str]:
     """Wrap jaxplay's measurement lock; (the wrapper, "") or (None, why not)."""
     # The one place that names jaxplay's modules (update it if the package is restructured).
     try:
-        from jaxplay import environment
+        from jaxplay.hosting import environment
 
         environment.configure()  # as app.py does first, before anything imports JAX
-        from jaxplay import timing
+        from jaxplay.core import turns
     except ImportError as err:
-        return None, f"jaxplay's timing module not found ({err})"
-    lock = getattr(timing, "MEASURE_LOCK", None)
+        return None, f"jaxplay's turns module not found ({err})"
+    lock = getattr(turns, "MEASURE_LOCK", None)
     if lock is None:
-        return None, "jaxplay.timing has no MEASURE_LOCK"
+        return None, "jaxplay.core.turns has no MEASURE_LOCK"
     probe = TimedRLock(lock)
-    timing.MEASURE_LOCK = probe  # _locked() looks the global up at every call
+    turns.MEASURE_LOCK = probe  # _locked() looks the global up at every call
     return probe, ""
 
 

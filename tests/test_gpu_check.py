@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from jaxplay import catalog
+from jaxplay.hosting import catalog
 
 SCRIPT = catalog.ROOT / "benchmarks" / "gpu_check.py"
 
