@@ -59,13 +59,9 @@ def test_every_setting_the_code_reads_is_in_the_table() -> None:
 
 
 def test_settings_is_the_one_reader_of_jaxplays_variables() -> None:
-    """No module parses a ``JAXPLAY_*`` variable itself: they all call a reader in settings.
-
-    ``hosting/snippets.py`` is the exception: the snippet store's own module still reads its
-    database path (``snippets.default_path``).
-    """
+    """No module parses a ``JAXPLAY_*`` variable itself: they all call a reader in settings."""
     reads = re.compile(r"""(?:\.get|getenv)\(\s*["']JAXPLAY_""")
-    exempt = {"jaxplay/hosting/settings.py", "jaxplay/hosting/snippets.py"}
+    exempt = {"jaxplay/hosting/settings.py"}
     offenders = [
         str(p.relative_to(ROOT))
         for p in _source_files()
