@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
-from jaxplay.core import turns
+from jaxplay.core import markdown, turns
 from jaxplay.core.expr import ExprError
 from jaxplay.hosting import publicmode
 
@@ -35,7 +35,9 @@ def expr_error(err: ExprError, source: str) -> None:
     pointer = ""
     if err.col is not None and 1 <= err.line <= len(lines):
         pointer = f"\n{lines[err.line - 1]}\n{' ' * (err.col - 1)}^"
-    st.error(f"**This formula is not allowed:** {err.message}", icon=":material/error:")
+    st.error(
+        f"**This formula is not allowed:** {markdown.escape(err.message)}", icon=":material/error:"
+    )
     if pointer:
         st.code(pointer.strip("\n"), language=None)
 
