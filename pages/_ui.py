@@ -128,6 +128,21 @@ def measure_button(
     return bool(chosen) and st.session_state.get(f"{key}_for") == chosen
 
 
+def keep_widgets(tabs: dict[Any, tuple[str, ...]]) -> None:
+    """Keep the values of the widgets in closed tabs, for a page whose tabs run lazily.
+
+    A tab bound to the URL (``st.tabs(..., key=..., bind="query-params")``) knows whether it is
+    open, so a page can skip the work of the others; but Streamlit forgets the state of a widget
+    it did not draw in a run, so switching back would reset it. ``tabs`` maps each tab to the
+    keys of its widgets; those of tabs that are not open are kept in the session.
+    """
+    for tab, keys in tabs.items():
+        if tab.open is False:
+            for key in keys:
+                if key in st.session_state:
+                    st.session_state[key] = st.session_state[key]
+
+
 def box_height(text: str, box: int = 240, lines: int = 12, chars: int = 2000) -> int | str:
     """A code box's height: ``box`` pixels, scrolling, for text over ``lines`` lines or ``chars``
     characters; else as tall as the text ("content")."""
