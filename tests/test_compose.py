@@ -273,3 +273,21 @@ def test_a_preset_formula_under_four_hessians_is_isolated_too() -> None:
     with pytest.raises(sandbox.TaskFailed) as failed:
         cp.pipeline(("hessian",) * 4, SIN2, (3,), timeout_s=5)
     assert failed.value.error.kind in ("timeout", "memory", "crashed"), failed.value.error
+
+
+def test_the_articles_section_says_what_runs() -> None:
+    """The walkthrough said the article's jacfwd/jacrev comments were swapped (they state the
+    standard rule) and that B = D samples ran silently (it raises a TypeError)."""
+    from jaxplay import article
+
+    by_id = {e.id: e for e in article.EXAMPLES}
+    jacobians = by_id["compose-jacobians"]
+    assert "swap" not in jacobians.explanation
+    assert "# Forward mode (efficient for wide outputs)" in jacobians.source
+    assert "as the article's comments say" in jacobians.explanation
+    ps = cp.per_sample(3, 3)
+    said = by_id["compose-per-sample-as-written"].explanation
+    assert f"`{ps.square.error_type}: Gradient only defined for scalar-output functions`" in said
+    assert ps.square.message.startswith("Gradient only defined for scalar-output functions")
+    assert "Only 2-D parameters with one row per sample run without an error" in said
+    assert not cp.per_sample(4, 3).rows_match_model0

@@ -355,3 +355,11 @@ def test_linearize_keeps_residuals_and_runs_only_linear_equations() -> None:
     assert lin.residuals >= 2 and lin.residual_bytes == lin.residuals * 64 * 4
     with pytest.raises(ValueError, match=str(ad.MAX_LINEARIZE_N)):
         ad.linearize_vs_jvp(ad.MAX_LINEARIZE_N + 1)
+
+
+def test_the_articles_custom_vjp_text_names_the_real_exception() -> None:
+    from jaxplay import article
+
+    said = next(e for e in article.EXAMPLES if e.id == "grad-custom-vjp").explanation
+    refused = next(r.custom_vjp for r in ad.custom_rules(0.5).rows if r.call == "hessian(f)(x)")
+    assert f"`{refused.error_type}: {refused.message.rstrip('.')}`" in said
