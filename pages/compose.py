@@ -10,6 +10,7 @@ from jaxplay.core import expr, markdown, timing
 from pages import _ui
 
 NONE = "—"
+AGREEMENT_N = 100
 FORMULA = "type a formula"
 BUILDER_KEYS = (
     "compose_preset",
@@ -54,7 +55,7 @@ def jacobian_check() -> tuple[tuple[int, ...], float]:
 
 @st.cache_data(max_entries=1, show_spinner=False)
 def jit_hvp() -> tuple[cp.JitHvp, float]:
-    return cp.jit_hvp(), cp.hvp_agreement(100)
+    return cp.jit_hvp(), cp.hvp_agreement(AGREEMENT_N)
 
 
 def preset_state(name: str) -> dict[str, str]:
@@ -282,7 +283,10 @@ with jac:
                 winner, factor = sweep.faster(name, wide)
                 st.markdown(f"{name} ({sweep.widths[wide]}): **{winner}** is {factor:.1f}× faster.")
         elif chosen:
-            st.info("Times jit(jacfwd) and jit(jacrev) at each width, with a narrow side of 4.")
+            st.info(
+                "Times jit(jacfwd) and jit(jacrev) at each width, with a narrow side of "
+                f"{cp.NARROW}."
+            )
         _ui.show_code(cp.neural_network, cp.jacobian_point)
 
 with hvp:
@@ -296,8 +300,8 @@ with hvp:
             "**Why:** `jit` traces every argument as an array; a function is not one. **Fix:** "
             "`jit(hvp, static_argnums=0)` (f becomes part of the cache key) or a closure "
             f"`jit(lambda x, v: hvp(f, x, v))`. Both equal the un-jitted hvp: "
-            f"**{jh.fixes_agree}**. hvp vs `hessian(f)(x) @ v` at n=100: relative difference "
-            f"{agreement:.1g}."
+            f"**{jh.fixes_agree}**. hvp vs `hessian(f)(x) @ v` at n={AGREEMENT_N}: relative "
+            f"difference {agreement:.1g}."
         )
         st.markdown(
             "Three ways to H·v: **forward over reverse**, `jvp(grad(f), (x,), (v,))` (one "

@@ -73,6 +73,11 @@ def working(doing: str, typed: bool) -> object:
     return st.spinner(doing + "…", show_time=True)
 
 
+def power(n: int) -> str:
+    """``n`` as superscript digits (R⁴)."""
+    return str(n).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
 def failed(err: sandbox.TaskFailed, doing: str) -> None:
     st.error(markdown.escape(err.explain(doing, HINT)), icon=":material/block:")
 
@@ -215,7 +220,8 @@ with modes:
             st.dataframe(pd.DataFrame(found.modes.rows()), hide_index=True, key="grad_modes_table")
         vec = vectors()
         st.markdown(
-            f"On the two-layer network R⁴ → R³: `jvp` pushes a tangent v forward and returns "
+            f"On the two-layer network R{power(vec.v.size)} → R{power(vec.u.size)}: `jvp` pushes "
+            "a tangent v forward and returns "
             f"**J v** {vec.jvp.round(4).tolist()}; `vjp` pulls a cotangent u back and returns "
             f"**uᵀ J** {vec.vjp.round(4).tolist()}. Same J: u·(J v) = {vec.u_dot_jv:.6f}, "
             f"(uᵀ J)·v = {vec.ujt_dot_v:.6f}."
@@ -363,7 +369,8 @@ with pytrees:
             _ui.error_code(diag.as_written.message[:3000])
         n = diag.via_hessian.size
         st.markdown(
-            "**Why:** `grad(complex_loss)` returns a tuple of four arrays, and `grad` only "
+            f"**Why:** `grad(complex_loss)` returns a tuple of {len(diag.blocks)} arrays, and "
+            "`grad` only "
             "differentiates functions that return one number. **Fix:** take the diagonal of "
             f"`jax.hessian`, or one Hessian-vector product per basis vector (no {n}×{n} matrix)."
         )

@@ -27,6 +27,7 @@ from ._compose import MAX_SAMPLES as MAX_SAMPLES
 from ._compose import MAX_STACK as MAX_STACK
 from ._compose import MAX_WIDTH as MAX_WIDTH
 from ._compose import MODES as MODES
+from ._compose import NARROW as NARROW
 from ._compose import PRESET_PIPELINES as PRESET_PIPELINES
 from ._compose import STACK_PRESETS as STACK_PRESETS
 from ._compose import SWEEPS as SWEEPS

@@ -398,6 +398,8 @@ def per_sample(batch: int = 8, features: int = 3) -> PerSample:
 
 MAX_WIDTH = 2048
 HIDDEN = 64
+#: The other side of each sweep: the output width while the input widens, and vice versa.
+NARROW = 4
 
 
 def network(n_in: int, n_out: int, hidden: int = HIDDEN) -> tuple[tuple[Any, ...], Any]:
@@ -464,7 +466,7 @@ class JacobianPoint:
 
 
 def jacobian_point(
-    sweep: str, width: int, narrow: int = 4, hidden: int = HIDDEN, budget_s: float = 0.2
+    sweep: str, width: int, narrow: int = NARROW, hidden: int = HIDDEN, budget_s: float = 0.2
 ) -> JacobianPoint:
     """Time ``jit(jacfwd)`` and ``jit(jacrev)`` of the network w.r.t. x at one width.
 
@@ -488,7 +490,7 @@ def jacobian_point(
 
 
 def jacobian_sweep(
-    points: Sequence[JacobianPoint], narrow: int = 4, hidden: int = HIDDEN
+    points: Sequence[JacobianPoint], narrow: int = NARROW, hidden: int = HIDDEN
 ) -> JacobianSweep:
     """The points of both sweeps (every width of one in the other too) as one sweep."""
     widths = tuple(sorted({p.width for p in points}))
@@ -500,7 +502,7 @@ def jacobian_sweep(
 
 def time_jacobians(
     widths: Sequence[int],
-    narrow: int = 4,
+    narrow: int = NARROW,
     hidden: int = HIDDEN,
     budget_s: float = 0.2,
 ) -> JacobianSweep:
