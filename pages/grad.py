@@ -270,8 +270,10 @@ with jvp_rule:
                 [
                     {
                         "transform": r.call,
-                        "custom_jvp": r.custom_jvp.value or r.custom_jvp.headline,
-                        "custom_vjp (article's)": r.custom_vjp.value or r.custom_vjp.headline,
+                        "custom_jvp": r.custom_jvp.value or f"raises {r.custom_jvp.error_type}",
+                        "custom_vjp (article's)": (
+                            r.custom_vjp.value or f"raises {r.custom_vjp.error_type}"
+                        ),
                     }
                     for r in both.rows
                 ]
@@ -289,8 +291,11 @@ with jvp_rule:
         )
         failure = next((r.custom_vjp for r in both.rows if not r.custom_vjp.ok), None)
         if failure is not None:
-            st.error(f"**{failure.code}** of a `custom_vjp` function:", icon=":material/error:")
-            _ui.error_code(failure.headline)
+            st.error(
+                f"**{markdown.escape(failure.code)}** of a `custom_vjp` function raises:",
+                icon=":material/error:",
+            )
+            st.code(_ui.scrub(failure.headline), language=None, wrap_lines=True)
         _ui.show_code(ad.special_op_jvp, ad.special_op_jvp_rule, ad.custom_rules)
 
 with stop:

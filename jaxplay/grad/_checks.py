@@ -109,6 +109,14 @@ def check_derivatives(source: str, x0: float, order: int) -> GradCheck:
     return GradCheck(source, float(x0), tuple(rows), checked, passed, message)
 
 
+def _power(value: float) -> str:
+    """A tick on a log axis of errors: ``1e-6``, ``2e-5``, ``0.1``, ``1``."""
+    if 1e-3 <= abs(value) < 1e4:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def check_figure(check: GradCheck) -> go.Figure:
     """|autodiff − central difference| per order as points on a log scale, labelled.
 
@@ -128,14 +136,14 @@ def check_figure(check: GradCheck) -> go.Figure:
             mode="markers+text",
             marker={"size": 14},
             text=[f"{e:.2g}" if e else "0" for e in errors],
-            textposition="middle right",
+            textposition="top center",
             name="|error|",
         )
     )
     fig.update_layout(
         title=f"autodiff vs central difference at x₀ = {check.x0:g} (step {check.rows[0].step:g})",
         xaxis_title="derivative",
-        yaxis=log_axis("|autodiff − central difference| (log scale)", [floor, *y]),
+        yaxis=log_axis("|autodiff − central difference| (log scale)", [floor, *y], _power),
         margin={"t": 50, "b": 40},
         height=320,
     )

@@ -108,6 +108,7 @@ def stop_gradient_figure(demo: StopGradient) -> go.Figure:
         xaxis_title="x",
         yaxis_title="value",
         margin={"t": 50, "b": 40},
-        height=360,
+        height=400,
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2},
     )
     return fig
