@@ -67,6 +67,7 @@ with st.sidebar:
 
 # Shared links: note (and drop) the parts of a link this page could not honour.
 link_params = st.query_params.to_dict()
+settled = list(st.session_state.to_dict())
 link_notice = st.empty()
 try:
     page.run()
@@ -77,6 +78,7 @@ finally:
         st.query_params.to_dict(),
         st.session_state.to_dict(),
         list(st.session_state.to_dict()),
+        settled,
     )
     if ignored:
         link_notice.warning(

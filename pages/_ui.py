@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
-from jaxplay.core import turns
+from jaxplay.core import markdown, turns
 from jaxplay.core.expr import ExprError
 from jaxplay.hosting import publicmode
 
@@ -35,7 +35,9 @@ def expr_error(err: ExprError, source: str) -> None:
     pointer = ""
     if err.col is not None and 1 <= err.line <= len(lines):
         pointer = f"\n{lines[err.line - 1]}\n{' ' * (err.col - 1)}^"
-    st.error(f"**This formula is not allowed:** {err.message}", icon=":material/error:")
+    st.error(
+        f"**This formula is not allowed:** {markdown.escape(err.message)}", icon=":material/error:"
+    )
     if pointer:
         st.code(pointer.strip("\n"), language=None)
 
@@ -124,6 +126,21 @@ def measure_button(
     if chosen and st.button(label, key=key, icon=icon):
         st.session_state[f"{key}_for"] = chosen
     return bool(chosen) and st.session_state.get(f"{key}_for") == chosen
+
+
+def keep_widgets(tabs: dict[Any, tuple[str, ...]]) -> None:
+    """Keep the values of the widgets in closed tabs, for a page whose tabs run lazily.
+
+    A tab bound to the URL (``st.tabs(..., key=..., bind="query-params")``) knows whether it is
+    open, so a page can skip the work of the others; but Streamlit forgets the state of a widget
+    it did not draw in a run, so switching back would reset it. ``tabs`` maps each tab to the
+    keys of its widgets; those of tabs that are not open are kept in the session.
+    """
+    for tab, keys in tabs.items():
+        if tab.open is False:
+            for key in keys:
+                if key in st.session_state:
+                    st.session_state[key] = st.session_state[key]
 
 
 def box_height(text: str, box: int = 240, lines: int = 12, chars: int = 2000) -> int | str:

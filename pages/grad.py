@@ -4,10 +4,13 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import grad as ad
-from jaxplay.core import expr
+from jaxplay import sandbox
+from jaxplay.core import expr, markdown
 from pages import _ui
 
 FORMULA = "type a formula"
+POINTS = 801
+HINT = "try a lower order or a simpler formula"
 
 st.title(":material/trending_up: grad")
 st.write(
@@ -17,14 +20,14 @@ st.write(
 )
 
 
-@st.cache_data(max_entries=32, show_spinner="Differentiating on the grid…")
+@st.cache_data(max_entries=32, show_spinner=False)
 def curves(source: str, order: int, lo: float, hi: float, points: int) -> ad.DerivativeCurves:
-    return ad.derivative_curves(source, order, lo, hi, points)
+    return ad.curves(source, order, lo, hi, points)
 
 
-@st.cache_data(max_entries=32, show_spinner="Checking against finite differences…")
-def checks(source: str, x0: float, order: int) -> tuple[ad.GradCheck, ad.ModesAtPoint]:
-    return ad.check_derivatives(source, x0, order), ad.modes_at_point(source, x0)
+@st.cache_data(max_entries=32, show_spinner=False)
+def checks(source: str, x0: float, order: int) -> ad.PointChecks:
+    return ad.checks(source, x0, order)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
@@ -37,17 +40,49 @@ def custom(factor: float, rule: str) -> ad.CustomVsAutodiff:
     return ad.custom_vs_autodiff(factor, rule)
 
 
-@st.cache_data(max_entries=8, show_spinner="Differentiating complex_loss…")
+@st.cache_data(max_entries=16, show_spinner=False)
+def rules(x: float) -> ad.CustomRules:
+    return ad.custom_rules(x)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def stops(x: float) -> ad.StopGradient:
+    return ad.stop_gradient_demo(x)
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def linearized() -> ad.Linearized:
+    return ad.linearize_vs_jvp()
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
 def tree(init: str, argnums: str) -> ad.GradientTree:
     return ad.gradient_tree(init, ad.ARGNUMS[argnums])
 
 
-@st.cache_data(max_entries=2, show_spinner="Computing the Hessian diagonal…")
+@st.cache_data(max_entries=2, show_spinner=False)
 def hessians(init: str) -> tuple[ad.AuxResult, ad.HessianDiagonal]:
     return ad.value_and_grad_with_aux(init), ad.hessian_diagonal(init)
 
 
-c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+def working(doing: str, typed: bool) -> object:
+    """A spinner (shown after half a second) that says what runs, and where."""
+    if typed:
+        deadline = sandbox.RunnerConfig.from_env().limits.timeout_s
+        doing += f" in a sandboxed worker (at most {deadline:g} s)"
+    return st.spinner(doing + "…", show_time=True)
+
+
+def power(n: int) -> str:
+    """``n`` as superscript digits (R⁴)."""
+    return str(n).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+def failed(err: sandbox.TaskFailed, doing: str) -> None:
+    st.error(markdown.escape(err.explain(doing, HINT)), icon=":material/block:")
+
+
+c1, c2, c3, c4, c5 = st.columns([3, 1, 1, 1, 1])
 preset = c1.selectbox("f(x)", [*ad.PRESETS, FORMULA], key="grad_preset", bind="query-params")
 source = ad.PRESETS.get(preset, "")
 if preset == FORMULA:
@@ -63,126 +98,286 @@ lo = c3.number_input(
     "x from", -ad.MAX_ABS_X, ad.MAX_ABS_X, -3.0, key="grad_lo", bind="query-params"
 )
 hi = c4.number_input("x to", -ad.MAX_ABS_X, ad.MAX_ABS_X, 3.0, key="grad_hi", bind="query-params")
+x0 = c5.number_input(
+    "checked at x₀",
+    -ad.MAX_ABS_X,
+    ad.MAX_ABS_X,
+    0.7,
+    key="grad_x0",
+    bind="query-params",
+    help="Where the Check and value_and_grad tabs evaluate the derivatives.",
+)
 
+# Checked here, at once (parsing and tracing f at a number is cheap); differentiating a typed
+# formula runs in a worker (jaxplay.grad._formulas says why).
 try:
-    drawn = curves(source, order, float(lo), float(hi), 801)
+    ad.scalar_function(source)
+    ad.check_grid(float(lo), float(hi), POINTS)
 except expr.ExprError as err:
     _ui.expr_error(err, source)
     st.stop()
 except ValueError as err:
-    st.error(f"**Not drawn:** {_ui.scrub(err)}", icon=":material/block:")
+    st.error(f"**Not drawn:** {markdown.escape(_ui.scrub(err))}", icon=":material/block:")
     st.stop()
+typed = not ad.is_preset(source)
 
-plot, check, modes, rule, pytrees = st.tabs(
-    ["f, f′, f″…", "Check", "value_and_grad, jvp, vjp", "custom_vjp", "Pytrees & Hessian"],
+plot, check, modes, rule, jvp_rule, stop, pytrees = st.tabs(
+    [
+        "f, f′, f″…",
+        "Check",
+        "value_and_grad, jvp, vjp",
+        "custom_vjp",
+        "custom_jvp",
+        "stop_gradient, linearize",
+        "Pytrees & Hessian",
+    ],
     key="grad_tab",
     bind="query-params",
 )
+# Only the open tab computes and draws (the others' .open is False); the widgets of the others
+# keep their values meanwhile.
+_ui.keep_widgets(
+    {
+        rule: ("grad_factor", "grad_rule"),
+        jvp_rule: ("grad_at",),
+        stop: ("grad_stop_x",),
+        pytrees: ("grad_init", "grad_argnums"),
+    }
+)
 with plot:
-    st.plotly_chart(ad.derivative_figure(drawn), key="grad_curves")
-    for kink in drawn.kinks:
-        st.warning(kink.describe(), icon=":material/warning:")
-    if drawn.kinks_total > len(drawn.kinks):
-        st.caption(f"…and {drawn.kinks_total - len(drawn.kinks)} more.")
-    st.caption(
-        "Each curve is `vmap(grad(grad(…f)))` over 801 points. Autodiff differentiates the branch "
-        "it took, so at a kink it reports one side's value; a circle pair marks where a curve "
-        "jumps by more than its own slope explains."
-    )
-    _ui.show_code(ad.nth_derivative, ad.derivative_curves, ad.find_kinks)
+    if plot.open is not False:
+        try:
+            with working(f"Differentiating f to order {order} on {POINTS} points", typed):
+                drawn = curves(source, order, float(lo), float(hi), POINTS)
+        except sandbox.TaskFailed as err:
+            failed(err, f"Differentiating this formula to order {order}")
+        else:
+            st.plotly_chart(ad.derivative_figure(drawn), key="grad_curves")
+            for kink in drawn.kinks:
+                st.warning(markdown.escape(kink.describe()), icon=":material/warning:")
+            if drawn.kinks_total > len(drawn.kinks):
+                st.caption(f"…and {drawn.kinks_total - len(drawn.kinks)} more.")
+            st.caption(
+                f"Each curve is `vmap(grad(grad(…f)))` over {drawn.x.size} points. Autodiff "
+                "differentiates the branch it took, so at a kink it reports one side's value; a "
+                "circle pair marks where a curve jumps by more than its own slope explains."
+            )
+            _ui.show_code(ad.nth_derivative, ad.derivative_curves, ad.find_kinks)
+
+
+def at_point(x0: float) -> ad.PointChecks | None:
+    """The checks at x₀ (for the Check and modes tabs), or None after showing why not."""
+    try:
+        with working(f"Checking every order up to {max(order, 1)} at x₀ = {x0:g}", typed):
+            return checks(source, x0, max(order, 1))
+    except sandbox.TaskFailed as err:
+        failed(err, f"Checking this formula's derivatives up to order {max(order, 1)}")
+        return None
+
 
 with check:
-    x0 = st.number_input(
-        "at x₀ =", -ad.MAX_ABS_X, ad.MAX_ABS_X, 0.7, key="grad_x0", bind="query-params"
-    )
-    gc, at_point = checks(source, float(x0), max(order, 1))
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "order": ad.ORDER_NAMES[r.order],
-                    "autodiff": r.autodiff,
-                    "central difference": r.finite_difference,
-                    "|error|": r.abs_error,
-                    "relative error": r.rel_error,
-                }
-                for r in gc.rows
-            ]
-        ),
-        hide_index=True,
-        key="grad_check_table",
-    )
-    st.plotly_chart(ad.check_figure(gc), key="grad_check_chart")
-    st.caption(
-        f"Central difference of the previous autodiff derivative, step h = {gc.rows[0].step:g}. "
-        "Try x₀ = 0 on the article's function: the difference straddles the kink."
-    )
-    if gc.check_grads_passed:
-        st.success(
-            f"`jax.test_util.check_grads` passes up to order {gc.check_grads_order} (fwd and rev)."
-        )
-    else:
-        st.warning(f"`jax.test_util.check_grads` fails up to order {gc.check_grads_order}:")
-        st.code(gc.check_grads_message, language=None)
-    _ui.show_code(ad.check_derivatives, ad.central_difference)
+    if check.open is not False:
+        found = at_point(float(x0))
+        if found is not None:
+            gc = found.check
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "order": ad.ORDER_NAMES[r.order],
+                            "autodiff": r.autodiff,
+                            "central difference": r.finite_difference,
+                            "|error|": r.abs_error,
+                            "relative error": r.rel_error,
+                        }
+                        for r in gc.rows
+                    ]
+                ),
+                hide_index=True,
+                key="grad_check_table",
+            )
+            st.plotly_chart(ad.check_figure(gc), key="grad_check_chart")
+            st.caption(
+                f"Central difference of the previous autodiff derivative, step h = "
+                f"{gc.rows[0].step:g}. Try x₀ = 0 on the article's function: the difference "
+                "straddles the kink."
+            )
+            if gc.check_grads_passed:
+                st.success(
+                    f"`jax.test_util.check_grads` passes up to order {gc.check_grads_order} "
+                    "(fwd and rev)."
+                )
+            else:
+                st.warning(f"`jax.test_util.check_grads` fails up to order {gc.check_grads_order}:")
+                st.code(gc.check_grads_message, language=None)
+            _ui.show_code(ad.check_derivatives, ad.central_difference)
 
 with modes:
-    st.dataframe(pd.DataFrame(at_point.rows()), hide_index=True, key="grad_modes_table")
-    vec = vectors()
-    st.markdown(
-        f"On the two-layer network R⁴ → R³: `jvp` pushes a tangent v forward and returns **J v** "
-        f"{vec.jvp.round(4).tolist()}; `vjp` pulls a cotangent u back and returns **uᵀ J** "
-        f"{vec.vjp.round(4).tolist()}. Same J: u·(J v) = {vec.u_dot_jv:.6f}, "
-        f"(uᵀ J)·v = {vec.ujt_dot_v:.6f}."
-    )
-    aux, _ = hessians(ad.INITS[0])
-    st.markdown(
-        f"`value_and_grad(loss_with_aux, has_aux=True)` returns `((loss, aux), grads)`: loss "
-        f"{aux.loss:.4f}, aux {aux.aux_shapes} (not differentiated); grads equal plain `grad`: "
-        f"**{aux.grads_equal_plain}**."
-    )
-    _ui.show_code(ad.modes_at_point, ad.modes_on_vectors, ad.loss_with_aux)
+    if modes.open is not False:
+        found = at_point(float(x0))
+        if found is not None:
+            st.caption(f"f and its derivative at x₀ = {x0:g}, four ways:")
+            st.dataframe(pd.DataFrame(found.modes.rows()), hide_index=True, key="grad_modes_table")
+        vec = vectors()
+        st.markdown(
+            f"On the two-layer network R{power(vec.v.size)} → R{power(vec.u.size)}: `jvp` pushes "
+            "a tangent v forward and returns "
+            f"**J v** {vec.jvp.round(4).tolist()}; `vjp` pulls a cotangent u back and returns "
+            f"**uᵀ J** {vec.vjp.round(4).tolist()}. Same J: u·(J v) = {vec.u_dot_jv:.6f}, "
+            f"(uᵀ J)·v = {vec.ujt_dot_v:.6f}."
+        )
+        aux, _ = hessians(ad.INITS[0])
+        st.markdown(
+            f"`value_and_grad(loss_with_aux, has_aux=True)` returns `((loss, aux), grads)`: loss "
+            f"{aux.loss:.4f}, aux {aux.aux_shapes} (not differentiated); grads equal plain "
+            f"`grad`: **{aux.grads_equal_plain}**."
+        )
+        _ui.show_code(ad.modes_at_point, ad.modes_on_vectors, ad.loss_with_aux)
 
 with rule:
-    a, b = st.columns(2)
-    factor = a.slider(
-        "x > 0 branch: factor · x", -4.0, 4.0, 2.0, 0.5, key="grad_factor", bind="query-params"
-    )
-    neg = b.selectbox(
-        "x ≤ 0 branch", list(ad.NEGATIVE_BRANCH_RULES), key="grad_rule", bind="query-params"
-    )
-    cmp = custom(float(factor), neg)
-    st.plotly_chart(ad.custom_vjp_figure(cmp), key="grad_custom_chart")
-    if cmp.agree:
-        st.success("The custom rule agrees with JAX's own derivative of the same forward.")
-    else:
-        st.error(
-            f"The custom rule disagrees with JAX by up to {cmp.max_abs_diff:.3g}; "
-            "JAX trusts it anyway."
+    if rule.open is not False:
+        a, b = st.columns(2)
+        factor = a.slider(
+            "x > 0 branch: factor · x", -4.0, 4.0, 2.0, 0.5, key="grad_factor", bind="query-params"
         )
-    _ui.show_code(ad.my_special_op, ad.my_special_op_fwd, ad.my_special_op_bwd, ad.make_special_op)
+        neg = b.selectbox(
+            "x ≤ 0 branch", list(ad.NEGATIVE_BRANCH_RULES), key="grad_rule", bind="query-params"
+        )
+        cmp = custom(float(factor), neg)
+        st.plotly_chart(ad.custom_vjp_figure(cmp), key="grad_custom_chart")
+        if cmp.agree:
+            st.success("The custom rule agrees with JAX's own derivative of the same forward.")
+        else:
+            st.error(
+                f"The custom rule disagrees with JAX by up to {cmp.max_abs_diff:.3g}; "
+                "JAX trusts it anyway."
+            )
+        _ui.show_code(
+            ad.my_special_op, ad.my_special_op_fwd, ad.my_special_op_bwd, ad.make_special_op
+        )
+
+with jvp_rule:
+    if jvp_rule.open is not False:
+        st.markdown(
+            "The same derivative as a **forward-mode** rule: `custom_jvp` returns the output and "
+            "its tangent f′(x)·t. JAX transposes that linear rule for reverse mode, so one rule "
+            "serves every transform. `custom_vjp` (the article's) gives a reverse-mode rule only."
+        )
+        x_at = st.slider("at x =", -3.0, 3.0, 0.5, 0.25, key="grad_at", bind="query-params")
+        both = rules(float(x_at))
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "transform": r.call,
+                        "custom_jvp": r.custom_jvp.value or f"raises {r.custom_jvp.error_type}",
+                        "custom_vjp (article's)": (
+                            r.custom_vjp.value or f"raises {r.custom_vjp.error_type}"
+                        ),
+                    }
+                    for r in both.rows
+                ]
+            ),
+            hide_index=True,
+            key="grad_rules_table",
+        )
+        refused = both.vjp_refusals
+        st.markdown(
+            f"Both answer {len(both.agree)} of {len(both.rows)} calls with the same value. The "
+            f"`custom_vjp` function refuses {len(refused)}: "
+            + ", ".join(f"`{c}`" for c in refused)
+            + " — every call that needs forward mode (`hessian` is `jacfwd(jacrev(f))`). "
+            f"The `custom_jvp` function refuses {len(both.jvp_refusals)}."
+        )
+        failure = next((r.custom_vjp for r in both.rows if not r.custom_vjp.ok), None)
+        if failure is not None:
+            st.error(
+                f"**{markdown.escape(failure.code)}** of a `custom_vjp` function raises:",
+                icon=":material/error:",
+            )
+            st.code(_ui.scrub(failure.headline), language=None, wrap_lines=True)
+        _ui.show_code(ad.special_op_jvp, ad.special_op_jvp_rule, ad.custom_rules)
+
+with stop:
+    if stop.open is not False:
+        st.markdown(
+            "`jax.lax.stop_gradient(v)` is `v` on the way forward and a constant to autodiff: "
+            "its derivative is 0."
+        )
+        x_at = st.slider("at x =", -3.0, 3.0, 0.7, 0.1, key="grad_stop_x", bind="query-params")
+        demo = stops(float(x_at))
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "f(x)": r.expression,
+                        f"f({x_at:g})": r.value,
+                        "grad(f)": r.grad,
+                        "grad without stop_gradient": r.grad_without_stop,
+                    }
+                    for r in demo.rows
+                ]
+            ),
+            hide_index=True,
+            key="grad_stop_table",
+        )
+        ste = demo.rows[-1]
+        st.plotly_chart(ad.stop_gradient_figure(demo), key="grad_stop_chart")
+        st.caption(
+            f"The straight-through estimator: at x = {x_at:g} it returns round(x) = "
+            f"{ste.value:g} and reports derivative {ste.grad:g}, where `jnp.round` alone reports "
+            f"{ste.grad_without_stop:g}."
+        )
+        _ui.show_code(ad.round_straight_through, ad.stop_gradient_demo)
+
+        st.subheader("jax.linearize")
+        lin = linearized()
+        nonlinear = ad.Linearized.nonlinear(lin.jvp_primitives)
+        st.markdown(
+            f"`y, f_jvp = jax.linearize(f, x)` runs f once at x (n = {lin.n}) and keeps "
+            f"{lin.residuals} residual arrays ({lin.residual_bytes:,} bytes). `f_jvp(v)` then "
+            f"runs {sum(lin.linear_primitives.values())} equations, all linear "
+            f"({', '.join(f'{p} ×{c}' for p, c in sorted(lin.linear_primitives.items()))}), "
+            f"where `jax.jvp(f, (x,), (v,))` runs {sum(lin.jvp_primitives.values())}, among "
+            f"them {', '.join(f'{p} ×{c}' for p, c in nonlinear.items())} again for every v. "
+            f"Both give the same J v: max |difference| {lin.max_abs_diff:.2g}."
+        )
+        a, b = st.columns(2)
+        a.caption("jaxpr of jvp(f) (x and v)")
+        a.code(lin.jvp_jaxpr, language=None)
+        b.caption("jaxpr of f_jvp (v alone; the residuals are its constants)")
+        b.code(lin.linear_jaxpr, language=None)
+        _ui.show_code(ad.linearize_example, ad.linearize_vs_jvp)
 
 with pytrees:
-    a, b = st.columns(2)
-    init = a.selectbox("params", ad.INITS, key="grad_init", bind="query-params")
-    argnums = b.selectbox(
-        "grad(complex_loss, …)", list(ad.ARGNUMS), key="grad_argnums", bind="query-params"
-    )
-    grads = tree(init, argnums)
-    _, diag = hessians(init)
-    st.markdown(f"loss = {grads.loss:.4f}; gradient structure `{grads.structure}`")
-    st.dataframe(
-        pd.DataFrame([vars(leaf) for leaf in grads.leaves]), hide_index=True, key="grad_tree_table"
-    )
-    st.subheader('The article\'s "Hessian diagonal"')
-    st.code(diag.as_written.code, language="python")
-    st.error(f"**As written:** `{diag.as_written.headline}`", icon=":material/error:")
-    with st.expander("JAX's full message"):
-        _ui.error_code(diag.as_written.message[:3000])
-    st.markdown(
-        "**Why:** `grad(complex_loss)` returns a tuple of four arrays, and `grad` only "
-        "differentiates functions that return one number. **Fix:** take the diagonal of "
-        "`jax.hessian`, or one Hessian-vector product per basis vector (no 241×241 matrix)."
-    )
-    st.plotly_chart(ad.hessian_diagonal_figure(diag), key="grad_hessian_chart")
-    _ui.show_code(ad.complex_loss, ad.gradient_tree, ad.hvp, ad.hessian_diagonal)
+    if pytrees.open is not False:
+        a, b = st.columns(2)
+        init = a.selectbox("params", ad.INITS, key="grad_init", bind="query-params")
+        argnums = b.selectbox(
+            "grad(complex_loss, …)", list(ad.ARGNUMS), key="grad_argnums", bind="query-params"
+        )
+        with st.spinner("Differentiating complex_loss and its Hessian diagonal…", show_time=True):
+            grads = tree(init, argnums)
+            _, diag = hessians(init)
+        st.markdown(f"loss = {grads.loss:.4f}; gradient structure `{grads.structure}`")
+        st.dataframe(
+            pd.DataFrame([vars(leaf) for leaf in grads.leaves]),
+            hide_index=True,
+            key="grad_tree_table",
+        )
+        st.subheader('The article\'s "Hessian diagonal"')
+        st.code(diag.as_written.code, language="python")
+        st.error(
+            f"**As written:** {markdown.code(diag.as_written.headline)}", icon=":material/error:"
+        )
+        with st.expander("JAX's full message"):
+            _ui.error_code(diag.as_written.message[:3000])
+        n = diag.via_hessian.size
+        st.markdown(
+            f"**Why:** `grad(complex_loss)` returns a tuple of {len(diag.blocks)} arrays, and "
+            "`grad` only "
+            "differentiates functions that return one number. **Fix:** take the diagonal of "
+            f"`jax.hessian`, or one Hessian-vector product per basis vector (no {n}×{n} matrix)."
+        )
+        st.plotly_chart(ad.hessian_diagonal_figure(diag), key="grad_hessian_chart")
+        _ui.show_code(ad.complex_loss, ad.gradient_tree, ad.hvp, ad.hessian_diagonal)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -81,6 +84,15 @@ def test_the_articles_per_sample_gradient_maps_params_too(
     assert ps.tiled_shape == (batch, features) and ps.tiled_matches_loop
 
 
+def test_as_many_samples_as_weights_fails_differently_and_2d_params_run_silently() -> None:
+    """The article's text said B = D would run silently with one element per sample; it raises
+    (the prediction becomes a vector). Only 2-D parameters run, each sample with its own row."""
+    ps = cp.per_sample(8, 3)
+    assert ps.square.error_type == "TypeError" and "scalar-output" in ps.square.message
+    assert ps.rows_shape == (8, 3) and not ps.rows_match_model0
+    assert cp.per_sample(1, 3).rows_match_model0  # one sample, one row: nothing to mix up
+
+
 def test_the_fixed_per_sample_gradient_matches_the_loop_and_the_formula() -> None:
     ps = cp.per_sample(8, 3)
     assert ps.fixed.shape == (8, 3) and ps.fixed_matches_loop
@@ -118,6 +130,18 @@ def test_the_articles_jit_of_hvp_fails_and_both_fixes_agree() -> None:
     assert jh.fixes_agree
 
 
+def test_forward_over_reverse_is_the_same_hvp() -> None:
+    x, v = cp.hvp_inputs(12)
+    f = cp.hvp_test_function
+    fwd_rev = jax.jit(lambda x, v: cp.forward_over_reverse_hvp(f, x, v))(x, v)
+    rev_rev = jax.jit(lambda x, v: cp.hvp(f, x, v))(x, v)
+    np.testing.assert_allclose(fwd_rev, rev_rev, rtol=1e-4, atol=1e-5)
+    point = cp.hvp_point(cp.HVP_METHODS[0], 12, budget_s=0.01)
+    assert point.rel_diff < 1e-5 and point.time.median > 0
+    with pytest.raises(ValueError, match="unknown method"):
+        cp.hvp_point("finite differences", 12)
+
+
 def test_hvp_equals_hessian_times_v() -> None:
     x, v = cp.hvp_inputs(12)
     expected = jax.jit(jax.hessian(cp.hvp_test_function))(x) @ v
@@ -137,13 +161,133 @@ def test_the_full_hessian_needs_more_memory_than_an_hvp() -> None:
     assert full_bytes >= 256 * 256 * 4 > hvp_bytes
 
 
-def test_hvp_sweep_times_and_measures_both() -> None:
+def test_hvp_sweep_times_and_measures_three_ways() -> None:
     sweep = cp.time_hvp((4, 16), budget_s=0.01)
     assert sweep.max_rel_diff < 1e-5
+    assert len(cp.HVP_METHODS) == 3
     for name in cp.HVP_METHODS:
         assert len(sweep.timings[name]) == 2 and len(sweep.memory[name]) == 2
+    best, factor = sweep.fastest(1)
+    assert best in cp.HVP_METHODS and factor >= 1
     fig = cp.hvp_figure(sweep)
-    assert len(fig.data) == 4
+    assert len(fig.data) == 6
     assert fig.layout.xaxis.title.text == "dimension n"
     assert f"measured on {roofline.device_label()}" in fig.layout.title.text
     assert jnp.isfinite(fig.data[1].y[0])
+
+
+# --- where pipelines run: presets here, everything else in a sandboxed worker --------------------
+
+#: ``tanh`` nested as deep as the formula language allows inside a sum (45 deep is refused).
+DEEP_TANH = "jnp.sum(" + "jnp.tanh(" * 38 + "x" + ")" * 38 + ")"
+
+
+def test_vmap_traces_once_and_jit_is_compared_with_the_op_by_op_run() -> None:
+    r = _preset("per-example gradients: jit(vmap(grad(f)))")
+    assert r.traced_calls == 1  # for 4 rows: no call per row
+    assert r.eager_max_abs_diff is not None and r.eager_max_abs_diff < 1e-5
+    plain = cp.compose(("vmap", "grad"), SIN2, (4, 3))
+    assert plain.eager_max_abs_diff is None  # no jit in the stack: nothing to compare
+
+
+def test_presets_run_here_and_nothing_else_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jaxplay import sandbox
+
+    def no_worker(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a preset went to a worker")
+
+    monkeypatch.setattr(sandbox, "run_task", no_worker)
+    for p in cp.STACK_PRESETS.values():
+        shape = cp.INPUT_SHAPES[p.shape]
+        assert cp.is_preset(p.stack, cp.FUNCTIONS[p.function], shape)
+        here = cp.pipeline(p.stack, cp.FUNCTIONS[p.function], shape)
+        direct = cp.compose(p.stack, cp.FUNCTIONS[p.function], shape)
+        assert here.code == direct.code and here.jaxpr == direct.jaxpr
+        np.testing.assert_array_equal(here.values, direct.values)
+    assert not cp.is_preset(("hessian",) * 4, SIN2, (3,))  # a preset formula, any other stack
+    with pytest.raises(AssertionError, match="went to a worker"):
+        cp.pipeline(("grad",), SIN2, (3,))
+
+
+def test_a_bad_formula_is_refused_here_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jaxplay import sandbox
+
+    monkeypatch.setattr(sandbox, "run_task", lambda *a, **k: pytest.fail("reached a worker"))
+    with pytest.raises(ExprError) as caught:
+        cp.pipeline(
+            ("hessian", "hessian"), "jnp.sum(" + "jnp.tanh(" * 45 + "x" + ")" * 45 + ")", (3,)
+        )
+    assert "parts; the limit is" in caught.value.message
+    with pytest.raises(ValueError, match=f"at most {cp.MAX_STACK}"):
+        cp.pipeline(("jit",) * 5, SIN2, (3,))
+
+
+def test_a_typed_formula_gives_the_same_result_here_and_in_a_worker() -> None:
+    source = "jnp.sum(x * jnp.tanh(x)) + jnp.max(x)"
+    here = cp.compose(("jit", "jacfwd", "grad"), source, (3,))
+    isolated = cp.pipeline(("jit", "jacfwd", "grad"), source, (3,), timeout_s=120)
+    np.testing.assert_array_equal(isolated.values, here.values)
+    assert isolated.jaxpr == here.jaxpr and isolated.output_shape == here.output_shape
+    assert isolated.traced_calls == here.traced_calls
+    refused = cp.pipeline(("grad",), "jnp.tanh(x)", (3,), timeout_s=120)
+    assert refused.error is not None and "returns shape (3,)" in refused.error.plain
+
+
+def _ticking() -> tuple[list[float], threading.Event, threading.Thread]:
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    return ticks, stop, thread
+
+
+def test_a_deep_formula_times_out_in_a_worker_while_the_server_keeps_running() -> None:
+    """In the server this compiles for minutes holding the GIL; in a worker it ends at the
+    deadline, and meanwhile another thread of this process keeps running (its longest pause is
+    far below the second the hardening rule allows)."""
+    from jaxplay import sandbox
+
+    ticks, stop, thread = _ticking()
+    try:
+        with pytest.raises(sandbox.TaskFailed) as failed:
+            cp.pipeline(("hessian", "hessian"), DEEP_TANH, (3,), timeout_s=3)
+    finally:
+        stop.set()
+        thread.join()
+    assert failed.value.error.kind == "timeout", failed.value.error
+    assert "took longer than 3 s" in failed.value.explain("Applying 2 transforms")
+    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 1.0
+
+
+def test_a_preset_formula_under_four_hessians_is_isolated_too() -> None:
+    """``sum(sin(x)**2)`` at a vector of 3 under four hessians grew a process to 4 GB and
+    crashed it inside XLA: it ends in a worker (at its deadline or memory limit), not here."""
+    from jaxplay import sandbox
+
+    with pytest.raises(sandbox.TaskFailed) as failed:
+        cp.pipeline(("hessian",) * 4, SIN2, (3,), timeout_s=5)
+    assert failed.value.error.kind in ("timeout", "memory", "crashed"), failed.value.error
+
+
+def test_the_articles_section_says_what_runs() -> None:
+    """The walkthrough said the article's jacfwd/jacrev comments were swapped (they state the
+    standard rule) and that B = D samples ran silently (it raises a TypeError)."""
+    from jaxplay import article
+
+    by_id = {e.id: e for e in article.EXAMPLES}
+    jacobians = by_id["compose-jacobians"]
+    assert "swap" not in jacobians.explanation
+    assert "# Forward mode (efficient for wide outputs)" in jacobians.source
+    assert "as the article's comments say" in jacobians.explanation
+    ps = cp.per_sample(3, 3)
+    said = by_id["compose-per-sample-as-written"].explanation
+    assert f"`{ps.square.error_type}: Gradient only defined for scalar-output functions`" in said
+    assert ps.square.message.startswith("Gradient only defined for scalar-output functions")
+    assert "Only 2-D parameters with one row per sample run without an error" in said
+    assert not cp.per_sample(4, 3).rows_match_model0

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -91,6 +94,19 @@ def test_autodiff_agrees_with_finite_differences_where_smooth() -> None:
     fig = ad.check_figure(g)
     assert list(fig.data[0].x) == ["f′", "f″", "f‴"] and fig.layout.yaxis.type == "log"
     assert "x₀ = 0.7" in fig.layout.title.text
+
+
+def test_the_check_chart_shows_small_errors_above_its_floor() -> None:
+    """The bars started at the smallest error, so it looked like zero: points on a log axis
+    reaching a decade below the smallest error, every tick labelled."""
+    g = ad.check_derivatives(ad.PRESETS["x³ − 2x"], 0.7, 3)
+    fig = ad.check_figure(g)
+    errors = [r.abs_error for r in g.rows]
+    low = min(e for e in errors if e > 0)
+    axis_bottom = 10 ** fig.layout.yaxis.range[0]
+    assert axis_bottom <= low / 10 * 1.01
+    assert fig.data[0].mode == "markers+text" and len(fig.layout.yaxis.ticktext) >= 2
+    assert list(fig.data[0].text) == [f"{e:.2g}" if e else "0" for e in errors]
 
 
 def test_finite_differences_disagree_at_the_kink() -> None:
@@ -189,3 +205,161 @@ def test_figures_show_each_curve_and_the_kinks(
     assert "disagree" in ad.custom_vjp_figure(cmp).layout.title.text
     hess = ad.hessian_diagonal_figure(diag)
     assert len(hess.data) == 2 and "parameter index" in hess.layout.xaxis.title.text
+
+
+# --- where derivatives are computed: presets here, typed formulas in a sandboxed worker ----------
+
+#: ``tanh`` nested as deep as the formula language allows (45 deep has too many parts).
+DEEP_TANH = "jnp.tanh(" * 39 + "x" + ")" * 39
+
+
+def test_the_45_deep_formula_of_the_hostile_link_is_refused_when_parsed() -> None:
+    from tests.hostile_payloads import NESTED_TANH
+
+    with pytest.raises(ExprError, match="parts; the limit is"):
+        ad.curves(NESTED_TANH, 4, -3.0, 3.0, 801)
+    ad.scalar_function(DEEP_TANH)  # the deepest one allowed
+
+
+def test_presets_are_differentiated_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jaxplay import sandbox
+
+    monkeypatch.setattr(sandbox, "run_task", lambda *a, **k: pytest.fail("reached a worker"))
+    for source in ad.PRESETS.values():
+        assert ad.is_preset(source)
+        here = ad.curves(source, 2, -3.0, 3.0, 101)
+        direct = ad.derivative_curves(source, 2, -3.0, 3.0, 101)
+        for a, b in zip(here.values, direct.values, strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert ad.checks(source, 0.7, 2).check.rows == ad.check_derivatives(source, 0.7, 2).rows
+    assert not ad.is_preset("jnp.tanh(x) ")
+
+
+def test_a_typed_formula_gives_the_same_numbers_here_and_in_a_worker() -> None:
+    source = "jnp.abs(x) * jnp.cos(x)"
+    here = ad.derivative_curves(source, 3, -3.0, 3.0, 801)
+    isolated = ad.curves(source, 3, -3.0, 3.0, 801, timeout_s=120)
+    assert len(isolated.values) == 4
+    for a, b in zip(isolated.values, here.values, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(isolated.x, here.x)
+    assert isolated.kinks == here.kinks and isolated.kinks_total == here.kinks_total
+    checked = ad.checks(source, 0.7, 3, timeout_s=120)
+    assert checked.check.rows == ad.check_derivatives(source, 0.7, 3).rows
+    assert checked.modes == ad.modes_at_point(source, 0.7)
+
+
+def test_a_bad_typed_formula_is_refused_here_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jaxplay import sandbox
+
+    monkeypatch.setattr(sandbox, "run_task", lambda *a, **k: pytest.fail("reached a worker"))
+    with pytest.raises(ExprError) as err:
+        ad.curves("jnp.sin(x", 2, -3.0, 3.0, 801)
+    assert "syntax" in err.value.message and err.value.col is not None
+    with pytest.raises(ValueError, match="smaller to a larger"):
+        ad.curves("jnp.sin(x)", 2, 3.0, -3.0, 801)
+    with pytest.raises(ValueError, match="x0 must be"):
+        ad.checks("jnp.sin(x)", 1e9, 2)
+
+
+def test_a_deep_formula_times_out_in_a_worker_while_the_server_keeps_running() -> None:
+    """At order 4, ``tanh`` nested 15 deep compiled for 82 s holding the server's GIL (45 deep:
+    over 300 s). In a worker it ends at the deadline; meanwhile another thread of this process
+    keeps running: its longest pause stays far below the second the hardening rule allows."""
+    from jaxplay import sandbox
+
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    try:
+        with pytest.raises(sandbox.TaskFailed) as failed:
+            ad.curves(DEEP_TANH, 4, -3.0, 3.0, 801, timeout_s=3)
+    finally:
+        stop.set()
+        thread.join()
+    assert failed.value.error.kind == "timeout", failed.value.error
+    said = failed.value.explain("Differentiating this formula to order 4", "try a lower order")
+    assert said == (
+        "Differentiating this formula to order 4 took longer than 3 s and was stopped — "
+        "try a lower order."
+    )
+    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 1.0
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (("memory", "The code used more memory than the limit."), "needed more memory"),
+        (("timeout", "The code used more than 20 CPU seconds."), "stopped: it used more than 20"),
+        (("refused", "This shared server runs at most 20 pieces"), "was refused: This shared"),
+        (("exception", "f is bad", "ZeroDivisionError"), "failed: ZeroDivisionError: f is bad"),
+    ],
+)
+def test_each_failure_kind_gets_its_own_sentence(error: tuple, said: str) -> None:
+    from jaxplay import sandbox
+
+    kind, message, *exc = error
+    failed = sandbox.TaskFailed(sandbox.RunError(kind, message, *exc), timeout_s=10)
+    assert said in failed.explain("Doing it", "try less")
+
+
+def test_custom_jvp_serves_every_transform_and_custom_vjp_refuses_forward_mode() -> None:
+    rules = ad.custom_rules(0.5)
+    assert rules.jvp_refusals == ()
+    assert set(rules.vjp_refusals) == {
+        "jax.jvp(f, (x,), (1.0,))[1]",
+        "jacfwd(f)(x)",
+        "hessian(f)(x)",
+        "jax.linearize(f, x)[1](1.0)",
+    }
+    for row in rules.rows:
+        if not row.custom_vjp.ok:
+            assert row.custom_vjp.error_type == "TypeError"
+            assert (
+                "can't apply forward-mode autodiff (jvp) to a custom_vjp" in row.custom_vjp.message
+            )
+    assert set(rules.agree) == {"grad(f)(x)", "jacrev(f)(x)", "grad(grad(f))(x)"}
+    by_call = {r.call: r.custom_jvp.value for r in rules.rows}
+    assert float(by_call["grad(f)(x)"]) == pytest.approx(1.0)  # 2x at 0.5
+    assert float(by_call["hessian(f)(x)"]) == pytest.approx(2.0)
+    negative = {r.call: r.custom_jvp.value for r in ad.custom_rules(-1.0).rows}
+    assert float(negative["jacfwd(f)(x)"]) == pytest.approx(np.cos(-1.0), rel=1e-5)
+
+
+def test_stop_gradient_changes_the_derivative_and_passes_it_straight_through() -> None:
+    demo = ad.stop_gradient_demo(0.7)
+    rows = {r.expression: r for r in demo.rows}
+    assert rows["x * stop_gradient(x)"].grad == pytest.approx(0.7)
+    assert rows["x * stop_gradient(x)"].grad_without_stop == pytest.approx(1.4)
+    assert rows["stop_gradient(x ** 2) + x"].grad == pytest.approx(1.0)
+    ste = rows["x + stop_gradient(round(x) - x)"]
+    assert (ste.value, ste.grad, ste.grad_without_stop) == (1.0, 1.0, 0.0)
+    assert np.all(demo.grad_round == 0) and np.all(demo.grad_straight_through == 1)
+    np.testing.assert_array_equal(demo.rounded, np.round(demo.x.astype(np.float32)))
+    assert len(ad.stop_gradient_figure(demo).data) == 3
+
+
+def test_linearize_keeps_residuals_and_runs_only_linear_equations() -> None:
+    lin = ad.linearize_vs_jvp(64)
+    assert lin.max_abs_diff < 1e-5
+    assert {"sin", "cos", "tanh"} <= set(lin.jvp_primitives)
+    assert not ad.Linearized.nonlinear(lin.linear_primitives)
+    assert set(lin.linear_primitives) <= {"mul", "add", "add_any", "sub", "neg"}
+    assert lin.residuals >= 2 and lin.residual_bytes == lin.residuals * 64 * 4
+    with pytest.raises(ValueError, match=str(ad.MAX_LINEARIZE_N)):
+        ad.linearize_vs_jvp(ad.MAX_LINEARIZE_N + 1)
+
+
+def test_the_articles_custom_vjp_text_names_the_real_exception() -> None:
+    from jaxplay import article
+
+    said = next(e for e in article.EXAMPLES if e.id == "grad-custom-vjp").explanation
+    refused = next(r.custom_vjp for r in ad.custom_rules(0.5).rows if r.call == "hessian(f)(x)")
+    assert f"`{refused.error_type}: {refused.message.rstrip('.')}`" in said

@@ -39,3 +39,15 @@ def test_app_reports_an_unknown_link_parameter() -> None:
     at.run()
     assert not at.exception
     assert any("no_such_setting is not a setting" in w.value for w in at.warning)
+
+
+def test_a_widget_the_session_already_had_is_not_a_links_part() -> None:
+    """A preset's callback set compose_t0 from jacfwd to jit while the address still said
+    jacfwd: the run found the parameter gone and noted it as an ignored part of a link."""
+    before = {"compose_t0": "jacfwd", "compose_preset": "x"}
+    values = {"compose_t0": "jit", "compose_preset": "x"}
+    keys = ["compose_t0", "compose_preset"]
+    assert ignored_params(before, {"compose_preset": "x"}, values, keys) != []
+    assert ignored_params(before, {"compose_preset": "x"}, values, keys, settled=keys) == []
+    fresh = ignored_params({"compose_t0": "nope"}, {}, values, keys, settled=["compose_preset"])
+    assert fresh == ["compose_t0=nope is not a valid value; the default is shown"]

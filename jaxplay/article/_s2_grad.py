@@ -171,8 +171,11 @@ print("custom VJP matches autodiff:", bool(jnp.allclose(mine, auto)))
         explanation=(
             "Runs as written. `custom_vjp` replaces JAX's derivative of a function by your own "
             "backward rule (useful for numerical stability or speed); the added lines check the "
-            "rule against JAX's derivative. `value_and_grad` returns the loss and its gradient "
-            "in one pass; the gradient has the structure of `params` (a tuple)."
+            "rule against JAX's derivative. A `custom_vjp` rule serves reverse mode only: "
+            "`jax.jvp`, `jacfwd` or `hessian` of `my_special_op` raise `TypeError: can't apply "
+            "forward-mode autodiff (jvp) to a custom_vjp function` (the grad page shows "
+            "`custom_jvp` beside it, which serves both). `value_and_grad` returns the loss and "
+            "its gradient in one pass; the gradient has the structure of `params` (a tuple)."
         ),
     ),
 )

@@ -79,10 +79,12 @@ print(per_sample_gradient(params, X, Y))
         explanation=(
             "A bare `@vmap` maps over axis 0 of *every* argument, `params` included: here the "
             "3 weights are mapped like the 4 samples and the sizes disagree (`ValueError: vmap "
-            "got inconsistent sizes`). With as many samples as weights it would be worse: no "
-            "error, and each sample would get one *element* of the weights instead of the "
-            "model. Per-sample gradients need `in_axes=(None, 0, 0)`: the same params for "
-            "every sample."
+            "got inconsistent sizes`). With as many samples as weights the error changes: each "
+            "sample gets one *element* of the weights, its prediction `jnp.dot(p, xi)` is a "
+            "vector, and `grad` raises `TypeError: Gradient only defined for scalar-output "
+            "functions`. Only 2-D parameters with one row per sample run without an error, each "
+            "sample paired with its own row: no longer one model. Per-sample gradients need "
+            "`in_axes=(None, 0, 0)`: the same params for every sample."
         ),
     ),
     Example(
@@ -148,8 +150,10 @@ print(J1.shape, bool(jnp.allclose(J1, J2, atol=1e-5)))
         explanation=(
             "Runs. `jacfwd` pushes one tangent per *input* through the function, `jacrev` pulls "
             "one cotangent per *output* back: the same Jacobian, at a cost that favours "
-            "forward mode for few inputs and reverse mode for few outputs. (The article's "
-            "comments swap the two.)"
+            "forward mode for few inputs and many outputs (a tall Jacobian) and reverse mode "
+            "for many inputs and few outputs (a wide one), as the article's comments say: "
+            "forward mode for wide outputs, reverse mode for high-dimensional inputs. The "
+            "Compose page times both as the widths change."
         ),
     ),
     Example(

@@ -23,6 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from jaxplay import sandbox
 from jaxplay.article import (
     hvp,
     jac_forward,
@@ -33,7 +34,7 @@ from jaxplay.article import (
 from jaxplay.core import capture, roofline, timing
 from jaxplay.core.capture import Outcome
 from jaxplay.core.errors import FriendlyError, explain_error
-from jaxplay.core.expr import parse
+from jaxplay.core.expr import ExprError, parse
 from jaxplay.core.figures import (
     bar_ends,
     format_bytes,
@@ -59,8 +60,13 @@ class Transform:
 TRANSFORMS: dict[str, Transform] = {
     t.name: t
     for t in (
-        Transform("jit", jax.jit, "compiles the function below it with XLA; values unchanged"),
-        Transform("vmap", jax.vmap, "maps over axis 0 of x: one call per row, batched"),
+        Transform("jit", jax.jit, "compiles the function below it with XLA into one program"),
+        Transform(
+            "vmap",
+            jax.vmap,
+            "maps over axis 0 of x: traces the function below it for one row and batches each "
+            "operation (no call per row)",
+        ),
         Transform("grad", jax.grad, "gradient of a scalar-valued function: same shape as x"),
         Transform("jacfwd", jax.jacfwd, "Jacobian by forward mode: out.shape + x.shape"),
         Transform("jacrev", jax.jacrev, "Jacobian by reverse mode: out.shape + x.shape"),
@@ -156,7 +162,14 @@ def stack_code(stack: Sequence[str], source: str) -> str:
 
 @dataclass(frozen=True)
 class PipelineResult:
-    """A transform stack applied to f at x: result and jaxpr, or JAX's reason in plain words."""
+    """A transform stack applied to f at x: result and jaxpr, or JAX's reason in plain words.
+
+    Attributes:
+        traced_calls: how often f's Python code ran while the whole stack was traced once
+            (``vmap`` traces it for one row, whatever the number of rows).
+        eager_max_abs_diff: with ``jit`` in the stack, max |result − the same stack without
+            ``jit``, run op by op| (XLA may fuse and reorder float operations); else ``None``.
+    """
 
     code: str
     input_shape: tuple[int, ...]
@@ -164,9 +177,17 @@ class PipelineResult:
     values: np.ndarray | None
     jaxpr: str | None
     error: FriendlyError | None
+    traced_calls: int = 0
+    eager_max_abs_diff: float | None = None
 
 
-def compose(stack: Sequence[str], source: str, shape: tuple[int, ...]) -> PipelineResult:
+def _stacked(stack: Sequence[str], f: Callable[..., Any]) -> Callable[..., Any]:
+    for name in reversed(stack):
+        f = TRANSFORMS[name].apply(f)
+    return f
+
+
+def compose(stack: Sequence[str], source: str, shape: Sequence[int]) -> PipelineResult:
     """Apply ``stack`` (outermost first) to the formula ``source`` and call it at a fixed x.
 
     Raises:
@@ -174,30 +195,102 @@ def compose(stack: Sequence[str], source: str, shape: tuple[int, ...]) -> Pipeli
         ValueError: an unknown transform, more than :data:`MAX_STACK` of them, or an output
             larger than :data:`MAX_OUTPUT_ELEMENTS` (the message names the limit).
     """
-    stack = tuple(stack)
-    if len(stack) > MAX_STACK:
-        raise ValueError(f"at most {MAX_STACK} transforms can be stacked (got {len(stack)})")
-    unknown = [s for s in stack if s not in TRANSFORMS]
-    if unknown:
-        raise ValueError(f"unknown transform(s) {unknown}; choose from {list(TRANSFORMS)}")
-    f: Callable[..., Any] = parse(source, ("x",))
-    for name in reversed(stack):
-        f = TRANSFORMS[name].apply(f)
+    stack, shape = tuple(stack), tuple(int(s) for s in shape)
+    check_stack(stack)
+    formula = parse(source, ("x",))
+    calls = [0]
+
+    def f(x: Any) -> Any:
+        calls[0] += 1
+        return formula(x)
+
+    composed = _stacked(stack, f)
     x = example_input(shape)
     code = stack_code(stack, source)
     try:
-        out = jax.eval_shape(f, jax.ShapeDtypeStruct(x.shape, x.dtype))
-    except (TypeError, ValueError) as err:
+        out = jax.eval_shape(composed, jax.ShapeDtypeStruct(x.shape, x.dtype))
+    except (TypeError, ValueError, IndexError) as err:
         return PipelineResult(code, shape, None, None, None, explain_error(err, _COMPOSE_ERRORS))
+    traced = calls[0]
     size = math.prod(out.shape)
     if size > MAX_OUTPUT_ELEMENTS:
         raise ValueError(
             f"the result would have {size} elements; the limit is {MAX_OUTPUT_ELEMENTS}"
         )
-    # Evaluated under jit: one compile instead of one per primitive; the values are the same.
-    values = np.asarray(timing.block(jax.jit(f)(x)))
-    jaxpr = str(jax.make_jaxpr(f)(x))
-    return PipelineResult(code, shape, tuple(values.shape), values, jaxpr, None)
+    # Evaluated under jit: one compile instead of one per primitive; the values are the same up
+    # to rounding, and where the stack says jit, that difference is measured.
+    values = np.asarray(timing.block(jax.jit(composed)(x)))
+    eager_diff = None
+    if "jit" in stack:
+        with jax.disable_jit():
+            eager = np.asarray(timing.block(_stacked(stack, formula)(x)))
+        eager_diff = float(np.max(np.abs(values - eager), initial=0.0))
+    jaxpr = str(jax.make_jaxpr(composed)(x))
+    return PipelineResult(code, shape, tuple(values.shape), values, jaxpr, None, traced, eager_diff)
+
+
+def check_stack(stack: Sequence[str]) -> None:
+    """Refuse an unknown transform or a stack over :data:`MAX_STACK` (a ``ValueError``)."""
+    if len(stack) > MAX_STACK:
+        raise ValueError(f"at most {MAX_STACK} transforms can be stacked (got {len(stack)})")
+    unknown = [s for s in stack if s not in TRANSFORMS]
+    if unknown:
+        raise ValueError(f"unknown transform(s) {unknown}; choose from {list(TRANSFORMS)}")
+
+
+#: The presets' (stack, formula, shape): a fixed set whose cost is known, run in the server.
+PRESET_PIPELINES: frozenset[tuple[tuple[str, ...], str, tuple[int, ...]]] = frozenset(
+    (p.stack, FUNCTIONS[p.function], INPUT_SHAPES[p.shape]) for p in STACK_PRESETS.values()
+)
+
+
+def is_preset(stack: Sequence[str], source: str, shape: Sequence[int]) -> bool:
+    """Whether this pipeline is one of :data:`STACK_PRESETS` (computed in the server)."""
+    return (tuple(stack), source, tuple(shape)) in PRESET_PIPELINES
+
+
+def pipeline(
+    stack: Sequence[str], source: str, shape: Sequence[int], timeout_s: float | None = None
+) -> PipelineResult:
+    """:func:`compose`, checked here first, computed where its cost allows.
+
+    Why (the hardening rule, chosen for this page): a stack of up to four transforms, a
+    ``hessian`` counting as two, can differentiate a formula eight times, and what that costs is
+    not known before it starts. Differentiating ``tanh`` nested 15 deep four times compiled for
+    82 s (the formula language allows 38 deep in a sum), and even a preset formula,
+    ``sum(sin(x)**2)`` at a vector of 3 under four ``hessian``, grew a process to 4 GB over 77 s
+    and then crashed it inside XLA (a segmentation fault: in the server, the end of every
+    visitor's session). So only the page's presets (a fixed set, each measured well under a
+    second) run in the server and are cached; every other pipeline is checked here cheaply (the
+    stack's length and names, the formula parsed within the language's limits and traced once at
+    x's shape, so a bad formula gets its caret at once) and then built and run in a fresh
+    sandboxed worker, under a run's deadline and memory limit. The warm pool answers in ~15 ms;
+    the server thread only waits.
+
+    Raises:
+        ExprError: the formula is not allowed (found here, at once).
+        ValueError: an unknown transform or too many (found here), or an over-large result.
+        sandbox.TaskFailed: the worker ran past ``timeout_s`` (default: the run timeout), out of
+            memory, was refused, or raised (``ValueError`` for an over-large result).
+    """
+    stack, shape = tuple(stack), tuple(int(s) for s in shape)
+    check_stack(stack)
+    formula = parse(source, ("x",))
+    try:
+        jax.eval_shape(formula, jax.ShapeDtypeStruct(shape, jnp.float32))
+    except ExprError:
+        raise
+    except Exception:  # noqa: BLE001, S110 - JAX's refusal: the worker reports it, in words
+        pass
+    return sandbox.call(
+        compose,
+        isolate=not is_preset(stack, source, shape),
+        returns=(PipelineResult, FriendlyError),
+        timeout_s=timeout_s,
+        stack=list(stack),
+        source=source,
+        shape=list(shape),
+    )
 
 
 # --- per-sample gradients ------------------------------------------------------------------------
@@ -219,11 +312,19 @@ MAX_SAMPLES, MAX_FEATURES = 64, 64
 class PerSample:
     """The article's per-sample gradient as written, and the fix, against a Python loop.
 
+    ``vmap`` maps axis 0 of every argument, ``params`` too, so what the article's function does
+    depends on the shapes: with one weight vector (D,) and B ≠ D samples the sizes disagree; with
+    B = D each sample gets one *element* of the weights, its prediction is a vector and ``grad``
+    refuses it; only 2-D parameters (B, D) run, each sample paired with its own row.
+
     Attributes:
-        as_written: calling the article's function with one shared ``params`` (D,).
-        tiled_shape: the article's function only runs if params are copied per sample (B, D);
-            the shape of that call's result.
-        tiled_matches_loop: whether the tiled call then equals the loop.
+        as_written: calling the article's function with one shared ``params`` (D,), B samples.
+        square: the same with as many samples as weights (D samples): the other failure.
+        rows_shape: the result's shape with parameters of shape (B, D), one random row each.
+        rows_match_model0: whether that result equals the per-sample gradients of the first row's
+            model (it does not: each sample saw another row); ``False`` is the silent error.
+        tiled_shape: the result's shape with ``params`` copied per sample (B, D).
+        tiled_matches_loop: whether that equals the loop (it does: every row is the model).
         fixed: ``vmap(grad(loss), in_axes=(None, 0, 0))(params, X, Y)``, shape (B, D).
         loop: the same gradients by a Python loop over samples.
     """
@@ -232,6 +333,9 @@ class PerSample:
     x_shape: tuple[int, ...]
     y_shape: tuple[int, ...]
     as_written: Outcome
+    square: Outcome
+    rows_shape: tuple[int, ...]
+    rows_match_model0: bool
     tiled_shape: tuple[int, ...]
     tiled_matches_loop: bool
     fixed: np.ndarray
@@ -242,6 +346,10 @@ class PerSample:
         return bool(np.allclose(self.fixed, self.loop, rtol=1e-5, atol=1e-5))
 
 
+def _close(a: Any, b: Any) -> bool:
+    return bool(np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5))
+
+
 def per_sample(batch: int = 8, features: int = 3) -> PerSample:
     """Run both versions on a regression batch (seed 0) and a Python loop over the samples."""
     if not 1 <= batch <= MAX_SAMPLES or not 1 <= features <= MAX_FEATURES:
@@ -249,25 +357,37 @@ def per_sample(batch: int = 8, features: int = 3) -> PerSample:
             f"batch must be 1 to {MAX_SAMPLES} and features 1 to {MAX_FEATURES} "
             f"(got {batch}, {features})"
         )
-    arrays = normal_arrays(0, (features,), (batch, features), (batch,))
-    params, X, Y = (jnp.asarray(a) for a in arrays)
+    arrays = normal_arrays(0, (features,), (batch, features), (batch,), (batch, features))
+    params, X, Y, rows = (jnp.asarray(a) for a in arrays)
     as_written = capture.run(
         per_sample_gradient,
         params,
         X,
         Y,
-        code="per_sample_gradient(params, X, Y)  # params: one shared vector",
+        code=f"per_sample_gradient(params, X, Y)  # params {params.shape}, X {X.shape}",
+    )
+    square = capture.run(
+        per_sample_gradient,
+        params,
+        jnp.resize(X, (features, features)),
+        jnp.resize(Y, (features,)),
+        code=f"per_sample_gradient(params, X, Y)  # params ({features},), X ({features}, "
+        f"{features}): as many samples as weights",
     )
     grad_one = jax.jit(jax.grad(loss_for_sample))
     loop = np.stack([np.asarray(grad_one(params, X[i], Y[i])) for i in range(batch)])
     tiled = np.asarray(per_sample_gradient(jnp.tile(params, (batch, 1)), X, Y))
+    by_row = np.asarray(per_sample_gradient(rows, X, Y))
     return PerSample(
         params_shape=tuple(params.shape),
         x_shape=tuple(X.shape),
         y_shape=tuple(Y.shape),
         as_written=as_written,
+        square=square,
+        rows_shape=tuple(by_row.shape),
+        rows_match_model0=_close(by_row, per_sample_grads(rows[0], X, Y)),
         tiled_shape=tuple(tiled.shape),
-        tiled_matches_loop=bool(np.allclose(tiled, loop, rtol=1e-5, atol=1e-5)),
+        tiled_matches_loop=_close(tiled, loop),
         fixed=np.asarray(per_sample_grads(params, X, Y)),
         loop=loop,
     )
@@ -278,6 +398,8 @@ def per_sample(batch: int = 8, features: int = 3) -> PerSample:
 
 MAX_WIDTH = 2048
 HIDDEN = 64
+#: The other side of each sweep: the output width while the input widens, and vice versa.
+NARROW = 4
 
 
 def network(n_in: int, n_out: int, hidden: int = HIDDEN) -> tuple[tuple[Any, ...], Any]:
@@ -332,12 +454,57 @@ def check_widths(widths: Sequence[int], limit: int = MAX_WIDTH) -> tuple[int, ..
     return sizes
 
 
+@dataclass(frozen=True)
+class JacobianPoint:
+    """Both modes timed at one width of one sweep, and how far apart their Jacobians are."""
+
+    sweep: str
+    width: int
+    jacfwd: timing.Timing
+    jacrev: timing.Timing
+    max_abs_diff: float
+
+
+def jacobian_point(
+    sweep: str, width: int, narrow: int = NARROW, hidden: int = HIDDEN, budget_s: float = 0.2
+) -> JacobianPoint:
+    """Time ``jit(jacfwd)`` and ``jit(jacrev)`` of the network w.r.t. x at one width.
+
+    ``sweep`` is ``"wide input"`` (n_in = width, n_out = ``narrow``) or ``"wide output"``. One
+    point per call, so a page can draw its progress between points (and cache each one).
+    """
+    if sweep not in SWEEPS:
+        raise ValueError(f"unknown sweep {sweep!r}; choose one of {list(SWEEPS)}")
+    (w,) = check_widths([width])
+    n_in, n_out = (w, narrow) if sweep == SWEEPS[0] else (narrow, w)
+    params, x = network(n_in, n_out, hidden)
+    fwd, rev = jax.jit(jac_forward), jax.jit(jac_reverse)
+    diff = float(jnp.max(jnp.abs(fwd(params, x) - rev(params, x))))
+    return JacobianPoint(
+        sweep,
+        w,
+        timing.measure(fwd, params, x, budget_s=budget_s, min_repeats=3),
+        timing.measure(rev, params, x, budget_s=budget_s, min_repeats=3),
+        diff,
+    )
+
+
+def jacobian_sweep(
+    points: Sequence[JacobianPoint], narrow: int = NARROW, hidden: int = HIDDEN
+) -> JacobianSweep:
+    """The points of both sweeps (every width of one in the other too) as one sweep."""
+    widths = tuple(sorted({p.width for p in points}))
+    by = {(p.sweep, p.width): p for p in points}
+    timings = {(s, m): tuple(getattr(by[(s, w)], m) for w in widths) for s in SWEEPS for m in MODES}
+    worst = max((p.max_abs_diff for p in points), default=0.0)
+    return JacobianSweep(widths, narrow, hidden, timings, worst, roofline.device_label())
+
+
 def time_jacobians(
     widths: Sequence[int],
-    narrow: int = 4,
+    narrow: int = NARROW,
     hidden: int = HIDDEN,
     budget_s: float = 0.2,
-    on_progress: Callable[[float, str], None] | None = None,
 ) -> JacobianSweep:
     """Time ``jit(jacfwd)`` and ``jit(jacrev)`` of the network w.r.t. x with ``timing.measure``.
 
@@ -345,28 +512,8 @@ def time_jacobians(
     dimension, so a wide input favours jacrev and a wide output favours jacfwd.
     """
     sizes = check_widths(widths)
-    fns = {"jacfwd": jax.jit(jac_forward), "jacrev": jax.jit(jac_reverse)}
-    out: dict[tuple[str, str], list[timing.Timing]] = {(s, m): [] for s in SWEEPS for m in MODES}
-    worst = 0.0
-    steps = len(sizes) * 4
-    step = 0
-    for sweep in SWEEPS:
-        for w in sizes:
-            n_in, n_out = (w, narrow) if sweep == SWEEPS[0] else (narrow, w)
-            params, x = network(n_in, n_out, hidden)
-            a, b = fns["jacfwd"](params, x), fns["jacrev"](params, x)
-            worst = max(worst, float(jnp.max(jnp.abs(a - b))))
-            for mode in MODES:
-                if on_progress is not None:
-                    on_progress(step / steps, f"{mode}, {sweep}: n_in={n_in}, n_out={n_out}")
-                step += 1
-                t = timing.measure(fns[mode], params, x, budget_s=budget_s, min_repeats=3)
-                out[(sweep, mode)].append(t)
-    if on_progress is not None:
-        on_progress(1.0, "done")
-    return JacobianSweep(
-        sizes, narrow, hidden, {k: tuple(v) for k, v in out.items()}, worst, roofline.device_label()
-    )
+    points = [jacobian_point(sweep, w, narrow, hidden, budget_s) for sweep in SWEEPS for w in sizes]
+    return jacobian_sweep(points, narrow, hidden)
 
 
 def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
@@ -480,12 +627,14 @@ def hvp_agreement(n: int) -> float:
 
 @dataclass(frozen=True)
 class HvpSweep:
-    """Time and compiled memory of ``hvp`` and ``hessian(f)(x) @ v`` as the dimension grows.
+    """Time and compiled memory of three ways to H·v as the dimension grows.
 
     Attributes:
-        memory: ``(name, n) -> bytes`` of temporaries plus output that XLA reserves for the
-            compiled function (``compiled.memory_analysis()``), or None where the backend does
-            not report it.
+        timings: method -> one :class:`~jaxplay.core.timing.Timing` per dimension.
+        memory: ``method -> bytes`` per dimension, of temporaries plus output that XLA reserves
+            for the compiled function (``compiled.memory_analysis()``), or None where the
+            backend does not report it.
+        max_rel_diff: the largest relative difference of any method from the full Hessian's.
     """
 
     dims: tuple[int, ...]
@@ -494,8 +643,28 @@ class HvpSweep:
     max_rel_diff: float
     device: str
 
+    def fastest(self, i: int) -> tuple[str, float]:
+        """The fastest method at the i-th dimension, and how many times slower the slowest was."""
+        medians = {m: self.timings[m][i].median for m in self.timings}
+        best = min(medians, key=medians.__getitem__)
+        return best, max(medians.values()) / medians[best]
 
-HVP_METHODS = ("hvp (grad of grad·v)", "hessian(f)(x) @ v")
+
+def forward_over_reverse_hvp(f, x, v):
+    """H v as the directional derivative of the gradient: ``jvp(grad(f), (x,), (v,))``."""
+    return jax.jvp(jax.grad(f), (x,), (v,))[1]
+
+
+#: The three ways to H·v, by name: forward-over-reverse, the article's reverse-over-reverse, and
+#: the full Hessian (``hessian`` is itself ``jacfwd(jacrev(f))``) times v.
+HVP_METHODS = (
+    "jvp(grad(f)): forward over reverse",
+    "the article's hvp: reverse over reverse",
+    "hessian(f)(x) @ v",
+)
+HVP_FUNCTIONS: dict[str, Callable[..., Any]] = dict(
+    zip(HVP_METHODS, (forward_over_reverse_hvp, hvp, hessian_times), strict=True)
+)
 
 
 def compiled_bytes(fn: Callable[..., Any], *args: Any) -> int | None:
@@ -513,39 +682,57 @@ def compiled_bytes(fn: Callable[..., Any], *args: Any) -> int | None:
     return int(temp) + int(out)
 
 
-def time_hvp(
-    dims: Sequence[int],
-    budget_s: float = 0.2,
-    on_progress: Callable[[float, str], None] | None = None,
-) -> HvpSweep:
-    """Time both ways (jitted, closing over f) at each dimension, and read their memory."""
-    sizes = check_widths(dims, MAX_HVP_DIM)
-    f = hvp_test_function
-    fns = {
-        HVP_METHODS[0]: jax.jit(lambda x, v: hvp(f, x, v)),
-        HVP_METHODS[1]: jax.jit(lambda x, v: hessian_times(f, x, v)),
-    }
-    times: dict[str, list[timing.Timing]] = {m: [] for m in HVP_METHODS}
-    memory: dict[str, list[int | None]] = {m: [] for m in HVP_METHODS}
-    worst = 0.0
-    for i, n in enumerate(sizes):
-        x, v = hvp_inputs(n)
-        a, b = (np.asarray(fn(x, v)) for fn in fns.values())
-        worst = max(worst, float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b))))))
-        for j, (name, fn) in enumerate(fns.items()):
-            if on_progress is not None:
-                on_progress((2 * i + j) / (2 * len(sizes)), f"{name}, n={n}")
-            times[name].append(timing.measure(fn, x, v, budget_s=budget_s, min_repeats=3))
-            memory[name].append(compiled_bytes(fn, x, v))
-    if on_progress is not None:
-        on_progress(1.0, "done")
+@dataclass(frozen=True)
+class HvpPoint:
+    """One method at one dimension: its time, compiled memory and distance from the Hessian's."""
+
+    method: str
+    n: int
+    time: timing.Timing
+    memory: int | None
+    rel_diff: float
+
+
+def hvp_point(method: str, n: int, budget_s: float = 0.2) -> HvpPoint:
+    """Time one way to H·v (jitted, closing over f) at dimension n, and read its memory.
+
+    One point per call, so a page can draw its progress between points (and cache each one).
+    """
+    if method not in HVP_FUNCTIONS:
+        raise ValueError(f"unknown method {method!r}; choose one of {list(HVP_METHODS)}")
+    (n,) = check_widths([n], MAX_HVP_DIM)
+    x, v = hvp_inputs(n)
+    f, way = hvp_test_function, HVP_FUNCTIONS[method]
+    fn = jax.jit(lambda x, v: way(f, x, v))
+    reference = np.asarray(jax.jit(lambda x, v: hessian_times(f, x, v))(x, v))
+    got = np.asarray(fn(x, v))
+    rel = float(np.max(np.abs(got - reference)) / max(1.0, float(np.max(np.abs(reference)))))
+    return HvpPoint(
+        method,
+        n,
+        timing.measure(fn, x, v, budget_s=budget_s, min_repeats=3),
+        compiled_bytes(fn, x, v),
+        rel,
+    )
+
+
+def hvp_sweep(points: Sequence[HvpPoint]) -> HvpSweep:
+    """The points of every method at every dimension as one sweep."""
+    dims = tuple(sorted({p.n for p in points}))
+    by = {(p.method, p.n): p for p in points}
     return HvpSweep(
-        sizes,
-        {k: tuple(v) for k, v in times.items()},
-        {k: tuple(v) for k, v in memory.items()},
-        worst,
+        dims,
+        {m: tuple(by[(m, n)].time for n in dims) for m in HVP_METHODS},
+        {m: tuple(by[(m, n)].memory for n in dims) for m in HVP_METHODS},
+        max((p.rel_diff for p in points), default=0.0),
         roofline.device_label(),
     )
+
+
+def time_hvp(dims: Sequence[int], budget_s: float = 0.2) -> HvpSweep:
+    """Time every method of :data:`HVP_METHODS` at each dimension, and read their memory."""
+    sizes = check_widths(dims, MAX_HVP_DIM)
+    return hvp_sweep([hvp_point(m, n, budget_s) for n in sizes for m in HVP_METHODS])
 
 
 def hvp_figure(sweep: HvpSweep) -> go.Figure:
@@ -553,7 +740,7 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("time per call", "XLA temp + output memory")
     )
-    colors = dict(zip(HVP_METHODS, ("#2ca02c", "#9467bd"), strict=True))
+    colors = dict(zip(HVP_METHODS, ("#ff7f0e", "#2ca02c", "#9467bd"), strict=True))
     for name in HVP_METHODS:
         ts = sweep.timings[name]
         fig.add_trace(
@@ -581,7 +768,7 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
     )
     fig.update_yaxes(log_axis("bytes", bar_ends(*memory), format_bytes, base=4), row=1, col=2)
     fig.update_layout(
-        title=f"Hessian-vector product vs full Hessian, jitted, measured on {sweep.device}",
+        title=f"Three ways to H·v, jitted, measured on {sweep.device}",
         margin={"t": 80, "b": 40},
     )
     return fig

@@ -1,10 +1,12 @@
 """The grad page: derivatives you can see, checked, in both modes, with custom rules and pytrees.
 
-f, f′, f″ of a formula on a grid with their kinks (``_curves``); autodiff against finite
-differences, ``check_grads`` and the four ways to a derivative (``_checks``); the article's
-``custom_vjp`` rule, breakable (``_custom_vjp``); the article's ``complex_loss``: its gradient
-pytree and the "Hessian diagonal" (``_pytrees``). The article's functions come from
-:mod:`jaxplay.article`.
+f, f′, f″ of a formula on a grid with their kinks (``_curves``), computed in the server for the
+presets and in a sandboxed worker for a typed formula (``_formulas`` says why); autodiff against
+finite differences, ``check_grads`` and the four ways to a derivative (``_checks``); the
+article's ``custom_vjp`` rule, breakable (``_custom_vjp``), and ``custom_jvp`` beside it with
+what each allows (``_custom_jvp``); ``stop_gradient`` (``_stop_gradient``) and ``linearize``
+(``_linearize``); the article's ``complex_loss``: its gradient pytree and the "Hessian
+diagonal" (``_pytrees``). The article's functions come from :mod:`jaxplay.article`.
 """
 
 from jaxplay.article import complex_loss as complex_loss
@@ -20,6 +22,7 @@ from ._checks import OrderCheck as OrderCheck
 from ._checks import central_difference as central_difference
 from ._checks import check_derivatives as check_derivatives
 from ._checks import check_figure as check_figure
+from ._checks import check_point as check_point
 from ._checks import modes_at_point as modes_at_point
 from ._checks import modes_on_vectors as modes_on_vectors
 from ._checks import small_network as small_network
@@ -39,6 +42,12 @@ from ._curves import derivative_figure as derivative_figure
 from ._curves import find_kinks as find_kinks
 from ._curves import nth_derivative as nth_derivative
 from ._curves import scalar_function as scalar_function
+from ._custom_jvp import TRANSFORM_CALLS as TRANSFORM_CALLS
+from ._custom_jvp import CustomRules as CustomRules
+from ._custom_jvp import RuleRow as RuleRow
+from ._custom_jvp import custom_rules as custom_rules
+from ._custom_jvp import special_op_jvp as special_op_jvp
+from ._custom_jvp import special_op_jvp_rule as special_op_jvp_rule
 from ._custom_vjp import MAX_FACTOR as MAX_FACTOR
 from ._custom_vjp import NEGATIVE_BRANCH_RULES as NEGATIVE_BRANCH_RULES
 from ._custom_vjp import CustomVsAutodiff as CustomVsAutodiff
@@ -46,6 +55,15 @@ from ._custom_vjp import custom_vjp_figure as custom_vjp_figure
 from ._custom_vjp import custom_vs_autodiff as custom_vs_autodiff
 from ._custom_vjp import make_special_op as make_special_op
 from ._custom_vjp import special_op_forward as special_op_forward
+from ._formulas import PointChecks as PointChecks
+from ._formulas import checks as checks
+from ._formulas import curves as curves
+from ._formulas import is_preset as is_preset
+from ._formulas import point_checks as point_checks
+from ._linearize import MAX_LINEARIZE_N as MAX_LINEARIZE_N
+from ._linearize import Linearized as Linearized
+from ._linearize import linearize_example as linearize_example
+from ._linearize import linearize_vs_jvp as linearize_vs_jvp
 from ._pytrees import ARG_NAMES as ARG_NAMES
 from ._pytrees import ARGNUMS as ARGNUMS
 from ._pytrees import HESSIAN_DIAG_AS_WRITTEN as HESSIAN_DIAG_AS_WRITTEN
@@ -61,3 +79,9 @@ from ._pytrees import hessian_diagonal_figure as hessian_diagonal_figure
 from ._pytrees import init_complex_loss as init_complex_loss
 from ._pytrees import loss_with_aux as loss_with_aux
 from ._pytrees import value_and_grad_with_aux as value_and_grad_with_aux
+from ._stop_gradient import STOP_EXAMPLES as STOP_EXAMPLES
+from ._stop_gradient import StopGradient as StopGradient
+from ._stop_gradient import StopRow as StopRow
+from ._stop_gradient import round_straight_through as round_straight_through
+from ._stop_gradient import stop_gradient_demo as stop_gradient_demo
+from ._stop_gradient import stop_gradient_figure as stop_gradient_figure

@@ -70,6 +70,12 @@ class GradCheck:
     check_grads_message: str
 
 
+def check_point(x0: float) -> None:
+    """Refuse a point outside the page's range, naming the limit (a ``ValueError``)."""
+    if not math.isfinite(x0) or abs(x0) > MAX_ABS_X:
+        raise ValueError(f"x0 must be a number with |x0| ≤ {MAX_ABS_X:g} (got {x0})")
+
+
 def central_difference(g: Callable[[Any], Any], x0: float, step: float) -> float:
     """``(g(x0 + h) - g(x0 - h)) / 2h``: the numerical slope of ``g`` at ``x0``."""
     return float((g(jnp.float32(x0 + step)) - g(jnp.float32(x0 - step))) / (2 * step))
@@ -84,8 +90,7 @@ def check_derivatives(source: str, x0: float, order: int) -> GradCheck:
     (forward and reverse mode, random direction, up to order 2), with ``eps=1e-3`` for float32.
     """
     check_order(order, low=1)
-    if not math.isfinite(x0) or abs(x0) > MAX_ABS_X:
-        raise ValueError(f"x0 must be a number with |x0| ≤ {MAX_ABS_X:g} (got {x0})")
+    check_point(x0)
     f = scalar_function(source)
     step = 1e-2 * max(1.0, abs(x0))
     fns = [nth_derivative(f, k) for k in range(order + 1)]
@@ -104,20 +109,41 @@ def check_derivatives(source: str, x0: float, order: int) -> GradCheck:
     return GradCheck(source, float(x0), tuple(rows), checked, passed, message)
 
 
+def _power(value: float) -> str:
+    """A tick on a log axis of errors: ``1e-6``, ``2e-5``, ``0.1``, ``1``."""
+    if 1e-3 <= abs(value) < 1e4:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def check_figure(check: GradCheck) -> go.Figure:
-    """|autodiff − central difference| per order, on a log scale (one bar per order)."""
+    """|autodiff − central difference| per order as points on a log scale, labelled.
+
+    A log scale, because the errors that matter differ by decades (1e-6 where f is smooth, 1 at
+    a kink); points rather than bars, because a bar's length on a log axis depends on where the
+    axis starts. The axis reaches a decade below the smallest error, so none sits on its floor;
+    an error of exactly 0 is drawn on that floor and labelled "0".
+    """
+    errors = [r.abs_error for r in check.rows]
+    positive = [e for e in errors if e > 0 and math.isfinite(e)]
+    floor = (min(positive) if positive else 1e-7) / 10
+    y = [e if e > 0 and math.isfinite(e) else floor for e in errors]
     fig = go.Figure(
-        go.Bar(
+        go.Scatter(
             x=[ORDER_NAMES[r.order] for r in check.rows],
-            y=[max(r.abs_error, 1e-12) for r in check.rows],
-            text=[f"{r.abs_error:.2g}" for r in check.rows],
+            y=y,
+            mode="markers+text",
+            marker={"size": 14},
+            text=[f"{e:.2g}" if e else "0" for e in errors],
+            textposition="top center",
             name="|error|",
         )
     )
     fig.update_layout(
         title=f"autodiff vs central difference at x₀ = {check.x0:g} (step {check.rows[0].step:g})",
         xaxis_title="derivative",
-        yaxis=log_axis("|autodiff − central difference|", fig.data[0].y),
+        yaxis=log_axis("|autodiff − central difference| (log scale)", [floor, *y], _power),
         margin={"t": 50, "b": 40},
         height=320,
     )

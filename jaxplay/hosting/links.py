@@ -39,6 +39,7 @@ def ignored_params(
     after: Mapping[str, str],
     widget_values: Mapping[str, Any],
     widget_keys: Iterable[str],
+    settled: Iterable[str] = (),
 ) -> list[str]:
     """Plain-words notes, one per link parameter that did not take effect.
 
@@ -47,14 +48,18 @@ def ignored_params(
         after: the query parameters after it ran (Streamlit has dropped invalid bound values).
         widget_values: the session-state values of the widgets, by key.
         widget_keys: the keys of the widgets that exist in this session.
+        settled: the keys the session already held when the run started. Their parameters are
+            the app's own writing from the last run, not a link's: a callback that changes such
+            a widget (a preset filling in other widgets) leaves the old value in the address
+            until the widget is drawn again, which is no part of a link that was ignored.
 
     Returns:
         Notes such as ``"jit_dtype=float99 is not a valid value; the default is shown"``.
     """
-    keys = set(widget_keys)
+    keys, known = set(widget_keys), set(settled)
     notes: list[str] = []
     for name, value in before.items():
-        if name in APP_PARAMS:
+        if name in APP_PARAMS or (name in known and name in keys):
             continue
         if name not in keys:
             notes.append(f"{_short(name)} is not a setting of this page; it was ignored")

@@ -159,8 +159,6 @@ def run_task(
         with its message, a timeout, a memory kill, a refusal).
     """
     if visitor is None:
-        from jaxplay.core.timing import current_visitor
-
         visitor = current_visitor.get()
     return get_pool().run(
         "",
@@ -177,8 +175,6 @@ def reserve(
     """Hold a Code Lab run's place for work that starts its own processes; see
     :meth:`WorkerPool.reserve` (raises :class:`Refused` with the reason)."""
     if visitor is None:
-        from jaxplay.core.timing import current_visitor
-
         visitor = current_visitor.get()
     return get_pool().reserve(visitor, on_queue)
 
@@ -191,9 +187,34 @@ class TaskFailed(Exception):
     ``exc_type`` and message.
     """
 
-    def __init__(self, error: RunError) -> None:
+    def __init__(self, error: RunError, timeout_s: float | None = None) -> None:
         super().__init__(error.message)
         self.error = error
+        #: The deadline the run had (seconds), for a message that names it.
+        self.timeout_s = timeout_s
+
+    def explain(self, doing: str, hint: str = "") -> str:
+        """One plain-text sentence for a page: ``doing`` ("Differentiating this formula to
+        order 4") failed, how, and ``hint`` (what to try) where a smaller input could help.
+
+        The text can quote the visitor's input (an exception's message): show it escaped
+        (:func:`jaxplay.core.markdown.escape`) or in a code block.
+        """
+        error = self.error
+        said = error.message.rstrip(".").replace("The code ", "it ")
+        if error.kind == "timeout" and "CPU" not in error.message and self.timeout_s is not None:
+            text = f"{doing} took longer than {self.timeout_s:g} s and was stopped"
+        elif error.kind == "timeout":
+            text = f"{doing} was stopped: {said}"
+        elif error.kind == "memory":
+            text = f"{doing} needed more memory than one run may use and was stopped"
+        elif error.kind == "refused":
+            return f"{doing} was refused: {error.message}"
+        elif error.kind == "exception":
+            return f"{doing} failed: {error.exc_type or 'Exception'}: {error.message}"
+        else:
+            text = f"{doing} failed: {said}"
+        return f"{text} — {hint}." if hint else f"{text}."
 
 
 def call(
@@ -223,7 +244,9 @@ def call(
     target = f"{function.__module__}:{function.__qualname__}"
     result = run_task(target, timeout_s=timeout_s, **kwargs)
     if not result.ok or result.error is not None:
-        raise TaskFailed(result.error or RunError(kind="crashed", message="No result."))
+        deadline = get_pool().config.limits.timeout_s if timeout_s is None else timeout_s
+        error = result.error or RunError(kind="crashed", message="No result.")
+        raise TaskFailed(error, timeout_s=deadline)
     try:
         return wire.decode(result.task, returns)
     except (ValueError, TypeError) as err:

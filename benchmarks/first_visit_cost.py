@@ -1,0 +1,209 @@
+"""What a visitor's first visit of a page costs the server, in CPU seconds: the first visitor's,
+and the second's and third's, once another visitor has filled the caches.
+
+Starts ``streamlit run app.py`` (public mode, as the hosting guide deploys it), opens the home
+page once (JAX started, as a running server has it), then for each page lets three fresh
+headless chromium sessions open it one after another. After each visit it waits until the
+server has been quiet (under 3% of a core for a whole second) and reads the CPU seconds the
+server and every process it started (sandbox workers too) used, from ``/proc``, sampled every
+50 ms and kept for processes that exit. Visitors with the page's default settings should share
+one computation: the second and third visits should cost what drawing the page costs, not what
+computing it costs.
+
+    .venv/bin/python benchmarks/first_visit_cost.py --pages grad compose --servers 2
+
+CPU seconds hold up when other work shares the machine; the wall-clock seconds printed beside
+them do not (they include waiting for the CPU).
+
+Measured 2026-12-01 on the development VM (2 cores, CPU only, 1-minute load average 12-15 from
+other work), ``--servers 2``, medians (min-max) in CPU-s of the server and its workers:
+
+=========  ==========================  ==================  =====================================
+page       visit                       before (main)       after (only the open tab computes)
+=========  ==========================  ==================  =====================================
+grad       first visitor, caches cold  6.54 (5.40-7.67)    0.86 (0.85-0.87)
+grad       second visitor              0.66 (0.62-0.70)    0.51 (0.49-0.52)
+grad       third visitor               0.70 (0.62-0.77)    0.62 (0.53-0.71)
+compose    first visitor, caches cold  3.94 (3.66-4.22)    1.10 (0.94-1.25)
+compose    second visitor              0.74 (0.58-0.89)    0.48 (0.45-0.50)
+compose    third visitor               0.64 (0.57-0.71)    0.63 (0.47-0.80)
+=========  ==========================  ==================  =====================================
+
+Visitors with default settings already shared the page's computations (every one is cached by
+its plain-valued arguments; a second visitor's visit costs what drawing the page costs, about
+what the home page costs). What a default first visit paid for was every tab's work at once:
+derivatives, checks, ``check_grads``, the Hessian diagonal, per-sample gradients, the HVP
+fixes. Now each tab computes when it is opened (``st.tabs(..., bind="query-params")`` tells
+which one is), and a second visitor draws one tab's chart instead of four.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+VISITORS = ("first visitor (caches cold)", "second visitor", "third visitor")
+
+
+def _stat(pid: int) -> tuple[int, int, int] | None:
+    """(parent pid, utime+stime ticks, start time) of a process, or None if it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    rest = text.rsplit(")", 1)[1].split()
+    return int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19])
+
+
+class ProcessTree(threading.Thread):
+    """The CPU time of a process and all its descendants, kept for those that exited."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self._seen: dict[tuple[int, int], int] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop.wait(0.05):
+            self.scan()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def scan(self) -> None:
+        stats = {int(n): s for n in os.listdir("/proc") if n.isdigit() and (s := _stat(int(n)))}
+        children: dict[int, list[int]] = defaultdict(list)
+        for pid, (ppid, _, _) in stats.items():
+            children[ppid].append(pid)
+        stack = [self.root]
+        with self._lock:
+            while stack:
+                pid = stack.pop()
+                if pid in stats:
+                    _, ticks, start = stats[pid]
+                    self._seen[(pid, start)] = max(self._seen.get((pid, start), 0), ticks)
+                    stack.extend(children[pid])
+
+    def cpu_s(self) -> float:
+        self.scan()
+        with self._lock:
+            return sum(self._seen.values()) / CLK_TCK
+
+
+def settle(tree: ProcessTree, timeout_s: float = 300.0) -> float:
+    """Wait until the tree used under 3% of a core for one second; its CPU-s at that second's
+    start (the quiet second is not part of the visit that ended before it)."""
+    deadline = time.monotonic() + timeout_s
+    before = tree.cpu_s()
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = tree.cpu_s()
+        if now - before < 0.03:
+            return before
+        before = now
+    raise RuntimeError("the server did not go quiet")
+
+
+#: Streamlit marks the app element with its script's state (``running``, ``notRunning``); the
+#: status widget is no signal (in Streamlit 1.67 it never says "Running").
+_FINISHED_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app && app.getAttribute('data-test-script-state') === 'notRunning';
+}"""
+
+
+def visit(browser, url: str) -> tuple[float, object]:  # noqa: ANN001 - playwright Browser
+    """Open ``url`` in a fresh session (its own cookies): seconds until the script finished,
+    and the session's browser context (closed by the caller once the server is quiet: closing
+    it earlier would end the session and stop its script)."""
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page: Page = context.new_page()
+    started = time.perf_counter()
+    page.goto(url)
+    page.locator("h1").first.wait_for(timeout=300_000)
+    page.wait_for_function(_FINISHED_JS, timeout=300_000)
+    return time.perf_counter() - started, context
+
+
+def one_server(pages: list[str]) -> dict[tuple[str, str], tuple[float, float]]:
+    env = {"JAXPLAY_PUBLIC": "1", "JAXPLAY_RUNNER_SPARES": "1"}
+    out: dict[tuple[str, str], tuple[float, float]] = {}
+    with streamlit_server("app.py", env=env) as url, sync_playwright() as p:
+        pid = _server_pid(url)
+        tree = ProcessTree(pid)
+        tree.start()
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            _, home = visit(browser, url + "/")
+            for page in pages:
+                for who in VISITORS:
+                    before = settle(tree)
+                    wall, context = visit(browser, f"{url}/{page}")
+                    out[(page, who)] = (settle(tree) - before, wall)
+                    context.close()
+            home.close()
+        finally:
+            browser.close()
+            tree.stop()
+    return out
+
+
+def _server_pid(url: str) -> int:
+    """The pid of the streamlit process listening on ``url``'s port (this user's)."""
+    port = int(url.rsplit(":", 1)[1])
+    inode = None
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "0A":
+            inode = fields[9]
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            links = [os.readlink(f"/proc/{name}/fd/{fd}") for fd in os.listdir(f"/proc/{name}/fd")]
+        except OSError:
+            continue
+        if f"socket:[{inode}]" in links:
+            return int(name)
+    raise RuntimeError(f"no process listens on port {port}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", nargs="+", default=["grad", "compose"])
+    parser.add_argument("--servers", type=int, default=2, help="fresh servers, one after another")
+    args = parser.parse_args()
+    runs = [one_server(args.pages) for _ in range(args.servers)]
+    print(
+        f"{args.servers} fresh servers; machine: {os.cpu_count()} cores, "
+        f"1-minute load average {os.getloadavg()[0]:.1f} at the end"
+    )
+    print(f"{'page':<10} {'visit':<30} {'CPU-s median':>12} {'(min-max)':>13} {'wall s':>7}")
+    for page in args.pages:
+        for who in VISITORS:
+            cpu = [r[(page, who)][0] for r in runs]
+            wall = [r[(page, who)][1] for r in runs]
+            print(
+                f"{page:<10} {who:<30} {statistics.median(cpu):12.2f} "
+                f"({min(cpu):5.2f}-{max(cpu):5.2f}) {statistics.median(wall):7.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
