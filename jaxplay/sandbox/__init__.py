@@ -159,8 +159,6 @@ def run_task(
         with its message, a timeout, a memory kill, a refusal).
     """
     if visitor is None:
-        from jaxplay.core.timing import current_visitor
-
         visitor = current_visitor.get()
     return get_pool().run(
         "",
@@ -177,8 +175,6 @@ def reserve(
     """Hold a Code Lab run's place for work that starts its own processes; see
     :meth:`WorkerPool.reserve` (raises :class:`Refused` with the reason)."""
     if visitor is None:
-        from jaxplay.core.timing import current_visitor
-
         visitor = current_visitor.get()
     return get_pool().reserve(visitor, on_queue)
 
