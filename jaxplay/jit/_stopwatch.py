@@ -83,15 +83,16 @@ def article_timing(
 ARTICLE_TIMING_CODE = article.by_id("jit-softmax-as-written").source
 
 
-def article_explanation(compile_s: float) -> str:
+def article_explanation(compile_s: float, loops: int) -> str:
     """Why the article's stopwatch and the honest harness disagree (one paragraph)."""
     return (
-        "**Why they differ.** The article wraps `time.time()` around ten calls and never waits "
+        f"**Why they differ.** The article wraps `time.time()` around {loops} calls and never "
+        "waits "
         "for a result. JAX returns from a call as soon as the work is *queued*, so the naive "
         "loop's clock measures little more than dispatch, and its unfinished work spills into "
         "the jit loop's clock. The jit loop also pays the first call's tracing and compilation "
-        f"(here {timing.format_seconds(compile_s)}) inside its ten calls, and a single run of "
-        "ten calls has no spread to judge it by. The honest harness blocks on every result, "
-        "warms both versions up, alternates eager and jit samples so that noise on the machine "
-        "hits both alike, and reports the median with its quartiles."
+        f"(here {timing.format_seconds(compile_s)}) inside its {loops} calls, and a single run "
+        f"of {loops} calls has no spread to judge it by. The honest harness blocks on every "
+        "result, warms both versions up, alternates eager and jit samples so that noise on the "
+        "machine hits both alike, and reports the median with its quartiles."
     )
