@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import jit
+from jaxplay import jit, sandbox
 from jaxplay.core import expr, markdown, roofline, timing
 from pages import _ui  # every page imports it first: see its docstring
 
@@ -26,6 +26,25 @@ def sweep_point(*key: object) -> jit.SweepPoint:
 @st.cache_data(max_entries=8, show_spinner=False)
 def side_effects(calls: int) -> tuple:
     return jit.impure_counter_demo(calls), jit.debug_print_demo()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def in_sandbox(demo: str, key: tuple, **options: object) -> object:
+    """A demo of the Beyond tabs, run in a sandboxed worker (a fresh process); data only."""
+    function, returns, timeout_s = jit.SANDBOXED[demo]
+    preset, rows, cols, dtype, formula = key
+    return sandbox.call(
+        function,
+        isolate=True,
+        returns=returns,
+        timeout_s=timeout_s,
+        preset=preset,
+        rows=rows,
+        cols=cols,
+        dtype=dtype,
+        formula=formula,
+        **options,
+    )
 
 
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
@@ -237,9 +256,95 @@ def side_effects_tab() -> None:
     _ui.show_code(jit.impure_counter_demo, jit.debug_printed)
 
 
+def sandboxed(demo: str, workload: jit.Workload, label: str, **options: object) -> object | None:
+    """Run a Beyond demo in the sandbox when its button is pressed; its result, or None."""
+    key = jit.key_of(workload)
+    if not _ui.measure_button(label, f"jit_{demo}_run", (key, tuple(options.items()))):
+        st.info(f"{jit.SANDBOXED_NOTES[demo]} It runs in a sandboxed worker when you press it.")
+        return None
+    with _ui.staged(jit.SANDBOXED_NOTES[demo].split(":")[0]) as stages:
+        stages.report("waiting for a sandboxed worker, then running", None)
+        try:
+            result = in_sandbox(demo, key, **options)
+        except sandbox.TaskFailed as err:
+            stages.clear()
+            _ui.show_error(f"**It did not finish:** {markdown.escape(err.error.message)}")
+            return None
+        stages.done("Ran in a sandboxed worker")
+    return result
+
+
+def donation_tab(workload: jit.Workload) -> None:
+    st.markdown(
+        "`jax.jit(f, donate_argnums=0)` hands `x`'s buffer to XLA, which may write the result "
+        "into it. Measured on the function and size above, compiled without and with donation:"
+    )
+    result = sandboxed("donation", workload, "Compare with and without donation")
+    if result is not None:
+        st.dataframe(jit.donation_table(result), hide_index=True, key="jit_donation_table")
+        st.markdown(jit.donation_sentence(result))
+        for warning in result.donated.warnings:
+            st.caption(f"JAX warned: {markdown.escape(warning)}")
+        if result.reuse_error:
+            st.markdown(f"Using `x` after donating it raises **{result.reuse_error}**:")
+            _ui.error_code(f"{result.reuse_code}\n# {result.reuse_error}: {result.reuse_message}")
+        else:
+            st.markdown("Using `x` again worked: nothing was donated on this backend.")
+    _ui.show_code(jit.donation_demo, jit.DonationRun)
+
+
+def persistent_cache_tab(workload: jit.Workload) -> None:
+    st.markdown(
+        "With `jax_compilation_cache_dir` set, compiled programs are kept on disk, so a **new "
+        "process** compiling the same function reads them instead of compiling. Two fresh "
+        "Python processes per round, one after the other, share an empty cache directory."
+    )
+    rounds = st.slider("rounds", 1, 5, 2, key="jit_cache_rounds", bind="query-params")
+    demo = sandboxed("compile_cache", workload, "Compile in two processes", rounds=rounds)
+    if demo is not None:
+        st.plotly_chart(jit.cache_figure(demo), key="jit_pcache_chart")
+        st.markdown(jit.cache_sentence(demo))
+        st.caption(
+            "Settings of each process: "
+            + ", ".join(f"`{k}={v}`" for k, v in jit.CACHE_SETTINGS.items())
+        )
+    _ui.show_code(jit.CACHE_CHILD, jit.persistent_cache_demo, label="Show the code that ran")
+
+
+def trace_tab(workload: jit.Workload) -> None:
+    st.markdown(
+        "`jax.profiler.trace` records every XLA kernel that ran, with its program and op. "
+        "Traced here: one eager call, then jitted calls, of the function and size above."
+    )
+    demo = sandboxed("trace", workload, "Record a profiler trace")
+    if demo is None:
+        _ui.show_code(jit.trace_demo)
+        return
+    st.markdown(jit.trace_sentence(demo))
+    st.dataframe(jit.trace_table(demo), hide_index=True, key="jit_trace_table")
+    data = demo.download_data()
+    if data:
+        st.download_button(
+            f"Download the trace ({demo.download_bytes / 1e3:.0f} kB, opens in ui.perfetto.dev)",
+            data,
+            file_name=demo.download_name,
+            mime="application/gzip",
+            key="jit_trace_download",
+            icon=":material/download:",
+        )
+    else:
+        st.caption(
+            f"The trace is {demo.download_bytes / 1e6:.1f} MB compressed, over the "
+            f"{jit.TRACE_MAX_DOWNLOAD_BYTES / 2**20:.0f} MiB this page sends: summary only."
+        )
+    st.caption("Files JAX wrote: " + ", ".join(f"`{n}` ({b:,} B)" for n, b in demo.files))
+    _ui.show_code(jit.trace_demo, jit.summarise_trace)
+
+
 MEASURED = ["Stages", "Eager vs jit", "Size sweep", "Article vs honest", "Roofline"]
 OWN = ["Compile cache", "Side effects"]
-tabs = st.tabs([*MEASURED, *OWN], key="jit_tab", bind="query-params")
+BEYOND = ["Donation", "Persistent cache", "Profiler trace"]
+tabs = st.tabs([*MEASURED, *OWN, *BEYOND], key="jit_tab", bind="query-params")
 if failure is None and kept is not None:
     m = kept.value
     with tabs[0]:
@@ -252,9 +357,15 @@ if failure is None and kept is not None:
         article_tab(m)
     with tabs[4]:
         roofline_tab(m, preset)
+    with tabs[7]:
+        donation_tab(workload)
+    with tabs[8]:
+        persistent_cache_tab(workload)
+    with tabs[9]:
+        trace_tab(workload)
 else:
-    for tab in tabs[: len(MEASURED)]:
-        tab.caption("Nothing measured: fix the input above.")
+    for i in (*range(len(MEASURED)), 7, 8, 9):
+        tabs[i].caption("Nothing measured: fix the input above.")
 with tabs[5]:
     cache_tab()
 with tabs[6]:

@@ -150,6 +150,25 @@ def test_the_stages_tab_explains_the_first_call_and_the_compiled_program(spec) -
     assert units and units[0]["size"].str.endswith("B").all()
 
 
+def test_the_beyond_tabs_run_in_the_sandbox(spec) -> None:
+    at = open_page(spec, **SMALL)
+    for key in ("jit_donation_run", "jit_trace_run"):
+        at.button(key=key).click().run()
+        assert_clean(at)
+        assert not at.error, [e.value for e in at.error]
+    texts = " ".join(m.value for m in at.markdown)
+    assert "raises **RuntimeError**" in texts and "jit_naive_softmax" in texts
+    assert any(c.value.startswith("x + 1") and "deleted" in c.value for c in at.code)
+    assert at.get("download_button")
+
+
+def test_the_persistent_cache_tab_compares_two_processes(spec) -> None:
+    at = open_page(spec, jit_cache_rounds=1, **SMALL)
+    at.button(key="jit_compile_cache_run").click().run()
+    assert_clean(at)
+    assert any("second process" in m.value and "cache hit" in m.value for m in at.markdown)
+
+
 def test_a_formula_error_is_text_not_markdown(spec) -> None:
     """``__import__`` is an unknown name; unescaped, the message rendered it as bold "import"."""
     at = open_page(spec, jit_preset="formula", jit_formula="__import__", **SMALL)
