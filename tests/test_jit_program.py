@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 
 import pytest
 
@@ -69,3 +71,31 @@ def test_the_kernel_and_memory_tables_carry_their_units(softmax) -> None:
     memory = jit.memory_table({"argument": 4_000_000, "temp": 4_000})
     assert memory[0]["size"] == "4 MB" and memory[0]["bytes"] == "4,000,000"
     assert memory[1]["size"] == "4 kB" and "temporaries" in memory[1]["what"]
+
+
+def _run_example(size: str) -> str:
+    """The article's fixed softmax example, run here with its input resized, what it printed."""
+    source = jit_article_example().source.replace("(1000, 1000)", size)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source, "<example>", "exec"), {"__name__": "__main__"})  # noqa: S102
+    return out.getvalue()
+
+
+def jit_article_example():  # noqa: ANN201
+    from jaxplay import article
+
+    return article.by_id("jit-softmax-fixed")
+
+
+def test_the_articles_fixed_example_prints_the_compiled_programs_counts() -> None:
+    """Its explanation states no number: the example prints them, from its own run."""
+    example = jit_article_example()
+    assert "(1000, 1000)" in example.source and "import jaxplay" not in example.source
+    assert not any(ch.isdigit() for ch in example.explanation.replace("1000x1000", "").replace(
+        "10000x1000", ""))  # fmt: skip
+    big, small = _run_example("(1000, 1000)"), _run_example("(10, 30)")
+    assert "exp in the jaxpr: 2" in big and "exp in the compiled program: 1" in big
+    assert "bytes read and written per call: 20,016,000 (5.0x the input)" in big
+    assert "bytes read and written per call: 20,016,000" not in small
+    assert "rows sum to 1: True" in small
