@@ -140,9 +140,10 @@ class Stages:
         if self.queued_shown:
             self.note.empty()
             self.queued_shown = False
-        self.status.update(label=f"{self.title}: {stage}…")
+        self.status.update(label=f"{self.title}: {stage}…", expanded=True)
         if fraction is not None:
-            self.progress.progress(min(max(fraction, 0.0), 1.0), text=stage)
+            share = min(max(fraction, 0.0), 1.0)
+            self.progress.progress(share, text=f"{share:.0%} of the stages done")
 
     def queued(self, ahead: int) -> None:
         """Say that another visitor's measurement runs first (``turns.exclusive``'s on_wait)."""
