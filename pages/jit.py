@@ -282,12 +282,14 @@ def donation_tab(workload: jit.Workload) -> None:
     result = sandboxed("donation", workload, "Compare with and without donation")
     if result is not None:
         st.dataframe(jit.donation_table(result), hide_index=True, key="jit_donation_table")
+        st.caption(" · ".join(jit.DONATION_SOURCES))
         st.markdown(jit.donation_sentence(result))
         for warning in result.donated.warnings:
             st.caption(f"JAX warned: {markdown.escape(warning)}")
         if result.reuse_error:
             st.markdown(f"Using `x` after donating it raises **{result.reuse_error}**:")
-            _ui.error_code(f"{result.reuse_code}\n# {result.reuse_error}: {result.reuse_message}")
+            shown = f"{result.reuse_code}\n# {result.reuse_error}:\n# {result.reuse_message}"
+            st.code(_ui.scrub(shown), language=None, wrap_lines=True)
         else:
             st.markdown("Using `x` again worked: nothing was donated on this backend.")
     _ui.show_code(jit.donation_demo, jit.DonationRun)

@@ -24,6 +24,7 @@ from ._compile_cache import CacheProcess as CacheProcess
 from ._compile_cache import cache_figure as cache_figure
 from ._compile_cache import cache_sentence as cache_sentence
 from ._compile_cache import persistent_cache_demo as persistent_cache_demo
+from ._donation import DONATION_SOURCES as DONATION_SOURCES
 from ._donation import DonationResult as DonationResult
 from ._donation import DonationRun as DonationRun
 from ._donation import donation_demo as donation_demo

@@ -181,26 +181,32 @@ def donation_sentence(result: DonationResult) -> str:
 
 
 def donation_table(result: DonationResult) -> list[dict[str, str]]:
-    """The two calls side by side, one row per figure, each with its unit and its source."""
+    """The two calls side by side, one row per figure, each with its unit and a footnote mark
+    for its source (:data:`DONATION_SOURCES`)."""
 
     def shown(n: int) -> str:
         return human_bytes(n) if n >= 0 else "not reported"
 
     p, d = result.plain, result.donated
     rows = [
-        ("arguments", "memory_analysis()", p.argument_bytes, d.argument_bytes),
-        ("result", "memory_analysis()", p.output_bytes, d.output_bytes),
-        ("temporaries", "memory_analysis()", p.temp_bytes, d.temp_bytes),
-        ("aliased (result in a donated buffer)", "memory_analysis()", p.alias_bytes,
-         d.alias_bytes),
-        ("peak: arguments + result + temporaries − aliased", "memory_analysis()", p.peak_bytes,
-         d.peak_bytes),
-        ("live arrays before the call", "jax.live_arrays()", p.live_before, d.live_before),
-        ("live arrays after the call", "jax.live_arrays()", p.live_after, d.live_after),
-        ("device allocator after the call", "memory_stats()['bytes_in_use']", p.device_after,
-         d.device_after),
-    ]  # fmt: skip
-    return [
-        {"figure": name, "from": source, "without donation": shown(a), "donate_argnums=0": shown(b)}
-        for name, source, a, b in rows
+        ("arguments¹", p.argument_bytes, d.argument_bytes),
+        ("result¹", p.output_bytes, d.output_bytes),
+        ("temporaries¹", p.temp_bytes, d.temp_bytes),
+        ("aliased: result in a donated buffer¹", p.alias_bytes, d.alias_bytes),
+        ("peak: arguments + result + temporaries − aliased¹", p.peak_bytes, d.peak_bytes),
+        ("live arrays before the call²", p.live_before, d.live_before),
+        ("live arrays after the call²", p.live_after, d.live_after),
+        ("device allocator after the call³", p.device_after, d.device_after),
     ]
+    return [
+        {"figure": name, "without donation": shown(a), "donate_argnums=0": shown(b)}
+        for name, a, b in rows
+    ]
+
+
+#: Where the figures of :func:`donation_table` come from, by footnote mark.
+DONATION_SOURCES = (
+    "¹ the compiled program's memory_analysis()",
+    "² the bytes of every live jax.Array (jax.live_arrays())",
+    "³ the device's memory_stats()['bytes_in_use']",
+)
