@@ -165,7 +165,7 @@ def article_tab(m: jit.Measurement) -> None:
     b.metric(f"article: jit loop ({art.loops} calls)", timing.format_seconds(art.jitted_s))
     c.metric("article's speedup", f"{art.speedup:.3g}×", f"honest: {comp.speedup:.3g}×", "off")
     st.plotly_chart(jit.article_figure(art, comp), key="jit_article_chart")
-    st.markdown(jit.article_explanation(m.profile.compile_total_s, art.loops))
+    st.markdown(jit.article_explanation(art, comp.eager.median, m.profile.compile_total_s))
     st.caption("Both measured on the function and size chosen above.")
     _ui.show_code(jit.ARTICLE_TIMING_CODE, label="The article's code, as written")
     _ui.show_code(jit.article_timing)
