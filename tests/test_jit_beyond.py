@@ -64,7 +64,10 @@ def test_a_trace_is_summarised_by_kernel_and_offered_whole() -> None:
     assert any(name.endswith(".xplane.pb") for name, _ in demo.files)
     rows = jit.trace_table(demo)
     assert rows[0]["program"] == demo.kernels[0].module
-    assert "jit_naive_softmax" in jit.trace_sentence(demo)
+    eager = len(programs) - 1
+    text = jit.trace_sentence(demo)
+    assert f"The eager call ran {eager} programs of its own" in text
+    assert "the jitted calls ran one, `jit_naive_softmax`" in text
 
 
 @pytest.mark.parametrize("demo", sorted(jit.SANDBOXED))

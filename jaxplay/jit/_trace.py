@@ -65,6 +65,7 @@ class TraceDemo:
         download_name: its file name.
         download_bytes: its size, compressed.
         what_ran: the calls recorded, in words.
+        function: the traced function's name (its jitted program is ``jit_<name>``).
     """
 
     kernels: tuple[KernelTime, ...]
@@ -75,6 +76,7 @@ class TraceDemo:
     download_name: str
     download_bytes: int
     what_ran: str
+    function: str
 
     def download_data(self) -> bytes:
         """The trace file's bytes (``.json.gz``), or b"" when it was too large to send."""
@@ -122,6 +124,7 @@ def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> T
     workload = Workload(preset, rows, cols, dtype, formula)
     check(workload)
     fn = function_of(workload)
+    name = getattr(fn, "__name__", "f")
     args = inputs(workload)
     jitted = jax.jit(fn)
     timing.block(fn(*args))
@@ -134,12 +137,12 @@ def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> T
         files: list[tuple[str, int]] = []
         xplane = perfetto = ""
         for root, _, names in os.walk(directory):
-            for name in sorted(names):
-                path = os.path.join(root, name)
-                files.append((name, os.path.getsize(path)))
-                if name.endswith(".xplane.pb"):
+            for file in sorted(names):
+                path = os.path.join(root, file)
+                files.append((file, os.path.getsize(path)))
+                if file.endswith(".xplane.pb"):
                     xplane = path
-                elif name == "perfetto_trace.json.gz":
+                elif file == "perfetto_trace.json.gz":
                     perfetto = path
         kernels, modules, events = summarise_trace(xplane) if xplane else ((), (), 0)
         raw = b""
@@ -155,7 +158,8 @@ def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> T
         download=base64.b64encode(raw).decode("ascii") if small else "",
         download_name="perfetto_trace.json.gz",
         download_bytes=len(raw),
-        what_ran=f"1 eager call, then {JIT_CALLS} calls of jax.jit({getattr(fn, '__name__', 'f')})",
+        what_ran=f"1 eager call, then {JIT_CALLS} calls of jax.jit({name})",
+        function=name,
     )
 
 
@@ -172,12 +176,20 @@ def trace_sentence(demo: TraceDemo) -> str:
         f"`{name}` ({count} kernel run{'s' if count != 1 else ''}, {fmt(total)})"
         for name, count, total in demo.modules
     )
-    return (
+    jitted = f"jit_{demo.function}"
+    eager = [name for name, _, _ in demo.modules if name != jitted]
+    text = (
         f"Recorded: {demo.what_ran}; {demo.events:,} events in all. The kernels ran in "
         f"{len(demo.modules)} compiled program{'s' if len(demo.modules) != 1 else ''}, most "
-        f"time first: {programs}. Each eager operation is a small program of its own; the "
-        "jitted function is one program. The kernels that took the most time:"
+        f"time first: {programs}."
     )
+    if eager and len(eager) < len(demo.modules):
+        text += (
+            f" The eager call ran {len(eager)} program{'s' if len(eager) != 1 else ''} of its "
+            f"own, one per operation that launched a kernel; the jitted calls ran one, "
+            f"`{jitted}`."
+        )
+    return text + " The kernels that took the most time:"
 
 
 def trace_table(demo: TraceDemo) -> list[dict[str, object]]:
