@@ -8,7 +8,7 @@ environment.configure()
 import streamlit as st  # noqa: E402
 
 import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, see pages/_legacy.py)
-from jaxplay import article, sandbox  # noqa: E402
+from jaxplay import article, jit, sandbox  # noqa: E402
 from jaxplay.core import turns  # noqa: E402
 from jaxplay.hosting import catalog, links, publicmode  # noqa: E402
 
@@ -19,6 +19,10 @@ st.set_page_config(page_title="jaxplay", page_icon=":material/bolt:", layout="wi
 public = publicmode.apply()
 turns.current_visitor.set(pages._ui.visitor_id())
 turns.throttle_notice.set(pages._ui.throttle_notice)
+if public.public:
+    # The jit page's default view costs seconds to measure: measure it once, in the background,
+    # when the server serves its first page, for every visitor (the first call starts it).
+    jit.warm_up()
 
 
 def _page(spec: catalog.PageSpec) -> st.Page:

@@ -74,9 +74,16 @@ def scrub(text: object) -> str:
 
 
 def show_error(err: BaseException | str, prefix: str = "", icon: str = ":material/error:") -> None:
-    """``st.error`` of an exception (``prefix`Type: message```) or a text, paths scrubbed."""
-    text = f"`{type(err).__name__}: {err}`" if isinstance(err, BaseException) else err
-    st.error(scrub(f"{prefix}{text}"), icon=icon)
+    """``st.error`` of an exception (``prefix`Type: message```) or a text, paths scrubbed.
+
+    An exception's text goes in a code span it cannot close (it may hold what a visitor typed);
+    a text is the caller's Markdown, with any visitor text in it already escaped.
+    """
+    if isinstance(err, BaseException):
+        text = markdown.code(scrub(f"{type(err).__name__}: {err}"))
+        st.error(scrub(prefix) + text, icon=icon)
+        return
+    st.error(scrub(f"{prefix}{err}"), icon=icon)
 
 
 def error_code(text: object) -> None:
@@ -115,6 +122,60 @@ def measuring(label: str) -> Iterator[Any]:
         with turns.exclusive(on_wait=queued):
             note.empty()
             yield status
+
+
+class Stages:
+    """What :func:`staged` yields: the callbacks a staged measurement reports into."""
+
+    def __init__(self, title: str, placeholder: Any, status: Any) -> None:
+        self.title = title
+        self.placeholder = placeholder
+        self.status = status
+        self.progress = status.progress(0.0, text="starting")
+        self.note = status.empty()
+        self.queued_shown = False
+
+    def report(self, stage: str, fraction: float | None) -> None:
+        """Show the stage that starts now (and how far the whole is, when the count is known)."""
+        if self.queued_shown:
+            self.note.empty()
+            self.queued_shown = False
+        self.status.update(label=f"{self.title}: {stage}…", expanded=True)
+        if fraction is not None:
+            share = min(max(fraction, 0.0), 1.0)
+            self.progress.progress(share, text=f"{share:.0%} of the stages done")
+
+    def queued(self, ahead: int) -> None:
+        """Say that another visitor's measurement runs first (``turns.exclusive``'s on_wait)."""
+        self.queued_shown = True
+        self.note.info(
+            f"Another visitor is measuring on this machine; you are number {ahead} in the "
+            "queue. Measurements take turns so that neither slows the other down.",
+            icon=":material/hourglass_top:",
+        )
+
+    def done(self, label: str) -> None:
+        """Close the box as finished, with ``label``."""
+        self.progress.empty()
+        self.status.update(label=label, state="complete", expanded=False)
+
+    def clear(self) -> None:
+        """Remove the box (the input was refused: no measurement to speak of)."""
+        self.placeholder.empty()
+
+
+@contextmanager
+def staged(title: str) -> Iterator[Stages]:
+    """A status box with a progress bar for a measurement that reports its own stages.
+
+    Unlike :func:`measuring` it takes no lock: the measurement takes the measurement lock itself
+    (and may be one that another visitor started, whose stages this box then shows). Pass
+    ``stages.report`` and ``stages.queued`` to it; call ``stages.done(...)`` when it returns,
+    or ``stages.clear()`` when the input was refused.
+    """
+    placeholder = st.empty()
+    with placeholder.container(), st.status(f"{title}…", expanded=True) as status:
+        yield Stages(title, placeholder, status)
 
 
 def measure_button(

@@ -3,12 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import jit
-from jaxplay.core import expr, roofline, timing
+from jaxplay import jit, sandbox
+from jaxplay.core import expr, markdown, roofline, timing
 from pages import _ui  # every page imports it first: see its docstring
 
-PROFILE_BUDGET_S = 0.3
-COMPARE_BUDGET_S = 0.5
+DEFAULT = jit.DEFAULT_WORKLOAD
 
 st.title(":material/speed: jit")
 st.write(
@@ -18,37 +17,34 @@ st.write(
 )
 
 
-def _workload(*key: object) -> jit.Workload:
-    preset, rows, cols, dtype, formula, _run = key
-    return jit.Workload(preset, rows, cols, dtype, formula)
-
-
-@st.cache_resource(max_entries=8, show_spinner="Compiling and timing each stage…")
-def profile(*key: object) -> timing.JitProfile:
-    w = _workload(*key)
-    return timing.profile_jit(jit.function_of(w), *jit.inputs(w), budget_s=PROFILE_BUDGET_S)
-
-
-@st.cache_data(max_entries=16, show_spinner="Timing eager and jit, interleaved…")
-def compare(*key: object) -> timing.JitComparison:
-    w = _workload(*key)
-    return timing.compare_jit(jit.function_of(w), *jit.inputs(w), budget_s=COMPARE_BUDGET_S)
-
-
-@st.cache_data(max_entries=16, show_spinner="Timing it the article's way…")
-def article(*key: object) -> jit.ArticleTiming:
-    w = _workload(*key)
-    return jit.article_timing(jit.function_of(w), *jit.inputs(w), loops=10)
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
 def sweep_point(*key: object) -> jit.SweepPoint:
-    return jit.sweep_point(_workload(*key))
+    preset, rows, cols, dtype, formula, _measurement = key
+    return jit.sweep_point(jit.Workload(preset, rows, cols, dtype, formula))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def side_effects(calls: int) -> tuple:
     return jit.impure_counter_demo(calls), jit.debug_print_demo()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def in_sandbox(demo: str, key: tuple, **options: object) -> object:
+    """A demo of the Beyond tabs, run in a sandboxed worker (a fresh process); data only."""
+    function, returns, timeout_s = jit.SANDBOXED[demo]
+    preset, rows, cols, dtype, formula = key
+    return sandbox.call(
+        function,
+        isolate=True,
+        returns=returns,
+        timeout_s=timeout_s,
+        preset=preset,
+        rows=rows,
+        cols=cols,
+        dtype=dtype,
+        formula=formula,
+        **options,
+    )
 
 
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
@@ -59,8 +55,8 @@ preset = c1.selectbox(
     key="jit_preset",
     bind="query-params",
 )
-rows = int(c2.number_input("rows", 1, 1_000_000, 10_000, key="jit_rows", bind="query-params"))
-cols = int(c3.number_input("cols", 1, 1_000_000, 1_000, key="jit_cols", bind="query-params"))
+rows = int(c2.number_input("rows", 1, 1_000_000, DEFAULT.rows, key="jit_rows", bind="query-params"))
+cols = int(c3.number_input("cols", 1, 1_000_000, DEFAULT.cols, key="jit_cols", bind="query-params"))
 dtype = c4.selectbox("dtype", jit.DTYPES, key="jit_dtype", bind="query-params")
 formula = jit.DEFAULT_FORMULA
 if preset == "formula":
@@ -73,56 +69,69 @@ if preset == "formula":
     )
 st.caption(f"{jit.PRESETS[preset].story} (from {jit.PRESETS[preset].origin})")
 workload = jit.Workload(preset, rows, cols, dtype, formula)
-run = st.session_state.get("jit_run", 0)
-key = (preset, rows, cols, dtype, formula, run)
-device = roofline.device_label()
 
+# One measurement per setting, shared by every visitor: kept, joined while another visitor (or
+# the server's start-up) measures it, or measured here; its stages are shown as they happen.
+force = st.session_state.pop("jit_force", None) == jit.key_of(workload)
+kept = None if force else jit.kept(workload)
 failure: Exception | None = None
-try:
-    jit.check(workload)
-    with _ui.measuring("Compiling and timing each stage, then eager against jit…") as status:
-        prof, comp, art = profile(*key), compare(*key), article(*key)
-        reference = roofline.machine_reference()
-        status.update(label=f"Measured on {device}", state="complete")
-except Exception as err:  # a formula can parse yet fail on this shape (x @ x on a non-square x)
-    failure = err
+if kept is None:
+    with _ui.staged("Measuring") as stages:
+        try:
+            kept = jit.measure_shared(
+                workload, stages.report, stages.queued, force=force, owner="another visitor"
+            )
+        except Exception as err:  # a formula can parse yet fail on this shape (x @ x)
+            failure = err
+    if failure is None:
+        m = kept.value
+        stages.done(f"Measured on {m.device} in {timing.format_seconds(m.seconds)}")
+    else:
+        stages.clear()  # nothing was measured: no box beside the refusal
 if isinstance(failure, expr.ExprError):
     _ui.expr_error(failure, formula)
 elif isinstance(failure, jit.SizeError):
-    st.error(f"**Not timed:** {failure}", icon=":material/block:")
+    st.error(f"**Not timed:** {markdown.escape(failure)}", icon=":material/block:")
 elif failure is not None:
     _ui.show_error(failure, "**The function failed:** ")
 
 
-def stages_tab(prof: timing.JitProfile, workload: jit.Workload, device: str, run: int) -> None:
-    st.plotly_chart(jit.stage_figure(prof, device), key="jit_stage_chart")
+def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> None:
+    prof = m.profile
+    st.plotly_chart(jit.stage_figure(prof, m.device), key="jit_stage_chart")
     a, b, c = st.columns(3)
     a.metric("trace + lower + compile", timing.format_seconds(prof.compile_total_s))
     b.metric("first call", timing.format_seconds(prof.first_call_s))
     c.metric("steady call (median)", timing.format_seconds(prof.steady.median))
     st.caption(f"Steady state: {prof.steady.describe()}. A fresh function is compiled each time.")
+    st.markdown(jit.first_call_sentence(m.first_call, prof.first_call_s, prof.steady.median))
+    st.markdown(jit.program_sentence(m.program))
+    with st.expander("The compiled program's kernels", icon=":material/view_list:"):
+        st.dataframe(jit.kernel_table(m.program), hide_index=True, key="jit_kernels")
     with st.expander("jaxpr, StableHLO and optimized HLO", icon=":material/account_tree:"):
         for text in (prof.jaxpr_text, prof.stablehlo_text, prof.hlo_text):
             st.code(_ui.scrub(text), language=None)
-    _ui.show_code(
-        jit.function_source(workload),
-        jit.timing_code(workload, PROFILE_BUDGET_S, COMPARE_BUDGET_S),
+    _ui.show_code(jit.function_source(workload), jit.timing_code(workload))
+    st.caption(jit.provenance(kept, _ui.visitor_id()))
+    st.button(
+        "Measure again",
+        key="jit_remeasure",
+        on_click=st.session_state.__setitem__,
+        args=("jit_force", jit.key_of(workload)),
     )
-    if st.button("Measure again", key="jit_remeasure"):
-        st.session_state["jit_run"] = run + 1
-        st.rerun()
 
 
-def compare_tab(comp: timing.JitComparison, workload: jit.Workload, device: str) -> None:
+def compare_tab(m: jit.Measurement, workload: jit.Workload) -> None:
+    comp = m.comparison
     a, b = st.columns(2)
     a.metric("speedup: eager median / jit median", f"{comp.speedup:.2f}×")
     b.metric("from the quartiles", f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
-    st.plotly_chart(jit.distribution_figure(comp, device), key="jit_dist_chart")
+    st.plotly_chart(jit.distribution_figure(comp, m.device), key="jit_dist_chart")
     st.caption(f"Eager: {comp.eager.describe()}. jit: {comp.jitted.describe()}.")
     _ui.show_code(jit.function_source(workload), timing.compare_jit)
 
 
-def sweep_tab(workload: jit.Workload, run: int, device: str) -> None:
+def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
     sizes = jit.sweep_rows(workload)
     calls = st.select_slider(
         "Calls that share one compile",
@@ -132,40 +141,38 @@ def sweep_tab(workload: jit.Workload, run: int, device: str) -> None:
         bind="query-params",
     )
     w = workload
-    swept = (w.preset, w.rows, w.cols, w.dtype, w.formula, run)
+    swept = (w.preset, w.rows, w.cols, w.dtype, w.formula, number)
     label = f"Sweep rows {sizes[0]}…{sizes[-1]} (× {w.cols} cols)"
     if not _ui.measure_button(label, "jit_sweep_run", swept, icon=None):
-        st.info(f"The sweep times eager and jit at {len(sizes)} sizes (a few seconds).")
+        st.info(f"The sweep times eager and jit at {len(sizes)} sizes, one after the other.")
         return
     points = []
     with _ui.measuring(f"Sweeping {len(sizes)} sizes…") as status:
         progress = st.progress(0.0)
         for i, r in enumerate(sizes):
             progress.progress(i / len(sizes), text=f"rows = {r} ({i + 1} of {len(sizes)})")
-            points.append(sweep_point(w.preset, r, w.cols, w.dtype, w.formula, run))
+            points.append(sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number))
         status.update(label=f"{len(sizes)} sizes measured on {device}", state="complete")
     st.plotly_chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")
     st.markdown(jit.sweep_verdict(points, calls))
     _ui.show_code(jit.sweep_point, jit.crossover)
 
 
-def article_tab(
-    art: jit.ArticleTiming, comp: timing.JitComparison, prof: timing.JitProfile
-) -> None:
+def article_tab(m: jit.Measurement) -> None:
+    art, comp = m.article, m.comparison
     a, b, c = st.columns(3)
-    a.metric("article: naive loop (10 calls)", timing.format_seconds(art.naive_s))
-    b.metric("article: jit loop (10 calls)", timing.format_seconds(art.jitted_s))
+    a.metric(f"article: naive loop ({art.loops} calls)", timing.format_seconds(art.naive_s))
+    b.metric(f"article: jit loop ({art.loops} calls)", timing.format_seconds(art.jitted_s))
     c.metric("article's speedup", f"{art.speedup:.3g}×", f"honest: {comp.speedup:.3g}×", "off")
     st.plotly_chart(jit.article_figure(art, comp), key="jit_article_chart")
-    st.markdown(jit.article_explanation(prof.compile_total_s))
+    st.markdown(jit.article_explanation(art, comp.eager.median, m.profile.compile_total_s))
     st.caption("Both measured on the function and size chosen above.")
     _ui.show_code(jit.ARTICLE_TIMING_CODE, label="The article's code, as written")
     _ui.show_code(jit.article_timing)
 
 
-def roofline_tab(
-    prof: timing.JitProfile, reference: roofline.MachineReference, preset: str
-) -> None:
+def roofline_tab(m: jit.Measurement, preset: str) -> None:
+    prof, reference = m.profile, m.reference
     gbps, gflops = roofline.roofline_point(prof.cost, prof.steady.median)
     if prof.cost is None:
         st.info("XLA gave no cost analysis on this backend: " + "; ".join(prof.notes))
@@ -183,7 +190,8 @@ def roofline_tab(
         "cache can beat the memory roof."
     )
     if prof.memory:
-        st.dataframe(pd.DataFrame([prof.memory]), hide_index=True, key="jit_memory")
+        st.markdown("**The compiled program's memory** (`memory_analysis()`, per call):")
+        st.dataframe(jit.memory_table(prof.memory), hide_index=True, key="jit_memory")
     for note in prof.notes:
         st.caption(note)
 
@@ -200,7 +208,7 @@ def cache_tab() -> None:
     a, b, c = st.columns(3)
     use_tanh = a.toggle("use_tanh (static)", True, key="jit_cache_tanh", bind="query-params")
     length = b.number_input(
-        "length of x", 1, 1_000_000, 5, key="jit_cache_len", bind="query-params"
+        "length of x", 1, jit.CACHE_LAB_MAX_LENGTH, 5, key="jit_cache_len", bind="query-params"
     )
     kind = c.selectbox("dtype of x", jit.DTYPES, key="jit_cache_dtype", bind="query-params")
     signature = (bool(use_tanh), int(length), kind)
@@ -242,32 +250,124 @@ def side_effects_tab() -> None:
     a.metric(f"counter after {calls} eager calls", counter.eager_count)
     b.metric(f"counter after {calls} jitted calls", counter.jit_count)
     c.metric("… then one call with a new shape", counter.jit_count_after_new_shape)
-    st.markdown(
-        "Python side effects run while JAX **traces**, not when the compiled program runs: the "
-        "counter moves once per compilation, not once per call. To see values at run time use "
-        "`jax.debug.print`, which is compiled into the program. What two calls printed:"
-    )
+    st.markdown(jit.side_effects_sentence(counter, printed))
     for i, text in enumerate(printed.outputs, start=1):
         st.code(f"# call {i}\n{text}", language=None)
     _ui.show_code(jit.impure_counter_demo, jit.debug_printed)
 
 
+def sandboxed(demo: str, workload: jit.Workload, label: str, **options: object) -> object | None:
+    """Run a Beyond demo in the sandbox when its button is pressed; its result, or None."""
+    key = jit.key_of(workload)
+    if not _ui.measure_button(label, f"jit_{demo}_run", (key, tuple(options.items()))):
+        st.info(f"{jit.SANDBOXED_NOTES[demo]} It runs in a sandboxed worker when you press it.")
+        return None
+    with _ui.staged(jit.SANDBOXED_NOTES[demo].split(":")[0]) as stages:
+        stages.report("waiting for a sandboxed worker, then running", None)
+        try:
+            result = in_sandbox(demo, key, **options)
+        except sandbox.TaskFailed as err:
+            stages.clear()
+            _ui.show_error(f"**It did not finish:** {markdown.escape(err.error.message)}")
+            return None
+        stages.done("Ran in a sandboxed worker")
+    return result
+
+
+def donation_tab(workload: jit.Workload) -> None:
+    st.markdown(
+        "`jax.jit(f, donate_argnums=0)` hands `x`'s buffer to XLA, which may write the result "
+        "into it. Measured on the function and size above, compiled without and with donation:"
+    )
+    result = sandboxed("donation", workload, "Compare with and without donation")
+    if result is not None:
+        st.dataframe(jit.donation_table(result), hide_index=True, key="jit_donation_table")
+        st.caption(" · ".join(jit.DONATION_SOURCES))
+        st.markdown(jit.donation_sentence(result))
+        for warning in result.donated.warnings:
+            st.caption(f"JAX warned: {markdown.escape(warning)}")
+        if result.reuse_error:
+            st.markdown(f"Using `x` after donating it raises **{result.reuse_error}**:")
+            shown = f"{result.reuse_code}\n# {result.reuse_error}:\n# {result.reuse_message}"
+            st.code(_ui.scrub(shown), language=None, wrap_lines=True)
+        else:
+            st.markdown("Using `x` again worked: nothing was donated on this backend.")
+    _ui.show_code(jit.donation_demo, jit.DonationRun)
+
+
+def persistent_cache_tab(workload: jit.Workload) -> None:
+    st.markdown(
+        "With `jax_compilation_cache_dir` set, compiled programs are kept on disk, so a **new "
+        "process** compiling the same function reads them instead of compiling. Two fresh "
+        "Python processes per round, one after the other, share an empty cache directory."
+    )
+    rounds = st.slider("rounds", 1, 5, 2, key="jit_cache_rounds", bind="query-params")
+    demo = sandboxed("compile_cache", workload, "Compile in two processes", rounds=rounds)
+    if demo is not None:
+        st.plotly_chart(jit.cache_figure(demo), key="jit_pcache_chart")
+        st.markdown(jit.cache_sentence(demo))
+        st.caption(
+            "Settings of each process: "
+            + ", ".join(f"`{k}={v}`" for k, v in jit.CACHE_SETTINGS.items())
+        )
+    _ui.show_code(jit.CACHE_CHILD, jit.persistent_cache_demo, label="Show the code that ran")
+
+
+def trace_tab(workload: jit.Workload) -> None:
+    st.markdown(
+        "`jax.profiler.trace` records every XLA kernel that ran, with its program and op. "
+        "Traced here: one eager call, then jitted calls, of the function and size above."
+    )
+    demo = sandboxed("trace", workload, "Record a profiler trace")
+    if demo is None:
+        _ui.show_code(jit.trace_demo)
+        return
+    st.markdown(jit.trace_sentence(demo))
+    st.dataframe(jit.trace_table(demo), hide_index=True, key="jit_trace_table")
+    data = demo.download_data()
+    if data:
+        st.download_button(
+            f"Download the trace ({demo.download_bytes / 1e3:.0f} kB, opens in ui.perfetto.dev)",
+            data,
+            file_name=demo.download_name,
+            mime="application/gzip",
+            key="jit_trace_download",
+            icon=":material/download:",
+        )
+    else:
+        st.caption(
+            f"The trace is {demo.download_bytes / 1e6:.1f} MB compressed, over the "
+            f"{jit.TRACE_MAX_DOWNLOAD_BYTES / 2**20:.0f} MiB this page sends: summary only."
+        )
+    st.caption("Files JAX wrote: " + ", ".join(f"`{n}` ({b:,} B)" for n, b in demo.files))
+    _ui.show_code(jit.trace_demo, jit.summarise_trace)
+
+
 MEASURED = ["Stages", "Eager vs jit", "Size sweep", "Article vs honest", "Roofline"]
-tabs = st.tabs([*MEASURED, "Compile cache", "Side effects"], key="jit_tab", bind="query-params")
-if failure is None:
+OWN = ["Compile cache", "Side effects"]
+BEYOND = ["Donation", "Persistent cache", "Profiler trace"]
+tabs = st.tabs([*MEASURED, *OWN, *BEYOND], key="jit_tab", bind="query-params")
+if failure is None and kept is not None:
+    m = kept.value
     with tabs[0]:
-        stages_tab(prof, workload, device, run)
+        stages_tab(m, kept, workload)
     with tabs[1]:
-        compare_tab(comp, workload, device)
+        compare_tab(m, workload)
     with tabs[2]:
-        sweep_tab(workload, run, device)
+        sweep_tab(workload, kept.number, m.device)
     with tabs[3]:
-        article_tab(art, comp, prof)
+        article_tab(m)
     with tabs[4]:
-        roofline_tab(prof, reference, preset)
+        roofline_tab(m, preset)
+    with tabs[7]:
+        donation_tab(workload)
+    with tabs[8]:
+        persistent_cache_tab(workload)
+    with tabs[9]:
+        trace_tab(workload)
 else:
-    for tab in tabs[: len(MEASURED)]:
-        tab.caption("Nothing measured: fix the input above.")
+    for i in (*range(len(MEASURED)), 7, 8, 9):
+        tabs[i].caption("Nothing measured: fix the input above.")
 with tabs[5]:
     cache_tab()
 with tabs[6]:

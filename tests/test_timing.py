@@ -93,3 +93,25 @@ def test_profile_jit_with_a_static_argument() -> None:
 
     p = timing.profile_jit(branch, jnp.ones(8), True, static_argnums=(1,), budget_s=0.02)
     assert "tanh" in p.jaxpr_text and "sin" not in p.jaxpr_text
+
+
+def test_profile_jit_waits_for_its_arguments_and_reports_each_stage(monkeypatch) -> None:
+    """An input still being computed must not be timed as part of the compile or first call."""
+    events: list[str] = []
+    original = timing.block
+
+    def recording_block(tree):  # noqa: ANN001, ANN202
+        events.append("block")
+        return original(tree)
+
+    monkeypatch.setattr(timing, "block", recording_block)
+    timing.profile_jit(_softmax, jnp.ones((4, 3)), budget_s=0.01, on_stage=events.append)
+    assert events[0] == "block"  # the arguments, before any stopwatch
+    stages = [e for e in events if e != "block"]
+    assert stages == ["tracing", "lowering", "compiling", "first call", "steady calls"]
+
+
+def test_compare_jit_reports_its_stages() -> None:
+    stages: list[str] = []
+    timing.compare_jit(_softmax, jnp.ones((4, 3)), budget_s=0.01, on_stage=stages.append)
+    assert stages == ["warming up", "sampling"]

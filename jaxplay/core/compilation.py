@@ -92,6 +92,7 @@ def compile_aot(
     *args: Any,
     static_argnums: Sequence[int] = (),
     fresh: bool = True,
+    on_stage: Callable[[str], None] | None = None,
 ) -> AotCompilation:
     """Trace, lower and compile ``fn`` for ``args`` through the AOT API, timing each stage.
 
@@ -100,19 +101,28 @@ def compile_aot(
         args: example arguments (arrays or ``jax.ShapeDtypeStruct``; static ones as plain values).
         static_argnums: positions of arguments that are compile-time constants.
         fresh: wrap ``fn`` in :func:`fresh_function` so the stages are really run, not cache hits.
+        on_stage: told ``"tracing"``, ``"lowering"`` and ``"compiling"`` as each stage starts (a
+            page shows it); it must not raise for work in progress to be timed correctly.
 
     Returns:
         An :class:`AotCompilation`; its ``compiled`` executable is ready to call.
     """
     import jax
 
+    def stage(name: str) -> float:
+        if on_stage is not None:
+            on_stage(name)
+        return time.perf_counter()
+
     target = fresh_function(fn) if fresh else fn
     jitted = jax.jit(target, static_argnums=tuple(static_argnums))
-    start = time.perf_counter()
+    start = stage("tracing")
     traced = jitted.trace(*args)
     traced_at = time.perf_counter()
+    lowered_from = stage("lowering")
     lowered = traced.lower()
     lowered_at = time.perf_counter()
+    compiled_from = stage("compiling")
     compiled = lowered.compile()
     compiled_at = time.perf_counter()
     notes: list[str] = []
@@ -122,8 +132,8 @@ def compile_aot(
         compiled=compiled,
         call_args=dynamic_args(args, static_argnums),
         trace_s=traced_at - start,
-        lower_s=lowered_at - traced_at,
-        compile_s=compiled_at - lowered_at,
+        lower_s=lowered_at - lowered_from,
+        compile_s=compiled_at - compiled_from,
         jaxpr_text=str(traced.jaxpr),
         stablehlo_text=_text(lowered, notes, "StableHLO"),
         hlo_text=_text(compiled, notes, "compiled HLO"),

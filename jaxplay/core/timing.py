@@ -178,6 +178,12 @@ def _per_call(call: Callable[[], Any], number: int) -> float:
     return _time_batch(call, number) / number
 
 
+def _tell(on_stage: Callable[[str], None] | None, stage: str) -> None:
+    """Report a stage that is about to start (called between stopwatches, never inside one)."""
+    if on_stage is not None:
+        on_stage(stage)
+
+
 # --- eager against jit --------------------------------------------------------------------------
 
 
@@ -231,6 +237,7 @@ def compare_jit(
     max_repeats: int = 200,
     sample_target_s: float = 0.01,
     lock: bool = True,
+    on_stage: Callable[[str], None] | None = None,
     **kwargs: Any,
 ) -> JitComparison:
     """Time ``fn`` eagerly and under ``jax.jit``, interleaving their samples.
@@ -248,6 +255,7 @@ def compare_jit(
         min_repeats, max_repeats: bounds on the number of sample pairs.
         sample_target_s: a sample lasts at least this long.
         lock: hold :data:`MEASURE_LOCK`.
+        on_stage: told ``"warming up"`` and then ``"sampling"`` as each starts (a page shows it).
 
     Returns:
         A :class:`JitComparison`; ``.speedup`` is eager median / jitted median.
@@ -263,11 +271,14 @@ def compare_jit(
         return jitted_fn(*args, **kwargs)
 
     def run() -> JitComparison:
+        block((args, kwargs))
+        _tell(on_stage, "warming up")
         for _ in range(max(1, warmup)):
             block(eager())
             block(jitted())
         n_eager = autorange(eager, sample_target_s)
         n_jitted = autorange(jitted, sample_target_s)
+        _tell(on_stage, "sampling")
         eager_samples: list[float] = []
         jitted_samples: list[float] = []
         deadline = time.perf_counter() + budget_s
@@ -301,7 +312,7 @@ class JitProfile:
         trace_s: Python runs once with tracers and records a jaxpr.
         lower_s: the jaxpr becomes a StableHLO module.
         compile_s: XLA optimizes (fuses) and compiles it for the device.
-        first_call_s: the first call of the executable (buffer setup, first dispatch), blocked.
+        first_call_s: the first call of the executable, blocked (its arguments were ready before).
         steady: blocked per-call times after warm-up: what a training loop pays per step.
         aot: the :class:`~jaxplay.core.compilation.AotCompilation` behind it (texts, executable).
     """
@@ -363,6 +374,7 @@ def profile_jit(
     budget_s: float = 0.5,
     warmup: int = 1,
     lock: bool = True,
+    on_stage: Callable[[str], None] | None = None,
 ) -> JitProfile:
     """Time each stage of ``jax.jit(fn)`` separately through the ahead-of-time API.
 
@@ -377,6 +389,12 @@ def profile_jit(
         budget_s: sampling time for the steady state.
         warmup: steady-state calls thrown away after the first call.
         lock: hold :data:`MEASURE_LOCK`.
+        on_stage: told ``"tracing"``, ``"lowering"``, ``"compiling"``, ``"first call"`` and
+            ``"steady calls"`` as each starts (a page shows it; its own time is not counted).
+
+    The arguments are waited for before the first stopwatch starts: an input still being
+    computed (JAX dispatches asynchronously) would otherwise be timed as part of the compile or
+    the first call.
 
     Returns:
         A :class:`JitProfile`; cost, memory and texts are ``None``/empty with a note where the
@@ -384,10 +402,13 @@ def profile_jit(
     """
 
     def run() -> JitProfile:
-        aot = compilation.compile_aot(fn, *args, static_argnums=static_argnums)
+        block(args)
+        aot = compilation.compile_aot(fn, *args, static_argnums=static_argnums, on_stage=on_stage)
+        _tell(on_stage, "first call")
         start = time.perf_counter()
         block(aot.compiled(*aot.call_args))
         first_call_s = time.perf_counter() - start
+        _tell(on_stage, "steady calls")
         steady = measure(aot.compiled, *aot.call_args, budget_s=budget_s, warmup=warmup, lock=False)
         return JitProfile(aot.trace_s, aot.lower_s, aot.compile_s, first_call_s, steady, aot)
 

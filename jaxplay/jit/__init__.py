@@ -1,22 +1,43 @@
 """The jit page: what compiling buys and costs, measured honestly.
 
 Workloads (the article's softmax, an elementwise chain, a tanh layer, a typed formula) with their
-limits and size sweep (``_lab``); the article's ``time.time()`` stopwatch beside the honest harness
-(``_stopwatch``); a visitor's own compile cache (``_cache_lab``); side effects and
-``jax.debug.print`` under jit (``_side_effects``); the page's charts (``_figures``). The article's
-functions come from :mod:`jaxplay.article`.
+limits and size sweep (``_lab``); one staged measurement per workload, shared by every visitor
+(``_measurement`` over ``_shared``); what the compiled program is (``_program``) and what its
+first call includes (``_first_call``); the article's ``time.time()`` stopwatch beside the honest
+harness (``_stopwatch``); a visitor's own compile cache (``_cache_lab``); side effects and
+``jax.debug.print`` under jit (``_side_effects``); beyond the article, run in a sandboxed worker
+(``_sandboxed``): buffer donation (``_donation``), the persistent compilation cache
+(``_compile_cache``) and a profiler trace (``_trace``); the page's charts (``_figures``). The
+article's functions come from :mod:`jaxplay.article`.
 """
 
 from jaxplay.article import dynamic_control_flow as dynamic_control_flow
 from jaxplay.article import naive_softmax as naive_softmax
 
+from ._cache_lab import CACHE_LAB_MAX_LENGTH as CACHE_LAB_MAX_LENGTH
 from ._cache_lab import CacheCall as CacheCall
 from ._cache_lab import CacheLab as CacheLab
+from ._compile_cache import CACHE_CHILD as CACHE_CHILD
+from ._compile_cache import CACHE_SETTINGS as CACHE_SETTINGS
+from ._compile_cache import CacheDemo as CacheDemo
+from ._compile_cache import CacheProcess as CacheProcess
+from ._compile_cache import cache_figure as cache_figure
+from ._compile_cache import cache_sentence as cache_sentence
+from ._compile_cache import persistent_cache_demo as persistent_cache_demo
+from ._donation import DONATION_SOURCES as DONATION_SOURCES
+from ._donation import DonationResult as DonationResult
+from ._donation import DonationRun as DonationRun
+from ._donation import donation_demo as donation_demo
+from ._donation import donation_sentence as donation_sentence
+from ._donation import donation_table as donation_table
 from ._figures import article_figure as article_figure
 from ._figures import distribution_figure as distribution_figure
 from ._figures import roofline_figure as roofline_figure
 from ._figures import stage_figure as stage_figure
 from ._figures import sweep_figure as sweep_figure
+from ._first_call import FirstCall as FirstCall
+from ._first_call import first_call_anatomy as first_call_anatomy
+from ._first_call import first_call_sentence as first_call_sentence
 from ._lab import BUDGET as BUDGET
 from ._lab import DEFAULT_FORMULA as DEFAULT_FORMULA
 from ._lab import DTYPES as DTYPES
@@ -36,14 +57,41 @@ from ._lab import sweep_point as sweep_point
 from ._lab import sweep_rows as sweep_rows
 from ._lab import sweep_verdict as sweep_verdict
 from ._lab import tanh_layer as tanh_layer
-from ._lab import timing_code as timing_code
 from ._lab import unoptimized_chain as unoptimized_chain
+from ._measurement import DEFAULT_WORKLOAD as DEFAULT_WORKLOAD
+from ._measurement import MEASUREMENTS as MEASUREMENTS
+from ._measurement import STAGES as STAGES
+from ._measurement import Measurement as Measurement
+from ._measurement import kept as kept
+from ._measurement import key_of as key_of
+from ._measurement import measure as measure
+from ._measurement import measure_shared as measure_shared
+from ._measurement import provenance as provenance
+from ._measurement import timing_code as timing_code
+from ._measurement import warm_up as warm_up
+from ._program import CompiledProgram as CompiledProgram
+from ._program import kernel_table as kernel_table
+from ._program import memory_table as memory_table
+from ._program import program_sentence as program_sentence
+from ._program import read_program as read_program
+from ._sandboxed import SANDBOXED as SANDBOXED
+from ._sandboxed import SANDBOXED_NOTES as SANDBOXED_NOTES
+from ._shared import Kept as Kept
+from ._shared import SharedResults as SharedResults
 from ._side_effects import CounterResult as CounterResult
 from ._side_effects import PrintResult as PrintResult
 from ._side_effects import debug_print_demo as debug_print_demo
 from ._side_effects import debug_printed as debug_printed
 from ._side_effects import impure_counter_demo as impure_counter_demo
+from ._side_effects import side_effects_sentence as side_effects_sentence
 from ._stopwatch import ARTICLE_TIMING_CODE as ARTICLE_TIMING_CODE
 from ._stopwatch import ArticleTiming as ArticleTiming
 from ._stopwatch import article_explanation as article_explanation
 from ._stopwatch import article_timing as article_timing
+from ._trace import TRACE_MAX_DOWNLOAD_BYTES as TRACE_MAX_DOWNLOAD_BYTES
+from ._trace import KernelTime as KernelTime
+from ._trace import TraceDemo as TraceDemo
+from ._trace import summarise_trace as summarise_trace
+from ._trace import trace_demo as trace_demo
+from ._trace import trace_sentence as trace_sentence
+from ._trace import trace_table as trace_table

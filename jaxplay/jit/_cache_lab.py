@@ -21,6 +21,8 @@ from jaxplay.jit._lab import DTYPES, SizeError
 
 #: Longest ``x`` the lab builds (it only shows compilation, never times anything).
 MAX_LENGTH = 1_000_000
+#: The same, under the name the package exports (the page's length widget ends there).
+CACHE_LAB_MAX_LENGTH = MAX_LENGTH
 
 
 @dataclass(frozen=True)

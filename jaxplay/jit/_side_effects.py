@@ -89,3 +89,25 @@ def debug_print_demo(values: tuple[float, ...] = (0.0, 1.0, 2.0), calls: int = 2
     jitted = jax.jit(compilation.fresh_function(debug_printed))
     x = jnp.asarray(values, jnp.float32)
     return PrintResult(tuple(capture.run(jitted, x).stdout for _ in range(calls)))
+
+
+def side_effects_sentence(counter: CounterResult, printed: PrintResult) -> str:
+    """What the counter and the prints show, in Markdown, every count from the results."""
+    c = counter
+    traced_print = sum("print (trace time)" in text for text in printed.outputs)
+    debug_print = sum("jax.debug.print (run time)" in text for text in printed.outputs)
+    n = len(printed.outputs)
+    text = (
+        f"Python side effects run while JAX **traces**, not when the compiled program runs: "
+        f"{c.calls} eager call{'s' if c.calls != 1 else ''} moved the counter to "
+        f"{c.eager_count}, {c.calls} jitted call{'s' if c.calls != 1 else ''} to {c.jit_count}, "
+        f"and one more jitted call with a new shape (a new trace) to "
+        f"{c.jit_count_after_new_shape}."
+    )
+    text += (
+        f" To see values at run time use `jax.debug.print`, which is compiled into the program: "
+        f"of the {n} jitted calls below, Python's `print` printed in {traced_print}"
+        + (" (the one that traced)" if traced_print == 1 else "")
+        + f", `jax.debug.print` in {debug_print}."
+    )
+    return text

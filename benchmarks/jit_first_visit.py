@@ -1,0 +1,197 @@
+"""What a visit of the jit page costs the server: the first visitor's, then a second visitor's.
+
+The jit page measures its default view (the article's softmax at 10000 x 1000) when someone opens
+it: seconds of compute. Visitors with the default settings should share that one measurement
+rather than repeat it. This starts ``streamlit run app.py`` in public mode (as the hosting guide
+deploys it) from ``--root`` (default: this checkout; pass an unpacked older commit to compare),
+and drives it with headless chromium, one visitor after the other:
+
+1. visitor 1 opens the home page, then the jit page through the navigation;
+2. visitor 1 leaves; visitor 2 (a new browser context: a new Streamlit session) does the same.
+
+For each step it reads the CPU seconds (user + system, all threads) of the server process and
+every process it started, from ``/proc/<pid>/stat``, before the step and after it, once the
+script run finished and the server has been quiet (under 3% of a core for 1 s): work a step
+started in the background is counted in that step. Each repeat is a fresh server.
+
+    .venv/bin/python benchmarks/jit_first_visit.py --repeats 3
+    .venv/bin/python benchmarks/jit_first_visit.py --repeats 3 --root /tmp/jaxplay-before
+
+Everything stays on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+TIMEOUT_MS = 180_000
+QUIET_SHARE = 0.03
+QUIET_WINDOW_S = 1.0
+STEPS = ("visitor 1: home", "visitor 1: jit", "visitor 2: home", "visitor 2: jit")
+
+#: True once the page's script run finished (Streamlit marks its app element with the state).
+_IDLE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-script-state') === 'notRunning';
+}"""
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(c) for c in text.split()]
+
+
+def tree_cpu_s(pid: int, seen: dict[int, float]) -> float:
+    """CPU seconds of ``pid`` and its descendants; ``seen`` keeps the last reading of every
+    process, so one that exited between two readings still counts with what it had used."""
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        seen[p] = (int(fields[11]) + int(fields[12])) / CLK_TCK
+        stack.extend(_children(p))
+    return sum(seen.values())
+
+
+def wait_quiet(pid: int, seen: dict[int, float], limit_s: float = 300.0) -> float:
+    """Wait until the server tree used under :data:`QUIET_SHARE` of a core for a whole window."""
+    deadline = time.monotonic() + limit_s
+    before = tree_cpu_s(pid, seen)
+    while time.monotonic() < deadline:
+        time.sleep(QUIET_WINDOW_S)
+        now = tree_cpu_s(pid, seen)
+        if now - before < QUIET_SHARE * QUIET_WINDOW_S:
+            return now
+        before = now
+    raise RuntimeError("the server never went quiet")
+
+
+@contextmanager
+def server(root: Path) -> Iterator[tuple[str, int]]:
+    """``streamlit run app.py`` from ``root`` on a free port, public mode; yields (url, pid)."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "JAXPLAY_PUBLIC": "1",
+        "JAXPLAY_VISITOR_KEY": "session",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+        + ["--server.address", "127.0.0.1", "--server.headless", "true"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit from {root} did not start") from None
+                time.sleep(0.3)
+        yield url, process.pid
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def rendered(page: Page, title: str) -> None:
+    page.locator("h1").filter(has_text=title).first.wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+    page.wait_for_function(_IDLE_JS, timeout=TIMEOUT_MS)
+    if page.locator('[data-testid="stException"]').count():
+        raise RuntimeError(f"an exception box on {title}")
+
+
+def one_server(root: Path, browser) -> dict[str, tuple[float, float]]:  # noqa: ANN001
+    """(CPU seconds, wall seconds) of each step of :data:`STEPS` on a fresh server."""
+    costs: dict[str, tuple[float, float]] = {}
+    with server(root) as (url, pid):
+        seen: dict[int, float] = {}
+        cpu = wait_quiet(pid, seen)
+        for visitor in (1, 2):
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            page = context.new_page()
+            for name in ("home", "jit"):
+                start = time.perf_counter()
+                if name == "home":
+                    page.goto(url + "/", timeout=TIMEOUT_MS)
+                else:
+                    nav = page.locator('[data-testid="stSidebarNav"] a').filter(has_text="jit")
+                    nav.first.click()
+                rendered(page, "jaxplay" if name == "home" else "jit")
+                wall = time.perf_counter() - start
+                after = wait_quiet(pid, seen)
+                costs[f"visitor {visitor}: {name}"] = (after - cpu, wall)
+                cpu = after
+            context.close()
+            cpu = wait_quiet(pid, seen)
+    return costs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="fresh servers")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve")
+    args = parser.parse_args()
+    root = args.root.resolve()
+    runs = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for i in range(args.repeats):
+            runs.append(one_server(root, browser))
+            print(f"server {i + 1}: " + ", ".join(f"{k} {v[0]:.2f}" for k, v in runs[-1].items()))
+        browser.close()
+    commit = subprocess.run(
+        ["git", "-C", str(root), "log", "-1", "--format=%h %s"], capture_output=True, text=True
+    ).stdout.strip()
+    print(f"\n{root} ({commit or 'not a git checkout'})")
+    print(f"{os.cpu_count()} cores, 1-minute load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"median of {len(runs)} fresh servers (min-max)")
+    print(f"{'step':<18} {'server CPU-s':>12} {'(min-max)':>13} {'wall s':>7}")
+    for step in STEPS:
+        cpu = [r[step][0] for r in runs]
+        wall = [r[step][1] for r in runs]
+        print(
+            f"{step:<18} {statistics.median(cpu):12.2f} ({min(cpu):5.2f}-{max(cpu):5.2f}) "
+            f"{statistics.median(wall):7.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

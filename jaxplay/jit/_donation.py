@@ -1,0 +1,212 @@
+"""Buffer donation: what ``donate_argnums`` saves, and what happens to the donated array.
+
+Why a module of its own: ``jax.jit(f, donate_argnums=0)`` lets XLA write the result into the
+argument's buffer. The page shows what that changes, measured, not asserted: the compiled
+program's own accounting (``memory_analysis()``: argument, output, temp and *alias* bytes), the
+bytes held by live arrays after a call, the device allocator's bytes in use where the backend
+reports them (GPUs do, the CPU backend does not), and the real error JAX raises when the
+donated array is used again.
+
+:func:`donation_demo` runs in a sandboxed worker (``jaxplay.sandbox.call``): a fresh process, so
+"every live array" means this demo's arrays only, and a visitor's formula cannot hold the
+server's memory.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from jaxplay.core import capture, timing
+from jaxplay.jit._lab import Workload, check, function_of, inputs
+from jaxplay.jit._program import human_bytes
+
+#: What the page shows as the code of the reuse, and runs.
+REUSE_CODE = "x + 1  # x was donated to the call before"
+
+
+@dataclass(frozen=True)
+class DonationRun:
+    """One compiled call, with or without donating its first argument.
+
+    Attributes:
+        donated: ``donate_argnums=(0,)`` or not.
+        argument_bytes, output_bytes, temp_bytes, alias_bytes: ``memory_analysis()`` of the
+            compiled program (-1 where the backend does not report it). Alias bytes are output
+            bytes written into a donated argument's buffer.
+        live_before: bytes of every live ``jax.Array`` before the call (the inputs).
+        live_after: the same after the call, its result held.
+        device_before, device_after: the device allocator's ``bytes_in_use`` around the call,
+            or -1 where ``memory_stats()`` reports nothing (the CPU backend).
+        argument_deleted: the first argument was deleted by the call.
+        warnings: warnings JAX emitted compiling and calling (an unusable donation says so).
+    """
+
+    donated: bool
+    argument_bytes: int
+    output_bytes: int
+    temp_bytes: int
+    alias_bytes: int
+    live_before: int
+    live_after: int
+    device_before: int
+    device_after: int
+    argument_deleted: bool
+    warnings: tuple[str, ...]
+
+    @property
+    def peak_bytes(self) -> int:
+        """The program's own peak estimate: arguments + outputs + temporaries - aliased bytes."""
+        return self.argument_bytes + self.output_bytes + self.temp_bytes - self.alias_bytes
+
+
+@dataclass(frozen=True)
+class DonationResult:
+    """The two calls and what reusing the donated argument did.
+
+    Attributes:
+        plain, donated: the call without and with donation.
+        reuse_error: the exception's class name, or "" if reusing the array worked.
+        reuse_message: its message.
+        reuse_code: the code that reused it.
+        device: the device, e.g. ``"cpu (cpu)"``.
+    """
+
+    plain: DonationRun
+    donated: DonationRun
+    reuse_error: str
+    reuse_message: str
+    reuse_code: str
+    device: str
+
+
+def _live_bytes() -> int:
+    import jax
+
+    return int(sum(a.nbytes for a in jax.live_arrays() if not a.is_deleted()))
+
+
+def _device_bytes() -> int:
+    import jax
+
+    stats = jax.devices()[0].memory_stats()
+    return int(stats.get("bytes_in_use", -1)) if stats else -1
+
+
+def _one_call(fn: Any, args: tuple[Any, ...], donate: bool) -> tuple[DonationRun, Any]:
+    import jax
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = jax.jit(fn, donate_argnums=(0,) if donate else ()).lower(*args).compile()
+        stats = compiled.memory_analysis()
+        live_before, device_before = _live_bytes(), _device_bytes()
+        result = timing.block(compiled(*args))
+        live_after, device_after = _live_bytes(), _device_bytes()
+
+    def size(name: str) -> int:
+        return int(getattr(stats, name, -1)) if stats is not None else -1
+
+    run = DonationRun(
+        donated=donate,
+        argument_bytes=size("argument_size_in_bytes"),
+        output_bytes=size("output_size_in_bytes"),
+        temp_bytes=size("temp_size_in_bytes"),
+        alias_bytes=size("alias_size_in_bytes"),
+        live_before=live_before,
+        live_after=live_after,
+        device_before=device_before,
+        device_after=device_after,
+        argument_deleted=bool(args[0].is_deleted()),
+        warnings=tuple(f"{w.category.__name__}: {w.message}" for w in caught),
+    )
+    return run, result
+
+
+def donation_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> DonationResult:
+    """Call the workload's function compiled without and with ``donate_argnums=(0,)``, then
+    use the donated argument again. Meant for a sandboxed worker (see the module docstring)."""
+    from jaxplay.core import roofline
+
+    workload = Workload(preset, rows, cols, dtype, formula)
+    check(workload)
+    fn = function_of(workload)
+    args = inputs(workload)
+    plain, result = _one_call(fn, args, donate=False)
+    del result
+    args = inputs(workload)  # fresh arrays: the donated call may delete its first argument
+    donated, result = _one_call(fn, args, donate=True)
+    x = args[0]
+    outcome = capture.run(lambda: x + 1, code=REUSE_CODE)
+    return DonationResult(
+        plain=plain,
+        donated=donated,
+        reuse_error=outcome.error_type or "",
+        reuse_message=outcome.message,
+        reuse_code=REUSE_CODE,
+        device=roofline.device_label(),
+    )
+
+
+def donation_sentence(result: DonationResult) -> str:
+    """What donation changed, in Markdown, every figure from ``result``."""
+    p, d, format_bytes = result.plain, result.donated, human_bytes
+    parts = []
+    if d.alias_bytes > 0:
+        parts.append(
+            f"With `donate_argnums=0` XLA writes {format_bytes(d.alias_bytes)} of the result "
+            f"into `x`'s buffer: the compiled program's own peak estimate (arguments + outputs "
+            f"+ temporaries − aliased bytes) drops from {format_bytes(p.peak_bytes)} to "
+            f"{format_bytes(d.peak_bytes)}."
+        )
+    else:
+        parts.append(
+            "XLA aliased nothing here: no output has `x`'s shape and dtype, so the donation "
+            "could not be used (JAX's warning below says so)."
+        )
+    parts.append(
+        f"After the call, live arrays hold {format_bytes(p.live_after)} without donation and "
+        f"{format_bytes(d.live_after)} with it"
+        + (" (`x` was deleted)." if d.argument_deleted else ".")
+    )
+    if d.device_after >= 0 and p.device_after >= 0:
+        parts.append(
+            f"The device's allocator held {format_bytes(p.device_after)} after the plain call "
+            f"and {format_bytes(d.device_after)} after the donating one."
+        )
+    else:
+        parts.append("This backend reports no allocator statistics (`memory_stats()` is None).")
+    return " ".join(parts)
+
+
+def donation_table(result: DonationResult) -> list[dict[str, str]]:
+    """The two calls side by side, one row per figure, each with its unit and a footnote mark
+    for its source (:data:`DONATION_SOURCES`)."""
+
+    def shown(n: int) -> str:
+        return human_bytes(n) if n >= 0 else "not reported"
+
+    p, d = result.plain, result.donated
+    rows = [
+        ("arguments¹", p.argument_bytes, d.argument_bytes),
+        ("result¹", p.output_bytes, d.output_bytes),
+        ("temporaries¹", p.temp_bytes, d.temp_bytes),
+        ("aliased: result in a donated buffer¹", p.alias_bytes, d.alias_bytes),
+        ("peak: arguments + result + temporaries − aliased¹", p.peak_bytes, d.peak_bytes),
+        ("live arrays before the call²", p.live_before, d.live_before),
+        ("live arrays after the call²", p.live_after, d.live_after),
+        ("device allocator after the call³", p.device_after, d.device_after),
+    ]
+    return [
+        {"figure": name, "without donation": shown(a), "donate_argnums=0": shown(b)}
+        for name, a, b in rows
+    ]
+
+
+#: Where the figures of :func:`donation_table` come from, by footnote mark.
+DONATION_SOURCES = (
+    "¹ the compiled program's memory_analysis()",
+    "² the bytes of every live jax.Array (jax.live_arrays())",
+    "³ the device's memory_stats()['bytes_in_use']",
+)

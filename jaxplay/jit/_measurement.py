@@ -1,0 +1,266 @@
+"""Everything the jit page measures for one workload, in stages, shared by every visitor.
+
+Why a module of its own: the page's measured tabs (stages, eager against jit, the article's
+stopwatch, the roofline) all come from one measurement of the chosen function and size, which
+costs seconds. It runs here as named stages the page shows while they happen, draws the inputs
+once for all of them, and is kept once per setting in :data:`MEASUREMENTS`
+(:class:`~jaxplay.jit._shared.SharedResults`): every visitor with the same settings gets the same
+result, and a visitor who arrives while it is being measured waits for it (seeing its stages)
+instead of measuring it again. :func:`warm_up` measures the page's default view once in the
+background when a public server starts, so the first visitor of the page does not pay for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from jaxplay.core import roofline, timing, turns
+from jaxplay.jit._first_call import FirstCall, first_call_anatomy
+from jaxplay.jit._lab import PRESETS, Workload, check, function_of, inputs
+from jaxplay.jit._program import CompiledProgram, read_program
+from jaxplay.jit._shared import Kept, Report, SharedResults
+from jaxplay.jit._stopwatch import ArticleTiming, article_timing
+
+#: Sampling time of the steady state (``profile_jit``) and of eager against jit.
+PROFILE_BUDGET_S = 0.3
+COMPARE_BUDGET_S = 0.5
+#: Calls in each of the article's two stopwatch loops.
+ARTICLE_LOOPS = 10
+#: Fresh executables whose first two calls are timed to take the first call apart.
+FIRST_CALL_EXECUTABLES = 3
+#: The page's default view: the article's softmax at the article's size.
+DEFAULT_WORKLOAD = Workload("softmax", 10_000, 1_000, "float32")
+
+#: The stages of :func:`measure`, in order (the page's progress bar counts them).
+STAGES: tuple[str, ...] = (
+    "checking what one call costs (traced on abstract shapes, nothing computed)",
+    "drawing the inputs",
+    "tracing",
+    "lowering",
+    "compiling",
+    "first call",
+    "timing steady calls",
+    "warming up eager and jit",
+    "timing eager against jit, interleaved",
+    "running the article's stopwatch",
+    "taking the first call apart (fresh executables)",
+    "measuring this machine's roofs (once per server)",
+)
+#: What :func:`jaxplay.core.timing.profile_jit` and ``compare_jit`` call their stages.
+_TIMING_STAGES = {
+    "tracing": "tracing",
+    "lowering": "lowering",
+    "compiling": "compiling",
+    "first call": "first call",
+    "steady calls": "timing steady calls",
+    "warming up": "warming up eager and jit",
+    "sampling": "timing eager against jit, interleaved",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Measurement:
+    """What the jit page shows for one workload, all measured in one go.
+
+    Attributes:
+        workload: what was measured.
+        device: where, e.g. ``"cpu (cpu)"``.
+        profile: each stage of jit (its executable's arguments dropped: the inputs are not kept).
+        comparison: eager against jit, interleaved samples.
+        article: the article's ``time.time()`` measurement of the same function and size.
+        first_call: first and second calls of fresh executables.
+        program: counts from the compiled program (kernels, bytes, ops).
+        reference: this machine's measured roofs.
+        seconds: wall time of the whole measurement.
+    """
+
+    workload: Workload
+    device: str
+    profile: timing.JitProfile
+    comparison: timing.JitComparison
+    article: ArticleTiming
+    first_call: FirstCall
+    program: CompiledProgram
+    reference: roofline.MachineReference
+    seconds: float
+
+
+def key_of(workload: Workload) -> tuple[str, int, int, str, str]:
+    """The plain value a measurement is kept under (the formula only counts for the formula)."""
+    w = workload
+    return (w.preset, w.rows, w.cols, w.dtype, w.formula if w.preset == "formula" else "")
+
+
+def measure(
+    workload: Workload,
+    report: Report | None = None,
+    on_queue: Callable[[int], None] | None = None,
+) -> Measurement:
+    """Measure ``workload`` stage by stage, telling ``report`` each stage as it starts.
+
+    Arguments:
+        workload: the function and size.
+        report: ``report(stage, fraction_done)``; called in this thread, between stopwatches.
+        on_queue: told the queue position if another measurement holds the lock.
+
+    Raises:
+        SizeError, ExprError, TypeError: as :func:`jaxplay.jit.check` (nothing was run).
+        Exception: whatever the function raised when called.
+    """
+
+    def stage(name: str) -> None:
+        if report is not None:
+            report(name, STAGES.index(name) / len(STAGES))
+
+    def timing_stage(name: str) -> None:
+        stage(_TIMING_STAGES[name])
+
+    start = time.perf_counter()
+    stage(STAGES[0])
+    check(workload)
+    fn = function_of(workload)
+    with turns.exclusive(on_wait=on_queue):
+        stage("drawing the inputs")
+        args = timing.block(inputs(workload))
+        profile = timing.profile_jit(
+            fn, *args, budget_s=PROFILE_BUDGET_S, lock=False, on_stage=timing_stage
+        )
+        comparison = timing.compare_jit(
+            fn, *args, budget_s=COMPARE_BUDGET_S, lock=False, on_stage=timing_stage
+        )
+        stage("running the article's stopwatch")
+        article = article_timing(fn, *args, loops=ARTICLE_LOOPS, lock=False)
+        stage("taking the first call apart (fresh executables)")
+        # A slow call (a large matmul) gets one fresh executable, not three: the anatomy's
+        # calls must not cost more than the rest of the measurement.
+        fresh = FIRST_CALL_EXECUTABLES if profile.steady.median < 0.05 else 1
+        anatomy = first_call_anatomy(fn, *args, executables=fresh, lock=False)
+        program = read_program(profile, fn, *args)
+    stage("measuring this machine's roofs (once per server)")
+    reference = roofline.machine_reference()
+    kept_profile = dataclasses.replace(profile, aot=dataclasses.replace(profile.aot, call_args=()))
+    return Measurement(
+        workload=workload,
+        device=roofline.device_label(),
+        profile=kept_profile,
+        comparison=comparison,
+        article=article,
+        first_call=anatomy,
+        program=program,
+        reference=reference,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def timing_code(workload: Workload, executables: int = FIRST_CALL_EXECUTABLES) -> str:
+    """The calls :func:`measure` made for ``workload``, with its values filled in."""
+    preset = PRESETS[workload.preset]
+    name = preset.function.__name__ if preset.function is not None else "f"
+    shape = (workload.rows, workload.cols)
+    lines = [
+        "key_x, key_w, key_b = jax.random.split(jax.random.key(0), 3)",
+        f"x = jax.random.uniform(key_x, {shape}, jnp.{workload.dtype}, 0.5, 1.5)",
+    ]
+    args = "x"
+    if workload.preset == "layer":
+        c = workload.cols
+        lines += [
+            f"W = jax.random.uniform(key_w, ({c}, {c}), jnp.{workload.dtype}, -1/√{c}, 1/√{c})",
+            f"b = jax.random.uniform(key_b, ({c},), jnp.{workload.dtype}, -0.1, 0.1)",
+        ]
+        args = "x, W, b"
+    lines += [
+        f"timing.block([{args}])  # drawn asynchronously: wait for them before timing",
+        f"profile = timing.profile_jit({name}, {args}, budget_s={PROFILE_BUDGET_S})",
+        f"comparison = timing.compare_jit({name}, {args}, budget_s={COMPARE_BUDGET_S})",
+        f"article = article_timing({name}, {args}, loops={ARTICLE_LOOPS})",
+        f"anatomy = first_call_anatomy({name}, {args}, executables={executables})",
+    ]
+    return "\n".join(lines)
+
+
+#: One measurement per setting, shared by every visitor (the inputs are not kept, so eight
+#: entries hold little beyond compiled programs and numbers).
+MEASUREMENTS: SharedResults[Measurement] = SharedResults(max_entries=8)
+
+
+def kept(workload: Workload) -> Kept[Measurement] | None:
+    """The shared measurement of ``workload`` if one is kept (never measures)."""
+    return MEASUREMENTS.get(key_of(workload))
+
+
+def measure_shared(
+    workload: Workload,
+    report: Report | None = None,
+    on_queue: Callable[[int], None] | None = None,
+    *,
+    force: bool = False,
+    owner: str = "a visitor",
+) -> Kept[Measurement]:
+    """The shared measurement of ``workload``: kept, joined while in progress, or measured now.
+
+    ``force`` measures anew and replaces the kept one for everyone ("Measure again").
+    """
+
+    def run(tell: Report) -> Measurement:
+        return measure(workload, tell, on_queue)
+
+    def ignore(stage: str, fraction: float | None) -> None:
+        pass
+
+    return MEASUREMENTS.get_or_measure(
+        key_of(workload),
+        run,
+        report or ignore,
+        force=force,
+        owner=owner,
+        visitor=turns.current_visitor.get(),
+    )
+
+
+_warm_up_lock = threading.Lock()
+_warm_up_thread: threading.Thread | None = None
+
+
+def provenance(kept: Kept[Measurement], viewer: str | None = None, now: float | None = None) -> str:
+    """Where the shown measurement comes from, for a caption (every figure from ``kept``).
+
+    ``viewer`` is the visitor looking at it: "for you" when they started the measurement.
+    """
+    ago = max(0.0, (time.time() if now is None else now) - kept.finished)
+    when = f"{ago:.0f} s ago" if ago < 120 else f"{ago / 60:.0f} min ago"
+    if viewer is not None and kept.visitor == viewer:
+        owner = "you"
+    elif kept.owner == "a visitor":
+        owner = "another visitor"
+    else:
+        owner = kept.owner
+    m = kept.value
+    again = "" if kept.number <= 1 else f" (measurement {kept.number} of these settings)"
+    return (
+        f"Measured {when} for {owner} on {m.device}, in {m.seconds:.1f} s{again}. Everyone "
+        "who opens these settings sees this measurement; **Measure again** measures anew, and "
+        "what it measures replaces this one for everyone."
+    )
+
+
+def warm_up(workload: Workload = DEFAULT_WORKLOAD) -> threading.Thread:
+    """Measure ``workload`` once in a background thread (the first call starts it; later calls
+    return the same thread). A visitor who opens the page meanwhile joins that measurement."""
+    global _warm_up_thread
+    with _warm_up_lock:
+        if _warm_up_thread is None:
+
+            def run() -> None:
+                # A failure is not kept: the first visitor's own measurement will report it.
+                with contextlib.suppress(Exception):
+                    measure_shared(workload, owner="everyone, at the server's start-up")
+
+            _warm_up_thread = threading.Thread(target=run, name="jaxplay-jit-warm-up", daemon=True)
+            _warm_up_thread.start()
+        return _warm_up_thread

@@ -1,0 +1,272 @@
+"""What jit bought, read from the compiled program rather than told in prose.
+
+Why a module of its own: "jit fuses the softmax into one pass over memory" is the kind of sentence
+a teaching page must not make up. A softmax cannot divide before its row sums exist, so XLA
+cannot do it in one pass; what it does do (compute ``exp`` once, run fewer kernels than the
+eager ops, turn a divide into reciprocals and a multiply) is visible in the optimized HLO and in
+XLA's cost analysis. This module counts those things for any function and writes the sentence
+from the counts, so the sentence changes when the function or the size does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from jaxplay.core import hlo, timing
+
+#: JAX primitives whose count the page compares between the jaxpr and the compiled program,
+#: with the HLO opcode each becomes (a rule table: one entry per primitive, nothing else).
+COUNTED: dict[str, str] = {
+    "exp": "exponential",
+    "log": "log",
+    "sin": "sine",
+    "cos": "cosine",
+    "tanh": "tanh",
+    "logistic": "logistic",
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "pow": "power",
+    "erf": "erf",
+}
+#: Primitives that reduce an array, and those a reduced value passes through unchanged in kind.
+REDUCTIONS: frozenset[str] = frozenset(
+    {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin"}
+)
+_PASS_THROUGH = frozenset({"broadcast_in_dim", "reshape", "squeeze", "expand_dims"})
+#: Entry-computation opcodes that move no data and launch nothing.
+_PLUMBING = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast"})
+_ARRAY = re.compile(r"[a-z][a-z0-9]*\[([^\]]*)\]")
+
+
+def _elements(shape: str) -> int:
+    """Elements of the first array in an HLO shape (``f32[1000,10]`` -> 10000)."""
+    match = _ARRAY.search(shape)
+    if match is None:
+        return 0
+    dims = [int(d) for d in match.group(1).split(",") if d.strip().isdigit()]
+    return math.prod(dims)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One step the compiled program runs: a fusion or an un-fused op.
+
+    Attributes:
+        name: the instruction's name in the HLO (``broadcast_multiply_fusion``).
+        kind: ``loop``, ``input``, ``output``, ``custom`` for a fusion, else the opcode.
+        ops: the HLO opcodes inside (parameters and constants left out).
+        shape: its output shape as printed.
+    """
+
+    name: str
+    kind: str
+    ops: tuple[str, ...]
+    shape: str
+
+
+@dataclass(frozen=True)
+class CompiledProgram:
+    """Counts from one function's jaxpr and its optimized HLO, and XLA's byte estimate.
+
+    Attributes:
+        function: the function's name.
+        signature: its input types, e.g. ``float32[1000,1000]``.
+        eager_ops: equations of the jaxpr: what runs op by op, each dispatched on its own, eagerly.
+        kernels: what the compiled program runs, in program order.
+        counts: for each primitive of :data:`COUNTED` in the jaxpr, (times in the jaxpr, times
+            in the compiled program, inside fusions included).
+        divided_eager: elements divided by the jaxpr's ``div`` equations.
+        divided_compiled: elements divided by ``divide`` ops of the compiled program.
+        divide_as_multiply: some multiply of the compiled program comes from a ``div``.
+        waits_for: (primitive, reduction) when an op combines a reduction's result with a
+            full-size array (the softmax's ``div`` of ``exp(x)`` by ``reduce_sum``), else None.
+        bytes_accessed: XLA's ``cost_analysis`` estimate per call (None if not reported).
+        input_bytes: bytes of the arguments.
+        output_bytes: bytes of the result.
+    """
+
+    function: str
+    signature: str
+    eager_ops: int
+    kernels: tuple[Kernel, ...]
+    counts: dict[str, tuple[int, int]]
+    divided_eager: int
+    divided_compiled: int
+    divide_as_multiply: bool
+    waits_for: tuple[str, str] | None
+    bytes_accessed: float | None
+    input_bytes: int
+    output_bytes: int
+
+
+def _nbytes(tree: Any) -> int:
+    import jax
+
+    return int(sum(getattr(leaf, "nbytes", 0) for leaf in jax.tree_util.tree_leaves(tree)))
+
+
+def _waits_for(eqns: Any) -> tuple[str, str] | None:
+    """The first op that needs a reduction's result together with a full-size array."""
+    reduced: dict[Any, str] = {}
+    for eqn in eqns:
+        name = eqn.primitive.name
+        variables = [v for v in eqn.invars if type(v).__name__ != "Literal"]
+        if name in REDUCTIONS:
+            reduced.update((v, name) for v in eqn.outvars)
+            continue
+        sources = [reduced[v] for v in variables if v in reduced]
+        if name in _PASS_THROUGH and sources:
+            reduced.update((v, sources[0]) for v in eqn.outvars)
+            continue
+        size = max((math.prod(v.aval.shape) for v in eqn.outvars), default=0)
+        full = [v for v in variables if v not in reduced and math.prod(v.aval.shape) >= size > 1]
+        if sources and full:
+            return name, sources[0]
+    return None
+
+
+def read_program(profile: timing.JitProfile, fn: Any, *args: Any) -> CompiledProgram:
+    """Count what :func:`jaxplay.core.timing.profile_jit` compiled for ``fn(*args)``.
+
+    ``args`` are only looked at for their types (the jaxpr is traced on abstract values).
+    """
+    import jax
+
+    closed = jax.make_jaxpr(fn)(*args)
+    eqns = closed.jaxpr.eqns
+    ops = [op for op in hlo.entry_ops(profile.hlo_text) if op.opcode not in _PLUMBING]
+    fusions = {f.name: f for f in hlo.parse_fusions(profile.hlo_text)}
+    kernels = tuple(
+        Kernel(op.name, fusions[op.name].kind, fusions[op.name].ops, op.shape)
+        if op.name in fusions
+        else Kernel(op.name, op.opcode, (op.opcode,), op.shape)
+        for op in ops
+    )
+    inside = [i for f in fusions.values() for i in f.instructions] + ops
+    counts: dict[str, tuple[int, int]] = {}
+    for eqn in eqns:
+        name = eqn.primitive.name
+        if name in COUNTED and name not in counts:
+            in_jaxpr = sum(1 for e in eqns if e.primitive.name == name)
+            compiled = sum(1 for i in inside if i.opcode == COUNTED[name])
+            counts[name] = (in_jaxpr, compiled)
+    divided_eager = sum(
+        math.prod(v.aval.shape) for e in eqns if e.primitive.name == "div" for v in e.outvars
+    )
+    divided_compiled = sum(_elements(i.shape) for i in inside if i.opcode == "divide")
+    as_multiply = any(i.opcode == "multiply" and i.primitive == "div" for i in inside)
+    cost = profile.cost or {}
+    out = closed.out_avals
+    return CompiledProgram(
+        function=getattr(fn, "__name__", "f"),
+        signature=", ".join(str(v.aval.str_short()) for v in closed.jaxpr.invars),
+        eager_ops=len(eqns),
+        kernels=kernels,
+        counts=counts,
+        divided_eager=int(divided_eager),
+        divided_compiled=int(divided_compiled),
+        divide_as_multiply=as_multiply,
+        waits_for=_waits_for(eqns),
+        bytes_accessed=cost.get("bytes accessed"),
+        input_bytes=_nbytes(args),
+        output_bytes=int(sum(math.prod(a.shape) * a.dtype.itemsize for a in out)),
+    )
+
+
+def human_bytes(n: float) -> str:
+    """Bytes in decimal units, as XLA counts them: ``20 MB``, ``80.4 kB``, ``120 B``."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def program_sentence(program: CompiledProgram) -> str:
+    """What jit made of the function, in Markdown, every count taken from ``program``."""
+    p = program
+    k = len(p.kernels)
+    parts = [
+        f"**What XLA compiled.** The jaxpr of `{p.function}` on {p.signature} has "
+        f"**{p.eager_ops} operation{'' if p.eager_ops == 1 else 's'}**; run eagerly, JAX "
+        f"dispatches each on its own. The compiled program runs **{k} kernel"
+        f"{'' if k == 1 else 's'}**"
+    ]
+    fused = [kernel for kernel in p.kernels if len(kernel.ops) > 1]
+    if fused:
+        widest = max(fused, key=lambda kernel: len(kernel.ops))
+        parts[-1] += f"; the largest fuses {len(widest.ops)} ops ({', '.join(widest.ops)})."
+    else:
+        parts[-1] += "."
+    for name, (in_jaxpr, compiled) in p.counts.items():
+        if compiled < in_jaxpr:
+            parts.append(
+                f"`{name}` is computed {_times(compiled)} (the jaxpr computes it "
+                f"{_times(in_jaxpr)}: XLA removed the repeat)."
+            )
+        elif compiled > in_jaxpr:
+            parts.append(
+                f"`{name}` appears {_times(compiled)} in the compiled program against "
+                f"{_times(in_jaxpr)} in the jaxpr: XLA recomputes it inside more than one kernel "
+                "rather than store it."
+            )
+    if p.divided_eager and p.divided_compiled < p.divided_eager and p.divide_as_multiply:
+        parts.append(
+            f"The divide of {p.divided_eager:,} elements became {p.divided_compiled:,} "
+            "divisions (reciprocals) and a multiply."
+        )
+    if p.bytes_accessed is not None and p.input_bytes:
+        ratio = p.bytes_accessed / p.input_bytes
+        parts.append(
+            f"XLA's cost analysis counts {human_bytes(p.bytes_accessed)} read and written per "
+            f"call: {ratio:.1f}× the {human_bytes(p.input_bytes)} of its arguments"
+            + (
+                " — one read of the input and one write of the result, nothing in between."
+                if math.isclose(p.bytes_accessed, p.input_bytes + p.output_bytes, rel_tol=0.01)
+                else "."
+            )
+        )
+    if p.waits_for is not None:
+        op, reduction = p.waits_for
+        parts.append(
+            f"It cannot be one pass over memory: `{op}` needs the result of `{reduction}`, "
+            "which exists only after a whole pass over that reduction's input."
+        )
+    return " ".join(parts)
+
+
+def kernel_table(program: CompiledProgram) -> list[dict[str, str]]:
+    """The compiled program's kernels as table rows, in program order."""
+    return [
+        {"kernel": k.name, "kind": k.kind, "ops inside": ", ".join(k.ops), "output": k.shape}
+        for k in program.kernels
+    ]
+
+
+#: What each ``memory_analysis()`` figure is, in the words of the table.
+MEMORY_ROWS: dict[str, str] = {
+    "argument": "the arguments",
+    "output": "the result",
+    "temp": "temporaries XLA allocates while it runs",
+    "alias": "result bytes written into donated arguments",
+    "generated code": "the generated code",
+}
+
+
+def memory_table(memory: dict[str, int]) -> list[dict[str, str]]:
+    """``memory_analysis()`` figures as table rows, each with its unit."""
+    return [
+        {
+            "memory_analysis()": name,
+            "what": MEMORY_ROWS.get(name, ""),
+            "size": human_bytes(n),
+            "bytes": f"{n:,}",
+        }  # fmt: skip
+        for name, n in memory.items()
+    ]

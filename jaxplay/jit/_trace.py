@@ -1,0 +1,208 @@
+"""A profiler trace of one eager call and a few jitted calls, summarised, and offered whole.
+
+Why a module of its own: ``jax.profiler.trace`` records what really ran: every XLA kernel with
+its module and op name, on every thread (and on a GPU's streams). The page summarises the trace
+as the kernels that took the most time, grouped by program (the eager call runs one small
+program per operation; the jitted call runs one program of fused kernels), and offers the trace
+for download to open in Perfetto (ui.perfetto.dev) or TensorBoard.
+
+What JAX 0.10 writes under the log directory, ``plugins/profile/<run>/``: ``<host>.xplane.pb``
+(the XSpace protobuf, TensorBoard/XProf's format), ``<host>.trace.json.gz`` (Chrome trace
+events) and, with ``create_perfetto_trace=True``, ``perfetto_trace.json.gz``. The summary reads
+the XSpace with JAX's own parser, ``jax.profiler.ProfileData`` (no TensorBoard plug-in needed):
+each event of a kernel carries ``hlo_module`` and ``hlo_op`` stats.
+
+:func:`trace_demo` runs in a sandboxed worker: the profiler is one per process, and a fresh
+process traces only this demo's work (the server's other visitors are not in it).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+
+from jaxplay.core import timing
+from jaxplay.jit._lab import Workload, check, function_of, inputs
+
+#: Largest trace offered for download (gzip-compressed bytes); a larger one is summarised only.
+TRACE_MAX_DOWNLOAD_BYTES = 2 * 2**20
+#: Jitted calls recorded after the eager one.
+JIT_CALLS = 3
+#: Kernels listed, most time first.
+TOP = 12
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """Time spent in one XLA op of one program over the whole trace.
+
+    Attributes:
+        module: the compiled program (``jit_naive_softmax``, ``jit_exp`` for an eager op).
+        op: the HLO op run as a kernel (``broadcast_multiply_fusion``).
+        calls: how many times it ran.
+        total_s: its events' total duration.
+    """
+
+    module: str
+    op: str
+    calls: int
+    total_s: float
+
+
+@dataclass(frozen=True)
+class TraceDemo:
+    """A trace's summary and the file itself.
+
+    Attributes:
+        kernels: the :data:`TOP` kernels by total time.
+        modules: (program, kernel events, total seconds) for every program, most time first.
+        events: events in the trace, all kinds.
+        files: (name, bytes) of every file JAX wrote.
+        download: the Perfetto trace, gzip-compressed and base64-encoded ("" if too large).
+        download_name: its file name.
+        download_bytes: its size, compressed.
+        what_ran: the calls recorded, in words.
+        function: the traced function's name (its jitted program is ``jit_<name>``).
+    """
+
+    kernels: tuple[KernelTime, ...]
+    modules: tuple[tuple[str, int, float], ...]
+    events: int
+    files: tuple[tuple[str, int], ...]
+    download: str
+    download_name: str
+    download_bytes: int
+    what_ran: str
+    function: str
+
+    def download_data(self) -> bytes:
+        """The trace file's bytes (``.json.gz``), or b"" when it was too large to send."""
+        return base64.b64decode(self.download) if self.download else b""
+
+
+Summary = tuple[tuple[KernelTime, ...], tuple[tuple[str, int, float], ...], int]
+
+
+def summarise_trace(xplane_path: str) -> Summary:
+    """Kernels and programs by time, and the event count, from an ``.xplane.pb`` file."""
+    import jax
+
+    data = jax.profiler.ProfileData.from_file(xplane_path)
+    per_op: dict[tuple[str, str], list[float]] = defaultdict(list)
+    events = 0
+    for plane in data.planes:
+        for line in plane.lines:
+            for event in line.events:
+                events += 1
+                stats = dict(event.stats)
+                module, op = stats.get("hlo_module"), stats.get("hlo_op")
+                if module and op:
+                    per_op[(str(module), str(op))].append(event.duration_ns * 1e-9)
+    kernels = sorted(
+        (KernelTime(m, o, len(d), sum(d)) for (m, o), d in per_op.items()),
+        key=lambda k: -k.total_s,
+    )
+    modules: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for k in kernels:
+        modules[k.module][0] += k.calls
+        modules[k.module][1] += k.total_s
+    ordered = sorted(((m, int(c), float(s)) for m, (c, s) in modules.items()), key=lambda r: -r[2])
+    return tuple(kernels[:TOP]), tuple(ordered), events
+
+
+def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> TraceDemo:
+    """Trace one eager call and :data:`JIT_CALLS` jitted calls of the workload's function.
+
+    Both are called once before the trace starts (compiling the jitted function and the eager
+    operations), so the trace holds runs, not compiles. Meant for a sandboxed worker.
+    """
+    import jax
+
+    workload = Workload(preset, rows, cols, dtype, formula)
+    check(workload)
+    fn = function_of(workload)
+    name = getattr(fn, "__name__", "f")
+    args = inputs(workload)
+    jitted = jax.jit(fn)
+    timing.block(fn(*args))
+    timing.block(jitted(*args))
+    with tempfile.TemporaryDirectory(prefix="jax-trace-") as directory:
+        with jax.profiler.trace(directory, create_perfetto_trace=True):
+            timing.block(fn(*args))
+            for _ in range(JIT_CALLS):
+                timing.block(jitted(*args))
+        files: list[tuple[str, int]] = []
+        xplane = perfetto = ""
+        for root, _, names in os.walk(directory):
+            for file in sorted(names):
+                path = os.path.join(root, file)
+                files.append((file, os.path.getsize(path)))
+                if file.endswith(".xplane.pb"):
+                    xplane = path
+                elif file == "perfetto_trace.json.gz":
+                    perfetto = path
+        kernels, modules, events = summarise_trace(xplane) if xplane else ((), (), 0)
+        raw = b""
+        if perfetto:
+            with open(perfetto, "rb") as f:
+                raw = f.read()
+    small = 0 < len(raw) <= TRACE_MAX_DOWNLOAD_BYTES
+    return TraceDemo(
+        kernels=kernels,
+        modules=modules,
+        events=events,
+        files=tuple(files),
+        download=base64.b64encode(raw).decode("ascii") if small else "",
+        download_name="perfetto_trace.json.gz",
+        download_bytes=len(raw),
+        what_ran=f"1 eager call, then {JIT_CALLS} calls of jax.jit({name})",
+        function=name,
+    )
+
+
+def trace_sentence(demo: TraceDemo) -> str:
+    """What the trace shows, in Markdown, every figure from ``demo``."""
+    from jaxplay.core.timing import format_seconds as fmt
+
+    if not demo.modules:
+        return (
+            f"The trace ({demo.events:,} events) holds no XLA kernels with program and op "
+            "names on this backend; download it to look at it in Perfetto."
+        )
+    programs = ", ".join(
+        f"`{name}` ({count} kernel run{'s' if count != 1 else ''}, {fmt(total)})"
+        for name, count, total in demo.modules
+    )
+    jitted = f"jit_{demo.function}"
+    eager = [name for name, _, _ in demo.modules if name != jitted]
+    text = (
+        f"Recorded: {demo.what_ran}; {demo.events:,} events in all. The kernels ran in "
+        f"{len(demo.modules)} compiled program{'s' if len(demo.modules) != 1 else ''}, most "
+        f"time first: {programs}."
+    )
+    if eager and len(eager) < len(demo.modules):
+        text += (
+            f" The eager call ran {len(eager)} program{'s' if len(eager) != 1 else ''} of its "
+            f"own, one per operation that launched a kernel; the jitted calls ran one, "
+            f"`{jitted}`."
+        )
+    return text + " The kernels that took the most time:"
+
+
+def trace_table(demo: TraceDemo) -> list[dict[str, object]]:
+    """The kernels that took the most time, as table rows."""
+    from jaxplay.core.timing import format_seconds as fmt
+
+    return [
+        {
+            "program": k.module,
+            "kernel (HLO op)": k.op,
+            "runs": k.calls,
+            "total": fmt(k.total_s),
+            "per run": fmt(k.total_s / k.calls),
+        }  # fmt: skip
+        for k in demo.kernels
+    ]

@@ -1,0 +1,77 @@
+"""Beyond the article on the jit page: buffer donation, the persistent compilation cache and a
+profiler trace, run as the page runs them (in a sandboxed worker) and as plain functions."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from jaxplay import jit, sandbox
+
+SOFTMAX = {"preset": "softmax", "rows": 100, "cols": 50, "dtype": "float32", "formula": ""}
+
+
+def test_donation_aliases_the_input_and_reusing_it_raises_jaxs_own_error() -> None:
+    result = jit.donation_demo(**SOFTMAX)
+    x_bytes = 100 * 50 * 4
+    assert result.plain.alias_bytes == 0 and result.donated.alias_bytes == x_bytes
+    assert result.donated.peak_bytes == result.plain.peak_bytes - x_bytes
+    assert result.plain.live_after == 2 * x_bytes and result.donated.live_after == x_bytes
+    assert result.donated.argument_deleted and not result.plain.argument_deleted
+    assert result.reuse_error == "RuntimeError"  # the real exception, captured
+    assert "deleted" in result.reuse_message
+    text = jit.donation_sentence(result)
+    assert "20 kB" in text and "drops from" in text and "(`x` was deleted)" in text
+
+
+def test_an_unusable_donation_says_so_with_jaxs_warning() -> None:
+    """x.sum(axis=1) has no output of x's shape: nothing can be written into x's buffer."""
+    result = jit.donation_demo("formula", 100, 50, "float32", "jnp.sum(x, axis=1)")
+    assert result.donated.alias_bytes == 0 and not result.donated.argument_deleted
+    assert any("donated buffers were not usable" in w for w in result.donated.warnings)
+    assert result.reuse_error == ""
+    assert "could not be used" in jit.donation_sentence(result)
+
+
+def test_donation_runs_in_the_sandbox_as_the_page_runs_it() -> None:
+    """Through ``sandbox.call`` with no visitor given (the page's path)."""
+    function, returns, timeout_s = jit.SANDBOXED["donation"]
+    result = sandbox.call(function, isolate=True, returns=returns, timeout_s=timeout_s, **SOFTMAX)
+    assert isinstance(result, jit.DonationResult) and result.reuse_error == "RuntimeError"
+
+
+def test_the_second_process_reads_the_compile_from_the_cache() -> None:
+    demo = jit.persistent_cache_demo(**SOFTMAX, rounds=1)
+    (cold, warm) = demo.rounds[0]
+    assert not cold.hit and warm.hit  # JAX's own monitoring events
+    assert demo.entries >= 1 and demo.entry_bytes > 0
+    text = jit.cache_sentence(demo)
+    assert "cache hit in 1 of 1 second processes and in 0 of 1 first ones" in text
+    assert jit.cache_figure(demo).data
+
+
+def test_a_trace_is_summarised_by_kernel_and_offered_whole() -> None:
+    demo = jit.trace_demo(**SOFTMAX)
+    programs = {name for name, _, _ in demo.modules}
+    assert "jit_naive_softmax" in programs  # the jitted function: one program
+    assert "jit_exp" in programs  # an eager operation: a program of its own
+    jitted = [k for k in demo.kernels if k.module == "jit_naive_softmax"]
+    assert jitted and all(k.calls % jit._trace.JIT_CALLS == 0 for k in jitted)
+    events = json.loads(gzip.decompress(demo.download_data()))
+    assert events["traceEvents"]
+    assert any(name.endswith(".xplane.pb") for name, _ in demo.files)
+    rows = jit.trace_table(demo)
+    assert rows[0]["program"] == demo.kernels[0].module
+    eager = len(programs) - 1
+    text = jit.trace_sentence(demo)
+    assert f"The eager call ran {eager} programs of its own" in text
+    assert "the jitted calls ran one, `jit_naive_softmax`" in text
+
+
+@pytest.mark.parametrize("demo", sorted(jit.SANDBOXED))
+def test_every_sandboxed_demo_refuses_what_the_page_refuses(demo: str) -> None:
+    function, _, _ = jit.SANDBOXED[demo]
+    with pytest.raises(jit.SizeError):
+        function("softmax", 100_000, 1_000, "float32", "")

@@ -1,0 +1,95 @@
+"""The jit page's one measurement per workload: its stages, what it keeps, and sharing it."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxplay import jit
+from jaxplay.core import timing
+
+SMALL = jit.Workload("softmax", 12, 7)
+
+
+@pytest.fixture(scope="module")
+def measured() -> tuple[jit.Measurement, list[tuple[str, float | None]]]:
+    seen: list[tuple[str, float | None]] = []
+    m = jit.measure(SMALL, lambda stage, fraction: seen.append((stage, fraction)))
+    return m, seen
+
+
+def test_every_stage_is_reported_in_order_with_its_share_of_the_whole(measured) -> None:
+    _, seen = measured
+    stages = [stage for stage, _ in seen]
+    assert stages == list(jit.STAGES)  # each once, in the order the progress bar counts
+    fractions = [f for _, f in seen]
+    assert fractions == sorted(fractions) and fractions[0] == 0 and fractions[-1] < 1
+
+
+def test_a_measurement_holds_every_part_and_not_the_inputs(measured) -> None:
+    m, _ = measured
+    assert m.workload == SMALL and m.profile.aot.call_args == ()
+    assert m.comparison.speedup > 0 and m.article.loops == 10
+    assert len(m.first_call.first) == jit._measurement.FIRST_CALL_EXECUTABLES
+    assert m.program.function == "naive_softmax" and m.program.signature == "float32[12,7]"
+    assert m.reference.copy_bandwidth_gbps > 0
+
+
+def test_a_refused_workload_reports_only_the_check() -> None:
+    seen: list[str] = []
+    with pytest.raises(jit.SizeError):
+        jit.measure(jit.Workload("softmax", 100_000, 1_000), lambda s, f: seen.append(s))
+    assert seen == [jit.STAGES[0]]
+
+
+def test_the_formula_counts_in_the_key_only_for_the_formula_preset() -> None:
+    a = jit.Workload("softmax", 3, 4, "float32", "jnp.sin(x)")
+    b = jit.Workload("softmax", 3, 4, "float32", "jnp.cos(x)")
+    assert jit.key_of(a) == jit.key_of(b)
+    assert jit.key_of(jit.Workload("formula", 3, 4, formula="jnp.sin(x)")) != jit.key_of(
+        jit.Workload("formula", 3, 4, formula="jnp.cos(x)")
+    )
+
+
+def test_visitors_share_one_measurement_and_warm_up_fills_it_before_they_come() -> None:
+    workload = jit.Workload("chain", 9, 5)
+    before = jit.MEASUREMENTS.measured
+    jit._measurement._warm_up_thread = None  # a fresh server
+    try:
+        jit.warm_up(workload).join(300)
+    finally:
+        jit._measurement._warm_up_thread = None
+    assert jit.MEASUREMENTS.measured == before + 1
+    kept = jit.kept(workload)
+    assert kept is not None and "at the server's start-up" in kept.owner
+    for visitor in ("alice", "bob"):
+        assert jit.measure_shared(workload, owner=visitor) is kept
+    assert jit.MEASUREMENTS.measured == before + 1
+
+
+def test_the_provenance_sentence_says_who_when_and_which_measurement(measured) -> None:
+    m, _ = measured
+    kept = jit.Kept(m, "a visitor", finished=1000.0, number=1, visitor="alice")
+    for_alice = jit.provenance(kept, "alice", now=1030.0)
+    assert "30 s ago for you" in for_alice and f"in {m.seconds:.1f} s" in for_alice
+    assert "for another visitor" in jit.provenance(kept, "bob", now=1030.0)
+    again = jit.Kept(m, "a visitor", finished=1000.0, number=3, visitor="alice")
+    later = jit.provenance(again, "bob", now=1000.0 + 600)
+    assert "10 min ago" in later and "measurement 3 of these settings" in later
+
+
+def test_the_code_shown_is_the_code_run() -> None:
+    code = jit.timing_code(jit.Workload("layer", 7, 3), executables=1)
+    assert "(7, 3)" in code and "timing.block([x, W, b])" in code
+    assert f"profile_jit(tanh_layer, x, W, b, budget_s={jit._measurement.PROFILE_BUDGET_S})" in code
+    assert "first_call_anatomy(tanh_layer, x, W, b, executables=1)" in code
+
+
+def test_the_inputs_are_computed_before_anything_times_them(monkeypatch) -> None:
+    """A draw still running when a stopwatch starts was timed as the first call (563 ms)."""
+    blocked: list[object] = []
+    original = timing.block
+    monkeypatch.setattr(
+        jit._lab.timing, "block", lambda tree: blocked.append(tree) or original(tree)
+    )
+    args = jit.inputs(jit.Workload("softmax", 4, 3))
+    assert blocked and blocked[-1] is args
