@@ -24,11 +24,13 @@ from ._fusion import chain_source as chain_source
 from ._fusion import check_chain as check_chain
 from ._fusion import eager_dispatches as eager_dispatches
 from ._fusion import fusion_rows as fusion_rows
+from ._fusion import fusion_story as fusion_story
 from ._fusion import recomputed_primitives as recomputed_primitives
 from ._fusion import run_chain as run_chain
 from ._remat import ARTICLE_CODE as ARTICLE_CODE
 from ._remat import DEFAULT_VARIANTS as DEFAULT_VARIANTS
 from ._remat import GRAD_RTOL as GRAD_RTOL
+from ._remat import GRADIENT_SAMPLE as GRADIENT_SAMPLE
 from ._remat import LOOPS as LOOPS
 from ._remat import MAX_DEPTH as MAX_DEPTH
 from ._remat import MAX_RUN_SIZE as MAX_RUN_SIZE
@@ -50,7 +52,10 @@ from ._remat import mlp_layer as mlp_layer
 from ._remat import parse_residual as parse_residual
 from ._remat import peak_memory as peak_memory
 from ._remat import platform as platform
+from ._remat import remat_story as remat_story
+from ._remat import residual_roles as residual_roles
 from ._remat import residual_rows as residual_rows
+from ._remat import residual_story as residual_story
 from ._remat import run_limit as run_limit
 from ._remat import saved_residuals as saved_residuals
 from ._remat import seed_inputs as seed_inputs

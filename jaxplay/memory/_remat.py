@@ -33,6 +33,8 @@ from jaxplay import article
 from jaxplay.core import capture, compilation, jax_private, timing
 from jaxplay.core.figures import quartile_bars, timing_values
 from jaxplay.core.hlo import DTYPE_BYTES
+from jaxplay.core.timing import format_seconds
+from jaxplay.core.words import count
 
 #: Largest matrix side analysed (compile only: nothing of this size is allocated).
 MAX_SIZE = 4096
@@ -45,6 +47,9 @@ MAX_RUN_SIZE_ACCELERATOR = 4096
 MAX_DEPTH = 12
 #: Relative gradient difference still counted as "equal" (recomputation may round differently).
 GRAD_RTOL = 1e-3
+#: Most entries of each gradient leaf kept (evenly spaced) to compare variants: a cached result
+#: then holds at most 1 MiB per leaf, whatever the size (a 4096-wide MLP's gradient is 800 MB).
+GRADIENT_SAMPLE = 1 << 18
 #: Variants the page starts with (the rest are one click away).
 DEFAULT_VARIANTS: tuple[str, ...] = ("none", "whole", "per_round", "per_round_names")
 
@@ -99,6 +104,8 @@ class Model:
         argnums: which argument of ``loss(params, x)`` the gradient is taken with respect to.
         name: the ``checkpoint_name`` its block tags (for ``save_only_these_names``).
         depth_label: "rounds" or "layers".
+        op: the block's elementwise op as StableHLO and HLO name it (``sine``): counted in the
+            lowered and the compiled gradient, it shows whether XLA kept a recomputation.
     """
 
     key: str
@@ -108,6 +115,7 @@ class Model:
     argnums: int
     name: str
     depth_label: str
+    op: str
 
 
 MODELS: dict[str, Model] = {
@@ -119,6 +127,7 @@ MODELS: dict[str, Model] = {
         argnums=1,
         name="sin",
         depth_label="rounds",
+        op="sine",
     ),
     "mlp": Model(
         "mlp",
@@ -128,6 +137,7 @@ MODELS: dict[str, Model] = {
         argnums=0,
         name="activation",
         depth_label="layers",
+        op="tanh",
     ),
 }
 
@@ -395,6 +405,12 @@ class RematResult:
         barriers: optimization barriers in the lowered StableHLO and in the compiled HLO. JAX
             places them so XLA cannot merge a recomputation with the forward op it repeats; a
             backend that drops them before its simplifier may undo the checkpointing.
+        ops: the model's elementwise op (:attr:`Model.op`) counted in the lowered StableHLO and
+            in the compiled HLO: recomputation adds to the first; if XLA merged it back, the
+            second equals the count without checkpointing.
+        roles: how the gradient uses the saved residuals (see :func:`residual_roles`), or None
+            where that could not be matched to them.
+        gradient: up to :data:`GRADIENT_SAMPLE` evenly spaced entries of each gradient leaf.
     """
 
     variant: Variant
@@ -404,6 +420,8 @@ class RematResult:
     time: timing.Timing | None = None
     peak_bytes: int | None = None
     barriers: tuple[int, int] = (0, 0)
+    ops: tuple[int, int] = (0, 0)
+    roles: dict[str, int] | None = None
     gradient: tuple[np.ndarray, ...] | None = field(default=None, repr=False)
 
     @property
@@ -476,16 +494,25 @@ def analyse_variant(
     # Shapes only: tracing and compiling need no data, so a compile-only analysis allocates nothing.
     shapes = jax.eval_shape(lambda: model.inputs(size, depth))
     residuals = saved_residuals(loss, *shapes)
+    roles = residual_roles(model_key, variant_key, loop, depth)
+    if roles is not None and sum(roles.values()) != len(residuals):
+        roles = None  # the small copy saved other values: say nothing rather than guess
     grad = jax.grad(loss, argnums=model.argnums)
     if not run:
         aot = compilation.compile_aot(grad, *shapes)
         return RematResult(
-            VARIANTS[variant_key], residuals, aot.memory, aot.notes, barriers=_barriers(aot)
+            VARIANTS[variant_key],
+            residuals,
+            aot.memory,
+            aot.notes,
+            barriers=_barriers(aot),
+            ops=_op_counts(aot, model.op),
+            roles=roles,
         )
     params, x = model.inputs(size, depth)
     profile = timing.profile_jit(grad, params, x, budget_s=budget_s, warmup=1)
     gradient = timing.block(profile.aot.compiled(*profile.aot.call_args))
-    leaves = tuple(np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(gradient))
+    leaves = tuple(np.asarray(_sample(leaf)) for leaf in jax.tree_util.tree_leaves(gradient))
     return RematResult(
         VARIANTS[variant_key],
         residuals,
@@ -494,13 +521,146 @@ def analyse_variant(
         time=profile.steady,
         peak_bytes=peak_memory(),
         barriers=_barriers(profile.aot),
+        ops=_op_counts(profile.aot, model.op),
+        roles=roles,
         gradient=leaves,
     )
+
+
+def _sample(leaf: Any) -> Any:
+    """At most :data:`GRADIENT_SAMPLE` evenly spaced entries of ``leaf``, taken on the device."""
+    flat = jnp.ravel(leaf)
+    stride = -(-flat.size // GRADIENT_SAMPLE)
+    return flat[::stride]
 
 
 def _barriers(aot: compilation.AotCompilation) -> tuple[int, int]:
     """Optimization barriers before and after XLA's optimizations."""
     return aot.stablehlo_text.count("optimization_barrier"), aot.hlo_text.count("opt-barrier(")
+
+
+def _op_counts(aot: compilation.AotCompilation, op: str) -> tuple[int, int]:
+    """The elementwise op ``op`` in the lowered StableHLO and in the compiled HLO."""
+    lowered = len(re.findall(rf"stablehlo\.{op}\b", aot.stablehlo_text))
+    return lowered, len(re.findall(rf"\b{op}\(", aot.hlo_text))
+
+
+#: What the gradient does with a saved residual, by the primitives that read it in the
+#: linearized gradient (the first rule that matches wins).
+ROLES: tuple[tuple[str, str], ...] = (
+    ("dot_general", "matmul operands"),
+    ("mul", "derivative factors"),
+    ("remat2", "inputs of checkpointed blocks"),
+    ("checkpoint", "inputs of checkpointed blocks"),
+    ("scan", "values stacked by the scan"),
+)
+
+
+def residual_roles(model_key: str, variant_key: str, loop: str, depth: int) -> dict[str, int]:
+    """How the gradient uses what is saved: residuals counted by role (:data:`ROLES`).
+
+    ``jax.linearize`` of the same stack on a 2×2 copy (the residuals' structure does not depend
+    on the size, and 2×2 costs nothing at any depth): its linear function closes over the saved
+    residuals, and the equations that read each one say what it is for. A residual read by a
+    ``dot_general`` is an operand of a backward matmul; one read by a ``mul`` is a derivative
+    factor (what an elementwise op's derivative needs: ``cos x`` for ``sin``, ``sin x`` for
+    ``cos``); checkpointed blocks and scans read theirs whole.
+    """
+    from jax.extend.core import Literal
+
+    model = MODELS[model_key]
+    loss = build_loss(model_key, variant_key, loop, depth)
+    args = list(model.inputs(2, depth))
+
+    def f(wrt: Any) -> Any:
+        return loss(*[wrt if i == model.argnums else a for i, a in enumerate(args)])
+
+    _, f_jvp = jax.linearize(f, args[model.argnums])
+    closed = jax.make_jaxpr(f_jvp)(args[model.argnums])
+    index = {v: i for i, v in enumerate(closed.jaxpr.constvars)}
+    readers: list[set[str]] = [set() for _ in index]
+    for eqn in closed.jaxpr.eqns:
+        for v in eqn.invars:
+            if not isinstance(v, Literal) and v in index:
+                readers[index[v]].add(eqn.primitive.name)
+    roles: dict[str, int] = {}
+    for prims in readers:
+        role = next((r for p, r in ROLES if p in prims), "other: " + ", ".join(sorted(prims)))
+        roles[role] = roles.get(role, 0) + 1
+    return roles
+
+
+def residual_story(result: RematResult) -> str:
+    """The saved residuals in one sentence, counted from what JAX reported (Markdown)."""
+    if not result.residuals:
+        return "Nothing is saved for the backward pass."
+    producers: dict[str, int] = {}
+    for r in result.residuals:
+        what = f"{r.producer} ({r.origin})" if r.origin in ("argument", "named") else r.producer
+        producers[what] = producers.get(what, 0) + 1
+    listed = ", ".join(f"{n} × `{p}`" for p, n in producers.items())
+    text = f"{count(len(result.residuals), 'saved residual')}, by producer: {listed}."
+    if result.roles:
+        uses = ", ".join(f"{n} × {role}" for role, n in result.roles.items())
+        text += f" What the gradient reads them as: {uses}."
+    return text
+
+
+def remat_story(
+    results: Sequence[RematResult], model: Model, loop: str, platform: str
+) -> list[str]:
+    """What the compiled programs did with each checkpointing variant, read from the programs
+    (Markdown, one paragraph per variant). ``results[0]`` is the reference, no checkpoint.
+
+    The numbers are the variants' own: temp memory from ``memory_analysis()``, optimization
+    barriers and the model's elementwise op (:attr:`Model.op`) counted in the lowered StableHLO
+    and in the compiled HLO. In an unrolled loop every recomputed op is a separate op, so the
+    counts show whether XLA kept a recomputation; a ``lax.scan`` compiles one loop body, so there
+    the temp memory tells.
+    """
+    if not results or results[0].temp_bytes is None:
+        return []
+    ref, op, paras = results[0], f"`{model.op}`", []
+    ref_mib = f"{results[0].temp_bytes / 2**20:.3g} MiB"
+    for r in results[1:]:
+        if r.temp_bytes is None:
+            continue
+        mib = f"{r.temp_bytes / 2**20:.3g} MiB"
+        head = f"**{r.variant.label}**: temp memory {ref_mib} → {mib} (`memory_analysis()`)"
+        barriers = (
+            f"{count(r.barriers[1], 'optimization barrier')} of JAX's {r.barriers[0]} remain in "
+            "the compiled program"
+        )
+        if loop == "scan":
+            saved = f"it saves {count(len(r.residuals), 'residual')} against {len(ref.residuals)}"
+            if r.temp_bytes < ref.temp_bytes:
+                paras.append(
+                    f"{head}: {saved} and recomputes the rest in the backward loop, which XLA "
+                    f"cannot merge across loop iterations ({barriers})."
+                )
+            else:
+                paras.append(f"{head}: {saved}, and the temp memory did not drop ({barriers}).")
+            continue
+        lowered = (
+            f"JAX's lowered program recomputes ({r.ops[0]} {op} ops against {ref.ops[0]})"
+            if r.ops[0] > ref.ops[0]
+            else f"JAX's lowered program has {r.ops[0]} {op} ops, as many as without checkpoint"
+        )
+        if r.temp_bytes == ref.temp_bytes and r.barriers[1] == 0 and r.ops[1] == ref.ops[1]:
+            paras.append(
+                f"{head}: {lowered}, behind {count(r.barriers[0], 'optimization barrier')}. "
+                f"XLA:{platform.upper()} removed every barrier and merged any recomputation back "
+                f"into the forward pass: the compiled program has {r.ops[1]} {op} ops, the same "
+                "as without checkpoint, so the temp memory is the same. A `lax.scan` loop (Loop "
+                "above) keeps the recomputation apart."
+            )
+        else:
+            change = "dropped" if r.temp_bytes < ref.temp_bytes else "did not drop"
+            paras.append(
+                f"{head}: {lowered}; {barriers}, the compiled program has {r.ops[1]} {op} ops "
+                f"against {ref.ops[1]} without checkpoint, and the temp memory {change}."
+            )
+    return paras
 
 
 def gradient_error(result: RematResult, reference: RematResult) -> float | None:
@@ -520,7 +680,9 @@ def gradient_error(result: RematResult, reference: RematResult) -> float | None:
 
 
 def summary_rows(results: Sequence[RematResult]) -> list[dict[str, Any]]:
-    """One table row per variant: residual count and bytes, compiled memory, time, agreement."""
+    """One table row per variant: residual count and bytes, compiled memory, time (median and
+    half the interquartile range), and the largest relative difference from the reference's
+    gradient over the sampled entries (:data:`GRADIENT_SAMPLE` per leaf)."""
     reference = results[0] if results else None
     rows = []
     for r in results:
@@ -535,7 +697,8 @@ def summary_rows(results: Sequence[RematResult]) -> list[dict[str, Any]]:
                 "argument MiB": memory.get("argument", float("nan")) / 2**20,
                 "output MiB": memory.get("output", float("nan")) / 2**20,
                 "peak MiB": float("nan") if r.peak_bytes is None else r.peak_bytes / 2**20,
-                "gradient time": "not run" if r.time is None else r.time.describe(),
+                "gradient time": "not run" if r.time is None else format_seconds(r.time.median),
+                "± IQR/2": "" if r.time is None else format_seconds(r.time.iqr / 2),
                 "gradient vs no checkpoint": "not run" if error is None else f"{error:.1e}",
             }
         )
