@@ -50,3 +50,13 @@ def markdown_texts(at: Any) -> list[str]:
 def hostile_links(at: Any) -> list[str]:
     """The texts that render a link or an image to the payload's host (should be none)."""
     return [t for t in markdown_texts(at) if _HOSTILE.search(_RENDERER.render(t))]
+
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def shown(markdown: str) -> str:
+    """The text a reader sees for ``markdown`` (rendered, tags dropped, entities decoded)."""
+    import html
+
+    return html.unescape(_TAG.sub("", _RENDERER.render(markdown))).strip()
