@@ -59,27 +59,27 @@ def show_attempt(title: str, a: Outcome) -> None:
         _ui.error_code(a.detail)
 
 
-@st.cache_data(max_entries=1)
+@st.cache_data(max_entries=1, show_spinner="Running the article's placement code…")
 def placement_runs() -> tuple[Outcome, Outcome]:
     return devices.article_placement()
 
 
-@st.cache_data(max_entries=8)
+@st.cache_data(max_entries=8, show_spinner="Running the article's pmap code…")
 def pmap_runs(n: int) -> dict[str, Outcome]:
     return devices.article_examples(n)
 
 
-@st.cache_data(max_entries=64)
+@st.cache_data(max_entries=64, show_spinner="Placing the array…")
 def layout(mesh: tuple, names: tuple, shape: tuple, spec: tuple, on: str) -> devices.ShardLayout:
     return devices.shard_layout(mesh, names, shape, spec, platform=on)
 
 
-@st.cache_data(max_entries=16)
+@st.cache_data(max_entries=16, show_spinner="Running the collective under shard_map…")
 def collective(name: str, n: int, on: str) -> devices.CollectiveRun:
     return devices.run_collective(name, n, platform=on)
 
 
-@st.cache_data(max_entries=16)
+@st.cache_data(max_entries=16, show_spinner="Compiling on the sharded array…")
 def compiled(index: int, n: int, on: str) -> devices.CompiledCollectives:
     return devices.compiled_collectives(devices.XLA_EXAMPLES[index], n, platform=on)
 

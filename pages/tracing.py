@@ -1,6 +1,7 @@
 """Tracing & jaxpr: one function at every stage, what tracers are, recompilation, and loops."""
 
 import inspect
+import math
 
 import pandas as pd
 import streamlit as st
@@ -407,6 +408,14 @@ def recompilation_tab() -> None:
     if len(calls) > tracing.MAX_LAB_CALLS:
         st.error(f"{len(calls)} calls is over the limit of {tracing.MAX_LAB_CALLS} per run.")
         return
+    for i, call in enumerate(calls, start=1):
+        if math.prod(call.shape) > tracing.MAX_LAB_ELEMENTS:
+            st.error(
+                f"**Call {i}:** x has {math.prod(call.shape):,} elements; the lab takes at most "
+                f"{tracing.MAX_LAB_ELEMENTS:,} (it is about recompiling, not size).",
+                icon=":material/error:",
+            )
+            return
     with st.spinner("Calling the jitted function, logging each compilation…"):
         run = lab(tuple(calls), redefine)
     c1, c2 = st.columns(2)

@@ -74,6 +74,7 @@ from ._staging import stage as stage
 from ._tracers import LAB_DTYPES as LAB_DTYPES
 from ._tracers import LOOPS as LOOPS
 from ._tracers import MAX_LAB_CALLS as MAX_LAB_CALLS
+from ._tracers import MAX_LAB_ELEMENTS as MAX_LAB_ELEMENTS
 from ._tracers import MAX_LOOP_LENGTH as MAX_LOOP_LENGTH
 from ._tracers import PITFALLS as PITFALLS
 from ._tracers import SCENARIOS as SCENARIOS
