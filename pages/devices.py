@@ -46,17 +46,22 @@ if N == 1:
     )
 
 
+def wrapped(text: str, language: str | None = "python") -> None:
+    """A code block whose long lines wrap: cut off at the right edge, they hid the code."""
+    st.code(_ui.scrub(text), language=language, wrap_lines=True)
+
+
 def show_attempt(title: str, a: Outcome) -> None:
     """Code that ran, then its value or the real exception it raised."""
     st.markdown(f"**{title}**")
-    st.code(a.code, language="python")
+    wrapped(a.code)
     for w in a.warnings:
-        st.warning(w)
+        st.warning(markdown.escape(w))
     if a.ok:
         st.success(f"Returned: {markdown.code(a.value)}", icon=":material/check:")
     else:
         st.error(f"**{a.error_type}:**", icon=":material/error:")
-        _ui.error_code(a.detail)
+        wrapped(a.detail, None)
 
 
 @st.cache_data(max_entries=1, show_spinner="Running the article's placement code…")
@@ -128,11 +133,8 @@ if tabs["Devices"].open:
                 "Simulated CPU devices share this machine's cores and memory."
             )
         placement = placement_runs()
-        left, right = st.columns(2)
-        with left:
-            show_attempt("The article's placement code, as written", placement[0])
-        with right:
-            show_attempt("Guarded: a missing backend raises, so ask inside try", placement[1])
+        show_attempt("The article's placement code, as written", placement[0])
+        show_attempt("Guarded: a missing backend raises, so ask inside try", placement[1])
 
 if tabs["Placement"].open:
     with tabs["Placement"]:
@@ -239,7 +241,7 @@ if tabs["Sharding"].open:
                 st.code(f"{spec_src}\n{' ' * (err.col - 1)}^", language=None)
             if err.jax_error:
                 st.caption("JAX's own message:")
-                _ui.error_code(err.jax_error)
+                wrapped(err.jax_error, None)
         else:
             st.plotly_chart(devices.layout_figure(result), key="devices_layout_chart")
             st.caption(
@@ -277,7 +279,7 @@ def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
     for run in runs:
         step, outcome = run.step, run.outcome
         st.markdown(f"**{step.title}**")
-        st.code(outcome.code, language="python")
+        wrapped(outcome.code)
         if outcome.ok:
             st.success(f"Returned: {markdown.code(outcome.value)}", icon=":material/check:")
             for part in outcome.value.split("; "):
@@ -285,7 +287,7 @@ def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
                     st.markdown(said)
         elif run.as_named:
             st.error(f"Raises `{outcome.error_type}`, as written:", icon=":material/error:")
-            _ui.error_code(outcome.message)
+            wrapped(outcome.message, None)
         else:
             st.warning(
                 f"Expected `{step.raises or 'no error'}`, but this JAX gave "
@@ -312,10 +314,8 @@ if tabs["Collectives"].open:
         )
         # pmap maps over the default backend's devices, whichever platform is picked above.
         article = pmap_runs(min(n, COUNTS[PLATFORMS[0]]))
-        cols = st.columns(2)
-        for i, (title, a) in enumerate(article.items()):
-            with cols[i % 2]:
-                show_attempt(title, a)
+        for title, a in article.items():
+            show_attempt(title, a)
         st.caption(
             "The all-reduce needs `axis_name='batch'` on `pmap`: without it the name is unbound. "
             "`pmap` is in maintenance mode (now built on `shard_map`); `jax.shard_map` is the way."
@@ -352,7 +352,7 @@ if tabs["Collectives"].open:
         (st.success if run.matches else st.error)(
             f"Every device's output {'equals' if run.matches else 'differs from'} numpy's."
         )
-        st.code(run.code, language="python")
+        wrapped(run.code)
         st.subheader("Collectives XLA inserts itself")
         pick = st.selectbox(
             "A jitted function of an array sharded by rows",
@@ -362,7 +362,7 @@ if tabs["Collectives"].open:
             bind="query-params",
         )
         c = compiled(pick, n, platform)
-        st.code(c.code, language="python")
+        wrapped(c.code)
         why = c.why if c.ops else "with one device there is nothing to communicate"
         st.markdown(
             f"Compiled on {words.count(n, 'device')}: **{', '.join(c.ops) or 'no collectives'}**: "
@@ -375,7 +375,7 @@ if tabs["Collectives"].open:
             "*Explicit sharding*)."
         )
         if c.hlo_lines:
-            st.code("\n".join(c.hlo_lines), language=None)
+            wrapped("\n".join(c.hlo_lines), None)
 
 if tabs["Scaling"].open:
     with tabs["Scaling"]:
@@ -423,7 +423,11 @@ if tabs["Multi-process"].open:
             help="The others wait for it in initialize; the app kills them after 10 s.",
         )
         if st.button(
-            f"Launch {procs} processes", key="devices_launch", icon=":material/rocket_launch:"
+            f"Launch {procs} processes",
+            key="devices_launch",
+            icon=":material/rocket_launch:",
+            help="Counts as one Code Lab run: one at a time per visitor, and on a public "
+            "server the same per-minute limit and queue.",
         ):
             st.session_state.pop("devices_cluster", None)
             # A run costs seconds of every core: it counts as a Code Lab run (rate limit, one
@@ -499,7 +503,7 @@ if tabs["Multi-process"].open:
                 st.error("A process failed; the others were stopped.", icon=":material/error:")
             if res.errors:
                 with st.expander("What the stopped processes printed (stderr)"):
-                    _ui.error_code("\n\n".join(res.errors))
+                    wrapped("\n\n".join(res.errors), None)
         st.code(
             _ui.scrub(" ".join(devices.worker_command("127.0.0.1:PORT", procs, 0, local))),
             language="bash",

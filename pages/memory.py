@@ -100,17 +100,36 @@ def checkpointing(platform: str, device: str) -> None:
     if run:
         st.plotly_chart(memory.memory_time_figure(results, device), key="memory_chart")
         st.caption("Down and to the left is better: less memory and less time.")
+    # Columns that say the same for every variant, or nothing on this backend (peak memory on
+    # a CPU), go into the caption: the table fits the page instead of running off its edge.
+    table = pd.DataFrame(memory.summary_rows(results)).dropna(axis=1, how="all")
+    same = [c for c in ("argument MiB", "output MiB") if table[c].nunique(dropna=False) == 1]
+    constants = "; ".join(f"{c}: {table[c].iloc[0]:.3g} for every variant" for c in same)
     st.dataframe(
-        pd.DataFrame(memory.summary_rows(results)),
+        table.drop(columns=same),
         hide_index=True,
         key="memory_table",
-        column_config={"variant": st.column_config.TextColumn(pinned=True)},
+        column_config={
+            "variant": st.column_config.TextColumn(pinned=True),
+            "saved residuals": st.column_config.NumberColumn(
+                "saved", help="Residuals JAX saves for the backward pass"
+            ),
+            "residual MiB": st.column_config.NumberColumn("saved MiB", format="%.3g"),
+            "temp MiB": st.column_config.NumberColumn(
+                "temp MiB", format="%.3g", help="XLA's memory_analysis() of the gradient"
+            ),
+            "gradient time": st.column_config.TextColumn("time", help="Median of the samples"),
+            "gradient vs no checkpoint": st.column_config.TextColumn(
+                "Δ grad", help="Largest difference from no checkpoint's gradient, relative"
+            ),
+        },
     )
     st.caption(
         "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
-        "(`memory_analysis()`), where those residuals and other scratch buffers live. The "
-        f"gradients are compared on up to {memory.GRADIENT_SAMPLE:,} evenly spaced entries of "
-        "each leaf. The table scrolls sideways; the first column stays."
+        "(`memory_analysis()`), where those residuals and other scratch buffers live"
+        + (f" ({constants})" if constants else "")
+        + f". The gradients are compared on up to {memory.GRADIENT_SAMPLE:,} evenly spaced "
+        "entries of each leaf."
     )
     for paragraph in memory.remat_story(results, memory.MODELS[model], loop, platform):
         st.markdown(paragraph)
@@ -222,8 +241,8 @@ def fusion_panel(platform: str, device: str) -> None:
     )
     st.write(memory.bandwidth_story(report))
     st.subheader("What XLA fused")
-    rows = pd.DataFrame(memory.fusion_rows(report.fusions))
-    st.dataframe(rows, hide_index=True, key="memory_fusions")
+    # A table whose cells wrap: the ops inside a kernel are long lists.
+    st.table(pd.DataFrame(memory.fusion_rows(report.fusions)).set_index("kernel"))
     if again := memory.recomputed_primitives(report.fusions):
         st.caption(
             f"In more than one kernel: {', '.join(again)}. XLA recomputes these cheap ops where "

@@ -243,7 +243,18 @@ def views(staged: tracing.Staged, selected: int | None, variant) -> None:
                 "line": [r.source_line for r in rows],
             }
         )
-        st.dataframe(frame, hide_index=True, key="tracing_equations")
+        st.dataframe(
+            frame,
+            hide_index=True,
+            key="tracing_equations",
+            column_config={
+                "eqn": st.column_config.TextColumn(width="small", pinned=True),
+                "line": st.column_config.NumberColumn(width="small"),
+                "params": st.column_config.TextColumn(
+                    width="large", help="Scroll sideways, or hover a cell, for all of it"
+                ),
+            },
+        )
     if view["XLA fusions"].open:
         st.caption(
             f"{words.count(len(staged.fusions), 'fusion')}: each is one kernel, whose "

@@ -157,7 +157,7 @@ with convolution:
             key="vmap_custom_kernel",
             bind="query-params",
         )
-    st.code(vz.BATCH_CONV2D_LINES, language="python")
+    st.code(vz.BATCH_CONV2D_LINES, language="python", wrap_lines=True)
     st.caption(
         "The article's line and comments as written: read left to right, the first `vmap` (the "
         "outer one) maps axis 0 of the images, the article's channels; the second maps the "
@@ -172,9 +172,8 @@ with convolution:
         m1, m2 = st.columns(2)
         m1.metric("max |batch_conv2d − convolve2d|", f"{cr.max_diff_convolve2d:.2g}")
         m2.metric("max |batch_conv2d − lax.conv|", f"{cr.max_diff_lax_conv:.2g}")
-        st.dataframe(
-            pd.DataFrame([vars(level) for level in cr.levels]), hide_index=True, key="vmap_levels"
-        )
+        # A table whose cells wrap: what each level maps is a sentence.
+        st.table(pd.DataFrame([vars(level) for level in cr.levels]).set_index("code"))
     _ui.show_code(vz.conv2d_single, vz.run_conv)
 
 with jaxpr:

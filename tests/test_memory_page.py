@@ -33,7 +33,10 @@ def test_checkpointing_panel_shows_chart_tables_and_what_the_programs_did():
     assert not at.error
     assert len(at.get("plotly_chart")) == 1
     summary = at.dataframe[0].value
-    assert list(summary["variant"]) == [memory.VARIANTS[k].label for k in memory.DEFAULT_VARIANTS]
+    assert list(summary["variant"]) == [memory.VARIANTS[k].short for k in memory.DEFAULT_VARIANTS]
+    # Nothing the CPU does not report, and no column that is the same for every variant.
+    assert "peak MiB" not in summary and "argument MiB" not in summary
+    assert "argument MiB: " in _texts(at.caption)
     assert (summary["temp MiB"] > 0).all()
     assert summary["saved residuals"].iloc[1] == 1  # the checkpointed whole layer: its input
     assert all(v != "not run" for v in summary["gradient vs no checkpoint"])
@@ -90,6 +93,7 @@ def test_fusion_panel_runs_a_preset_and_says_what_the_program_does():
     assert_clean(at)
     assert not at.error
     table = at.table[0].value
+    assert len(at.table) == 2  # eager against jit, and the fusions (cells wrap)
     ops = memory.CHAIN_PRESETS[next(iter(memory.CHAIN_PRESETS))]
     assert list(table.loc["kernels"]) == [str(len(ops)), "1"]
     assert len(at.get("plotly_chart")) == 1

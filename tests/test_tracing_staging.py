@@ -330,3 +330,8 @@ def test_the_jaxpr_story_names_what_was_converted_and_why() -> None:
     plain = [tracing.InputSpec((3,), "float32"), tracing.InputSpec((), "float32")]
     story = tracing.jaxpr_story(tracing.stage(preset.fn, plain), plain, preset.arg_names)
     assert story == "The jaxpr has 2 equations at the top level: `mul`, `add`."
+
+
+def test_pane_lines_wrap_inside_the_pane_rather_than_run_off_its_edge() -> None:
+    html = tracing.pane_html("x" * 300 + "\nshort", (None, None), None)
+    assert html.count("white-space:pre-wrap") == 2 and "overflow-wrap:anywhere" in html

@@ -58,17 +58,20 @@ def auto_mesh(shape: tuple[int, int], devices: list[Any]) -> jax.sharding.Mesh:
 
 
 def sharding_in_the_type(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
     return mesh.axis_types, jax.typeof(x)
 
 
 def auto_axes_type(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
     return mesh.axis_types, jax.typeof(x), x.sharding.spec
 
 
 def types_under_jit(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
 
     @jax.jit
     def f(a):
@@ -81,64 +84,84 @@ def types_under_jit(mesh):
 
 
 def matmul_as_written(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
     with jax.set_mesh(mesh):
         return jax.typeof(x @ x.T)
 
 
 def matmul_fixed(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
     with jax.set_mesh(mesh):
         return jax.typeof(jnp.matmul(x, x.T, out_sharding=P("i", None)))
 
 
 def reshard_as_written(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
     return jax.typeof(jax.sharding.reshard(x, P(None, "j")))
 
 
 def reshard_fixed(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
     with jax.set_mesh(mesh):  # a PartitionSpec names axes of this mesh
         y = jax.sharding.reshard(x, P(None, "j"))
     return jax.typeof(x), jax.typeof(y)
 
 
 def constraint_explicit(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+
+    @jax.jit
+    def f(a):
+        return jax.lax.with_sharding_constraint(a * 2, P(None, "j"))
+
     with jax.set_mesh(mesh):
-        f = jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, P(None, "j")))
         return jax.typeof(f(x))
 
 
 def constraint_auto(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
-    hint = NamedSharding(mesh, P(None, "j"))
-    y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, hint))(x)
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    columns = NamedSharding(mesh, P(None, "j"))
+
+    @jax.jit
+    def f(a):
+        return jax.lax.with_sharding_constraint(a * 2, columns)
+
+    y = f(x)
     return jax.typeof(y), y.sharding.spec
 
 
 def shard_map_as_written(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
-    f = jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("j"), out_specs=P("j"))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+
+    def double(a):
+        return a * 2
+
+    f = jax.shard_map(double, mesh=mesh, in_specs=P("j"), out_specs=P("j"))
     return jax.typeof(f(x))
 
 
 def shard_map_fixed(mesh):
-    x = jax.device_put(jnp.ones((32, 16)), NamedSharding(mesh, P("i", None)))
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
     local = []
 
     def body(a):
         local.append(a.shape)  # the block one device sees
         return a * 2
 
-    # in_specs left out: shard_map reads them from x's type. Or reshard x to P("j") first.
-    f = jax.shard_map(body, mesh=mesh, out_specs=P("i"))
-    y = f(x)
-    z = jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("j"), out_specs=P("j"))(
-        jax.sharding.reshard(x, NamedSharding(mesh, P("j")))
-    )
-    return jax.typeof(y), local[0], jax.typeof(z)
+    # in_specs left out: shard_map reads them from x's type.
+    y = jax.shard_map(body, mesh=mesh, out_specs=P("i"))(x)
+    # Or reshard x to the in_specs first.
+    x_j = jax.sharding.reshard(x, NamedSharding(mesh, P("j")))
+    g = jax.shard_map(body, mesh=mesh, in_specs=P("j"), out_specs=P("j"))
+    return jax.typeof(y), local[0], jax.typeof(g(x_j))
 
 
 @dataclass(frozen=True)

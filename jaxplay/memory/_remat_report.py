@@ -119,7 +119,7 @@ def summary_rows(results: Sequence[RematResult]) -> list[dict[str, Any]]:
         memory = r.memory or {}
         rows.append(
             {
-                "variant": r.variant.label,
+                "variant": r.variant.short,
                 "saved residuals": len(r.residuals),
                 "residual MiB": r.residual_bytes / 2**20,
                 "temp MiB": memory.get("temp", float("nan")) / 2**20,
