@@ -395,7 +395,7 @@ def chain_figure(report: ChainReport) -> Any:
     )
     fig.update_layout(
         title=(
-            f"Eager vs jit: {len(report.ops)} ops on {report.size}×{report.size} float32, "
+            f"Eager vs jit: {count(len(report.ops), 'op')} on {report.size}×{report.size} float32, "
             f"{report.device}"
         ),
         title_font_size=13,

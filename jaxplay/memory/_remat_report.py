@@ -70,23 +70,24 @@ def remat_story(
             else:
                 paras.append(f"{head}: {saved}, and the temp memory did not drop ({barriers}).")
             continue
+        lowered_ops, compiled_ops = count(r.ops[0], f"{op} op"), count(r.ops[1], f"{op} op")
         lowered = (
-            f"JAX's lowered program recomputes ({r.ops[0]} {op} ops against {ref.ops[0]})"
+            f"JAX's lowered program recomputes ({lowered_ops} against {ref.ops[0]})"
             if r.ops[0] > ref.ops[0]
-            else f"JAX's lowered program has {r.ops[0]} {op} ops, as many as without checkpoint"
+            else f"JAX's lowered program has {lowered_ops}, as many as without checkpoint"
         )
         if r.temp_bytes == ref.temp_bytes and r.barriers[1] == 0 and r.ops[1] == ref.ops[1]:
             paras.append(
                 f"{head}: {lowered}, behind {count(r.barriers[0], 'optimization barrier')}. "
                 f"XLA:{platform.upper()} removed every barrier and merged any recomputation back "
-                f"into the forward pass: the compiled program has {r.ops[1]} {op} ops, the same "
-                "as without checkpoint, so the temp memory is the same. A `lax.scan` loop (Loop "
+                f"into the forward pass: the compiled program has {compiled_ops}, the same as "
+                "without checkpoint, so the temp memory is the same. A `lax.scan` loop (Loop "
                 "above) keeps the recomputation apart."
             )
         else:
             change = "dropped" if r.temp_bytes < ref.temp_bytes else "did not drop"
             paras.append(
-                f"{head}: {lowered}; {barriers}, the compiled program has {r.ops[1]} {op} ops "
+                f"{head}: {lowered}; {barriers}, the compiled program has {compiled_ops} "
                 f"against {ref.ops[1]} without checkpoint, and the temp memory {change}."
             )
     return paras
