@@ -385,25 +385,39 @@ if tabs["Scaling"].open:
             f"split over {', '.join(map(str, counts))} devices, parameters replicated."
         )
         if st.button("Time the data-parallel step", key="devices_scale", icon=":material/speed:"):
-            with st.status("Timing…") as status:
+            with _ui.measuring(f"Timing the step on {len(counts)} device counts…") as status:
                 bar = st.progress(0.0)
                 st.session_state["devices_scaling"] = (
                     WHERE,
                     devices.scaling_sweep(
-                        counts, on_step=lambda i, k: bar.progress(i / k), platform=platform
+                        counts,
+                        on_step=lambda i, k: bar.progress(i / k, text=f"{i} of {k} counts"),
+                        platform=platform,
                     ),
                 )
                 status.update(label="Timed", state="complete")
-        if "devices_scaling" in st.session_state:
-            st.plotly_chart(
-                devices.scaling_figure(*reversed(st.session_state["devices_scaling"])),
-                key="devices_scaling_chart",
-            )
         if SIMULATED:
             st.warning(
-                "Simulated CPU devices share this machine's cores, so this chart shows the "
-                "overhead of splitting, not a speedup. On a multi-GPU machine it shows the real "
-                "thing."
+                "Simulated CPU devices share this machine's cores: more devices add no compute "
+                "here, so no speedup is to be expected. On a multi-GPU machine the chart shows "
+                "the real thing."
+            )
+        if "devices_scaling" in st.session_state:
+            where, points = st.session_state["devices_scaling"]
+            st.plotly_chart(devices.scaling_figure(points, where), key="devices_scaling_chart")
+            one, most = points[0], points[-1]
+            ratio = most.timing.median / one.timing.median
+            st.caption(
+                f"Measured: {words.count(one.devices, 'device')} "
+                f"{format_seconds(one.timing.median)} per step, "
+                f"{words.count(most.devices, 'device')} "
+                f"{format_seconds(most.timing.median)}: "
+                + (
+                    f"{ratio:.2f}× slower (the overhead of splitting)"
+                    if ratio > 1
+                    else f"{1 / ratio:.2f}× faster"
+                )
+                + "."
             )
         _ui.show_code(devices.mlp_loss, devices.data_parallel_step)
 

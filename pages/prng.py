@@ -353,11 +353,15 @@ def pitfalls_section(seed: int) -> None:
     steps = st.slider("Steps", 10, 300, 60, key="prng_steps", bind="query-params")
     runs = cached("training_runs", seed, steps)
     st.plotly_chart(prng.training_figure(runs), key="prng_training_chart")
+    threaded, dropped = runs
     st.caption(
-        "Threaded, every step draws a new dropout mask: the loss jumps from step to step and the "
-        "mask changes. Dropped, every step splits the same key and draws the same mask: the "
-        "curve is smooth because nothing is random any more, and the model fits one fixed "
-        "corruption of the data instead of averaging over dropout."
+        f"Over {words.count(steps, 'step')}: the threaded key drew "
+        f"{words.count(threaded.unique_masks, 'distinct dropout mask')} and its loss moved by "
+        f"{threaded.mean_jump:.3g} a step on average; the dropped key drew "
+        f"{words.count(dropped.unique_masks, 'distinct mask')}, its loss moving "
+        f"{dropped.mean_jump:.3g} a step. Every step of the dropped run splits the same key, so "
+        "nothing is random any more: the model fits one fixed corruption of the data instead of "
+        "averaging over dropout."
     )
     _ui.show_code(prng.training_step, prng.train_threading_key, prng.train_dropping_key)
 

@@ -480,6 +480,12 @@ def loops_tab() -> None:
     with st.spinner("Tracing each loop at each length…"):
         rows = growth(lengths)
     st.plotly_chart(tracing.loop_growth_figure(rows), key="tracing_loop_chart")
+    ends = sorted({r.length for r in rows})
+    for length in dict.fromkeys((ends[0], ends[-1])):
+        counts = ", ".join(
+            f"{r.loop} {words.count(r.equations, 'equation')}" for r in rows if r.length == length
+        )
+        st.caption(f"Length {length}: {counts}.")
     wide = pd.DataFrame([r.__dict__ for r in rows]).pivot(
         index="length", columns="loop", values="equations"
     )

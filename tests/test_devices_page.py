@@ -93,10 +93,14 @@ def test_collectives_tab() -> None:
 def test_scaling_tab_measures_and_warns() -> None:
     at = open_page(SPEC, devices_tab="Scaling")
     assert_clean(at)
-    assert "overhead of splitting, not a speedup" in _texts(at.warning)
+    assert "no speedup is to be expected" in _texts(at.warning)
     at.button(key="devices_scale").click().run()
     assert_clean(at)
     assert at.get("plotly_chart")
+    points = at.session_state["devices_scaling"][1]
+    ratio = points[-1].timing.median / points[0].timing.median
+    said = f"{ratio:.2f}× slower" if ratio > 1 else f"{1 / ratio:.2f}× faster"
+    assert "Measured: 1 device " in _texts(at.caption) and said in _texts(at.caption)
 
 
 def test_multi_process_launch_shows_process_indices_not_host_pids() -> None:

@@ -394,6 +394,8 @@ def test_training_loop_threads_the_key_and_dropping_it_freezes_the_noise() -> No
     # One fixed mask is plain gradient descent on one quadratic: the loss only goes down.
     assert np.all(np.diff(dropped.losses) <= 1e-6)
     assert np.any(np.diff(threaded.losses) > 0)
+    assert threaded.mean_jump > dropped.mean_jump > 0
+    assert dropped.mean_jump == pytest.approx(np.mean(np.abs(np.diff(dropped.losses))))
     # The mask really is the one the step drew from its subkey.
     key = jrandom.wrap_key_data(jnp.asarray(threaded.subkeys[5], dtype=jnp.uint32))
     np.testing.assert_array_equal(threaded.masks[5], jrandom.bernoulli(key, 0.5, (64, 8)))

@@ -129,6 +129,11 @@ def test_pitfall_controls() -> None:
     assert "silently wrong*: output shape `(4,)`, not `(4, 4)`" in texts(at.warning)
     assert "output shape `(4, 4)`" in texts(at.success)
     assert_clean(at)
+    threaded, dropped = prng.training_runs(3, 60)
+    caption = texts(at.caption)
+    assert f"Over 60 steps: the threaded key drew {threaded.unique_masks} distinct" in caption
+    assert f"loss moved by {threaded.mean_jump:.3g} a step" in caption
+    assert "the dropped key drew 1 distinct mask, its loss moving" in caption
 
 
 def test_parallel_controls() -> None:

@@ -169,3 +169,6 @@ def test_loops_tab() -> None:
     assert_clean(at)
     table = at.dataframe[0].value
     assert list(table["Python for loop"]) == [2, 4, 8, 16, 32]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Length 16: Python for loop 32 equations" in captions
+    assert f"Length 1: Python for loop {table['Python for loop'].iloc[0]} equations" in captions
