@@ -204,6 +204,16 @@ def keep_widgets(tabs: dict[Any, tuple[str, ...]]) -> None:
                     st.session_state[key] = st.session_state[key]
 
 
+def open_in_code_lab(source: str) -> None:
+    """Load ``source`` into the Code Lab's editor and go there (its last result cleared)."""
+    from jaxplay.hosting import catalog
+
+    st.session_state["code_lab_source"] = source
+    st.session_state.pop("code_lab_result", None)
+    # An explicit (empty) mapping: a bare switch_page would try to clear bound query params.
+    st.switch_page(catalog.find("code-lab").path, query_params={})
+
+
 def box_height(text: str, box: int = 240, lines: int = 12, chars: int = 2000) -> int | str:
     """A code box's height: ``box`` pixels, scrolling, for text over ``lines`` lines or ``chars``
     characters; else as tall as the text ("content")."""

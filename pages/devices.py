@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import devices
+from jaxplay.core import markdown, words
 from jaxplay.core.capture import Outcome
 from jaxplay.core.timing import format_seconds
 from pages import _ui
@@ -25,7 +26,7 @@ if len(PLATFORMS) > 1:  # e.g. one GPU and eight simulated CPUs: let the visitor
         "Devices for sharding, collectives and scaling",
         PLATFORMS,
         index=PLATFORMS.index(max(PLATFORMS, key=COUNTS.__getitem__)),
-        format_func=lambda p: f"{p}: {COUNTS[p]} device(s)",
+        format_func=lambda p: f"{p}: {words.count(COUNTS[p], 'device')}",
         key="devices_platform",
         bind="query-params",
     )
@@ -45,79 +46,95 @@ if N == 1:
     )
 
 
+def wrapped(text: str, language: str | None = "python") -> None:
+    """A code block whose long lines wrap: cut off at the right edge, they hid the code."""
+    st.code(_ui.scrub(text), language=language, wrap_lines=True)
+
+
 def show_attempt(title: str, a: Outcome) -> None:
     """Code that ran, then its value or the real exception it raised."""
     st.markdown(f"**{title}**")
-    st.code(a.code, language="python")
+    wrapped(a.code)
     for w in a.warnings:
-        st.warning(w)
+        st.warning(markdown.escape(w))
     if a.ok:
-        st.success(f"Returned: `{a.value}`", icon=":material/check:")
+        st.success(f"Returned: {markdown.code(a.value)}", icon=":material/check:")
     else:
-        st.error(f"**{a.error_type}:** {_ui.scrub(a.detail)}", icon=":material/error:")
+        st.error(f"**{a.error_type}:**", icon=":material/error:")
+        wrapped(a.detail, None)
 
 
-@st.cache_data(max_entries=1)
+@st.cache_data(max_entries=1, show_spinner="Running the article's placement code…")
 def placement_runs() -> tuple[Outcome, Outcome]:
     return devices.article_placement()
 
 
-@st.cache_data(max_entries=8)
+@st.cache_data(max_entries=8, show_spinner="Running the article's pmap code…")
 def pmap_runs(n: int) -> dict[str, Outcome]:
     return devices.article_examples(n)
 
 
-@st.cache_data(max_entries=64)
+@st.cache_data(max_entries=64, show_spinner="Placing the array…")
 def layout(mesh: tuple, names: tuple, shape: tuple, spec: tuple, on: str) -> devices.ShardLayout:
     return devices.shard_layout(mesh, names, shape, spec, platform=on)
 
 
-@st.cache_data(max_entries=16)
+@st.cache_data(max_entries=16, show_spinner="Running the collective under shard_map…")
 def collective(name: str, n: int, on: str) -> devices.CollectiveRun:
     return devices.run_collective(name, n, platform=on)
 
 
-@st.cache_data(max_entries=16)
+@st.cache_data(max_entries=16, show_spinner="Compiling on the sharded array…")
 def compiled(index: int, n: int, on: str) -> devices.CompiledCollectives:
     return devices.compiled_collectives(devices.XLA_EXAMPLES[index], n, platform=on)
 
 
-TABS = ["Devices", "Placement", "Sharding", "Collectives", "Scaling", "Multi-process"]
+@st.cache_data(max_entries=2, show_spinner="Running each step on this server's devices…")
+def explicit_steps(on: str) -> tuple[devices.StepRun, ...]:
+    return devices.run_explicit_steps(on)
+
+
+TABS = [
+    "Devices",
+    "Placement",
+    "Sharding",
+    "Explicit sharding",
+    "Collectives",
+    "Scaling",
+    "Multi-process",
+]
 tabs = dict(zip(TABS, st.tabs(TABS, key="devices_tab", bind="query-params"), strict=True))
 
 if tabs["Devices"].open:
     with tabs["Devices"]:
-        mib = lambda b: "not reported" if b is None else f"{b / 2**20:,.1f} MiB"
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "device": d.key,
-                        "platform": d.platform,
-                        "kind": d.kind,
-                        "process": d.process_index,
-                        "in use": mib(d.bytes_in_use),
-                        "limit": mib(d.bytes_limit),
-                        "peak": mib(d.peak_bytes_in_use),
-                    }
-                    for d in DEVICES
-                ]
-            ),
-            hide_index=True,
-            key="devices_inventory",
-        )
-        st.button("Refresh memory counters", key="devices_refresh", icon=":material/refresh:")
-        if any(d.bytes_limit is None for d in DEVICES):
+        # Only what the backends report: a memory column where at least one device has it.
+        counters = {
+            "in use (MiB)": "bytes_in_use",
+            "limit (MiB)": "bytes_limit",
+            "peak (MiB)": "peak_bytes_in_use",
+        }
+        reported = {c: a for c, a in counters.items() if any(getattr(d, a) for d in DEVICES)}
+        rows = []
+        for d in DEVICES:
+            row = {"device": d.key, "platform": d.platform, "kind": d.kind}
+            row["process"] = d.process_index
+            for column, attr in reported.items():
+                value = getattr(d, attr)
+                row[column] = None if value is None else round(value / 2**20, 1)
+            rows.append(row)
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="devices_inventory")
+        silent = sorted({d.platform for d in DEVICES if d.bytes_limit is None})
+        if reported:
+            st.button("Refresh memory counters", key="devices_refresh", icon=":material/refresh:")
+        if silent:
             st.caption(
-                "The CPU backend reports no memory counters; a GPU reports bytes in use, "
-                "its limit and the peak. Simulated CPU devices share this machine's cores."
+                f"{', '.join(silent)}: no memory counters reported (`memory_stats()` is None), "
+                "so none are shown. A GPU reports bytes in use, its limit and the peak. "
+                "Simulated CPU devices share this machine's cores and memory."
             )
         placement = placement_runs()
-        left, right = st.columns(2)
-        with left:
-            show_attempt("The article's placement code, as written", placement[0])
-        with right:
-            show_attempt("Guarded: a missing backend raises, so ask inside try", placement[1])
+        show_attempt("The article's placement code, as written", placement[0])
+        show_attempt("Guarded: a missing backend raises, so ask inside try", placement[1])
 
 if tabs["Placement"].open:
     with tabs["Placement"]:
@@ -126,10 +143,12 @@ if tabs["Placement"].open:
         )
         size = st.select_slider(
             "Elements",
-            [10**k for k in range(1, 8)],
+            [10**k for k in range(1, 8) if 10**k <= devices.MAX_PLACE_ELEMENTS],
             value=1000,
             key="devices_place_size",
             bind="query-params",
+            help=f"Up to {devices.MAX_PLACE_ELEMENTS:,} float32 "
+            f"({devices.MAX_PLACE_ELEMENTS * 4 / 2**20:.0f} MiB).",
         )
         p = devices.place(dev, size)
         st.markdown(
@@ -147,21 +166,26 @@ if tabs["Placement"].open:
             key="devices_dst",
             bind="query-params",
         )
+        top_mib = devices.MAX_TRANSFER_BYTES // 2**20
         top = c3.select_slider(
             "Largest transfer (MiB)",
-            [1, 4, 16, 64],
+            [m for m in (1, 4, 16, 64, 256) if m <= top_mib],
             value=16,
             key="devices_top_mib",
             bind="query-params",
+            help=f"Up to {top_mib} MiB, so the copies a measurement makes stay small.",
         )
         if src == dst:
             st.caption("Source and destination are the same device: device → device is left out.")
         sizes = tuple(4**k * 1024 for k in range(20) if 4**k * 1024 <= top * 2**20)
         if st.button("Measure transfers", key="devices_measure_transfers", icon=":material/speed:"):
-            with st.status("Timing transfers…") as status:
+            with _ui.measuring(f"Timing transfers of {words.count(len(sizes), 'size')}…") as status:
                 bar = st.progress(0.0)
                 points = devices.transfer_sweep(
-                    src, dst, sizes, on_step=lambda i, n: bar.progress(i / n)
+                    src,
+                    dst,
+                    sizes,
+                    on_step=lambda i, n: bar.progress(i / n, text=f"{i} of {n} sizes"),
                 )
                 status.update(label="Transfers timed", state="complete")
             st.session_state["devices_transfers"] = (src, dst, points)
@@ -209,16 +233,20 @@ if tabs["Sharding"].open:
                 platform,
             )
         except devices.ShardingProblem as err:
-            st.error(f"**This sharding cannot work.** {err.plain}", icon=":material/error:")
+            st.error(
+                f"**This sharding cannot work.** {markdown.escape(err.plain)}",
+                icon=":material/error:",
+            )
             if err.col is not None:
                 st.code(f"{spec_src}\n{' ' * (err.col - 1)}^", language=None)
             if err.jax_error:
                 st.caption("JAX's own message:")
-                _ui.error_code(err.jax_error)
+                wrapped(err.jax_error, None)
         else:
             st.plotly_chart(devices.layout_figure(result), key="devices_layout_chart")
             st.caption(
-                f"{len(result.blocks)} distinct block(s), each held by {result.copies} device(s)."
+                f"{words.count(len(result.blocks), 'distinct block')}, each held by "
+                f"{words.count(result.copies, 'device')}."
             )
             st.dataframe(
                 pd.DataFrame(
@@ -238,6 +266,45 @@ if tabs["Sharding"].open:
             )
         _ui.show_code(devices.shard_layout)
 
+
+def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
+    """Each step of explicit sharding: the code that ran, what JAX said, and the types read."""
+    shape = runs[0].mesh_shape
+    st.write(
+        f"Every step below ran on a {shape[0]} × {shape[1]} mesh of this server's {platform} "
+        "devices with axes `i` and `j`, on a 32 × 16 float32 array. Code written the Auto way "
+        "raises on Explicit axes: each such step names the exception, and JAX raised exactly "
+        "that here."
+    )
+    for run in runs:
+        step, outcome = run.step, run.outcome
+        st.markdown(f"**{step.title}**")
+        wrapped(outcome.code)
+        if outcome.ok:
+            st.success(f"Returned: {markdown.code(outcome.value)}", icon=":material/check:")
+            for part in outcome.value.split("; "):
+                if said := devices.read_type(part, shape):
+                    st.markdown(said)
+        elif run.as_named:
+            st.error(f"Raises `{outcome.error_type}`, as written:", icon=":material/error:")
+            wrapped(outcome.message, None)
+        else:
+            st.warning(
+                f"Expected `{step.raises or 'no error'}`, but this JAX gave "
+                f"{markdown.code(outcome.headline)}.",
+                icon=":material/warning:",
+            )
+        st.caption(step.lesson)
+    script = devices.explicit_script(shape)
+    _ui.show_code(script, label="All the steps as one script")
+    if st.button("Open in the Code Lab", key="devices_explicit_open", icon=":material/terminal:"):
+        _ui.open_in_code_lab(script)
+
+
+if tabs["Explicit sharding"].open:
+    with tabs["Explicit sharding"]:
+        explicit_tab(explicit_steps(platform))
+
 if tabs["Collectives"].open:
     with tabs["Collectives"]:
         n = (
@@ -247,10 +314,8 @@ if tabs["Collectives"].open:
         )
         # pmap maps over the default backend's devices, whichever platform is picked above.
         article = pmap_runs(min(n, COUNTS[PLATFORMS[0]]))
-        cols = st.columns(2)
-        for i, (title, a) in enumerate(article.items()):
-            with cols[i % 2]:
-                show_attempt(title, a)
+        for title, a in article.items():
+            show_attempt(title, a)
         st.caption(
             "The all-reduce needs `axis_name='batch'` on `pmap`: without it the name is unbound. "
             "`pmap` is in maintenance mode (now built on `shard_map`); `jax.shard_map` is the way."
@@ -287,7 +352,7 @@ if tabs["Collectives"].open:
         (st.success if run.matches else st.error)(
             f"Every device's output {'equals' if run.matches else 'differs from'} numpy's."
         )
-        st.code(run.code, language="python")
+        wrapped(run.code)
         st.subheader("Collectives XLA inserts itself")
         pick = st.selectbox(
             "A jitted function of an array sharded by rows",
@@ -297,14 +362,20 @@ if tabs["Collectives"].open:
             bind="query-params",
         )
         c = compiled(pick, n, platform)
-        st.code(c.code, language="python")
+        wrapped(c.code)
         why = c.why if c.ops else "with one device there is nothing to communicate"
         st.markdown(
-            f"Compiled on {n} device(s): **{', '.join(c.ops) or 'no collectives'}**: {why}. "
-            f"Output type: `{c.output_sharding}`; equals numpy: {c.matches}."
+            f"Compiled on {words.count(n, 'device')}: **{', '.join(c.ops) or 'no collectives'}**: "
+            f"{why}. The output equals numpy's: {c.matches}. Its type, "
+            + (
+                devices.read_type(c.output_sharding, (n,), (devices.AXIS,))
+                or f"`{c.output_sharding}`"
+            )
+            + " (the mesh's axes are Explicit, so the sharding is part of the type: see "
+            "*Explicit sharding*)."
         )
         if c.hlo_lines:
-            st.code("\n".join(c.hlo_lines), language=None)
+            wrapped("\n".join(c.hlo_lines), None)
 
 if tabs["Scaling"].open:
     with tabs["Scaling"]:
@@ -314,25 +385,39 @@ if tabs["Scaling"].open:
             f"split over {', '.join(map(str, counts))} devices, parameters replicated."
         )
         if st.button("Time the data-parallel step", key="devices_scale", icon=":material/speed:"):
-            with st.status("Timing…") as status:
+            with _ui.measuring(f"Timing the step on {len(counts)} device counts…") as status:
                 bar = st.progress(0.0)
                 st.session_state["devices_scaling"] = (
                     WHERE,
                     devices.scaling_sweep(
-                        counts, on_step=lambda i, k: bar.progress(i / k), platform=platform
+                        counts,
+                        on_step=lambda i, k: bar.progress(i / k, text=f"{i} of {k} counts"),
+                        platform=platform,
                     ),
                 )
                 status.update(label="Timed", state="complete")
-        if "devices_scaling" in st.session_state:
-            st.plotly_chart(
-                devices.scaling_figure(*reversed(st.session_state["devices_scaling"])),
-                key="devices_scaling_chart",
-            )
         if SIMULATED:
             st.warning(
-                "Simulated CPU devices share this machine's cores, so this chart shows the "
-                "overhead of splitting, not a speedup. On a multi-GPU machine it shows the real "
-                "thing."
+                "Simulated CPU devices share this machine's cores: more devices add no compute "
+                "here, so no speedup is to be expected. On a multi-GPU machine the chart shows "
+                "the real thing."
+            )
+        if "devices_scaling" in st.session_state:
+            where, points = st.session_state["devices_scaling"]
+            st.plotly_chart(devices.scaling_figure(points, where), key="devices_scaling_chart")
+            one, most = points[0], points[-1]
+            ratio = most.timing.median / one.timing.median
+            st.caption(
+                f"Measured: {words.count(one.devices, 'device')} "
+                f"{format_seconds(one.timing.median)} per step, "
+                f"{words.count(most.devices, 'device')} "
+                f"{format_seconds(most.timing.median)}: "
+                + (
+                    f"{ratio:.2f}× slower (the overhead of splitting)"
+                    if ratio > 1
+                    else f"{1 / ratio:.2f}× faster"
+                )
+                + "."
             )
         _ui.show_code(devices.mlp_loss, devices.data_parallel_step)
 
@@ -352,26 +437,46 @@ if tabs["Multi-process"].open:
             help="The others wait for it in initialize; the app kills them after 10 s.",
         )
         if st.button(
-            f"Launch {procs} processes", key="devices_launch", icon=":material/rocket_launch:"
+            f"Launch {procs} processes",
+            key="devices_launch",
+            icon=":material/rocket_launch:",
+            help="Counts as one Code Lab run: one at a time per visitor, and on a public "
+            "server the same per-minute limit and queue.",
         ):
+            st.session_state.pop("devices_cluster", None)
+            # A run costs seconds of every core: it counts as a Code Lab run (rate limit, one
+            # at a time per visitor, a runner slot, the queue cap).
+            refused = None
             with st.status(f"Running {procs} JAX processes…") as status:
-                res = devices.run_local_cluster(
-                    procs,
-                    local,
-                    timeout_s=10 if missing else 90,
-                    launch=procs - 1 if missing else None,
-                )
-                status.update(
-                    label=f"{res.status} after {format_seconds(res.elapsed_s)}",
-                    state="complete" if res.status == "ok" else "error",
-                )
-            st.session_state["devices_cluster"] = res
+                try:
+                    res = devices.launch_cluster(
+                        procs,
+                        local,
+                        timeout_s=10 if missing else 90,
+                        launch=procs - 1 if missing else None,
+                        visitor=_ui.visitor_id(),
+                        on_queue=lambda n: status.update(
+                            label=f"Waiting for a free runner: you are number {n}…"
+                        ),
+                    )
+                except devices.Refused as err:
+                    refused = err
+                    status.update(label="Not started", state="error")
+                else:
+                    status.update(
+                        label=f"{res.status} after {format_seconds(res.elapsed_s)}",
+                        state="complete" if res.status == "ok" else "error",
+                    )
+                    st.session_state["devices_cluster"] = res
+            if refused is not None:
+                st.error(markdown.escape(refused), icon=":material/block:")
         res = st.session_state.get("devices_cluster")
         if res is not None:
+            indices = ", ".join(str(i) for i in range(res.launched))
+            codes = ", ".join(f"{i}: {c}" for i, c in enumerate(res.returncodes))
             st.caption(
-                f"{res.launched} process(es) started (pids {', '.join(map(str, res.pids))}); "
-                "all reaped, "
-                f"exit status {', '.join(map(str, res.returncodes))}."
+                f"{words.count(res.launched, 'process', 'processes')} started (process index "
+                f"{indices}); all reaped, exit status by process {codes}."
             )
             if res.reports:
                 st.dataframe(
@@ -394,10 +499,13 @@ if tabs["Multi-process"].open:
                     hide_index=True,
                     key="devices_psums",
                 )
-                (st.success if res.psum_correct else st.error)(
-                    f"Every process got psum = {res.expected_psum:g} (numpy: 1 + 2 + … + "
-                    f"{res.num_processes * res.local_devices})."
-                )
+                n_all = res.num_processes * res.local_devices
+                total = f"{res.expected_psum:g} (numpy: 1 + 2 + … + {n_all})"
+                if res.psum_correct:
+                    st.success(f"Every process got psum = {total}.")
+                else:
+                    got = ", ".join(f"process {r.process_id}: {r.psum:g}" for r in res.reports)
+                    st.error(f"Not every process got {total}: {got}.")
             if res.status == "timeout":
                 st.warning(
                     f"No result within the timeout: {res.launched} of {res.num_processes} "
@@ -409,9 +517,10 @@ if tabs["Multi-process"].open:
                 st.error("A process failed; the others were stopped.", icon=":material/error:")
             if res.errors:
                 with st.expander("What the stopped processes printed (stderr)"):
-                    _ui.error_code("\n\n".join(res.errors))
+                    wrapped("\n\n".join(res.errors), None)
         st.code(
-            " ".join(devices.worker_command("127.0.0.1:PORT", procs, 0, local)),
+            _ui.scrub(" ".join(devices.worker_command("127.0.0.1:PORT", procs, 0, local))),
             language="bash",
+            wrap_lines=True,
         )
-        _ui.show_code(devices.run_process, devices.run_local_cluster)
+        _ui.show_code(devices.run_process, devices.launch_cluster, devices.run_local_cluster)

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import memory
-from jaxplay.core import roofline, timing
+from jaxplay.core import roofline, timing, words
 from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/memory: Memory & fusion")
@@ -37,9 +37,32 @@ def checkpointing(platform: str, device: str) -> None:
     loop = c2.selectbox(
         "Loop", list(memory.LOOPS), 1, memory.LOOPS.get, key="memory_loop", bind="query-params"
     )
-    size = int(c3.number_input("size n", 1, None, 128, key="memory_size", bind="query-params"))
+    limit = memory.run_limit(platform)
+    size = int(
+        c3.number_input(
+            "size n",
+            1,
+            memory.MAX_SIZE,
+            128,
+            key="memory_size",
+            bind="query-params",
+            help=f"1 to {memory.MAX_SIZE}. Up to {limit} the gradients are run and timed on "
+            f"{platform}; above, they are compiled and analysed only (nothing that size is "
+            "allocated).",
+        )
+    )
     label = memory.MODELS[model].depth_label
-    depth = int(c4.number_input(label, 1, None, 10, key="memory_depth", bind="query-params"))
+    depth = int(
+        c4.number_input(
+            label,
+            1,
+            memory.MAX_DEPTH,
+            10,
+            key="memory_depth",
+            bind="query-params",
+            help=f"1 to {memory.MAX_DEPTH}.",
+        )
+    )
     chosen = st.multiselect(
         "Variants (a block is one round, or one layer; no checkpoint is always shown: it is "
         "the reference gradient)",
@@ -71,24 +94,45 @@ def checkpointing(platform: str, device: str) -> None:
             status.update(label="Failed", state="error")
             _ui.show_error(err, "**The analysis failed:** ")
             return
-        status.update(label=f"{len(keys)} variants analysed on {device}", state="complete")
+        status.update(
+            label=f"{words.count(len(keys), 'variant')} analysed on {device}", state="complete"
+        )
     if run:
         st.plotly_chart(memory.memory_time_figure(results, device), key="memory_chart")
         st.caption("Down and to the left is better: less memory and less time.")
-    st.dataframe(pd.DataFrame(memory.summary_rows(results)), hide_index=True, key="memory_table")
+    # Columns that say the same for every variant, or nothing on this backend (peak memory on
+    # a CPU), go into the caption: the table fits the page instead of running off its edge.
+    table = pd.DataFrame(memory.summary_rows(results)).dropna(axis=1, how="all")
+    same = [c for c in ("argument MiB", "output MiB") if table[c].nunique(dropna=False) == 1]
+    constants = "; ".join(f"{c}: {table[c].iloc[0]:.3g} for every variant" for c in same)
+    st.dataframe(
+        table.drop(columns=same),
+        hide_index=True,
+        key="memory_table",
+        column_config={
+            "variant": st.column_config.TextColumn(pinned=True),
+            "saved residuals": st.column_config.NumberColumn(
+                "saved", help="Residuals JAX saves for the backward pass"
+            ),
+            "residual MiB": st.column_config.NumberColumn("saved MiB", format="%.3g"),
+            "temp MiB": st.column_config.NumberColumn(
+                "temp MiB", format="%.3g", help="XLA's memory_analysis() of the gradient"
+            ),
+            "gradient time": st.column_config.TextColumn("time", help="Median of the samples"),
+            "gradient vs no checkpoint": st.column_config.TextColumn(
+                "Δ grad", help="Largest difference from no checkpoint's gradient, relative"
+            ),
+        },
+    )
     st.caption(
         "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
-        "(`memory_analysis()`), where those residuals and other scratch buffers live."
+        "(`memory_analysis()`), where those residuals and other scratch buffers live"
+        + (f" ({constants})" if constants else "")
+        + f". The gradients are compared on up to {memory.GRADIENT_SAMPLE:,} evenly spaced "
+        "entries of each leaf."
     )
-    lowered, compiled = (sum(r.barriers[i] for r in results) for i in (0, 1))
-    if len(results) > 1 and len({r.temp_bytes for r in results}) == 1:
-        st.info(
-            "Every variant compiled to the same temp memory, though JAX saves different residuals "
-            f"(tables below). JAX placed {lowered} optimization barriers to keep recomputation "
-            f"apart from the forward pass; {compiled} survive in the compiled HLO, so XLA was free "
-            "to merge the two. In a `lax.scan` loop it cannot merge across iterations.",
-            icon=":material/lightbulb:",
-        )
+    for paragraph in memory.remat_story(results, memory.MODELS[model], loop, platform):
+        st.markdown(paragraph)
     if results[0].peak_bytes is None:
         st.caption(
             f"Peak device memory: {platform} reports none (`device.memory_stats()` is None)."
@@ -96,9 +140,10 @@ def checkpointing(platform: str, device: str) -> None:
     else:
         st.caption("Peak MiB is the device's high-water mark so far: it only ever grows.")
     for r in results:
-        with st.expander(f"{r.variant.label}: {len(r.residuals)} saved residuals"):
+        with st.expander(f"{r.variant.label}: {words.count(len(r.residuals), 'saved residual')}"):
             st.code(memory.variant_code(r.variant, memory.MODELS[model]), language="python")
             st.caption(memory.variant_explanation(r.variant, memory.MODELS[model]))
+            st.markdown(memory.residual_story(r))
             st.dataframe(
                 pd.DataFrame(memory.residual_rows(r)),
                 hide_index=True,
@@ -108,24 +153,47 @@ def checkpointing(platform: str, device: str) -> None:
     _ui.show_code(memory.MODELS[model].block, memory.build_loss, memory.analyse_variant)
 
 
+OWN_CHAIN = "(your own chain)"
+DEFAULT_CHAIN = list(next(iter(memory.CHAIN_PRESETS.values())))
+
+
 def use_preset() -> None:
-    st.session_state["memory_chain"] = list(memory.CHAIN_PRESETS[st.session_state["memory_preset"]])
+    chosen = st.session_state["memory_preset"]
+    if chosen in memory.CHAIN_PRESETS:
+        st.session_state["memory_chain"] = list(memory.CHAIN_PRESETS[chosen])
 
 
 def fusion_panel(platform: str, device: str) -> None:
     c1, c2 = st.columns([3, 1])
-    preset = c1.selectbox(
-        "Preset", list(memory.CHAIN_PRESETS), key="memory_preset", on_change=use_preset
-    )
+    preset_box = c1.empty()
+    limit = memory.chain_limit(platform)
     size = int(
-        c2.number_input("size n", 1, None, 512, key="memory_chain_size", bind="query-params")
+        c2.number_input(
+            "size n",
+            1,
+            limit,
+            512,
+            key="memory_chain_size",
+            bind="query-params",
+            help=f"1 to {limit} on {platform} (an n×n float32 array, every op's result too).",
+        )
     )
     ops = st.multiselect(
         "The chain, in order (add or remove ops)",
         list(memory.CHAIN_OPS),
-        None if "memory_chain" in st.session_state else list(memory.CHAIN_PRESETS[preset]),
+        None if "memory_chain" in st.session_state else DEFAULT_CHAIN,
         key="memory_chain",
         bind="query-params",
+        max_selections=memory.MAX_CHAIN_OPS,
+    )
+    # The preset is derived from the chain (which the link carries), so a link reproduces both.
+    matching = [name for name, chain in memory.CHAIN_PRESETS.items() if list(chain) == ops]
+    st.session_state["memory_preset"] = matching[0] if matching else OWN_CHAIN
+    preset_box.selectbox(
+        "Preset",
+        [*memory.CHAIN_PRESETS, OWN_CHAIN],
+        key="memory_preset",
+        on_change=use_preset,
     )
     problem = memory.check_chain(ops, size, platform)
     if problem:
@@ -140,14 +208,30 @@ def fusion_panel(platform: str, device: str) -> None:
             return
         status.update(label=f"Measured on {device}", state="complete")
     eager, jitted = report.comparison.eager.median, report.comparison.jitted.median
-    m = st.columns(5)
-    m[0].metric("kernels: eager → jit", f"{len(report.dispatches)} → {report.kernels}")
-    moved = f"{report.eager_bytes / 2**20:.3g} → {report.jit_bytes / 2**20:.3g}"
-    m[1].metric("MiB moved: eager → jit", moved)
-    times = f"{timing.format_seconds(eager)} → {timing.format_seconds(jitted)}"
-    m[2].metric("time: eager → jit", times)
-    m[3].metric("jit speedup", f"{report.comparison.speedup:.2f}×")
-    m[4].metric("copy bandwidth here", f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
+    # Two short metrics and a table: five "a → b" metrics in a row were cut off at 1024 px.
+    m = st.columns(2)
+    m[0].metric("jit speedup", f"{report.comparison.speedup:.2f}×")
+    m[1].metric("copy bandwidth here", f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
+    st.table(
+        pd.DataFrame(
+            {
+                "eager": [
+                    str(len(report.dispatches)),
+                    f"{report.eager_bytes / 2**20:.3g}",
+                    timing.format_seconds(eager),
+                    f"{report.eager_gbps:.3g}",
+                ],
+                "jit": [
+                    str(report.kernels),
+                    f"{report.jit_bytes / 2**20:.3g}",
+                    timing.format_seconds(jitted),
+                    f"{report.jit_gbps:.3g}",
+                ],
+            },
+            index=["kernels", "MiB moved", "time (median)", "GB/s"],
+        )
+    )
+    st.markdown(memory.fusion_story(report))
     st.plotly_chart(memory.chain_figure(report), key="memory_chain_chart")
     st.caption(
         "Eager bytes: every kernel's inputs read and output written; jit bytes: XLA's "
@@ -157,8 +241,8 @@ def fusion_panel(platform: str, device: str) -> None:
     )
     st.write(memory.bandwidth_story(report))
     st.subheader("What XLA fused")
-    rows = pd.DataFrame(memory.fusion_rows(report.fusions))
-    st.dataframe(rows, hide_index=True, key="memory_fusions")
+    # A table whose cells wrap: the ops inside a kernel are long lists.
+    st.table(pd.DataFrame(memory.fusion_rows(report.fusions)).set_index("kernel"))
     if again := memory.recomputed_primitives(report.fusions):
         st.caption(
             f"In more than one kernel: {', '.join(again)}. XLA recomputes these cheap ops where "

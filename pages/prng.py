@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import prng
+from jaxplay.core import markdown, words
 from pages import _ui
 
 st.title(":material/casino: PRNG keys")
@@ -35,10 +36,22 @@ def pick_node() -> None:
         st.session_state["prng_node"] = name[0] if isinstance(name, list) else name
 
 
-@st.cache_data(max_entries=64)
+@st.cache_data(max_entries=64, show_spinner="Running the demo with JAX…")
 def cached(name: str, *args: int) -> object:
     """The result of ``prng.<name>(*args)`` for the small, deterministic demos below."""
     return getattr(prng, name)(*args)
+
+
+@st.cache_data(max_entries=4, show_spinner="Drawing the streams…")
+def parallel(seed: int, n_keys: int, n_per: int, reuse: bool) -> prng.ParallelStats:
+    """Up to :data:`prng.MAX_PARALLEL_VALUES` samples (8 MB): few entries, so the cache stays
+    small."""
+    return prng.parallel_stats(seed, n_keys, n_per, 8, reuse)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def impl_timing(impl: str, n: int) -> prng.ImplTiming:
+    return prng.time_impl(impl, n)
 
 
 def seed_section(seed: int) -> None:
@@ -49,12 +62,11 @@ def seed_section(seed: int) -> None:
     right.metric("PRNGKey(seed), x64 on", str(list(info.x64.key_data or ())))
     left.code(prng.key_hex(info.x32.key_data or ()), language=None)
     right.code(prng.key_hex(info.x64.key_data or ()), language=None)
-    for note in info.notes:
-        (st.warning if info.differs else st.success)(note)
+    # One box: what this seed means (the page's one warning about it, on this tab).
+    (st.warning if info.differs else st.success)("\n\n".join(info.notes))
     st.caption(
-        "Computed by JAX in thread-local `jax.enable_x64(...)` contexts: this server's global "
-        "x64 setting is untouched. The rule: `[seed >> 32, seed & 0xFFFFFFFF]` of the seed as a "
-        "signed integer of the default width (32 bits with x64 off)."
+        prng.seed_rule(info) + " Computed by JAX in thread-local `jax.enable_x64(...)` contexts: "
+        "this server's global x64 setting is untouched."
     )
     _ui.show_code(prng.describe_seed, prng.threefry_seed_words)
 
@@ -70,18 +82,35 @@ def tree_section(seed: int) -> None:
         key="prng_method",
         bind="query-params",
     )
-    depth = c2.slider("Depth", 0, prng.MAX_TREE_DEPTH, 2, key="prng_depth", bind="query-params")
     branching = c3.slider(
         "Branching", 1, prng.MAX_TREE_BRANCHING, 3, key="prng_branching", bind="query-params"
+    )
+    # The depth and the fold_in datum offered are exactly those key_tree accepts for this
+    # branching (a tree stays within MAX_TREE_NODES keys; its data fit a uint32).
+    deepest, fold_max = prng.max_depth(branching), prng.max_fold_data(branching)
+    if st.session_state.get("prng_depth", 0) > deepest:
+        st.session_state["prng_depth"] = deepest
+    if st.session_state.get("prng_fold", 0) > fold_max:
+        st.session_state["prng_fold"] = fold_max
+    depth = c2.slider(
+        "Depth",
+        0,
+        deepest,
+        min(2, deepest),
+        key="prng_depth",
+        bind="query-params",
+        help=f"Up to {deepest} with branching {branching}: at most "
+        f"{prng.MAX_TREE_NODES} keys, so the tree stays readable.",
     )
     fold = c4.number_input(
         "fold_in data (first child)",
         0,
-        prng.MAX_FOLD_DATA,
+        fold_max,
         0,
         key="prng_fold",
         bind="query-params",
         disabled=method != "fold_in",
+        help=f"0 to {fold_max:,}: the {branching} consecutive data must fit a uint32.",
     )
     try:
         key_tree = tree(seed, depth, branching, method, int(fold))
@@ -108,7 +137,7 @@ def tree_section(seed: int) -> None:
         )
         samples = cached("node_samples", node.data, 8)
         st.dataframe(pd.DataFrame([samples]), hide_index=True, key="prng_node_samples")
-        st.caption(f"{len(key_tree.nodes)} keys, {key_tree.unique_keys} distinct.")
+        st.caption(f"{words.count(len(key_tree.nodes), 'key')}, {key_tree.unique_keys:,} distinct.")
         _ui.show_code(prng.key_tree, prng.node_samples)
 
     st.subheader("Chained or wide derivation")
@@ -123,11 +152,12 @@ def tree_section(seed: int) -> None:
     st.info(
         f"`split(key, n)[i]` {'equals' if same else 'differs from'} `fold_in(key, i)` here "
         "(with `jax_threefry_partitionable`, the default). The chain's first subkey is "
-        f"`split(key)[1]`: the two schemes share {shared} key(s), so mixing them on one parent "
-        "reuses randomness. Prefer one wide call: it needs no sequential chain of splits."
+        f"`split(key)[1]`: the two schemes share {words.count(shared, 'key')}"
+        + (", so mixing them on one parent reuses randomness" if shared else "")
+        + ". Prefer one wide call: it needs no sequential chain of splits."
     )
     if st.button("Time deriving 1000 keys", key="prng_time_derive"):
-        with st.status("Timing three derivation schemes (jitted)…") as status:
+        with _ui.measuring("Timing three derivation schemes (jitted)…") as status:
             st.session_state["prng_derive_timings"] = prng.time_derivations(1000)
             status.update(label="Timed", state="complete")
     if rows := st.session_state.get("prng_derive_timings"):
@@ -183,28 +213,54 @@ def impl_section(seed: int) -> None:
         key="prng_n_time",
         bind="query-params",
     )
-    if st.button("Time the implementations", key="prng_time_impls"):
-        with st.status("Timing `jit(normal)` per implementation…") as status:
-            result = prng.time_impls(int(n_time), on_step=lambda impl: st.write(f"Timing {impl}…"))
-            st.session_state["prng_impl_timings"] = result
-            status.update(label="Timed", state="complete")
-    if rows := st.session_state.get("prng_impl_timings"):
+    if _ui.measure_button("Time the implementations", "prng_time_impls", int(n_time)):
+        # One cached call per implementation, the progress drawn here between them.
+        with _ui.measuring(f"Timing `jit(normal)` of {int(n_time):,} numbers…") as status:
+            bar = st.progress(0.0)
+            rows = []
+            for i, impl in enumerate(prng.IMPLS):
+                bar.progress(i / len(prng.IMPLS), text=f"{impl} ({i + 1} of {len(prng.IMPLS)})")
+                rows.append(impl_timing(impl, int(n_time)))
+            bar.empty()
+            status.update(label=f"{len(rows)} implementations timed", state="complete")
         title = f"jit(normal)(key, ({rows[0].n:,},))"
         fig = prng.timing_figure([(r.impl, r.timing) for r in rows], title, rows[0].device)
         st.plotly_chart(fig, key="prng_impl_chart")
-    _ui.show_code(prng.key_forms, prng.impl_infos, prng.time_impls)
+    _ui.show_code(prng.key_forms, prng.impl_infos, prng.time_impl)
 
 
 def parallel_section(seed: int) -> None:
     """The article's 1000 keys and vmap(normal), and how independent they look."""
     c1, c2, c3 = st.columns(3)
-    n_keys = c1.number_input("Keys", 2, 100_000, 1000, key="prng_n_keys", bind="query-params")
-    n_per = c2.number_input("Samples per key", 2, 10_000, 10, key="prng_n_per", bind="query-params")
+    total = prng.MAX_PARALLEL_VALUES
+    most_keys = total // 2
+    n_keys = c1.number_input(
+        "Keys",
+        2,
+        most_keys,
+        1000,
+        key="prng_n_keys",
+        bind="query-params",
+        help=f"2 to {most_keys:,}; keys × samples per key is at most {total:,}.",
+    )
+    # Samples per key offered: only as many as fit the total with this many keys.
+    most_per = total // int(n_keys)
+    if st.session_state.get("prng_n_per", 0) > most_per:
+        st.session_state["prng_n_per"] = most_per
+    n_per = c2.number_input(
+        "Samples per key",
+        2,
+        most_per,
+        min(10, most_per),
+        key="prng_n_per",
+        bind="query-params",
+        help=f"2 to {most_per:,} with {int(n_keys):,} keys ({total:,} numbers at most).",
+    )
     reuse = c3.toggle("Reuse one key for every stream", key="prng_reuse", bind="query-params")
     try:
-        stats = cached("parallel_stats", seed, int(n_keys), int(n_per), 8, reuse)
+        stats = parallel(seed, int(n_keys), int(n_per), reuse)
     except ValueError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(markdown.escape(err), icon=":material/error:")
     else:
         cols = st.columns(5)
         cols[0].metric("mean", f"{stats.mean:.4f}")
@@ -254,7 +310,8 @@ def pitfalls_section(seed: int) -> None:
             st.code(outcome.stdout, language=None)
         if outcome.raised:
             st.error(
-                f"`{outcome.exc_type}` at line {outcome.line}: {outcome.message}",
+                f"{markdown.code(outcome.exc_type)} at line {outcome.line}: "
+                f"{markdown.escape(outcome.message)}",
                 icon=":material/error:",
             )
         else:
@@ -296,11 +353,15 @@ def pitfalls_section(seed: int) -> None:
     steps = st.slider("Steps", 10, 300, 60, key="prng_steps", bind="query-params")
     runs = cached("training_runs", seed, steps)
     st.plotly_chart(prng.training_figure(runs), key="prng_training_chart")
+    threaded, dropped = runs
     st.caption(
-        "Threaded, every step draws a new dropout mask: the loss jumps from step to step and the "
-        "mask changes. Dropped, every step splits the same key and draws the same mask: the "
-        "curve is smooth because nothing is random any more, and the model fits one fixed "
-        "corruption of the data instead of averaging over dropout."
+        f"Over {words.count(steps, 'step')}: the threaded key drew "
+        f"{words.count(threaded.unique_masks, 'distinct dropout mask')} and its loss moved by "
+        f"{threaded.mean_jump:.3g} a step on average; the dropped key drew "
+        f"{words.count(dropped.unique_masks, 'distinct mask')}, its loss moving "
+        f"{dropped.mean_jump:.3g} a step. Every step of the dropped run splits the same key, so "
+        "nothing is random any more: the model fits one fixed corruption of the data instead of "
+        "averaging over dropout."
     )
     _ui.show_code(prng.training_step, prng.train_threading_key, prng.train_dropping_key)
 
@@ -322,12 +383,8 @@ else:
     if not info.in_range:
         st.error(f"**Seed out of range.** {info.notes[0]}", icon=":material/error:")
         seed = None
-if seed is not None and info.differs:
-    st.warning(
-        f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
-        f"same key as seed {info.x32_twin}, and another key with x64 on. See *Seed → key*.",
-        icon=":material/warning:",
-    )
+# Filled below only when the Seed → key tab (which explains the seed itself) is not the open one.
+seed_warning = st.empty()
 
 SECTIONS = {
     "Seed → key": seed_section,
@@ -340,6 +397,12 @@ SECTIONS = {
 # a valid seed nothing below runs (the page does not st.stop(): app.py still checks the link).
 if seed is not None:
     tabs = st.tabs(list(SECTIONS), key="prng_tab", bind="query-params", on_change="rerun")
+    if info.differs and not tabs[0].open:
+        seed_warning.warning(
+            f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
+            f"same key as seed {info.x32_twin}, and another key with x64 on. See *Seed → key*.",
+            icon=":material/warning:",
+        )
     for tab, section in zip(tabs, SECTIONS.values(), strict=True):
         if tab.open:
             with tab:

@@ -1,12 +1,13 @@
 """Tracing & jaxpr: one function at every stage, what tracers are, recompilation, and loops."""
 
 import inspect
+import math
 
 import pandas as pd
 import streamlit as st
 
 from jaxplay import tracing
-from jaxplay.core import capture
+from jaxplay.core import capture, markdown, words
 from jaxplay.hosting import catalog
 from pages import _ui  # every page imports it first: see its docstring
 
@@ -48,7 +49,9 @@ def sandboxed(
     return result
 
 
-def arg_inputs(prefix: str, names: tuple[str, ...], defaults: Args) -> Args | None:
+def arg_inputs(
+    prefix: str, names: tuple[str, ...], defaults: Args, dtypes: tuple[str, ...]
+) -> Args | None:
     """A shape box and a dtype picker per argument; ``None`` (with the message shown) if bad."""
     if not defaults:
         return ()
@@ -65,15 +68,17 @@ def arg_inputs(prefix: str, names: tuple[str, ...], defaults: Args) -> Args | No
         )
         dt = col.selectbox(
             f"`{name}` dtype",
-            tracing.DTYPES,
-            index=tracing.DTYPES.index(dtype),
+            dtypes,
+            index=dtypes.index(dtype),
             key=f"tracing_{prefix}_dtype_{i}",
             bind="query-params",
         )
         try:
             specs.append((tracing.parse_shape(text), dt))
         except ValueError as err:
-            col.error(f"**Shape of `{name}`:** {_ui.scrub(err)}", icon=":material/error:")
+            col.error(
+                f"**Shape of `{name}`:** {markdown.escape(_ui.scrub(err))}", icon=":material/error:"
+            )
             ok = False
     return tuple(specs) if ok else None
 
@@ -153,7 +158,10 @@ def stages_tab() -> None:
         try:
             functions = dict(tracing.code_functions(source))
         except SyntaxError as err:
-            st.error(f"**The Code Lab's code does not parse** (line {err.lineno}): {err.msg}")
+            st.error(
+                f"**The Code Lab's code does not parse** (line {err.lineno}): "
+                f"{markdown.escape(err.msg)}"
+            )
             return
         if not functions:
             st.warning("The Code Lab's code defines no top-level function to stage.")
@@ -163,14 +171,15 @@ def stages_tab() -> None:
         )
         names = tuple(f"arg {i}" for i in range(functions[name]))
         defaults: Args = (((3,), "float32"),) * functions[name]
+        dtypes = tracing.DTYPES  # the sandbox stages real dtypes only
         first = 1
         st.caption("Your code runs in the sandbox, never in this server; JAX stages it there.")
     else:
         preset = tracing.find_preset(key)
         st.caption(preset.blurb)
         source, first, _ = tracing.preset_source(preset)
-        names, defaults = preset.arg_names, preset.args
-    args = arg_inputs(key, names, defaults)
+        names, defaults, dtypes = preset.arg_names, preset.args, tracing.PRESET_DTYPES
+    args = arg_inputs(key, names, defaults, dtypes)
     if args is None:
         return
 
@@ -184,7 +193,9 @@ def stages_tab() -> None:
     try:
         main = variant("f")
     except SandboxFailed as err:
-        st.error(f"**Your code did not run in the sandbox.** {err}", icon=":material/error:")
+        # The visitor's own exception text: shown as code, never as Markdown.
+        st.error("**Your code did not run in the sandbox:**", icon=":material/error:")
+        st.code(_ui.scrub(err), language=None, wrap_lines=True)
         return
     lines = source.splitlines()
     if main.staged is None:
@@ -205,8 +216,9 @@ def stages_tab() -> None:
     pane(top[1], "jaxpr", staged.jaxpr_text, staged.jaxpr_lines, selected, only=only)
     pane(bottom[0], "StableHLO", staged.stablehlo_text, staged.stablehlo_lines, selected, only=only)
     pane(bottom[1], "Optimized HLO", staged.hlo_text, staged.hlo_lines, selected, only=only)
+    st.markdown(tracing.jaxpr_story(staged, [tracing.InputSpec(s, d) for s, d in args], names))
     for note in staged.notes:
-        st.caption(f":material/info: {note}")
+        st.caption(f":material/info: {markdown.escape(note)}")
     views(staged, selected, variant)
     _ui.show_code(tracing.stage)
 
@@ -217,7 +229,10 @@ def views(staged: tracing.Staged, selected: int | None, variant) -> None:
     if view["Equations"].open:
         rows = staged.equations
         top = sum(1 for r in rows if r.depth == 0)
-        st.caption(f"{len(rows)} equations ({top} at the top level, the rest in sub-jaxprs).")
+        st.caption(
+            f"{words.count(len(rows), 'equation')} ({top} at the top level, the rest in "
+            "sub-jaxprs)."
+        )
         frame = pd.DataFrame(
             {
                 "eqn": [r.path for r in rows],
@@ -228,11 +243,23 @@ def views(staged: tracing.Staged, selected: int | None, variant) -> None:
                 "line": [r.source_line for r in rows],
             }
         )
-        st.dataframe(frame, hide_index=True, key="tracing_equations")
+        st.dataframe(
+            frame,
+            hide_index=True,
+            key="tracing_equations",
+            column_config={
+                "eqn": st.column_config.TextColumn(width="small", pinned=True),
+                "line": st.column_config.NumberColumn(width="small"),
+                "params": st.column_config.TextColumn(
+                    width="large", help="Scroll sideways, or hover a cell, for all of it"
+                ),
+            },
+        )
     if view["XLA fusions"].open:
         st.caption(
-            f"{len(staged.fusions)} fusions: each is one kernel, whose intermediates never go "
-            "to memory. Ops left outside fusions run as kernels of their own."
+            f"{words.count(len(staged.fusions), 'fusion')}: each is one kernel, whose "
+            "intermediates never go to memory. Ops left outside fusions run as kernels of their "
+            "own."
         )
         frame = pd.DataFrame(
             {
@@ -257,9 +284,10 @@ def views(staged: tracing.Staged, selected: int | None, variant) -> None:
             staged.jaxpr, expand=expand, arg_names=staged.arg_names, mark_line=selected
         )
         if graph.message:
-            st.warning(graph.message, icon=":material/warning:")
+            st.warning(markdown.escape(graph.message), icon=":material/warning:")
         st.caption(
-            f"{graph.nodes} equations, {len(graph.edges)} edges. Arrows carry the variables' "
+            f"{words.count(graph.nodes, 'equation')}, {words.count(len(graph.edges), 'edge')}. "
+            "Arrows carry the variables' "
             "types; purple boxes hold sub-jaxprs; the highlighted line's equations are yellow."
         )
         st.graphviz_chart(graph.dot)
@@ -285,9 +313,10 @@ def diff_view(variant) -> None:
         vname, stage = choice.split(" · ")
         found = variant(vname)
         if found.staged is None:
-            _ui.show_error(f"**{vname}** could not be staged: {found.error}")
+            st.error(f"**{vname}** could not be staged:", icon=":material/error:")
+            st.code(_ui.scrub(found.error), language=None, wrap_lines=True)
             return
-        st.caption(f"**{vname}:** {found.note}")
+        st.caption(f"**{vname}:** {markdown.escape(found.note)}")
         text = found.staged.text_of(stage)
         texts.append(tracing.without_locations(text) if plain else text)
     if mode == "unified":
@@ -384,12 +413,20 @@ def recompilation_tab() -> None:
         try:
             shape = tracing.parse_shape(str(row[0] or ""))
         except ValueError as err:
-            st.error(f"**Call {i}:** {_ui.scrub(err)}", icon=":material/error:")
+            st.error(f"**Call {i}:** {markdown.escape(_ui.scrub(err))}", icon=":material/error:")
             return
         calls.append(tracing.LabCall(shape, str(row[1] or "float32"), str(row[2] or "True")))
     if len(calls) > tracing.MAX_LAB_CALLS:
         st.error(f"{len(calls)} calls is over the limit of {tracing.MAX_LAB_CALLS} per run.")
         return
+    for i, call in enumerate(calls, start=1):
+        if math.prod(call.shape) > tracing.MAX_LAB_ELEMENTS:
+            st.error(
+                f"**Call {i}:** x has {math.prod(call.shape):,} elements; the lab takes at most "
+                f"{tracing.MAX_LAB_ELEMENTS:,} (it is about recompiling, not size).",
+                icon=":material/error:",
+            )
+            return
     with st.spinner("Calling the jitted function, logging each compilation…"):
         run = lab(tuple(calls), redefine)
     c1, c2 = st.columns(2)
@@ -443,6 +480,12 @@ def loops_tab() -> None:
     with st.spinner("Tracing each loop at each length…"):
         rows = growth(lengths)
     st.plotly_chart(tracing.loop_growth_figure(rows), key="tracing_loop_chart")
+    ends = sorted({r.length for r in rows})
+    for length in dict.fromkeys((ends[0], ends[-1])):
+        counts = ", ".join(
+            f"{r.loop} {words.count(r.equations, 'equation')}" for r in rows if r.length == length
+        )
+        st.caption(f"Length {length}: {counts}.")
     wide = pd.DataFrame([r.__dict__ for r in rows]).pivot(
         index="length", columns="loop", values="equations"
     )

@@ -6,7 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import vmap as vz
+from jaxplay.core import markdown, words
 from pages import _ui
+
+BATCH_BUDGET_S = 0.2
 
 st.title(":material/view_column: vmap")
 st.write(
@@ -23,9 +26,9 @@ def outcome(in_text: str, out_text: str, layout: str, w_choice: str) -> vz.VmapO
     )
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def batching(sizes: tuple[int, ...], _progress: object = None) -> vz.BatchTiming:
-    return vz.time_batching(sizes, budget_s=0.2, on_progress=_progress)
+@st.cache_data(max_entries=16, show_spinner=False)
+def batch_point(n: int) -> vz.BatchPoint:
+    return vz.time_batch(n, budget_s=BATCH_BUDGET_S)
 
 
 @st.cache_data(max_entries=16, show_spinner="Convolving…")
@@ -58,7 +61,7 @@ with editor:
     try:
         result = outcome(in_text, out_text, layout, w_choice)
     except vz.AxesError as err:
-        st.error(f"**Not an axis spec:** {err.message}", icon=":material/error:")
+        st.error(f"**Not an axis spec:** {markdown.escape(err.message)}", icon=":material/error:")
         if err.pointer():
             st.code(err.pointer(), language=None)
     else:
@@ -98,20 +101,34 @@ with speed:
     try:
         chosen = vz.check_batch_sizes(sizes)
     except ValueError as err:
-        st.warning(str(err), icon=":material/block:")
+        st.warning(markdown.escape(err), icon=":material/block:")
         chosen = ()
     if _ui.measure_button("Measure", "vmap_measure", chosen):
-        bar = st.progress(0.0, "Timing…")
-        bt = batching(chosen, lambda f, label: bar.progress(f, label))
-        bar.empty()
+        # One cached call per size, the progress drawn here between them: a cached function
+        # draws nothing (Streamlit replays it for the next visitor).
+        sweep = words.count(len(chosen), "batch size")
+        with _ui.measuring(f"Timing the loop, vmap and jit(vmap) at {sweep}…") as status:
+            bar = st.progress(0.0)
+            points = []
+            for i, n in enumerate(chosen):
+                bar.progress(i / len(chosen), text=f"batch {n} ({i + 1} of {len(chosen)})")
+                points.append(batch_point(n))
+            bar.empty()
+            status.update(label=f"{sweep} timed", state="complete")
+        bt = vz.combine(points)
         st.plotly_chart(vz.batching_figure(bt), key="vmap_speed_chart")
+        same = (
+            "the three give the same numbers at batch " + ", ".join(map(str, bt.batch_sizes))
+            if bt.agree
+            else "the three **differ** at batch " + ", ".join(map(str, bt.disagree_at))
+        )
         st.caption(
-            f"D={bt.d_in}, H={bt.d_out}; the three give the same numbers: **{bt.agree}**. Each "
-            "point is `timing.measure`: warmed up, blocked, median of repeated samples."
+            f"D={bt.d_in}, H={bt.d_out}; {same}. Each point is `timing.measure`: warmed up, "
+            "blocked, median of repeated samples."
         )
     elif chosen:
         st.info("Times the article's Python loop, vmap and jit(vmap) at each batch size.")
-    _ui.show_code(vz.manual_batch_process, vz.time_batching)
+    _ui.show_code(vz.manual_batch_process, vz.time_batch)
 
 with convolution:
     a, b, c = st.columns([2, 1, 2])
@@ -140,18 +157,23 @@ with convolution:
             key="vmap_custom_kernel",
             bind="query-params",
         )
+    st.code(vz.BATCH_CONV2D_LINES, language="python", wrap_lines=True)
+    st.caption(
+        "The article's line and comments as written: read left to right, the first `vmap` (the "
+        "outer one) maps axis 0 of the images, the article's channels; the second maps the "
+        "kernels. The table below shows what each level receives."
+    )
     try:
         cr = conv(tuple(images), size, tuple(kernels), custom)
     except ValueError as err:
-        st.warning(str(err), icon=":material/block:")
+        st.warning(markdown.escape(err), icon=":material/block:")
     else:
         st.plotly_chart(vz.conv_figure(cr), key="vmap_conv_chart")
         m1, m2 = st.columns(2)
         m1.metric("max |batch_conv2d − convolve2d|", f"{cr.max_diff_convolve2d:.2g}")
         m2.metric("max |batch_conv2d − lax.conv|", f"{cr.max_diff_lax_conv:.2g}")
-        st.dataframe(
-            pd.DataFrame([vars(level) for level in cr.levels]), hide_index=True, key="vmap_levels"
-        )
+        # A table whose cells wrap: what each level maps is a sentence.
+        st.table(pd.DataFrame([vars(level) for level in cr.levels]).set_index("code"))
     _ui.show_code(vz.conv2d_single, vz.run_conv)
 
 with jaxpr:

@@ -85,3 +85,11 @@ def test_transfer_sweep_and_figure() -> None:
     assert [t.name for t in fig.data] == list(devices.ROUTES)
     assert list(fig.data[0].x) == [4096, 65536]
     assert fig.layout.xaxis.type == "log"
+
+
+def test_visitor_sizes_are_bounded_to_a_few_hundred_mb() -> None:
+    """The transfer sweep holds about three buffers of its largest size; placement one vector."""
+    assert 3 * devices.MAX_TRANSFER_BYTES <= 256 * 2**20
+    assert devices.MAX_PLACE_ELEMENTS * 4 <= 64 * 2**20
+    with pytest.raises(ValueError, match="10,000,000"):
+        devices.place("cpu:0", devices.MAX_PLACE_ELEMENTS + 1)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from jaxplay import devices
+from jaxplay import devices, sandbox
 
 
 def _gone(pid: int) -> bool:
@@ -63,3 +63,59 @@ def test_worker_command_is_the_one_a_host_would_run() -> None:
     assert cmd[1:3] == ["-m", "jaxplay.devices._multiprocess_worker"]
     assert "--coordinator=10.0.0.1:1234" in cmd and "--process-id=3" in cmd
     assert devices.expected_psum(4, 2) == 36.0
+
+
+def _public_pool(**config: object) -> sandbox.WorkerPool:
+    """A pool with public mode's limits and no spare workers (reserving needs none)."""
+    return sandbox.WorkerPool(sandbox.RunnerConfig(public=True, spares=0, **config))
+
+
+def test_a_visitors_launch_counts_as_a_code_lab_run() -> None:
+    """Public mode's per-visitor rate limit holds for the demo: the second launch in a minute
+    is refused with the reason, and nothing is started."""
+    pool = _public_pool(runs_per_minute=1)
+    try:
+        first = devices.launch_cluster(2, 1, timeout_s=1, launch=1, visitor="v", pool=pool)
+        assert first.status == "timeout"
+        with pytest.raises(devices.Refused, match="at most 1 pieces of code a minute"):
+            devices.launch_cluster(2, 1, timeout_s=1, launch=1, visitor="v", pool=pool)
+        # Another visitor has its own allowance.
+        other = devices.launch_cluster(2, 1, timeout_s=1, launch=1, visitor="w", pool=pool)
+        assert other.status == "timeout"
+    finally:
+        pool.shutdown()
+
+
+def test_a_full_queue_refuses_the_launch() -> None:
+    pool = _public_pool(max_queued=0)
+    try:
+        with pytest.raises(devices.Refused, match="busy"):
+            devices.launch_cluster(2, 1, timeout_s=1, visitor="v", pool=pool)
+    finally:
+        pool.shutdown()
+
+
+def test_bad_sizes_are_refused_before_a_run_is_counted() -> None:
+    pool = _public_pool(runs_per_minute=1)
+    try:
+        with pytest.raises(ValueError, match="num_processes"):
+            devices.launch_cluster(9, 1, visitor="v", pool=pool)
+        run = devices.launch_cluster(2, 1, timeout_s=1, launch=1, visitor="v", pool=pool)
+        assert run.status == "timeout"  # the refused call spent nothing
+    finally:
+        pool.shutdown()
+
+
+def test_stderr_names_processes_by_index_not_host_pid() -> None:
+    from types import SimpleNamespace
+
+    from jaxplay.devices._multiprocess import _without_pids
+
+    procs = [SimpleNamespace(pid=4242), SimpleNamespace(pid=77)]
+    text = "E1201 coordinator: task 4242 died; pid 77 waits; port 42420"
+    assert _without_pids(text, procs) == (  # type: ignore[arg-type]
+        "E1201 coordinator: task process 0 died; pid process 1 waits; port 42420"
+    )
+    run = devices.run_local_cluster(2, local_devices=1, timeout_s=2, launch=1)
+    assert run.errors and run.errors[0].startswith("process 0 (")
+    assert not [pid for pid in run.pids if str(pid) in " ".join(run.errors)]

@@ -56,8 +56,11 @@ def test_jit_fuses_the_elementwise_chain_into_one_kernel(article_chain):
     assert report.comparison.eager.median > 0 and report.comparison.jitted.median > 0
     assert report.eager_gbps > 0 and report.jit_gbps > 0
     assert report.reference.copy_bandwidth_gbps > 0
-    story = memory.bandwidth_story(report)
-    assert f"{len(report.ops):.3g}×" in story and "GB/s" in story
+    assert "GB/s" in memory.bandwidth_story(report)
+    story = memory.fusion_story(report)
+    assert f"Eager JAX runs {len(report.ops)} kernels" in story
+    assert "into 1 kernel, and `cost_analysis()` counts 2× the array's bytes" in story
+    assert f"cut the bytes moved {len(report.ops):.3g}×" in story
 
 
 @pytest.mark.parametrize(
@@ -80,6 +83,12 @@ def test_fusion_stops_at_a_boundary(preset, boundary, after):
     assert not [ops for ops in kernels if boundary in ops and after & ops]
     rows = memory.fusion_rows(report.fusions)
     assert [r["kernel"] for r in rows] == [f.name for f in report.fusions]
+    story = memory.fusion_story(report)
+    stop = "minus row max" if boundary == "reduce" else "matmul"
+    assert f"into {report.kernels} kernels" in story and f"fusion stops at `{stop}`" in story
+    ratio = report.jit_bytes / (32 * 32 * 4)
+    assert f"counts {ratio:.3g}× the array's bytes" in story and ratio > 2
+    assert "no intermediate goes to memory" not in story
 
 
 def test_recomputed_primitives_are_those_in_several_kernels():

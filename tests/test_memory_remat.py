@@ -146,7 +146,18 @@ def test_gradient_matches_the_articles_plain_grad():
     expected = jax.grad(lambda x: jnp.sum(memory_intensive_layer(x)))(x)
     result = analyse_variant("seed", "whole", "unrolled", SMALL, DEPTH, run=True, budget_s=0.01)
     assert result.gradient is not None
-    np.testing.assert_allclose(result.gradient[0], expected, rtol=1e-4)
+    np.testing.assert_allclose(result.gradient[0], np.ravel(expected), rtol=1e-4)
+
+
+def test_a_large_gradient_is_kept_as_a_bounded_sample():
+    """A cached result holds at most GRADIENT_SAMPLE entries per leaf, whatever the size."""
+    size, depth = 256, 5  # the weights' gradient: 5 × 256 × 256 = 327,680 entries
+    result = analyse_variant("mlp", "none", "scan", size, depth, run=True, budget_s=0.01)
+    assert result.gradient is not None
+    weights, biases = result.gradient
+    assert depth * size * size > memory.GRADIENT_SAMPLE >= weights.size
+    assert weights.size > memory.GRADIENT_SAMPLE // 2
+    assert biases.size == depth * size  # small leaves whole
 
 
 def test_a_wrong_gradient_is_detected():
@@ -192,3 +203,24 @@ def test_variant_code_names_the_models_tag():
     assert "save_only_these_names('activation')" in code
     text = memory.variant_explanation(VARIANTS["per_round_names"], memory.MODELS["seed"])
     assert "checkpoint_name(..., 'sin')" in text
+
+
+def test_the_articles_residuals_are_what_the_walkthrough_says():
+    """40 residuals for the article's 10 rounds, four per round: the matmul's operands and the
+    derivative factors (the walkthrough's sentence, checked against JAX)."""
+    from jaxplay import article
+
+    x = jnp.ones((8, 8))
+    found = memory.saved_residuals(lambda v: jnp.sum(article.memory_intensive_layer(v)), x)
+    producers = [r.producer for r in found]
+    assert len(found) == 40
+    assert (producers.count("sin"), producers.count("cos"), producers.count("transpose")) == (
+        20,
+        10,
+        10,
+    )
+    roles = memory.residual_roles("seed", "none", "unrolled", 10)
+    assert roles == {"derivative factors": 20, "matmul operands": 20}
+    explanation = article.by_id("memory-checkpoint-fixed").explanation
+    assert "40 without checkpointing, four per round" in explanation
+    assert "products of each round" not in explanation

@@ -76,7 +76,20 @@ def test_out_of_range_seeds_report_jaxs_real_error(seed) -> None:
         jrandom.PRNGKey(seed)
     with pytest.raises(OverflowError):
         prng.threefry_seed_words(seed, True)
-    assert "-2**63 to 2**63 - 1" in info.notes[0]
+    assert "`-2**63` to `2**63 - 1`" in info.notes[0]  # code spans: no emphasis eats the **
+
+
+@pytest.mark.parametrize("seed", [-1, -5, 42, 2**31, -(2**31) - 1, 1765663200070])
+def test_the_seeding_rule_states_jaxs_own_high_words(seed: int) -> None:
+    info = prng.describe_seed(seed)
+    rule = prng.seed_rule(info)
+    assert "*logical* shift" in rule
+    s32 = prng.as_signed(seed, 32)
+    assert s32 == int(np.array(seed & 0xFFFFFFFF, np.uint32).view(np.int32))
+    assert f"as int32 it is {s32}, high word {info.x32.key_data[0]:#010x}" in rule
+    assert f"high word {info.x64.key_data[0]:#010x}." in rule
+    # Python's >> is arithmetic: it differs from JAX's high word exactly for negative int32s.
+    assert ("An arithmetic shift" in rule) == (s32 < 0)
 
 
 def test_negative_seeds_are_explained() -> None:
@@ -250,13 +263,14 @@ def test_impls_have_their_key_shapes() -> None:
 
 
 def test_time_impls_times_every_implementation() -> None:
-    seen: list[str] = []
-    rows = prng.time_impls(1000, budget_s=0.01, on_step=seen.append)
-    assert seen == list(prng.IMPLS)
+    rows = prng.time_impls(1000, budget_s=0.01)
+    assert [r.impl for r in rows] == list(prng.IMPLS)
     assert all(r.timing.median > 0 and r.n == 1000 for r in rows)
     assert rows[0].device.startswith("cpu")
     with pytest.raises(ValueError, match="10,000,000"):
-        prng.time_impls(prng.MAX_TIMED_NUMBERS + 1)
+        prng.time_impl("rbg", prng.MAX_TIMED_NUMBERS + 1)
+    with pytest.raises(ValueError, match="Unknown PRNG"):
+        prng.time_impl("mt19937", 10)
 
 
 # --- parallel streams --------------------------------------------------------------------------
@@ -380,6 +394,8 @@ def test_training_loop_threads_the_key_and_dropping_it_freezes_the_noise() -> No
     # One fixed mask is plain gradient descent on one quadratic: the loss only goes down.
     assert np.all(np.diff(dropped.losses) <= 1e-6)
     assert np.any(np.diff(threaded.losses) > 0)
+    assert threaded.mean_jump > dropped.mean_jump > 0
+    assert dropped.mean_jump == pytest.approx(np.mean(np.abs(np.diff(dropped.losses))))
     # The mask really is the one the step drew from its subkey.
     key = jrandom.wrap_key_data(jnp.asarray(threaded.subkeys[5], dtype=jnp.uint32))
     np.testing.assert_array_equal(threaded.masks[5], jrandom.bernoulli(key, 0.5, (64, 8)))

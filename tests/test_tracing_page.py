@@ -7,6 +7,7 @@ import pytest
 from jaxplay import tracing
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
+from tests.page_texts import PAYLOAD, hostile_links
 
 SPEC = catalog.find("tracing")
 
@@ -75,7 +76,39 @@ def test_bad_shapes_are_refused_with_a_clear_message() -> None:
     assert_clean(at)
     assert any("limit of" in e for e in _errors(at))
     at = open_page(SPEC, tracing_seed_shape_0="3, x")
-    assert any("'x' is not a size" in e for e in _errors(at))
+    assert any("is not a size" in e for e in _errors(at))
+
+
+@pytest.mark.parametrize(
+    ("y_dtype", "equations", "weak"),
+    [(tracing.WEAK_FLOAT32, 3, True), ("float32", 2, False)],
+)
+def test_the_articles_x_times_y_plus_one_is_staged_as_it_calls_it(
+    y_dtype: str, equations: int, weak: bool
+) -> None:
+    """The article passes y = 2.0, a Python float: weakly typed, so converted first (three
+    equations); as a float32 array there is nothing to convert (two). The sentence counts them."""
+    at = open_page(SPEC, tracing_preset="seed", tracing_seed_dtype_1=y_dtype)
+    assert_clean(at)
+    story = next(m.value for m in at.markdown if m.value.startswith("The jaxpr has"))
+    assert story.startswith(f"The jaxpr has {equations} equations at the top level")
+    assert ("`y` is weakly typed" in story) == weak
+    assert ("`convert_element_type`" in story) == weak
+    assert at.selectbox(key="tracing_seed_dtype_1").value == y_dtype
+
+
+def test_visitor_text_renders_as_text() -> None:
+    at = open_page(SPEC, tracing_seed_shape_0=PAYLOAD)
+    assert_clean(at)
+    assert any("127" in e for e in _errors(at))
+    assert hostile_links(at) == []
+    # A shared Code Lab snippet is staged here without a Run click: its exception's text is
+    # shown as code.
+    source = f"raise ValueError({PAYLOAD!r})\n\ndef f(x):\n    return x\n"
+    at = open_page(SPEC, tracing_preset="code_lab", code_lab_source=source)
+    assert_clean(at)
+    assert any("127.0.0.1:9" in c.value for c in at.code)
+    assert hostile_links(at) == []
 
 
 def test_a_shape_mismatch_shows_jaxs_error() -> None:
@@ -136,3 +169,6 @@ def test_loops_tab() -> None:
     assert_clean(at)
     table = at.dataframe[0].value
     assert list(table["Python for loop"]) == [2, 4, 8, 16, 32]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Length 16: Python for loop 32 equations" in captions
+    assert f"Length 1: Python for loop {table['Python for loop'].iloc[0]} equations" in captions

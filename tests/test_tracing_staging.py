@@ -6,6 +6,7 @@ import inspect
 import json
 import re
 
+import jax
 import jax.numpy as jnp
 import pytest
 
@@ -68,12 +69,16 @@ def test_equation_rows_match_the_jaxpr_text(staged_presets, key: str) -> None:
 
 
 def test_seed_rows_shapes_and_primitives(staged_presets) -> None:
+    """Staged as the article calls it (y a Python float, weakly typed): y is converted first."""
     rows = staged_presets["seed"].equations
-    assert [r.primitive for r in rows] == ["mul", "add"]
-    assert rows[0].inputs == "f32[3], f32[]"
-    assert rows[0].outputs == "f32[3]"
-    assert rows[1].inputs == "f32[3], 1.0:f32[]"
+    assert [r.primitive for r in rows] == ["convert_element_type", "mul", "add"]
+    assert "weak_type=False" in rows[0].params
+    assert rows[1].inputs == "f32[3], f32[]"
+    assert rows[1].outputs == "f32[3]"
+    assert rows[2].inputs == "f32[3], 1.0:f32[]"
     assert staged_presets["seed"].arg_names == ("x", "y")
+    article_way = jax.make_jaxpr(tracing.simple_function)(jnp.ones(3), 2.0)
+    assert [e.primitive.name for e in article_way.jaxpr.eqns] == [r.primitive for r in rows]
 
 
 def test_sub_jaxprs_are_nested_rows(staged_presets) -> None:
@@ -110,7 +115,7 @@ def test_seed_source_lines_in_every_stage(staged_presets) -> None:
     staged = staged_presets["seed"]
     mul = _line_of(tracing.simple_function, "z = x * y")
     add = _line_of(tracing.simple_function, "return z + 1")
-    assert [r.source_line for r in staged.equations] == [mul, add]
+    assert [r.source_line for r in staged.equations] == [mul, mul, add]
     assert {n for n in staged.jaxpr_lines if n} == {mul, add}
     shlo = staged.stablehlo_text.splitlines()
     assert {staged.stablehlo_lines[i] for i, t in enumerate(shlo) if "stablehlo.multiply" in t} == {
@@ -314,3 +319,19 @@ def test_sandbox_stages_a_visitors_function() -> None:
     assert "<code-lab>" in main.staged.jaxpr_text
     missing = tracing.sandbox_stages(source, "g", [])
     assert missing.error and "no function named 'g'" in missing.error
+
+
+def test_the_jaxpr_story_names_what_was_converted_and_why() -> None:
+    preset = tracing.find_preset("seed")
+    ints = [tracing.InputSpec((3,), "int32"), tracing.InputSpec((), "float32")]
+    story = tracing.jaxpr_story(tracing.stage(preset.fn, ints), ints, preset.arg_names)
+    assert story.startswith("The jaxpr has 3 equations at the top level: `convert_element_type`")
+    assert "`x` (int32) is converted to float32 first" in story
+    plain = [tracing.InputSpec((3,), "float32"), tracing.InputSpec((), "float32")]
+    story = tracing.jaxpr_story(tracing.stage(preset.fn, plain), plain, preset.arg_names)
+    assert story == "The jaxpr has 2 equations at the top level: `mul`, `add`."
+
+
+def test_pane_lines_wrap_inside_the_pane_rather_than_run_off_its_edge() -> None:
+    html = tracing.pane_html("x" * 300 + "\nshort", (None, None), None)
+    assert html.count("white-space:pre-wrap") == 2 and "overflow-wrap:anywhere" in html

@@ -114,3 +114,9 @@ def test_python_loops_grow_the_jaxpr_lax_loops_do_not() -> None:
     assert [t.name for t in figure.data] == list(tracing.LOOPS)
     with pytest.raises(ValueError, match="outside 1"):
         tracing.loop_growth((tracing.MAX_LOOP_LENGTH + 1,))
+
+
+def test_the_recompilation_lab_refuses_a_large_x_before_allocating_it() -> None:
+    big = tracing.LabCall((tracing.MAX_LAB_ELEMENTS + 1,), "float32", "True")
+    with pytest.raises(ValueError, match="over the lab's limit"):
+        tracing.run_recompilation_lab((big,), redefine=False)

@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import pytest
 
+from jaxplay import article
 from jaxplay import vmap as vz
 from jaxplay.core import jaxprs, roofline
 
@@ -123,6 +124,30 @@ def test_nested_vmap_conv_equals_both_references() -> None:
     ]
     fig = vz.conv_figure(r)
     assert len(fig.data) == 4 * (1 + 4)
+    assert r.levels[0].maps_over.startswith("4 images (axis 0 of images")
+
+
+def test_one_image_and_one_kernel_are_counted_in_the_singular() -> None:
+    r = vz.run_conv(["disc"], 5, ["identity"])
+    assert r.levels[0].maps_over.startswith("1 image (")
+    assert r.levels[1].maps_over.startswith("1 kernel (")
+    assert r.levels[2].maps_over.startswith("9 patches (")
+
+
+def test_the_articles_nested_vmap_line_is_shown_as_written_and_is_what_runs() -> None:
+    """The article says the first vmap batches the channels (axis 0 of the images) and the
+    second the kernels: read left to right, that is what the code does."""
+    import inspect
+
+    from jaxplay.article import _s3_vmap
+
+    assert vz.BATCH_CONV2D_LINES in inspect.getsource(_s3_vmap)
+    assert "The first vmap batches the channels, the second the kernels" in vz.BATCH_CONV2D_LINES
+    example = article.by_id("vmap-conv")
+    assert vz.BATCH_CONV2D_LINES in example.source
+    assert "backwards" not in example.explanation
+    images, kernels = np.zeros((3, 8, 8), np.float32), np.zeros((4, 3, 3), np.float32)
+    assert vz.batch_conv2d(images, kernels).shape == (3, 4, 6, 6)  # images first, then kernels
 
 
 @pytest.mark.parametrize(
@@ -159,6 +184,15 @@ def test_count_primitives_looks_inside_nested_jaxprs() -> None:
     inner = jax.jit(lambda x: x * 2 + 1)
     counts = jaxprs.count_primitives(jax.make_jaxpr(lambda x: inner(x) - 1)(1.0))
     assert counts["mul"] == 1 and counts["add"] == 1 and counts["sub"] == 1
+
+
+def test_a_size_where_the_three_differ_is_named() -> None:
+    point = vz.time_batch(2, d_in=8, d_out=4, budget_s=0.01)
+    wrong = vz.BatchPoint(4, point.timings, agree=False)
+    bt = vz.combine([point, wrong], d_in=8, d_out=4)
+    assert not bt.agree and bt.disagree_at == (4,) and bt.batch_sizes == (2, 4)
+    with pytest.raises(ValueError, match="1 to 1024"):
+        vz.time_batch(0)
 
 
 def test_batching_is_timed_for_every_method_and_charted() -> None:

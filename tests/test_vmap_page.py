@@ -7,6 +7,7 @@ import pytest
 from jaxplay import vmap as vz
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
+from tests.page_texts import PAYLOAD, hostile_links
 
 SPEC = catalog.find("vmap")
 
@@ -61,9 +62,26 @@ def test_a_bad_custom_kernel_is_refused_and_a_good_one_convolves() -> None:
     assert float(at.metric[1].value) < 1e-5
 
 
-def test_measuring_draws_the_timing_chart() -> None:
-    at = open_page(SPEC, vmap_sizes=[1, 4])
-    at.button(key="vmap_measure").click().run()
+def test_measure_twice_in_two_sessions() -> None:
+    """The second visitor's Measure replays the cached timings (it crashed with
+    CacheReplayClosureError when the cached function drew the progress bar)."""
+    for _ in range(2):
+        at = open_page(SPEC, vmap_sizes=[1, 4])
+        at.button(key="vmap_measure").click().run()
+        assert_clean(at)
+        assert len(at.get("plotly_chart")) == 2
+        captions = _texts(at.caption)
+        assert any("the three give the same numbers at batch 1, 4." in c for c in captions)
+
+
+def test_visitor_text_in_the_boxes_renders_as_text() -> None:
+    at = open_page(
+        SPEC,
+        vmap_in_axes=PAYLOAD,
+        vmap_out_axes=PAYLOAD,
+        vmap_kernels=[vz.CUSTOM_KERNEL],
+        vmap_custom_kernel=PAYLOAD,
+    )
     assert_clean(at)
-    assert len(at.get("plotly_chart")) == 2
-    assert any("the three give the same numbers: **True**" in c for c in _texts(at.caption))
+    assert any("127" in t for t in _texts(at.warning))  # the kernel's refusal quotes it
+    assert hostile_links(at) == []

@@ -23,6 +23,7 @@ from jaxplay.article._s2_grad import complex_loss as complex_loss
 from jaxplay.article._s2_grad import my_special_op as my_special_op
 from jaxplay.article._s2_grad import my_special_op_bwd as my_special_op_bwd
 from jaxplay.article._s2_grad import my_special_op_fwd as my_special_op_fwd
+from jaxplay.article._s3_vmap import BATCH_CONV2D_LINES as BATCH_CONV2D_LINES
 from jaxplay.article._s3_vmap import batch_conv2d as batch_conv2d
 from jaxplay.article._s3_vmap import conv2d_single as conv2d_single
 from jaxplay.article._s3_vmap import manual_batch_process as manual_batch_process

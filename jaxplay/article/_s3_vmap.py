@@ -41,10 +41,20 @@ def conv2d_single(image, kernel):
     return vmap(dot_patch)(patches).reshape(out_h, out_w)
 
 
-# Inner vmap: over kernels; outer vmap: over images
+# Extend to multiple channels and multiple kernels
 batch_conv2d = vmap(vmap(conv2d_single, in_axes=(None, 0)), in_axes=(0, None))
+# The first vmap batches the channels, the second the kernels
 
 # fmt: on
+
+#: The article's line that builds ``batch_conv2d``, with its two comments as written (translated),
+#: exactly as it stands above (a test checks): read left to right, the first ``vmap`` written (the
+#: outer one, ``in_axes=(0, None)``) maps axis 0 of the images, the second the kernels.
+BATCH_CONV2D_LINES = """\
+# Extend to multiple channels and multiple kernels
+batch_conv2d = vmap(vmap(conv2d_single, in_axes=(None, 0)), in_axes=(0, None))
+# The first vmap batches the channels, the second the kernels
+"""
 
 EXAMPLES: tuple[Example, ...] = (
     Example(
@@ -100,10 +110,9 @@ from jax import vmap
 
 """,
             conv2d_single,
+            "",
+            BATCH_CONV2D_LINES,
             """
-# Inner vmap: over kernels; outer vmap: over images
-batch_conv2d = vmap(vmap(conv2d_single, in_axes=(None, 0)), in_axes=(0, None))
-
 # Added: 3 images 8x8, 4 kernels 3x3, checked against XLA's convolution.
 images = jax.random.normal(jax.random.key(0), (3, 8, 8))
 kernels = jax.random.normal(jax.random.key(1), (4, 3, 3))
@@ -113,11 +122,13 @@ print(out.shape, bool(jnp.allclose(out, ref, atol=1e-4)))
 """,
         ),
         explanation=(
-            "Runs: the output is (3 images, 4 kernels, 6, 6). The article's comment has the "
-            "axes backwards: the outer vmap batches the images, the inner one the kernels. "
-            "(What it computes is a cross-correlation, as in deep learning's 'convolution'; it "
-            "matches `lax.conv_general_dilated`.) The added lines jit it: traced once, the 36 "
-            "patch slices compile into one program instead of running one by one."
+            "Runs: the output is (3 images, 4 kernels, 6, 6). As the article's comment says, "
+            "read left to right: the first `vmap` (the outer one, `in_axes=(0, None)`) maps "
+            "axis 0 of the images, which the article calls channels (each is a single-channel "
+            "image), and the second (`in_axes=(None, 0)`) maps the kernels. (What it computes "
+            "is a cross-correlation, as in deep learning's 'convolution'; it matches "
+            "`lax.conv_general_dilated`.) The added lines jit it: traced once, the 36 patch "
+            "slices compile into one program instead of running one by one."
         ),
     ),
 )

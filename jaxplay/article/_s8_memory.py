@@ -97,12 +97,15 @@ print("same gradients:", bool(jnp.allclose(grads[0], grads[1], rtol=1e-4)))
 """,
         ),
         explanation=(
-            "`print_saved_residuals` lists every array kept for the backward pass: about 40 "
-            "without checkpointing (sin, cos and products of each round), only the input with "
-            "it. XLA's `memory_analysis()` of the compiled gradients reports their temporary "
-            "buffers; on a CPU both can come out the same, because under `jit` XLA plans the "
-            "whole program's buffers itself, so the residual list is the clearer evidence. The "
-            "gradients are equal: checkpointing trades compute for memory. The "
+            "`print_saved_residuals` lists every array kept for the backward pass: 40 without "
+            "checkpointing, four per round: the matmul's operands (`sin(x)` and `cos(x).T`) and "
+            "the derivative factors (`cos(x)` for `sin`, `sin(x)` for `cos`); only the input "
+            "with it. XLA's `memory_analysis()` of the compiled gradients reports their "
+            "temporary buffers, and on a CPU both come out the same: XLA:CPU drops the "
+            "optimization barriers JAX puts around the recomputation and merges it back into "
+            "the forward pass (the Memory page counts the sines and barriers in both programs, "
+            "and shows a `lax.scan` loop, where the temp memory does drop). The gradients are "
+            "equal: checkpointing trades compute for memory. The "
             "matrix is 300x300 instead of 1000x1000 (and scaled so the values stay finite) so "
             "the example runs quickly."
         ),

@@ -3,13 +3,16 @@
 The inventory, the article's placement code and honest transfer timings (``_devices``); a mesh and a
 ``PartitionSpec`` drawn, and data-parallel scaling (``_sharding``); the article's ``pmap`` code,
 collectives under ``shard_map`` and those XLA inserts (``_collectives``); a real multi-process run
-on localhost (``_multiprocess``, each process running ``_multiprocess_worker``). The article's
-functions come from :mod:`jaxplay.article`.
+on localhost (``_multiprocess``, each process running ``_multiprocess_worker``), held to a Code
+Lab run's limits; explicit sharding: axis types, shardings in the types, ``reshard``,
+``set_mesh``, ``shard_map`` on Explicit axes (``_explicit``). The article's functions come from
+:mod:`jaxplay.article`.
 """
 
 from jaxplay.article import all_reduce_example as all_reduce_example
 from jaxplay.article import manual_device_placement as manual_device_placement
 from jaxplay.article import model_fn as model_fn
+from jaxplay.sandbox import Refused as Refused
 
 from ._collectives import AXIS as AXIS
 from ._collectives import COLLECTIVES as COLLECTIVES
@@ -35,6 +38,7 @@ from ._collectives import ring_shift_body as ring_shift_body
 from ._collectives import run_collective as run_collective
 from ._collectives import to_columns as to_columns
 from ._collectives import total as total
+from ._devices import MAX_PLACE_ELEMENTS as MAX_PLACE_ELEMENTS
 from ._devices import MAX_TRANSFER_BYTES as MAX_TRANSFER_BYTES
 from ._devices import ROUTES as ROUTES
 from ._devices import DeviceInfo as DeviceInfo
@@ -54,6 +58,17 @@ from ._devices import platforms as platforms
 from ._devices import transfer_calls as transfer_calls
 from ._devices import transfer_figure as transfer_figure
 from ._devices import transfer_sweep as transfer_sweep
+from ._explicit import EXPLICIT_SHAPE as EXPLICIT_SHAPE
+from ._explicit import EXPLICIT_STEPS as EXPLICIT_STEPS
+from ._explicit import Step as Step
+from ._explicit import StepRun as StepRun
+from ._explicit import auto_mesh as auto_mesh
+from ._explicit import explicit_mesh as explicit_mesh
+from ._explicit import explicit_mesh_shape as explicit_mesh_shape
+from ._explicit import explicit_script as explicit_script
+from ._explicit import find_step as find_step
+from ._explicit import read_type as read_type
+from ._explicit import run_explicit_steps as run_explicit_steps
 from ._multiprocess import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from ._multiprocess import LAUNCH_LOCK as LAUNCH_LOCK
 from ._multiprocess import MAX_LOCAL_DEVICES as MAX_LOCAL_DEVICES
@@ -64,6 +79,7 @@ from ._multiprocess import GlobalDevice as GlobalDevice
 from ._multiprocess import ProcessReport as ProcessReport
 from ._multiprocess import expected_psum as expected_psum
 from ._multiprocess import free_port as free_port
+from ._multiprocess import launch_cluster as launch_cluster
 from ._multiprocess import run_local_cluster as run_local_cluster
 from ._multiprocess import worker_command as worker_command
 from ._multiprocess_worker import run_process as run_process

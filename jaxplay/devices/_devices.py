@@ -22,7 +22,11 @@ from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import format_bytes, log_axis, timing_line
 
 #: The largest transfer that may be timed (bytes): enough to see bandwidth, small enough to share.
-MAX_TRANSFER_BYTES = 256 * 2**20
+#: Largest transfer timed: the host buffer, its copy on the source device and the copies made
+#: while timing stay within a few hundred MB of the server's memory.
+MAX_TRANSFER_BYTES = 64 * 2**20
+#: Longest vector the placement demo puts on a device (40 MB of float32).
+MAX_PLACE_ELEMENTS = 10**7
 ROUTES = ("host → device", "device → device", "device → host")
 
 
@@ -149,8 +153,15 @@ class Placement:
 
 
 def place(key: str, size: int) -> Placement:
-    """``device_put`` a float32 vector of ``size`` elements on the device ``key`` (``"cpu:3"``)."""
+    """``device_put`` a float32 vector of ``size`` elements on the device ``key`` (``"cpu:3"``).
+
+    Raises:
+        ValueError: ``size`` outside 1..:data:`MAX_PLACE_ELEMENTS`.
+    """
     import jax
+
+    if not 1 <= size <= MAX_PLACE_ELEMENTS:
+        raise ValueError(f"place 1 to {MAX_PLACE_ELEMENTS:,} elements, not {size:,}")
 
     x = jax.device_put(np.ones(size, np.float32), find_device(key))
     return Placement(

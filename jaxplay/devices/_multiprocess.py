@@ -6,6 +6,11 @@ This module starts that for real on localhost: it execs N fresh interpreters (ne
 already initialised in this process) running :mod:`jaxplay.devices._multiprocess_worker`, waits for
 their JSON reports, and always reaps them: each process leads its own process group, and on a
 timeout or any error the whole group is killed and waited for, so no process is ever left behind.
+
+A run costs several CPU-seconds, so a visitor's run (:func:`launch_cluster`) holds a Code Lab
+run's place (:func:`jaxplay.sandbox.reserve`): the per-visitor rate limit in public mode, one run
+at a time per visitor, a slot of the server's runners and its queue cap. What it returns names
+processes by their index, never by host PID (the PIDs stay inside, for reaping and tests).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,8 +26,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from jaxplay import sandbox
 from jaxplay.devices._multiprocess_worker import REPORT_PREFIX
 from jaxplay.hosting import catalog
 
@@ -66,9 +74,11 @@ class ClusterRun:
             to show what a missing host does).
         reports: the reports of the processes that finished, by process id.
         expected_psum: the all-reduced value numpy computes for the same inputs.
-        pids: the process ids that were started (all reaped when this returns).
+        pids: the host process ids that were started (all reaped when this returns); for
+            reaping and tests only: a page shows process indices.
         returncodes: each process's exit status (negative: killed by that signal).
-        errors: the tail of stderr of each process that failed, by process id.
+        errors: the tail of stderr of each process that failed, by process index, with every
+            host PID replaced by ``process <index>``.
         elapsed_s: wall time from the first start to the last reap.
     """
 
@@ -158,6 +168,13 @@ def _wait_all(procs: list[subprocess.Popen], deadline: float) -> str:
         time.sleep(0.05)
 
 
+def _without_pids(text: str, procs: list[subprocess.Popen]) -> str:
+    """``text`` with each started process's host PID written as ``process <index>``."""
+    for i, proc in enumerate(procs):
+        text = re.sub(rf"(?<!\d){proc.pid}(?!\d)", f"process {i}", text)
+    return text
+
+
 def _parse(stdout: str) -> ProcessReport | None:
     for line in reversed(stdout.splitlines()):
         if line.startswith(REPORT_PREFIX):
@@ -174,6 +191,42 @@ def _parse(stdout: str) -> ProcessReport | None:
                 psum=float(raw["psum"]),
             )
     return None
+
+
+def launch_cluster(
+    num_processes: int,
+    local_devices: int = 2,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    launch: int | None = None,
+    *,
+    visitor: str | None,
+    on_queue: Callable[[int], None] | None = None,
+    pool: sandbox.WorkerPool | None = None,
+) -> ClusterRun:
+    """:func:`run_local_cluster` for a visitor: it counts as one Code Lab run.
+
+    The arguments are checked first (a refused input spends nothing); then the run holds a run's
+    place from ``pool`` (default: the server's, :func:`jaxplay.sandbox.reserve`) while its
+    processes live: the per-visitor rate limit in public mode, one run at a time per visitor, a
+    runner slot and the queue cap.
+
+    Raises:
+        ValueError: a size outside the limits.
+        jaxplay.sandbox.Refused: the limits said no (its message says why, for the page).
+    """
+    _check(num_processes, local_devices)
+    held = sandbox.reserve(visitor, on_queue) if pool is None else pool.reserve(visitor, on_queue)
+    with held:
+        return run_local_cluster(num_processes, local_devices, timeout_s, launch)
+
+
+def _check(num_processes: int, local_devices: int) -> None:
+    if not MIN_PROCESSES <= num_processes <= MAX_PROCESSES:
+        raise ValueError(
+            f"num_processes must be {MIN_PROCESSES} to {MAX_PROCESSES}, got {num_processes}"
+        )
+    if not 1 <= local_devices <= MAX_LOCAL_DEVICES:
+        raise ValueError(f"local_devices must be 1 to {MAX_LOCAL_DEVICES}, got {local_devices}")
 
 
 def run_local_cluster(
@@ -194,12 +247,7 @@ def run_local_cluster(
     Returns:
         A :class:`ClusterRun`; when it returns, every started process has exited and been reaped.
     """
-    if not MIN_PROCESSES <= num_processes <= MAX_PROCESSES:
-        raise ValueError(
-            f"num_processes must be {MIN_PROCESSES} to {MAX_PROCESSES}, got {num_processes}"
-        )
-    if not 1 <= local_devices <= MAX_LOCAL_DEVICES:
-        raise ValueError(f"local_devices must be 1 to {MAX_LOCAL_DEVICES}, got {local_devices}")
+    _check(num_processes, local_devices)
     launched = num_processes if launch is None else max(1, min(num_processes, launch))
     with LAUNCH_LOCK:
         return _run(num_processes, local_devices, timeout_s, launched)
@@ -254,7 +302,8 @@ def _run(num_processes: int, local_devices: int, timeout_s: float, launched: int
                 if status == "timeout" and code is not None and code < 0
                 else f"exit status {code}"
             )
-            errors.append(f"process {i} ({why}):\n" + err.read().decode("utf-8", "replace")[-1500:])
+            tail = err.read().decode("utf-8", "replace")[-1500:]
+            errors.append(f"process {i} ({why}):\n" + _without_pids(tail, procs))
     if status == "ok" and (errors or len(reports) != num_processes):
         status = "failed"
     return ClusterRun(

@@ -22,6 +22,7 @@ from plotly import colors as pcolors
 
 from jaxplay.core import timing
 from jaxplay.core.figures import timing_line
+from jaxplay.core.words import count
 from jaxplay.devices._devices import devices_of
 
 #: Largest array axis the sandbox draws (cells stay legible).
@@ -278,7 +279,8 @@ def shard_layout(
 
     if len(mesh_shape) != len(axis_names):
         raise ShardingProblem(
-            f"The mesh shape has {len(mesh_shape)} sizes but {len(axis_names)} axis names: "
+            f"The mesh shape has {count(len(mesh_shape), 'size')} but "
+            f"{count(len(axis_names), 'axis name')}: "
             "give one name per mesh axis."
         )
     pool = devices_of(platform)

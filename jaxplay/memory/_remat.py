@@ -19,7 +19,7 @@ loop keeps the saving because XLA cannot merge work across loop iterations.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -31,7 +31,6 @@ from jax.ad_checkpoint import checkpoint_name
 
 from jaxplay import article
 from jaxplay.core import capture, compilation, jax_private, timing
-from jaxplay.core.figures import quartile_bars, timing_values
 from jaxplay.core.hlo import DTYPE_BYTES
 
 #: Largest matrix side analysed (compile only: nothing of this size is allocated).
@@ -45,6 +44,9 @@ MAX_RUN_SIZE_ACCELERATOR = 4096
 MAX_DEPTH = 12
 #: Relative gradient difference still counted as "equal" (recomputation may round differently).
 GRAD_RTOL = 1e-3
+#: Most entries of each gradient leaf kept (evenly spaced) to compare variants: a cached result
+#: then holds at most 1 MiB per leaf, whatever the size (a 4096-wide MLP's gradient is 800 MB).
+GRADIENT_SAMPLE = 1 << 18
 #: Variants the page starts with (the rest are one click away).
 DEFAULT_VARIANTS: tuple[str, ...] = ("none", "whole", "per_round", "per_round_names")
 
@@ -99,6 +101,8 @@ class Model:
         argnums: which argument of ``loss(params, x)`` the gradient is taken with respect to.
         name: the ``checkpoint_name`` its block tags (for ``save_only_these_names``).
         depth_label: "rounds" or "layers".
+        op: the block's elementwise op as StableHLO and HLO name it (``sine``): counted in the
+            lowered and the compiled gradient, it shows whether XLA kept a recomputation.
     """
 
     key: str
@@ -108,6 +112,7 @@ class Model:
     argnums: int
     name: str
     depth_label: str
+    op: str
 
 
 MODELS: dict[str, Model] = {
@@ -119,6 +124,7 @@ MODELS: dict[str, Model] = {
         argnums=1,
         name="sin",
         depth_label="rounds",
+        op="sine",
     ),
     "mlp": Model(
         "mlp",
@@ -128,6 +134,7 @@ MODELS: dict[str, Model] = {
         argnums=0,
         name="activation",
         depth_label="layers",
+        op="tanh",
     ),
 }
 
@@ -395,6 +402,12 @@ class RematResult:
         barriers: optimization barriers in the lowered StableHLO and in the compiled HLO. JAX
             places them so XLA cannot merge a recomputation with the forward op it repeats; a
             backend that drops them before its simplifier may undo the checkpointing.
+        ops: the model's elementwise op (:attr:`Model.op`) counted in the lowered StableHLO and
+            in the compiled HLO: recomputation adds to the first; if XLA merged it back, the
+            second equals the count without checkpointing.
+        roles: how the gradient uses the saved residuals (see :func:`residual_roles`), or None
+            where that could not be matched to them.
+        gradient: up to :data:`GRADIENT_SAMPLE` evenly spaced entries of each gradient leaf.
     """
 
     variant: Variant
@@ -404,6 +417,8 @@ class RematResult:
     time: timing.Timing | None = None
     peak_bytes: int | None = None
     barriers: tuple[int, int] = (0, 0)
+    ops: tuple[int, int] = (0, 0)
+    roles: dict[str, int] | None = None
     gradient: tuple[np.ndarray, ...] | None = field(default=None, repr=False)
 
     @property
@@ -476,16 +491,25 @@ def analyse_variant(
     # Shapes only: tracing and compiling need no data, so a compile-only analysis allocates nothing.
     shapes = jax.eval_shape(lambda: model.inputs(size, depth))
     residuals = saved_residuals(loss, *shapes)
+    roles = residual_roles(model_key, variant_key, loop, depth)
+    if roles is not None and sum(roles.values()) != len(residuals):
+        roles = None  # the small copy saved other values: say nothing rather than guess
     grad = jax.grad(loss, argnums=model.argnums)
     if not run:
         aot = compilation.compile_aot(grad, *shapes)
         return RematResult(
-            VARIANTS[variant_key], residuals, aot.memory, aot.notes, barriers=_barriers(aot)
+            VARIANTS[variant_key],
+            residuals,
+            aot.memory,
+            aot.notes,
+            barriers=_barriers(aot),
+            ops=_op_counts(aot, model.op),
+            roles=roles,
         )
     params, x = model.inputs(size, depth)
     profile = timing.profile_jit(grad, params, x, budget_s=budget_s, warmup=1)
     gradient = timing.block(profile.aot.compiled(*profile.aot.call_args))
-    leaves = tuple(np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(gradient))
+    leaves = tuple(np.asarray(_sample(leaf)) for leaf in jax.tree_util.tree_leaves(gradient))
     return RematResult(
         VARIANTS[variant_key],
         residuals,
@@ -494,8 +518,17 @@ def analyse_variant(
         time=profile.steady,
         peak_bytes=peak_memory(),
         barriers=_barriers(profile.aot),
+        ops=_op_counts(profile.aot, model.op),
+        roles=roles,
         gradient=leaves,
     )
+
+
+def _sample(leaf: Any) -> Any:
+    """At most :data:`GRADIENT_SAMPLE` evenly spaced entries of ``leaf``, taken on the device."""
+    flat = jnp.ravel(leaf)
+    stride = -(-flat.size // GRADIENT_SAMPLE)
+    return flat[::stride]
 
 
 def _barriers(aot: compilation.AotCompilation) -> tuple[int, int]:
@@ -503,92 +536,52 @@ def _barriers(aot: compilation.AotCompilation) -> tuple[int, int]:
     return aot.stablehlo_text.count("optimization_barrier"), aot.hlo_text.count("opt-barrier(")
 
 
-def gradient_error(result: RematResult, reference: RematResult) -> float | None:
-    """Largest difference between two variants' gradients, relative to the reference's largest
-    magnitude (None if either was not run)."""
-    if result.gradient is None or reference.gradient is None:
-        return None
-    scale = max((float(np.max(np.abs(g))) for g in reference.gradient), default=0.0) or 1.0
-    diff = max(
-        (
-            float(np.max(np.abs(a - b)))
-            for a, b in zip(result.gradient, reference.gradient, strict=True)
-        ),
-        default=0.0,
-    )
-    return diff / scale
+def _op_counts(aot: compilation.AotCompilation, op: str) -> tuple[int, int]:
+    """The elementwise op ``op`` in the lowered StableHLO and in the compiled HLO."""
+    lowered = len(re.findall(rf"stablehlo\.{op}\b", aot.stablehlo_text))
+    return lowered, len(re.findall(rf"\b{op}\(", aot.hlo_text))
 
 
-def summary_rows(results: Sequence[RematResult]) -> list[dict[str, Any]]:
-    """One table row per variant: residual count and bytes, compiled memory, time, agreement."""
-    reference = results[0] if results else None
-    rows = []
-    for r in results:
-        error = gradient_error(r, reference) if reference is not None else None
-        memory = r.memory or {}
-        rows.append(
-            {
-                "variant": r.variant.label,
-                "saved residuals": len(r.residuals),
-                "residual MiB": r.residual_bytes / 2**20,
-                "temp MiB": memory.get("temp", float("nan")) / 2**20,
-                "argument MiB": memory.get("argument", float("nan")) / 2**20,
-                "output MiB": memory.get("output", float("nan")) / 2**20,
-                "peak MiB": float("nan") if r.peak_bytes is None else r.peak_bytes / 2**20,
-                "gradient time": "not run" if r.time is None else r.time.describe(),
-                "gradient vs no checkpoint": "not run" if error is None else f"{error:.1e}",
-            }
-        )
-    return rows
+#: What the gradient does with a saved residual, by the primitives that read it in the
+#: linearized gradient (the first rule that matches wins).
+ROLES: tuple[tuple[str, str], ...] = (
+    ("dot_general", "matmul operands"),
+    ("mul", "derivative factors"),
+    ("remat2", "inputs of checkpointed blocks"),
+    ("checkpoint", "inputs of checkpointed blocks"),
+    ("scan", "values stacked by the scan"),
+)
 
 
-def residual_rows(result: RematResult) -> list[dict[str, Any]]:
-    """The residual table of one variant: shape, dtype, bytes, what made it, source line."""
-    return [
-        {
-            "shape": str(r.shape),
-            "dtype": r.dtype,
-            "bytes": r.bytes,
-            "saved because": r.origin,
-            "producer": r.producer,
-            "source line": r.source or "",
-        }
-        for r in result.residuals
-    ]
+def residual_roles(model_key: str, variant_key: str, loop: str, depth: int) -> dict[str, int]:
+    """How the gradient uses what is saved: residuals counted by role (:data:`ROLES`).
 
-
-def memory_time_figure(results: Sequence[RematResult], device: str) -> Any:
-    """Compiled temp memory against gradient time, one point per variant that was run.
-
-    The x error bars are the interquartile range of the timing samples.
+    ``jax.linearize`` of the same stack on a 2×2 copy (the residuals' structure does not depend
+    on the size, and 2×2 costs nothing at any depth): its linear function closes over the saved
+    residuals, and the equations that read each one say what it is for. A residual read by a
+    ``dot_general`` is an operand of a backward matmul; one read by a ``mul`` is a derivative
+    factor (what an elementwise op's derivative needs: ``cos x`` for ``sin``, ``sin x`` for
+    ``cos``); checkpointed blocks and scans read theirs whole.
     """
-    import plotly.graph_objects as go
+    from jax.extend.core import Literal
 
-    timed = [r for r in results if r.time is not None and r.temp_bytes is not None]
-    fig = go.Figure()
-    for r in timed:
-        assert r.time is not None and r.temp_bytes is not None
-        medians, lows, highs = timing_values([r.time], scale=1e3)
-        fig.add_trace(
-            go.Scatter(
-                x=medians,
-                y=[r.temp_bytes / 2**20],
-                mode="markers+text",
-                text=[r.variant.short],
-                textposition="top center",
-                name=r.variant.label,
-                error_x=quartile_bars(medians, lows, highs),
-                marker={"size": 12},
-            )
-        )
-    fig.update_layout(
-        title=f"Memory against time: jitted gradient per variant on {device}",
-        xaxis_title="gradient time per call, ms (median; bars: IQR)",
-        yaxis_title="compiled temp memory, MiB (memory_analysis)",
-        yaxis_rangemode="tozero",
-        xaxis_rangemode="tozero",
-        showlegend=False,
-        height=420,
-        margin={"t": 60, "b": 50, "l": 60, "r": 20},
-    )
-    return fig
+    model = MODELS[model_key]
+    loss = build_loss(model_key, variant_key, loop, depth)
+    args = list(model.inputs(2, depth))
+
+    def f(wrt: Any) -> Any:
+        return loss(*[wrt if i == model.argnums else a for i, a in enumerate(args)])
+
+    _, f_jvp = jax.linearize(f, args[model.argnums])
+    closed = jax.make_jaxpr(f_jvp)(args[model.argnums])
+    index = {v: i for i, v in enumerate(closed.jaxpr.constvars)}
+    readers: list[set[str]] = [set() for _ in index]
+    for eqn in closed.jaxpr.eqns:
+        for v in eqn.invars:
+            if not isinstance(v, Literal) and v in index:
+                readers[index[v]].add(eqn.primitive.name)
+    roles: dict[str, int] = {}
+    for prims in readers:
+        role = next((r for p, r in ROLES if p in prims), "other: " + ", ".join(sorted(prims)))
+        roles[role] = roles.get(role, 0) + 1
+    return roles

@@ -25,6 +25,7 @@ from ._impls import ImplTiming as ImplTiming
 from ._impls import KeyForm as KeyForm
 from ._impls import impl_infos as impl_infos
 from ._impls import key_forms as key_forms
+from ._impls import time_impl as time_impl
 from ._impls import time_impls as time_impls
 from ._pitfalls import KEY_REUSE_LINE as KEY_REUSE_LINE
 from ._pitfalls import CheckerOutcome as CheckerOutcome
@@ -59,9 +60,11 @@ from ._seeds import WORD as WORD
 from ._seeds import SeedError as SeedError
 from ._seeds import SeedInfo as SeedInfo
 from ._seeds import SeedOutcome as SeedOutcome
+from ._seeds import as_signed as as_signed
 from ._seeds import describe_seed as describe_seed
 from ._seeds import key_hex as key_hex
 from ._seeds import parse_seed as parse_seed
+from ._seeds import seed_rule as seed_rule
 from ._seeds import threefry_seed_words as threefry_seed_words
 from ._streams import ParallelStats as ParallelStats
 from ._streams import article_parallel as article_parallel
@@ -74,6 +77,8 @@ from ._trees import SchemeTiming as SchemeTiming
 from ._trees import chained_keys as chained_keys
 from ._trees import derive_keys as derive_keys
 from ._trees import key_tree as key_tree
+from ._trees import max_depth as max_depth
+from ._trees import max_fold_data as max_fold_data
 from ._trees import node_samples as node_samples
 from ._trees import time_derivations as time_derivations
 from ._trees import tree_size as tree_size

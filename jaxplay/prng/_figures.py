@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from jaxplay.core import timing
 from jaxplay.core.figures import log_axis, timing_bars
+from jaxplay.core.words import count
 from jaxplay.prng._pitfalls import TrainingRun
 from jaxplay.prng._seeds import key_hex
 from jaxplay.prng._streams import ParallelStats
@@ -89,7 +90,7 @@ def key_tree_figure(tree: KeyTree, selected: str | None = None) -> go.Figure:
         showlegend=False,
         height=max(260, 34 * leaves + 80),
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        title=f"{len(nodes)} keys from seed {tree.seed} by {tree.method}",
+        title=f"{count(len(nodes), 'key')} from seed {tree.seed} by {tree.method}",
         xaxis={
             "title": "depth",
             "tickmode": "array",

@@ -7,7 +7,6 @@ implementation in its dtype. The same seed is shown in every form and under ``th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -121,26 +120,29 @@ def _draw(key: jax.Array, n: int) -> jax.Array:
     return jrandom.normal(key, (n,))
 
 
-def time_impls(
-    n: int, budget_s: float = 0.5, on_step: Callable[[str], None] | None = None
-) -> tuple[ImplTiming, ...]:
-    """Steady-state time of ``jit(normal)(key, (n,))`` for each implementation.
+def time_impl(impl: str, n: int, budget_s: float = 0.5) -> ImplTiming:
+    """Steady-state time of ``jit(normal)(key, (n,))`` for one implementation of :data:`IMPLS`.
 
-    Arguments:
-        n: numbers per draw (at most :data:`MAX_TIMED_NUMBERS`).
-        budget_s: sampling time per implementation (see :func:`jaxplay.core.timing.measure`).
-        on_step: called with each implementation's name before it is timed (for progress).
+    Raises:
+        ValueError: an unknown implementation, or ``n`` outside 1..:data:`MAX_TIMED_NUMBERS`.
     """
+    if impl not in IMPLS:
+        raise ValueError(f"Unknown PRNG implementation {impl!r}; JAX ships {', '.join(IMPLS)}.")
     if not 1 <= n <= MAX_TIMED_NUMBERS:
         raise ValueError(f"Draw 1..{MAX_TIMED_NUMBERS:,} numbers, not {n:,}.")
     device = jax.devices()[0]
     kind = device.device_kind
     where = device.platform if kind.lower() == device.platform else f"{device.platform} ({kind})"
-    rows = []
-    for impl in IMPLS:
-        if on_step is not None:
-            on_step(impl)
-        fn = jit(partial(_draw, n=n))
-        t = timing.measure(fn, jrandom.key(0, impl=impl), budget_s=budget_s)
-        rows.append(ImplTiming(impl, n, where, t))
-    return tuple(rows)
+    fn = jit(partial(_draw, n=n))
+    return ImplTiming(
+        impl, n, where, timing.measure(fn, jrandom.key(0, impl=impl), budget_s=budget_s)
+    )
+
+
+def time_impls(n: int, budget_s: float = 0.5) -> tuple[ImplTiming, ...]:
+    """:func:`time_impl` for each implementation of :data:`IMPLS`, in order.
+
+    The page calls :func:`time_impl` per implementation (cached) and draws its progress between
+    the calls; this is the same measurement in one call.
+    """
+    return tuple(time_impl(impl, n, budget_s) for impl in IMPLS)

@@ -275,6 +275,15 @@ class TrainingRun:
     subkeys: np.ndarray
 
     @property
+    def mean_jump(self) -> float:
+        """The mean absolute change of the loss from one step to the next."""
+        return (
+            float(np.mean(np.abs(np.diff(np.asarray(self.losses)))))
+            if len(self.losses) > 1
+            else 0.0
+        )
+
+    @property
     def unique_subkeys(self) -> int:
         return len({tuple(r) for r in self.subkeys})
 

@@ -15,6 +15,8 @@ import jax
 import jax.random as jrandom
 import numpy as np
 
+from jaxplay.core.markdown import code
+
 #: The article's seed (section 5): 41 bits, so x64 decides what it means.
 ARTICLE_SEED = 1765663200070
 INT64_MIN = -(2**63)
@@ -63,12 +65,12 @@ def parse_seed(text: str) -> int:
             hint = " JAX seeds are integers; write the number out in digits."
         elif s.lower().startswith(("0x", "-0x", "+0x")):
             hint = " Write it in decimal."
-        raise SeedError(f"`{s[:MAX_SEED_DIGITS]}` is not a whole number.{hint}")
+        raise SeedError(f"{code(s[:MAX_SEED_DIGITS])} is not a whole number.{hint}")
     digits = s.lstrip("+-").replace("_", "")
     if len(digits) > MAX_SEED_DIGITS:
         raise SeedError(
             f"The seed has {len(digits)} digits; the limit is {MAX_SEED_DIGITS} "
-            f"(and JAX itself accepts only seeds from -2**63 to 2**63 - 1)."
+            "(and JAX itself accepts only seeds from `-2**63` to `2**63 - 1`)."
         )
     return int(s)
 
@@ -143,9 +145,9 @@ class SeedInfo:
             err = self.x64.error or self.x32.error
             return (
                 f"JAX converts a seed to a signed 64-bit integer, and {s} does not fit "
-                f"(the range is -2**63 to 2**63 - 1): `PRNGKey({s})` raises `{err}` with x64 "
-                "off and on. Reduce it yourself first, e.g. `seed % 2**63`, or derive a key from "
-                "two smaller numbers with `fold_in(key(a), b)`.",
+                f"(the range is `-2**63` to `2**63 - 1`): `PRNGKey({s})` raises {code(err)} "
+                "with x64 off and on. Reduce it yourself first, e.g. `seed % 2**63`, or derive a "
+                "key from two smaller numbers with `fold_in(key(a), b)`.",
             )
         notes: list[str] = []
         if s < 0:
@@ -155,7 +157,7 @@ class SeedInfo:
             )
         if self.differs:
             notes.append(
-                f"With x64 off JAX keeps only the low 32 bits (seed mod 2**32 = {s & WORD}) and "
+                f"With x64 off JAX keeps only the low 32 bits (`seed mod 2**32` = {s & WORD}) and "
                 f"the high word is 0; with x64 on the high 32 bits ({(s >> 32) & WORD}) become "
                 "the first word. Same seed, two different random streams: results change when "
                 "someone flips `jax_enable_x64`."
@@ -170,6 +172,43 @@ class SeedInfo:
                 f"{list(self.x64.key_data or ())}."
             )
         return tuple(notes)
+
+
+def as_signed(seed: int, bits: int) -> int:
+    """``seed`` as a two's-complement integer of ``bits`` bits (what JAX converts it to)."""
+    seed &= (1 << bits) - 1
+    return seed - (1 << bits) if seed >> (bits - 1) else seed
+
+
+def seed_rule(info: SeedInfo) -> str:
+    """The seeding rule in words, with this seed's numbers from the run (Markdown).
+
+    JAX converts the seed to a signed integer of the default width (32 bits with x64 off, 64 with
+    it on) and stores ``[seed >>> 32, seed & 0xFFFFFFFF]``, where ``>>>`` is a *logical* shift:
+    zeros come in from the left. An arithmetic shift (Python's ``>>``, which copies the sign bit)
+    would make the high word of a negative 32-bit seed 0xffffffff; JAX's is 0.
+    """
+    rule = (
+        "The rule: JAX converts the seed to a signed integer of the default width (32 bits with "
+        "x64 off, 64 with it on) and stores `[seed >>> 32, seed & 0xFFFFFFFF]`, where `>>>` is a "
+        "*logical* shift right: zeros come in from the left, so a 32-bit seed always has high "
+        "word 0."
+    )
+    if not info.in_range or info.x32.key_data is None or info.x64.key_data is None:
+        return rule
+    s32, s64 = as_signed(info.seed, 32), as_signed(info.seed, 64)
+    high32, high64 = info.x32.key_data[0], info.x64.key_data[0]
+    text = (
+        f"{rule} Seed {info.seed}: as int32 it is {s32}, high word {high32:#010x}; as int64 "
+        f"{s64}, high word {high64:#010x}."
+    )
+    arithmetic = (s32 >> 32) & WORD  # Python's >> is arithmetic: -1 >> 32 == -1
+    if arithmetic != high32:
+        text += (
+            " An arithmetic shift (Python's `>>`, which copies the sign bit) would give "
+            f"`{s32} >> 32 = {s32 >> 32}`, high word {arithmetic:#010x}: not what JAX stores."
+        )
+    return text
 
 
 def _key_words(seed: int, x64: bool) -> SeedOutcome:

@@ -75,6 +75,20 @@ def tree_size(depth: int, branching: int) -> int:
     return sum(branching**d for d in range(depth + 1))
 
 
+def max_depth(branching: int) -> int:
+    """The deepest tree with this branching that stays within :data:`MAX_TREE_NODES` keys (and
+    :data:`MAX_TREE_DEPTH`): the page offers exactly the depths :func:`key_tree` accepts."""
+    depth = 0
+    while depth < MAX_TREE_DEPTH and tree_size(depth + 1, branching) <= MAX_TREE_NODES:
+        depth += 1
+    return depth
+
+
+def max_fold_data(branching: int) -> int:
+    """The largest first ``fold_in`` datum: the ``branching`` consecutive data must fit a uint32."""
+    return MAX_FOLD_DATA - branching + 1
+
+
 def _check_tree(depth: int, branching: int, method: str, fold_data: int) -> None:
     if method not in ("split", "fold_in"):
         raise ValueError(f"method must be 'split' or 'fold_in', not {method!r}")
@@ -87,9 +101,9 @@ def _check_tree(depth: int, branching: int, method: str, fold_data: int) -> None
             f"Depth {depth} with branching {branching} makes {tree_size(depth, branching)} keys; "
             f"the limit is {MAX_TREE_NODES} so the tree stays readable."
         )
-    if not 0 <= fold_data <= MAX_FOLD_DATA - branching + 1:
+    if not 0 <= fold_data <= max_fold_data(branching):
         raise ValueError(
-            f"fold_in data must lie in 0..{MAX_FOLD_DATA - branching + 1} (a uint32, leaving room "
+            f"fold_in data must lie in 0..{max_fold_data(branching)} (a uint32, leaving room "
             f"for {branching} consecutive values)."
         )
 

@@ -28,6 +28,8 @@ from ._graph import node_count as node_count
 from ._inputs import DTYPES as DTYPES
 from ._inputs import MAX_ELEMENTS as MAX_ELEMENTS
 from ._inputs import MAX_RANK as MAX_RANK
+from ._inputs import PRESET_DTYPES as PRESET_DTYPES
+from ._inputs import WEAK_FLOAT32 as WEAK_FLOAT32
 from ._inputs import InputSpec as InputSpec
 from ._inputs import check_shape as check_shape
 from ._inputs import parse_shape as parse_shape
@@ -67,10 +69,12 @@ from ._sandboxed import inspect_stages as inspect_stages
 from ._sandboxed import sandbox_stages as sandbox_stages
 from ._staging import STAGES as STAGES
 from ._staging import Staged as Staged
+from ._staging import jaxpr_story as jaxpr_story
 from ._staging import stage as stage
 from ._tracers import LAB_DTYPES as LAB_DTYPES
 from ._tracers import LOOPS as LOOPS
 from ._tracers import MAX_LAB_CALLS as MAX_LAB_CALLS
+from ._tracers import MAX_LAB_ELEMENTS as MAX_LAB_ELEMENTS
 from ._tracers import MAX_LOOP_LENGTH as MAX_LOOP_LENGTH
 from ._tracers import PITFALLS as PITFALLS
 from ._tracers import SCENARIOS as SCENARIOS

@@ -92,6 +92,9 @@ _PRE = (
     "margin:0;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;"
     "line-height:1.45;white-space:pre;"
 )
+#: A pane's line: long lines wrap inside the pane (never cut off at its right edge), their
+#: continuation indented past the line number so it reads as the same line.
+_WRAPPED_LINE = "white-space:pre-wrap;overflow-wrap:anywhere;padding-left:5ch;text-indent:-5ch;"
 
 
 def pane_html(
@@ -104,7 +107,9 @@ def pane_html(
     max_lines: int = MAX_PANE_LINES,
     max_height_px: int = 460,
 ) -> str:
-    """``text`` as a scrollable, line-numbered block; lines whose source is ``selected`` marked.
+    """``text`` as a line-numbered block, scrolling down and wrapping long lines (a pane is half
+    the page wide: a line cut off at its edge hid what XLA did); lines whose source is
+    ``selected`` marked.
 
     With ``only_marked``, only the marked lines are kept (numbered as in the full text, a ``⋯``
     row where lines were skipped): long HLO modules then show what came from the line at once.
@@ -130,7 +135,7 @@ def pane_html(
         if skipped and rows:
             rows.append('<div style="opacity:.45;">   ⋯</div>')
         skipped = False
-        style = f"background:{HIGHLIGHT};" if mark else ""
+        style = _WRAPPED_LINE + (f"background:{HIGHLIGHT};" if mark else "")
         drawn += 1
         rows.append(
             f'<div style="{style}"><span style="opacity:.45;user-select:none;">'

@@ -13,6 +13,11 @@ from typing import Any
 
 #: dtypes a visitor may give an argument (float64/int64 only exist with ``jax_enable_x64``).
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16", "int32", "int8", "uint8", "bool")
+#: A Python float as JAX sees it: float32, *weakly typed* (the other operand's dtype wins).
+WEAK_FLOAT32 = "float32, weak (a Python float)"
+#: What the page's own functions may be staged with: the dtypes, and a Python float. (Functions
+#: from the Code Lab are staged in the sandbox, which takes real dtypes only.)
+PRESET_DTYPES: tuple[str, ...] = (*DTYPES, WEAK_FLOAT32)
 #: Largest number of elements of one argument (nothing is allocated, but compile time grows).
 MAX_ELEMENTS = 1 << 24
 #: Largest rank of one argument.
@@ -30,7 +35,14 @@ class InputSpec:
     dtype: str
 
     def __str__(self) -> str:
+        if self.dtype == WEAK_FLOAT32:
+            return f"float32[{','.join(map(str, self.shape))}] (weak)"
         return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+    @property
+    def weak(self) -> bool:
+        """A weakly typed argument: what a Python scalar becomes."""
+        return self.dtype == WEAK_FLOAT32
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -73,4 +85,9 @@ def shape_structs(args: Sequence[InputSpec]) -> list[Any]:
 
     for spec in args:
         check_shape(spec.shape)
-    return [jax.ShapeDtypeStruct(s.shape, jnp.dtype(s.dtype)) for s in args]
+    return [
+        jax.ShapeDtypeStruct(s.shape, jnp.float32, weak_type=True)
+        if s.weak
+        else jax.ShapeDtypeStruct(s.shape, jnp.dtype(s.dtype))
+        for s in args
+    ]

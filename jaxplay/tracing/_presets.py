@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxplay.article import simple_function
+from jaxplay.tracing._inputs import WEAK_FLOAT32
 from jaxplay.tracing._jaxpr_tree import SourceRef
 
 # --- the presets (their source is shown on the page, line numbers included) ----------------------
@@ -125,9 +126,9 @@ PRESETS: tuple[Preset, ...] = (
         "seed",
         "x * y + 1 (the article's make_jaxpr example)",
         simple_function,
-        (((3,), "float32"), ((), "float32")),
-        "Three equations: the scalar y is converted, multiplied, then 1 is added. XLA fuses "
-        "all of it into one loop.",
+        (((3,), "float32"), ((), WEAK_FLOAT32)),
+        "Staged as the article calls it, `make_jaxpr(simple_function)(jnp.ones(3), 2.0)`: y is "
+        "a Python float. Change y's dtype to see what a weak type does to the jaxpr.",
     ),
     Preset(
         "softmax",

@@ -268,3 +268,41 @@ def stage(
             hlo_text=hlo_text.replace(source.file, path_alias),
         )
     return staged
+
+
+def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str]) -> str:
+    """The top level of the staged jaxpr counted from it, and each argument JAX converted before
+    using it, with why: a weakly typed argument (a Python float) takes the other operand's dtype;
+    a strongly typed one is promoted (Markdown)."""
+    import re
+
+    from jaxplay.core.words import count
+
+    top = staged.jaxpr.eqns
+    listed = ", ".join(f"`{eqn.primitive}`" for eqn in top)
+    text = f"The jaxpr has {count(len(top), 'equation')} at the top level: {listed}."
+    inputs = {atom.name: i for i, atom in enumerate(staged.jaxpr.invars)}
+    for eqn in top:
+        if eqn.primitive != "convert_element_type" or not eqn.inputs:
+            continue
+        i = inputs.get(eqn.inputs[0].name)
+        if i is None or i >= len(args):
+            continue
+        name = names[i] if i < len(names) else f"arg {i}"
+        found = re.search(r"new_dtype=(\w+)", eqn.params)
+        new = found.group(1) if found else "another dtype"
+        weak_out = "weak_type=True" in eqn.params
+        if args[i].weak:
+            text += (
+                f" `{name}` is weakly typed (a Python float: float32, but the other operand's "
+                f"dtype wins), so JAX converts it to a strongly typed {new} first: the "
+                "`convert_element_type`."
+                + (" Staged as a float32 array it needs no conversion." if new == "float32" else "")
+            )
+        else:
+            text += (
+                f" `{name}` ({args[i].dtype}) is converted to {new}"
+                + (" (weakly typed)" if weak_out else "")
+                + " first: JAX promotes it to the other operand's type."
+            )
+    return text

@@ -18,6 +18,7 @@ length. Each is shown here by *running* it: the outputs and error messages are J
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -307,6 +308,8 @@ STATIC_VALUES: dict[str, Any] = {
 LAB_DTYPES: tuple[str, ...] = ("float32", "int32", "float16", "bfloat16")
 #: Most calls in one lab run.
 MAX_LAB_CALLS = 12
+#: Largest x of one lab call: the lesson is recompilation, not size, and every call allocates x.
+MAX_LAB_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -421,6 +424,12 @@ def run_recompilation_lab(calls: Sequence[LabCall], *, redefine: bool = False) -
     """
     if len(calls) > MAX_LAB_CALLS:
         raise ValueError(f"{len(calls)} calls is over the limit of {MAX_LAB_CALLS} per run")
+    for i, call in enumerate(calls, start=1):
+        if math.prod(call.shape) > MAX_LAB_ELEMENTS:
+            raise ValueError(
+                f"call {i}: x has {math.prod(call.shape):,} elements, over the lab's limit of "
+                f"{MAX_LAB_ELEMENTS:,}"
+            )
     jitted = jax.jit(define_function(), static_argnums=1)
     rows: list[LabRow] = []
     messages: list[str] = []

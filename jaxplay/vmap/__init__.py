@@ -6,6 +6,7 @@ nested-vmap convolution checked against libraries (``_conv``); the batched jaxpr
 The article's functions come from :mod:`jaxplay.article`.
 """
 
+from jaxplay.article import BATCH_CONV2D_LINES as BATCH_CONV2D_LINES
 from jaxplay.article import batch_conv2d as batch_conv2d
 from jaxplay.article import conv2d_single as conv2d_single
 from jaxplay.article import manual_batch_process as manual_batch_process
@@ -35,9 +36,12 @@ from ._batching import MAX_TIMING_BATCH as MAX_TIMING_BATCH
 from ._batching import METHODS as METHODS
 from ._batching import TIMING_D_IN as TIMING_D_IN
 from ._batching import TIMING_D_OUT as TIMING_D_OUT
+from ._batching import BatchPoint as BatchPoint
 from ._batching import BatchTiming as BatchTiming
 from ._batching import batching_figure as batching_figure
 from ._batching import check_batch_sizes as check_batch_sizes
+from ._batching import combine as combine
+from ._batching import time_batch as time_batch
 from ._batching import time_batching as time_batching
 from ._conv import CUSTOM_KERNEL as CUSTOM_KERNEL
 from ._conv import DRAWINGS as DRAWINGS

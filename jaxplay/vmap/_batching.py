@@ -28,6 +28,21 @@ METHODS = ("Python loop", "vmap", "jit(vmap)")
 
 
 @dataclass(frozen=True)
+class BatchPoint:
+    """The three ways of batching timed at one batch size.
+
+    Attributes:
+        batch: the batch size.
+        timings: per-call time of each method of :data:`METHODS`.
+        agree: the three gave the same numbers (checked before timing).
+    """
+
+    batch: int
+    timings: dict[str, timing.Timing]
+    agree: bool
+
+
+@dataclass(frozen=True)
 class BatchTiming:
     """Per-call times of the three ways of batching, for each batch size."""
 
@@ -37,6 +52,8 @@ class BatchTiming:
     timings: dict[str, tuple[timing.Timing, ...]]
     device: str
     agree: bool
+    #: The batch sizes at which the three did not give the same numbers.
+    disagree_at: tuple[int, ...] = ()
 
 
 def check_batch_sizes(batch_sizes: Sequence[int], limit: int = MAX_TIMING_BATCH) -> tuple[int, ...]:
@@ -49,19 +66,18 @@ def check_batch_sizes(batch_sizes: Sequence[int], limit: int = MAX_TIMING_BATCH)
     return sizes
 
 
-def time_batching(
-    batch_sizes: Sequence[int],
-    d_in: int = TIMING_D_IN,
-    d_out: int = TIMING_D_OUT,
-    budget_s: float = 0.3,
-    on_progress: Callable[[float, str], None] | None = None,
-) -> BatchTiming:
-    """Time the article's loop, ``vmap`` and ``jit(vmap)`` at each batch size with ``measure``.
+def time_batch(
+    n: int, d_in: int = TIMING_D_IN, d_out: int = TIMING_D_OUT, budget_s: float = 0.3
+) -> BatchPoint:
+    """Time the article's loop, ``vmap`` and ``jit(vmap)`` at batch size ``n`` with ``measure``.
 
     The arrays are the article's (``X (n, 784)``, ``W (256, 784)``, ``b (256,)``, key 42). Before
     timing, the three results are checked to agree, so the chart compares equal work.
+
+    Raises:
+        ValueError: ``n`` outside 1..:data:`MAX_TIMING_BATCH`.
     """
-    sizes = check_batch_sizes(batch_sizes)
+    (n,) = check_batch_sizes([n])
     key = jax.random.key(42)
     params = (jax.random.normal(key, (d_out, d_in)), jax.random.normal(key, (d_out,)))
     batched = jax.vmap(process_single_example, in_axes=(0, None))
@@ -70,27 +86,44 @@ def time_batching(
         METHODS[1]: batched,
         METHODS[2]: jax.jit(batched),
     }
-    results: dict[str, list[timing.Timing]] = {m: [] for m in METHODS}
-    agree = True
-    steps = len(sizes) * len(METHODS)
-    for i, n in enumerate(sizes):
-        X = jax.random.normal(key, (n, d_in))
-        outs = [np.asarray(fn(X, params)) for fn in methods.values()]
-        agree &= all(np.allclose(outs[0], o, rtol=1e-3, atol=1e-2) for o in outs[1:])
-        for j, (name, fn) in enumerate(methods.items()):
-            if on_progress is not None:
-                on_progress((i * len(METHODS) + j) / steps, f"{name}, batch {n}")
-            results[name].append(timing.measure(fn, X, params, budget_s=budget_s, min_repeats=3))
-    if on_progress is not None:
-        on_progress(1.0, "done")
+    X = jax.random.normal(key, (n, d_in))
+    outs = [np.asarray(fn(X, params)) for fn in methods.values()]
+    agree = all(np.allclose(outs[0], o, rtol=1e-3, atol=1e-2) for o in outs[1:])
+    timings = {
+        name: timing.measure(fn, X, params, budget_s=budget_s, min_repeats=3)
+        for name, fn in methods.items()
+    }
+    return BatchPoint(n, timings, bool(agree))
+
+
+def combine(
+    points: Sequence[BatchPoint], d_in: int = TIMING_D_IN, d_out: int = TIMING_D_OUT
+) -> BatchTiming:
+    """The points of one sweep (one per batch size, in order) as a :class:`BatchTiming`."""
     return BatchTiming(
-        sizes,
+        tuple(p.batch for p in points),
         d_in,
         d_out,
-        {k: tuple(v) for k, v in results.items()},
+        {m: tuple(p.timings[m] for p in points) for m in METHODS},
         roofline.device_label(),
-        agree,
+        all(p.agree for p in points),
+        tuple(p.batch for p in points if not p.agree),
     )
+
+
+def time_batching(
+    batch_sizes: Sequence[int],
+    d_in: int = TIMING_D_IN,
+    d_out: int = TIMING_D_OUT,
+    budget_s: float = 0.3,
+) -> BatchTiming:
+    """:func:`time_batch` at each size (sorted, distinct), combined: the page's sweep in one call.
+
+    The page calls :func:`time_batch` per size itself (cached per size) and draws its progress
+    between the calls; this is the same sweep for scripts and tests.
+    """
+    sizes = check_batch_sizes(batch_sizes)
+    return combine([time_batch(n, d_in, d_out, budget_s) for n in sizes], d_in, d_out)
 
 
 def batching_figure(bt: BatchTiming) -> go.Figure:

@@ -1,8 +1,9 @@
 """The article's nested-vmap 2-D convolution, run on real images and checked against libraries.
 
-Why: the article builds a convolution from patches and two nested ``vmap``s (its comment has the
-axes backwards). Here it runs on generated patterns and kernels a visitor picks, beside
-``jax.scipy.signal.convolve2d`` and ``lax.conv_general_dilated``, with what each vmap level maps.
+Why: the article builds a convolution from patches and two nested ``vmap``s (the first, outer
+one over the images, which it calls channels; the second over the kernels). Here it runs on
+generated patterns and kernels a visitor picks, beside ``jax.scipy.signal.convolve2d`` and
+``lax.conv_general_dilated``, with what each vmap level maps.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from plotly.subplots import make_subplots
 from jaxplay.article import (
     batch_conv2d,
 )
+from jaxplay.core.words import count
 
 MIN_IMAGE, MAX_IMAGE = 5, 32
 MAX_IMAGES, MAX_KERNELS = 4, 4
@@ -167,20 +169,21 @@ def run_conv(
     n, k, oh = len(images), len(kernels), size - 2
     levels = (
         VmapLevel(
-            "vmap(..., in_axes=(0, None))  # outer",
-            f"the {n} images (axis 0 of images); all kernels go to every call",
+            "vmap(..., in_axes=(0, None))  # the first vmap written (outer)",
+            f"{count(n, 'image')} (axis 0 of images, the article's channels); all kernels go "
+            "to every call",
             f"image ({size}, {size}), kernels ({k}, 3, 3)",
             f"({n}, {k}, {oh}, {oh})",
         ),
         VmapLevel(
-            "vmap(conv2d_single, in_axes=(None, 0))  # inner",
-            f"the {k} kernels (axis 0 of kernels); the same image goes to every call",
+            "vmap(conv2d_single, in_axes=(None, 0))  # the second (inner)",
+            f"{count(k, 'kernel')} (axis 0 of kernels); the same image goes to every call",
             f"image ({size}, {size}), kernel (3, 3)",
             f"({k}, {oh}, {oh})",
         ),
         VmapLevel(
             "vmap(dot_patch)(patches)  # inside conv2d_single",
-            f"the {oh * oh} patches (axis 0 of patches)",
+            f"{count(oh * oh, 'patch', 'patches')} (axis 0 of patches)",
             "patch (3, 3)",
             f"({oh * oh},) reshaped to ({oh}, {oh})",
         ),

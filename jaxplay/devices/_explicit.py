@@ -1,0 +1,413 @@
+"""Explicit sharding: mesh axis types, shardings in the types, ``reshard``, ``set_mesh``.
+
+Why: since JAX 0.7, ``jax.make_mesh`` makes *Explicit* axes by default: an array's sharding is
+part of its type (``float32[32@i,16]``: axis 0 split over mesh axis ``i``), every operation
+computes the sharding of its result when it is traced, and where that is ambiguous (a matmul of
+two arrays split the same way) JAX raises instead of guessing. With *Auto* axes the sharding is
+not in the type and XLA's partitioner decides. This module runs each step for real on this
+server's devices: the types JAX reports, the errors it raises for code written the Auto way, and
+the fixes (``out_sharding``, ``jax.sharding.reshard``, ``jax.set_mesh``, ``shard_map`` with
+inferred ``in_specs``). ``jax.set_mesh`` is a thread-local context, so one visitor's mesh is never
+another's.
+
+Each step is a small function whose source the page shows (:data:`EXPLICIT_STEPS`); the steps that
+fail as written name the exception they raise, and the tests check that JAX raises exactly that.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jaxplay.core import capture
+from jaxplay.core.capture import Outcome
+from jaxplay.core.words import count
+from jaxplay.devices._devices import devices_of
+
+#: The array every step shards: 32 × 16 float32, as in JAX's explicit-sharding tutorial.
+EXPLICIT_SHAPE = (32, 16)
+NAMES = ("i", "j")
+
+
+def explicit_mesh_shape(available: int) -> tuple[int, int]:
+    """The 2-D mesh the steps use on ``available`` devices: 2 × 4 with eight or more."""
+    for shape in ((2, 4), (2, 2), (2, 1)):
+        if shape[0] * shape[1] <= available:
+            return shape
+    return (1, 1)
+
+
+def explicit_mesh(shape: tuple[int, int], devices: list[Any]) -> jax.sharding.Mesh:
+    return jax.make_mesh(shape, ("i", "j"), devices=devices)  # Explicit axes: the default
+
+
+def auto_mesh(shape: tuple[int, int], devices: list[Any]) -> jax.sharding.Mesh:
+    return jax.make_mesh(
+        shape, ("i", "j"), axis_types=(AxisType.Auto, AxisType.Auto), devices=devices
+    )
+
+
+# --- the steps: each takes the mesh and returns what it shows ----------------------------------
+
+
+def sharding_in_the_type(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    return mesh.axis_types, jax.typeof(x)
+
+
+def auto_axes_type(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    return mesh.axis_types, jax.typeof(x), x.sharding.spec
+
+
+def types_under_jit(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+
+    @jax.jit
+    def f(a):
+        b = jnp.sin(a) * 2  # elementwise: keeps the sharding
+        c = jnp.sum(b, axis=0)  # sums over the split axis
+        return b, c
+
+    b, c = f(x)
+    return jax.typeof(b), jax.typeof(c)
+
+
+def matmul_as_written(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    with jax.set_mesh(mesh):
+        return jax.typeof(x @ x.T)
+
+
+def matmul_fixed(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    with jax.set_mesh(mesh):
+        return jax.typeof(jnp.matmul(x, x.T, out_sharding=P("i", None)))
+
+
+def reshard_as_written(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    return jax.typeof(jax.sharding.reshard(x, P(None, "j")))
+
+
+def reshard_fixed(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    with jax.set_mesh(mesh):  # a PartitionSpec names axes of this mesh
+        y = jax.sharding.reshard(x, P(None, "j"))
+    return jax.typeof(x), jax.typeof(y)
+
+
+def constraint_explicit(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+
+    @jax.jit
+    def f(a):
+        return jax.lax.with_sharding_constraint(a * 2, P(None, "j"))
+
+    with jax.set_mesh(mesh):
+        return jax.typeof(f(x))
+
+
+def constraint_auto(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    columns = NamedSharding(mesh, P(None, "j"))
+
+    @jax.jit
+    def f(a):
+        return jax.lax.with_sharding_constraint(a * 2, columns)
+
+    y = f(x)
+    return jax.typeof(y), y.sharding.spec
+
+
+def shard_map_as_written(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+
+    def double(a):
+        return a * 2
+
+    f = jax.shard_map(double, mesh=mesh, in_specs=P("j"), out_specs=P("j"))
+    return jax.typeof(f(x))
+
+
+def shard_map_fixed(mesh):
+    rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
+    x = jax.device_put(jnp.ones((32, 16)), rows)
+    local = []
+
+    def body(a):
+        local.append(a.shape)  # the block one device sees
+        return a * 2
+
+    # in_specs left out: shard_map reads them from x's type.
+    y = jax.shard_map(body, mesh=mesh, out_specs=P("i"))(x)
+    # Or reshard x to the in_specs first.
+    x_j = jax.sharding.reshard(x, NamedSharding(mesh, P("j")))
+    g = jax.shard_map(body, mesh=mesh, in_specs=P("j"), out_specs=P("j"))
+    return jax.typeof(y), local[0], jax.typeof(g(x_j))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the explicit-sharding story.
+
+    Attributes:
+        key: its id (tests, widget keys).
+        title: what it shows.
+        fn: the function run, ``fn(mesh)``; its source is what the page shows.
+        axes: ``"explicit"`` or ``"auto"``: the mesh it runs on.
+        raises: the exception JAX raises for this code as written (None: it runs).
+        lesson: what it teaches, in words (the numbers and types come from the run).
+    """
+
+    key: str
+    title: str
+    fn: Callable[[Any], Any]
+    axes: str
+    raises: str | None
+    lesson: str
+
+
+EXPLICIT_STEPS: tuple[Step, ...] = (
+    Step(
+        "type",
+        "The sharding is part of the type",
+        sharding_in_the_type,
+        "explicit",
+        None,
+        "`jax.make_mesh` makes Explicit axes by default. `jax.typeof` then shows the sharding: "
+        "`@i` after an axis size means that axis is split over mesh axis `i`.",
+    ),
+    Step(
+        "auto",
+        "Auto axes: the type does not say",
+        auto_axes_type,
+        "auto",
+        None,
+        "With `axis_types=(AxisType.Auto, ...)` the array is placed the same way, but its type "
+        "carries no sharding: under `jit`, XLA's partitioner decides how intermediates are split.",
+    ),
+    Step(
+        "jit",
+        "Types propagate under jit",
+        types_under_jit,
+        "explicit",
+        None,
+        "Every operation computes its result's sharding while tracing: an elementwise op keeps "
+        "it, a sum over the split axis gives an unsplit result (the partial sums are "
+        "all-reduced).",
+    ),
+    Step(
+        "matmul",
+        "An ambiguous result raises (as written the Auto way)",
+        matmul_as_written,
+        "explicit",
+        "ShardingTypeError",
+        "`x @ x.T` with both operands split over `i` would give a result split over `i` twice. "
+        "With Explicit axes JAX refuses to guess.",
+    ),
+    Step(
+        "matmul_fixed",
+        "Fix: say the result's sharding",
+        matmul_fixed,
+        "explicit",
+        None,
+        "`out_sharding=` names the result's sharding; JAX inserts the communication to get it.",
+    ),
+    Step(
+        "reshard",
+        "reshard with a bare PartitionSpec (as written)",
+        reshard_as_written,
+        "explicit",
+        "ValueError",
+        "A `PartitionSpec` names mesh axes, but which mesh? Outside a mesh context JAX cannot "
+        "tell.",
+    ),
+    Step(
+        "reshard_fixed",
+        "Fix: jax.set_mesh, then reshard",
+        reshard_fixed,
+        "explicit",
+        None,
+        "`jax.set_mesh(mesh)` makes the mesh current (here as a context; it is thread-local), "
+        "and `jax.sharding.reshard` moves the data to the new sharding, which is in the new "
+        "type.",
+    ),
+    Step(
+        "constraint",
+        "with_sharding_constraint on Explicit axes asserts",
+        constraint_explicit,
+        "explicit",
+        "AssertionError",
+        "With Explicit axes the sharding is already known, so `with_sharding_constraint` only "
+        "checks it: a different sharding is an error, and `reshard` is the way to change it.",
+    ),
+    Step(
+        "constraint_auto",
+        "with_sharding_constraint on Auto axes steers XLA",
+        constraint_auto,
+        "auto",
+        None,
+        "With Auto axes it is a hint to XLA's partitioner inside `jit`, not an assert: no "
+        "error, the type stays plain, and the result's `.sharding` (shown) is where XLA put it.",
+    ),
+    Step(
+        "shard_map",
+        "shard_map with in_specs that disagree with the type (as written)",
+        shard_map_as_written,
+        "explicit",
+        "ValueError",
+        "On Explicit axes `shard_map` does not reshard its inputs: `in_specs` must match the "
+        "argument's type.",
+    ),
+    Step(
+        "shard_map_fixed",
+        "Fix: leave in_specs out, or reshard first",
+        shard_map_fixed,
+        "explicit",
+        None,
+        "Without `in_specs`, `shard_map` reads them from the argument's type; or `reshard` the "
+        "argument to the specs you want first.",
+    ),
+)
+
+
+def find_step(key: str) -> Step:
+    """The step registered under ``key``; ``KeyError`` if none is."""
+    for step in EXPLICIT_STEPS:
+        if step.key == key:
+            return step
+    raise KeyError(key)
+
+
+def _describe(value: Any) -> str:
+    parts = value if isinstance(value, tuple) else (value,)
+    return "; ".join(str(p) for p in parts)
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """A step run on this server: the outcome, and the mesh it ran on."""
+
+    step: Step
+    outcome: Outcome
+    mesh_shape: tuple[int, int]
+
+    @property
+    def as_named(self) -> bool:
+        """It raised exactly what the step says (or ran, for a step that runs)."""
+        return self.outcome.error_type == self.step.raises
+
+
+def run_explicit_steps(platform: str | None = None) -> tuple[StepRun, ...]:
+    """Every step of :data:`EXPLICIT_STEPS`, on an :func:`explicit_mesh_shape` mesh of
+    ``platform``'s devices."""
+    pool = devices_of(platform)
+    shape = explicit_mesh_shape(len(pool))
+    devices = pool[: shape[0] * shape[1]]
+    meshes = {"explicit": explicit_mesh(shape, devices), "auto": auto_mesh(shape, devices)}
+    return tuple(
+        StepRun(step, capture.run(step.fn, meshes[step.axes], describe=_describe), shape)
+        for step in EXPLICIT_STEPS
+    )
+
+
+_DIM = re.compile(r"(\d+)(?:@(\w+|\([\w,]+\)))?")
+_DIMS = re.compile(r"\d+(?:@(?:\w+|\([\w,]+\)))?")
+_TYPE = re.compile(r"^(?P<dtype>[a-z]+\d*)\[(?P<dims>[^\]]*)\]$")
+
+
+def read_type(text: str, mesh_shape: tuple[int, ...], names: tuple[str, ...] = NAMES) -> str:
+    """A sharded type such as ``float32[32@i,16]`` in words, with each device's block size.
+
+    Returns "" for text that is not a type (the page then says nothing).
+    """
+    found = _TYPE.match(text.strip())
+    if not found:
+        return ""
+    sizes = dict(zip(names, mesh_shape, strict=False))
+    parts = []
+    dims = found.group("dims")
+    if ",".join(_DIMS.findall(dims)) != dims.replace(" ", ""):
+        return ""
+    for axis, dim in enumerate(_DIMS.findall(dims)):
+        m = _DIM.fullmatch(dim)
+        if not m:
+            return ""
+        size, split = int(m.group(1)), m.group(2)
+        if not split:
+            parts.append(f"axis {axis} ({size}) is whole on every device")
+            continue
+        over = tuple(n for n in split.strip("()").split(",") if n)
+        pieces = 1
+        for n in over:
+            pieces *= sizes.get(n, 1)
+        named = " × ".join(f"`{n}` ({sizes.get(n, '?')})" for n in over)
+        each = size // pieces if size % pieces == 0 else size / pieces
+        which = "mesh axes" if len(over) > 1 else "mesh axis"
+        parts.append(
+            f"axis {axis} ({size}) is split over {which} {named}: "
+            f"{count(pieces, 'piece')} of {each}"
+        )
+    return f"`{text}`: " + "; ".join(parts) + "."
+
+
+def explicit_script(shape: tuple[int, int]) -> str:
+    """Every step as one standalone script (for the Code Lab): the functions as the page shows
+    them, then each called with its outcome printed (the failing ones caught and named)."""
+    import inspect
+
+    lines = [
+        "import jax",
+        "import jax.numpy as jnp",
+        "from jax.sharding import AxisType, NamedSharding",
+        "from jax.sharding import PartitionSpec as P",
+        "",
+        "",
+        "def show(key, result):",
+        "    parts = result if isinstance(result, tuple) else (result,)",
+        "    print(key + ':', '; '.join(str(p) for p in parts))",
+        "",
+        "",
+        f"mesh = jax.make_mesh({shape}, ('i', 'j'))  # Explicit axes: the default",
+        f"auto = jax.make_mesh({shape}, ('i', 'j'), axis_types=(AxisType.Auto, AxisType.Auto))",
+        "",
+    ]
+    for step in EXPLICIT_STEPS:
+        lines += ["", inspect.getsource(step.fn).rstrip(), ""]
+    lines += ["", ""]
+    for step in EXPLICIT_STEPS:
+        mesh = "mesh" if step.axes == "explicit" else "auto"
+        call = f"{step.fn.__name__}({mesh})"
+        if step.raises is None:
+            lines.append(f"show({step.key!r}, {call})")
+        else:
+            lines += [
+                "try:",
+                f"    {call}",
+                f"except {_catchable(step.raises)} as err:",
+                f"    print({step.key + ':'!r}, 'raises', type(err).__name__)",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def _catchable(name: str) -> str:
+    """The name to catch in a script: builtins by name, JAX's own error by its base class."""
+    return "Exception" if name == "ShardingTypeError" else name
