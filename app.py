@@ -79,10 +79,7 @@ finally:
         list(st.session_state.to_dict()),
     )
     if ignored:
-        link_notice.warning(
-            "Parts of this link were ignored: " + "; ".join(ignored) + ".",
-            icon=":material/link_off:",
-        )
+        link_notice.warning(links.notice(ignored), icon=":material/link_off:")
         for name in link_params:
             if name not in st.session_state and name not in links.APP_PARAMS:
                 del st.query_params[name]
