@@ -82,23 +82,37 @@ second_call = compiled_fn(x)  # later calls reuse the compiled program
         title="Timing softmax honestly: warm up, block, take the median",
         source=code(
             """\
+import timeit
+
 import jax
 import jax.numpy as jnp
-from jaxplay.core.timing import measure
 
 """,
             naive_softmax,
             """
 jitted_softmax = jax.jit(naive_softmax)
 
+
+# Median, fastest and slowest seconds per call, of `repeat` timings of `calls` calls.
+def seconds_per_call(f, x, calls=10, repeat=7):
+    f(x).block_until_ready()  # warm-up: the first jitted call traces and compiles
+    # block_until_ready() waits for the result: JAX dispatches asynchronously.
+    runs = timeit.repeat(lambda: f(x).block_until_ready(), number=calls, repeat=repeat)
+    per_call = sorted(t / calls for t in runs)
+    return per_call[len(per_call) // 2], per_call[0], per_call[-1]
+
+
+def describe(times):
+    median, fastest, slowest = (t * 1e3 for t in times)
+    return f"median {median:.3f} ms (fastest {fastest:.3f}, slowest {slowest:.3f})"
+
+
 x = jnp.ones((1000, 1000))
-# measure() warms up (the first jitted call compiles), blocks on every result
-# and repeats: the median and spread are steady-state numbers.
-eager = measure(naive_softmax, x, budget_s=0.3)
-jitted = measure(jitted_softmax, x, budget_s=0.3)
-print("eager:", eager.describe())
-print("jit:  ", jitted.describe())
-print(f"speed-up: {eager.median / jitted.median:.1f}x")
+eager = seconds_per_call(naive_softmax, x)
+jitted = seconds_per_call(jitted_softmax, x)
+print("eager:", describe(eager))
+print("jit:  ", describe(jitted))
+print(f"speed-up: {eager[0] / jitted[0]:.1f}x")
 print("rows sum to 1:", bool(jnp.allclose(jitted_softmax(x).sum(axis=-1), 1.0)))
 """,
         ),
