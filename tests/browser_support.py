@@ -130,6 +130,12 @@ _RUN_STATE_JS = """() => {
     };
 }"""
 
+#: Whether the main area shows any text yet.
+_DRAWN_JS = """() => {
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    return !!main && main.innerText.trim().length > 0;
+}"""
+
 #: How long the script must have stayed stopped: a page that reruns itself (a query-parameter
 #: fix-up, ``st.rerun``) starts its next run a moment after the last one ended.
 QUIET_MS = 400
@@ -155,19 +161,20 @@ def wait_for_run(page, timeout_ms: int = 90_000, before: dict | None = None) -> 
     word "Running", and only after a run has lasted a moment.
     """
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
-    page.wait_for_function(
-        """([js, before, quietMs]) => {
-            const now = (0, eval)(js)();
-            if (!now || now.state !== 'notRunning' || now.quiet < quietMs) return false;
-            if (now.connection && now.connection !== 'CONNECTED') return false;
-            // A new document (the page navigated) that is idle has finished a run.
-            return !before || before.doc !== now.doc || now.done > before.done;
-        }""",
-        arg=[_RUN_STATE_JS, before, QUIET_MS],
-        timeout=timeout_ms,
-        polling=100,
-    )
-    page.wait_for_selector('[data-testid="stMainBlockContainer"]', timeout=timeout_ms)
+    idle = """([js, before, quietMs]) => {
+        const now = (0, eval)(js)();
+        if (!now || now.state !== 'notRunning' || now.quiet < quietMs) return false;
+        if (now.connection && now.connection !== 'CONNECTED') return false;
+        // A new document (the page navigated) that is idle has finished a run.
+        return !before || before.doc !== now.doc || now.done > before.done;
+    }"""
+    args = {"timeout": timeout_ms, "polling": 100}
+    page.wait_for_function(idle, arg=[_RUN_STATE_JS, before, QUIET_MS], **args)
+    # A run that drew nothing was a first run that hands over to another (a fresh server
+    # leaving Streamlit's legacy pages/ mode reruns by the same address): wait for that one.
+    if not page.evaluate(_DRAWN_JS):
+        page.wait_for_function(_DRAWN_JS, **args)
+        page.wait_for_function(idle, arg=[_RUN_STATE_JS, None, QUIET_MS], **args)
 
 
 def act(page, action, timeout_ms: int = 90_000) -> None:  # noqa: ANN001 - playwright Page
