@@ -18,8 +18,9 @@ from typing import Any
 
 from jaxplay.core import markdown
 
-#: Query parameters that are not widgets but are read by the app itself.
-APP_PARAMS: frozenset[str] = frozenset({"snippet", "embed", "embed_options"})
+#: Query parameters that are not widgets but are read by the app itself (``present``: the
+#: projector view, see ``pages/_ui.py``).
+APP_PARAMS: frozenset[str] = frozenset({"snippet", "embed", "embed_options", "present"})
 
 MAX_SHOWN_VALUE = 40
 
