@@ -157,6 +157,10 @@ def wait_for_run(page, timeout_ms: int = 90_000, before: dict | None = None) -> 
     it the wait lasts until the script has been stopped for :data:`QUIET_MS`, which suits a page
     just opened (``page.goto``) and is a best effort after an action.
 
+    The script's end is not the page's: an element whose code the browser has not loaded yet
+    (the first button of a new tab, say) is a skeleton until it arrives, so the wait lasts until
+    none is left.
+
     The status widget is no signal: in Streamlit 1.67 it shows an icon and "Stop", never the
     word "Running", and only after a run has lasted a moment.
     """
@@ -165,6 +169,8 @@ def wait_for_run(page, timeout_ms: int = 90_000, before: dict | None = None) -> 
         const now = (0, eval)(js)();
         if (!now || now.state !== 'notRunning' || now.quiet < quietMs) return false;
         if (now.connection && now.connection !== 'CONNECTED') return false;
+        // An element whose code is still loading (a lazily loaded chunk) shows a skeleton.
+        if (document.querySelector('[data-testid="stSkeleton"]')) return false;
         // A new document (the page navigated) that is idle has finished a run.
         return !before || before.doc !== now.doc || now.done > before.done;
     }"""
