@@ -7,15 +7,16 @@ projector shows. (A 1024×768 viewport at scale 1.5 would lay the page out 1024 
 as at 100% zoom, only sharper; CSS ``zoom`` on the page would leave media queries and Streamlit's
 own width measurements at 1024.)
 
-On every registered page (parametrized over the catalog), opened with ``?present=1``: no text is
-clipped horizontally (an element narrower than its text that hides the rest, or text running
-past the right edge of the window outside any scrolling box; a code block or table that scrolls
-is fine), chart text is at least 10 CSS pixels, and nothing is fetched from another host (the
-tab icon included). On the Code Lab the Run button is in view without scrolling, in present mode
-and without it. The sidebar stays collapsed across pages.
+On every registered page (parametrized over the catalog), opened with ``?present=1`` and without
+it: no text is clipped horizontally (an element narrower than its text that hides the rest, a
+select box too narrow for its choice, or text running past the right edge of the window outside
+any scrolling box; a code block or table that scrolls is fine), chart text is at least 10 CSS
+pixels, and nothing is fetched from another host (the tab icon included). On the Code Lab the
+Run button is in view without scrolling, in present mode and without it. The sidebar stays
+collapsed across pages, and present mode starts collapsed and survives the navigation.
 
-Screenshots go to a temporary folder (named in failures); with ``JAXPLAY_UPDATE_SCREENS=1`` they
-go to ``docs/screens/<address>.png`` for the README.
+Screenshots go to a temporary folder (named in failures); with ``JAXPLAY_UPDATE_SCREENS=1`` those
+in present mode go to ``docs/screens/<address>.png`` for the README.
 """
 
 from __future__ import annotations
@@ -44,11 +45,8 @@ pytestmark = pytest.mark.browser
 require_chromium()
 
 ZOOMED = {"viewport": {"width": 683, "height": 512}, "device_scale_factor": 1.5}
-SHOTS = (
-    ROOT / "docs" / "screens"
-    if os.environ.get("JAXPLAY_UPDATE_SCREENS") == "1"
-    else Path(tempfile.mkdtemp(prefix="jaxplay-present-"))
-)
+TEMP = Path(tempfile.mkdtemp(prefix="jaxplay-present-"))
+SHOTS = ROOT / "docs" / "screens" if os.environ.get("JAXPLAY_UPDATE_SCREENS") == "1" else TEMP
 #: A cold server's first run of a page computes everything it shows, on a busy machine.
 RUN_MS = 240_000
 
@@ -131,24 +129,29 @@ def _address(base: str, spec: catalog.PageSpec, query: str = "") -> str:
 
 
 def screenshot(page, name: str) -> Path:  # noqa: ANN001
-    """What the projector shows (the window, not the whole page), as a small palette PNG."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / f"{name}.png"
+    """What the projector shows (the window, not the whole page), as a small palette PNG; only
+    present mode's go to the README's folder."""
+    folder = TEMP if name.startswith("plain-") else SHOTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
     image = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
     image.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
     return path
 
 
+@pytest.mark.parametrize("present", [True, False], ids=["present", "plain"])
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
-def test_present_mode_clips_no_text(app_url: str, zoomed, spec: catalog.PageSpec) -> None:  # noqa: ANN001
+def test_no_text_is_clipped(app_url: str, zoomed, spec: catalog.PageSpec, present: bool) -> None:  # noqa: ANN001
+    """In present mode (screenshot kept) and without it, at 150% zoom."""
     page = zoomed
-    page.goto(_address(app_url, spec, "?present=1"))
+    page.goto(_address(app_url, spec, "?present=1" if present else ""))
     wait_for_run(page, RUN_MS)
     page.mouse.move(0, 0)  # no caption unfolded under the pointer
-    shot = screenshot(page, spec.url_path)
+    shot = screenshot(page, spec.url_path if present else f"plain-{spec.url_path}")
     assert not exception_texts(page), f"{exception_texts(page)}; screenshot: {shot}"
-    assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
-    assert "present=1" in page.url
+    font = page.evaluate("getComputedStyle(document.documentElement).fontSize")
+    assert font == ("20px" if present else "16px")
+    assert ("present=1" in page.url) == present
     clipped = page.evaluate(CLIPPED_JS)
     assert not clipped, f"clipped text on {spec.url_path}: {clipped}; screenshot: {shot}"
     small = page.evaluate(SMALL_CHART_TEXT_JS)

@@ -77,3 +77,13 @@ def test_present_0_and_the_switch_turn_it_off() -> None:
     at.toggle(key=_ui.PRESENT_KEY).set_value(True).run()
     assert styled(at)
     assert param(at, _ui.PRESENT_PARAM) == "1"
+
+
+def test_the_readme_shows_every_page_in_present_mode() -> None:
+    """Each registered page has its projector screenshot, linked from the README."""
+    readme = (catalog.ROOT / "README.md").read_text(encoding="utf-8")
+    for spec in catalog.PAGES:
+        shot = f"docs/screens/{spec.url_path}.png"
+        assert f"({shot})" in readme, shot
+        missing = f"{shot}: run tests/test_browser_present.py with JAXPLAY_UPDATE_SCREENS=1"
+        assert (catalog.ROOT / shot).is_file(), missing
