@@ -12,7 +12,20 @@ from jaxplay import article, jit, sandbox  # noqa: E402
 from jaxplay.core import turns  # noqa: E402
 from jaxplay.hosting import catalog, links, publicmode  # noqa: E402
 
-st.set_page_config(page_title="jaxplay", page_icon=":material/bolt:", layout="wide")
+# The tab icon is a file of the app's (sent inline as a data: URL): a Material icon name would
+# make every browser fetch it from fonts.gstatic.com, which an offline room cannot reach.
+ICON = catalog.ROOT / "frontend" / "favicon.svg"
+# Present mode (?present=1, kept by the session across pages): the projector view.
+presenting = pages._ui.present_mode()
+st.set_page_config(
+    page_title="jaxplay",
+    page_icon=str(ICON),
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenting else "auto",
+)
+pages._ui.wrap_styles()
+if presenting:
+    pages._ui.present_styles()
 
 # Public mode and the visitor, settled before any page measures: every measurement in this run
 # (this thread's context) counts against this visitor's limit.
@@ -60,6 +73,7 @@ def _public_panel() -> None:
 
 
 with st.sidebar:
+    pages._ui.present_toggle()
     st.caption(f":material/memory: {_environment().summary}")
     st.caption(f"Source: “{article.TITLE}”, {article.ABOUT} · [JAX docs](https://docs.jax.dev)")
     if public.public:
@@ -85,10 +99,7 @@ finally:
         settled,
     )
     if ignored:
-        link_notice.warning(
-            "Parts of this link were ignored: " + "; ".join(ignored) + ".",
-            icon=":material/link_off:",
-        )
+        link_notice.warning(links.notice(ignored), icon=":material/link_off:")
         for name in link_params:
             if name not in st.session_state and name not in links.APP_PARAMS:
                 del st.query_params[name]

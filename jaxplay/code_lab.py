@@ -119,14 +119,31 @@ def timing_summary(data: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def describe_limits() -> str:
-    """One line for the page: the sandbox in use and the limits of a run."""
-    pool = sandbox.get_pool()
+def describe_limits(pool: sandbox.WorkerPool | None = None) -> str:
+    """One line for the page: the sandbox in use, the limits of a run and what enforces them.
+
+    ``pool`` defaults to the server's (:func:`jaxplay.sandbox.get_pool`). Under bubblewrap a
+    run's ``/tmp`` and ``/dev/shm`` are in-memory file systems of ``scratch_mb`` each; whether the
+    kernel also holds each run to its memory and process limits depends on the host's cgroups
+    (v1, a delegated v2 subtree, or none: then address-space and process rlimits alone).
+    """
+    pool = pool or sandbox.get_pool()
     limits = pool.config.limits
     isolation = "bubblewrap sandbox" if pool.isolated else "plain process (no isolation)"
-    return (
-        f"{isolation} · {limits.timeout_s:g} s · {limits.cpu_s:g} CPU s · "
-        f"{limits.memory_mb / 1024:.3g} GB memory (CPU) · {limits.output_bytes // 1024} KiB "
-        f"output · {limits.processes} processes"
-        + (" · no network, no server files" if pool.isolated else "")
-    )
+    parts = [
+        isolation,
+        f"{limits.timeout_s:g} s",
+        f"{limits.cpu_s:g} CPU s",
+        f"{limits.memory_mb / 1024:.3g} GB memory (CPU)",
+        f"{limits.output_bytes // 1024} KiB output",
+        f"{limits.processes} processes",
+    ]
+    if pool.isolated:
+        parts.append(f"{limits.scratch_mb} MB each for the in-memory /tmp and /dev/shm")
+    if pool.cgroups.available or pool.isolated:
+        parts.append(f"enforced by: {pool.cgroups.describe()}")
+    else:
+        parts.append("enforced by: no cgroups here: address-space and process rlimits")
+    if pool.isolated:
+        parts.append("no network, no server files")
+    return " · ".join(parts)

@@ -218,3 +218,89 @@ def box_height(text: str, box: int = 240, lines: int = 12, chars: int = 2000) ->
     """A code box's height: ``box`` pixels, scrolling, for text over ``lines`` lines or ``chars``
     characters; else as tall as the text ("content")."""
     return box if text.count("\n") > lines or len(text) > chars else "content"
+
+
+# -- Present mode: the projector view --------------------------------------------------------
+#: ``?present=1`` turns it on for the session (``?present=0`` off); the address keeps it while on,
+#: so a link copied from a projected page opens in present mode too.
+PRESENT_PARAM = "present"
+PRESENT_KEY = "present_mode"  # the sidebar toggle's key, which is also the session's flag
+
+#: Larger type everywhere (Streamlit sizes text and spacing in rem), wider use of the screen,
+#: columns that wrap onto a new row rather than shrink below 11rem (so a select box shows its
+#: choice whole), and the small print (captions) folded to one line, whole again under the
+#: pointer or focus.
+PRESENT_CSS = """
+<style>
+html { font-size: 20px; }
+[data-testid="stMainBlockContainer"] { padding: 4rem 1rem 4rem; max-width: none; }
+[data-testid="stMain"] [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+[data-testid="stMain"] [data-testid="stColumn"] { min-width: min(100%, 11rem); }
+[data-testid="stMain"] [data-testid="stCaptionContainer"] {
+    display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 1;
+    overflow: hidden; cursor: help;
+}
+[data-testid="stMain"] [data-testid="stCaptionContainer"]:hover,
+[data-testid="stMain"] [data-testid="stCaptionContainer"]:focus-within {
+    -webkit-line-clamp: unset; overflow: visible;
+}
+</style>
+"""
+
+
+#: On every page, in every mode: labels that Streamlit cuts off with "…" in a narrow column (a
+#: metric's label and value, a page link) wrap instead, so a projector at 150% zoom shows them
+#: whole. Code blocks and tables scroll; they keep Streamlit's own styles.
+WRAP_CSS = """
+<style>
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
+[data-testid="stPageLink-NavLink"] span {
+    white-space: normal; overflow: visible; text-overflow: clip; overflow-wrap: break-word;
+}
+</style>
+"""
+
+
+def wrap_styles() -> None:
+    """The styles that make labels wrap rather than clip (see :data:`WRAP_CSS`); every run."""
+    st.html(WRAP_CSS)
+
+
+def present_mode() -> bool:
+    """Whether this session shows the projector view; call once per run, before the page.
+
+    A link's ``?present=`` sets it (``1`` on, anything else off); otherwise the session keeps
+    what it had, across page switches (which drop the address's query string), and the address
+    gets ``present=1`` back while it is on.
+    """
+    state = st.session_state
+    asked = st.query_params.get(PRESENT_PARAM)
+    if asked is not None:
+        state[PRESENT_KEY] = asked == "1"
+    on = bool(state.get(PRESENT_KEY, False))
+    _show_in_address(on)
+    return on
+
+
+def _show_in_address(on: bool) -> None:
+    if on:
+        st.query_params[PRESENT_PARAM] = "1"
+    elif PRESENT_PARAM in st.query_params:
+        del st.query_params[PRESENT_PARAM]
+
+
+def present_styles() -> None:
+    """The projector view's styles, for this run (call when :func:`present_mode` is on)."""
+    st.html(PRESENT_CSS)
+
+
+def present_toggle() -> None:
+    """A switch for present mode (for the sidebar); it keeps the address in step."""
+    st.toggle(
+        "Present mode",
+        key=PRESENT_KEY,
+        on_change=lambda: _show_in_address(bool(st.session_state[PRESENT_KEY])),
+        help="For a projector: larger type, the sidebar folded away, side notes folded to one "
+        f"line. The address carries `{PRESENT_PARAM}=1`, so a copied link opens the same view.",
+    )

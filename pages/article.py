@@ -3,6 +3,7 @@
 import streamlit as st
 
 from jaxplay import article, sandbox
+from jaxplay.core import markdown
 from jaxplay.hosting import catalog
 from pages import _ui  # every page imports it first: see its docstring
 
@@ -81,8 +82,8 @@ for example in article.in_section(section.number):
                     height=_ui.box_height(message, box=220, lines=8, chars=1200),
                 )
             elif result.error is not None:
-                st.warning(
-                    f"Could not show the real error: {result.error.message}",
+                st.warning(  # the worker's words: shown as text
+                    f"Could not show the real error: {markdown.escape(result.error.message)}",
                     icon=":material/warning:",
                 )
             else:

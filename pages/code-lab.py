@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import article, code_lab, sandbox
+from jaxplay.core import markdown
 from jaxplay.hosting import catalog, snippets
 from pages import _ui  # every page imports it first: see its docstring
 from pages._editor import code_editor, run_requested
@@ -46,7 +47,7 @@ shared_id = st.query_params.get("snippet")
 if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
     state["code_lab_loaded_snippet"] = shared_id
     try:
-        state["code_lab_source"] = store.load(shared_id).code
+        state["code_lab_source"] = state["code_lab_snippet_code"] = store.load(shared_id).code
         state.pop("code_lab_result", None)
         st.toast("Loaded the shared snippet.", icon=":material/share:")
     except snippets.StoreUnavailable as err:
@@ -55,6 +56,10 @@ if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
         st.warning(f"{err} Showing your own code instead.", icon=":material/link_off:")
     if store.last_recovery:
         st.warning(store.last_recovery, icon=":material/build:")
+# Once the visitor has edited the loaded code, the address no longer names what the editor
+# shows: a reload would load the snippet again over the edits (they stay in the session).
+if shared_id and state.get("code_lab_snippet_code") not in (None, state["code_lab_source"]):
+    del st.query_params["snippet"]
 
 
 def _edited(text: str) -> None:
@@ -102,6 +107,11 @@ if share:
 source = state["code_lab_source"]
 with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/search:"):
     functions = sandbox.defined_functions(source)
+    if not functions:
+        st.caption(
+            "The Function box is empty: the code defines no function at its top level (a "
+            "`def name(...)`, or `name = lambda ...` / `name = jax.jit(...)`, not indented)."
+        )
     c1, c2, c3 = st.columns([2, 2, 1])
     function = c1.selectbox("Function", functions, key="code_lab_function", bind="query-params")
     shapes = c2.text_input(
@@ -133,16 +143,25 @@ with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/
     )
 
 request = None
+if chosen and not function:
+    st.warning(
+        "Nothing to inspect: pick a function in the Function box. It is empty because the code "
+        "defines no function at its top level; add a `def` (not indented) to inspect it.",
+        icon=":material/search_off:",
+    )
 if chosen and function:
     try:
         request = sandbox.InspectRequest(
             function, sandbox.parse_arg_specs(shapes, dtype), tuple(chosen)
         )
-    except ValueError as err:
-        st.warning(str(err), icon=":material/warning:")
+    except ValueError as err:  # quotes the visitor's shapes: shown as text
+        st.warning(markdown.escape(err), icon=":material/warning:")
 
 # Ctrl/Cmd+Enter in the editor runs exactly as the Run button does.
-run = run_clicked or (run_requested("code_lab_editor") and not refusal)
+asked = run_requested("code_lab_editor")
+run = run_clicked or (asked and not refusal)
+if asked and refusal:
+    st.warning("Ctrl/⌘+Enter did not run the code: " + refusal, icon=":material/block:")
 if run:
     with st.status("Running in a fresh sandbox…") as status:
         result = sandbox.run_code(

@@ -1,10 +1,18 @@
-"""Home: what jaxplay is, a card per topic, and the JAX this server runs."""
+"""Home: what jaxplay is, a path for a learner and one for an instructor, a card per topic, and
+the JAX this server runs.
+
+Both paths are built from the page registry and the article's sections: a topic page whose
+address is a section's short name (``/jit`` for section ``jit``) follows that section, in the
+article's order; every other topic page (say, one registered under "Beyond the article") comes
+after, in navigation order. A new page appears here without a change to this file.
+"""
 
 import pandas as pd
 import streamlit as st
 
-import pages._ui  # noqa: F401  (every page imports it first: see its docstring)
+from jaxplay import article
 from jaxplay.hosting import catalog, environment
+from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/bolt: jaxplay")
 st.markdown(
@@ -14,22 +22,79 @@ st.markdown(
     "and timings measured honestly (warmed up, blocked on the result, median and spread)."
 )
 
+registered = {spec.url_path: spec for spec in catalog.TOPICS}
+# The article's sections that have a page here, in the article's order, with their page.
+tour = [(s, registered[s.slug]) for s in article.SECTIONS if s.slug in registered]
+walkthrough = registered.get("article")
+lab = registered.get("code-lab")
+beyond = [
+    spec
+    for spec in catalog.TOPICS
+    if spec not in {page for _, page in tour} and spec not in (walkthrough, lab)
+]
+
+
+def step(number: int, text: str, *links: tuple[catalog.PageSpec, str, dict[str, str]]) -> None:
+    """A numbered step: what to do, then a link per page to open (label, query parameters)."""
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.markdown(f"**{number}.** {text}")
+    for spec, label, params in links:
+        row.page_link(spec.path, label=label, icon=spec.icon, query_params=params)
+
+
+with st.expander("New to JAX? Follow the article, page by page", icon=":material/school:"):
+    st.markdown(
+        f"The path of the tutorial “{article.TITLE}”: read a section in the walkthrough (its "
+        "code, what fails on today's JAX, and the fix), then explore the same topic live."
+    )
+    n = 0
+    for n, (section, page) in enumerate(tour, start=1):
+        read = [(walkthrough, "Read", {"walkthrough_section": section.slug})] if walkthrough else []
+        step(n, section.title, *read, (page, f"Explore: {page.title}", {}))
+    if lab:
+        n += 1
+        step(n, "Write your own: every snippet opens in the Code Lab.", (lab, lab.title, {}))
+    for spec in beyond:
+        n += 1
+        step(n, f"Beyond the article: {spec.summary}", (spec, spec.title, {}))
+
+with st.expander("Teaching a room? What to project, in order", icon=":material/co_present:"):
+    st.markdown(
+        "Every link below opens in **present mode**: larger type, the sidebar folded away, "
+        "side notes folded to one line (point at one to read it all). The address keeps "
+        f"`{_ui.PRESENT_PARAM}=1`, so a link you paste into the room's chat opens the same view; "
+        "add it to any address, or open the page without it to leave present mode."
+    )
+    on = {_ui.PRESENT_PARAM: "1"}
+    n = 0
+    for n, (section, page) in enumerate(tour, start=1):
+        show = [(walkthrough, "The article's code", {**on, "walkthrough_section": section.slug})]
+        step(n, page.summary, *(show if walkthrough else []), (page, page.title, on))
+    if lab:
+        n += 1
+        step(n, "Live coding: type, Ctrl/⌘+Enter runs.", (lab, lab.title, on))
+    for spec in beyond:
+        n += 1
+        step(n, spec.summary, (spec, spec.title, on))
+
+# Cards and figures in rows that wrap: as many side by side as the window holds (a projector at
+# 150% zoom shows two cards a row), none squeezed until its text is cut off.
 for section, specs in catalog.pages_by_section().items():
     st.subheader(section)
-    columns = st.columns(min(4, len(specs)))
-    for i, spec in enumerate(specs):
-        with columns[i % len(columns)].container(border=True):
+    cards = st.container(horizontal=True, gap="medium")
+    for spec in specs:
+        with cards.container(border=True, width=280):
             st.page_link(spec.path, label=spec.title, icon=spec.icon)
             st.caption(spec.summary)
 
 st.subheader("This server's JAX")
 info = environment.describe_environment()
-cols = st.columns(5)
-cols[0].metric("jax", info.jax_version)
-cols[1].metric("jaxlib", info.jaxlib_version)
-cols[2].metric("Backend", info.backend)
-cols[3].metric("x64", "on" if info.x64_enabled else "off")
-cols[4].metric("Simulated CPU devices", info.simulated_cpu_devices)
+figures = st.container(horizontal=True, gap="large")
+figures.metric("jax", info.jax_version, width="content")
+figures.metric("jaxlib", info.jaxlib_version, width="content")
+figures.metric("Backend", info.backend, width="content")
+figures.metric("x64", "on" if info.x64_enabled else "off", width="content")
+figures.metric("Simulated CPU devices", info.simulated_cpu_devices, width="content")
 st.dataframe(
     pd.DataFrame(
         [

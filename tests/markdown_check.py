@@ -13,8 +13,24 @@ from markdown_it import MarkdownIt
 
 _RENDERER = MarkdownIt("gfm-like")
 _ACTIVE = re.compile(r"<(a|img)\b", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]+>")
 
 
 def active_elements(markdown: str) -> list[str]:
     """The ``<a>`` and ``<img>`` tags the Markdown would render to."""
     return _ACTIVE.findall(_RENDERER.render(markdown))
+
+
+def plain_text(markdown: str) -> str:
+    """The text a visitor reads when the Markdown is rendered (escapes undone, tags dropped)."""
+    import html
+
+    return html.unescape(_TAG.sub("", _RENDERER.render(markdown))).strip()
+
+
+_TARGET = re.compile(r"""<(?:a|img)\b[^>]*?(?:href|src)="([^"]*)\"""", re.IGNORECASE)
+
+
+def active_targets(markdown: str) -> list[str]:
+    """The addresses the Markdown's links and images would point to (``href``, ``src``)."""
+    return _TARGET.findall(_RENDERER.render(markdown))

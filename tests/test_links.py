@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from jaxplay.hosting.links import ignored_params
+from jaxplay.hosting.links import ignored_params, notice
+from tests.markdown_check import active_elements, plain_text
 
 
 def test_valid_params_are_silent() -> None:
@@ -38,7 +39,7 @@ def test_app_reports_an_unknown_link_parameter() -> None:
     at.query_params["no_such_setting"] = "1"
     at.run()
     assert not at.exception
-    assert any("no_such_setting is not a setting" in w.value for w in at.warning)
+    assert any("no_such_setting is not a setting" in plain_text(w.value) for w in at.warning)
 
 
 def test_a_widget_the_session_already_had_is_not_a_links_part() -> None:
@@ -51,3 +52,26 @@ def test_a_widget_the_session_already_had_is_not_a_links_part() -> None:
     assert ignored_params(before, {"compose_preset": "x"}, values, keys, settled=keys) == []
     fresh = ignored_params({"compose_t0": "nope"}, {}, values, keys, settled=["compose_preset"])
     assert fresh == ["compose_t0=nope is not a valid value; the default is shown"]
+
+
+def test_the_note_shows_a_links_names_and_values_as_text() -> None:
+    """``/?![px](http://127.0.0.1:9/p.png)=1`` drew the attacker's image in the note."""
+    payload = "![px](http://127.0.0.1:9/p.png) [x](http://127.0.0.1:9/l)"
+    notes = ignored_params({payload: payload, "k": payload}, {}, {"k": "y"}, ["k"])
+    note = notice(notes)
+    assert active_elements(note) == []
+    assert "![px](http://127.0.0.1:9/p.png)" in plain_text(note)
+    assert notice([]) == ""
+
+
+def test_the_app_escapes_an_unknown_link_parameter() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from jaxplay.hosting import catalog
+
+    at = AppTest.from_file(str(catalog.ROOT / "app.py"), default_timeout=120)
+    at.query_params["![px](http://127.0.0.1:9/p.png)"] = "[x](http://127.0.0.1:9/l)"
+    at.run()
+    assert not at.exception
+    notes = [w.value for w in at.warning if "ignored" in w.value]
+    assert notes and all(active_elements(n) == [] for n in notes), notes

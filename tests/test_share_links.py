@@ -34,6 +34,7 @@ from streamlit.testing.v1.element_tree import (
 
 from jaxplay.hosting import catalog
 from tests.conftest import APP_TIMEOUT_S, assert_clean, open_page
+from tests.markdown_check import plain_text
 
 IGNORED_NOTE = "Parts of this link were ignored"
 UNKNOWN = "no_such_setting"
@@ -168,7 +169,7 @@ def open_link(spec: catalog.PageSpec, params: dict[str, str | list[str]]) -> App
 
 
 def _noted(at: AppTest) -> str:
-    return " ".join(w.value for w in at.warning if IGNORED_NOTE in w.value)
+    return " ".join(plain_text(w.value) for w in at.warning if IGNORED_NOTE in w.value)
 
 
 def _is_noted(key: str, notes: str) -> bool:

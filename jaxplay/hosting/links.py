@@ -5,7 +5,10 @@ address reproduces the view. Streamlit drops a bound parameter whose value is no
 widget (an unknown option, a number out of range) and removes one that equals the default. A
 visitor who opened a tampered or outdated link should be told which parts of it were ignored,
 rather than silently seeing something else: :func:`ignored_params` works that out from the
-parameters before and after the page ran and the values the widgets ended up with.
+parameters before and after the page ran and the values the widgets ended up with, and
+:func:`notice` words it for a Markdown-rendering element. A link's names and values are whatever
+its author typed (``/?![px](http://x/p.png)=1``), so the notice shows them as text, never as a
+link or an image.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-#: Query parameters that are not widgets but are read by the app itself.
-APP_PARAMS: frozenset[str] = frozenset({"snippet", "embed", "embed_options"})
+from jaxplay.core import markdown
+
+#: Query parameters that are not widgets but are read by the app itself (``present``: the
+#: projector view, see ``pages/_ui.py``).
+APP_PARAMS: frozenset[str] = frozenset({"snippet", "embed", "embed_options", "present"})
 
 MAX_SHOWN_VALUE = 40
 
@@ -72,3 +78,13 @@ def ignored_params(
                 f"{_short(name)}={_short(value)} is not a valid value; the default is shown"
             )
     return notes
+
+
+def notice(notes: Iterable[str]) -> str:
+    """The note a page shows for :func:`ignored_params`' ``notes``, as Markdown; ``""`` if none.
+
+    Each note quotes the link, so each is escaped whole: a visitor sees the link's text as it
+    was written, and no part of it becomes a link, an image or formatting.
+    """
+    escaped = [markdown.escape(note) for note in notes]
+    return "Parts of this link were ignored: " + "; ".join(escaped) + "." if escaped else ""
