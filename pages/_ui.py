@@ -16,14 +16,18 @@ from typing import Any
 import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
-from jaxplay.core import turns
+from jaxplay.core import capture, markdown, turns
 from jaxplay.core.expr import ExprError
-from jaxplay.hosting import publicmode
+from jaxplay.hosting import catalog, publicmode
 
 
-def show_code(*objects: Callable[..., Any] | str, label: str = "Show the code that ran") -> None:
+def show_code(
+    *objects: Callable[..., Any] | str,
+    label: str = "Show the code that ran",
+    expanded: bool = False,
+) -> None:
     """An expander with the exact source of the functions (or text) that produced a result."""
-    with st.expander(label, icon=":material/code:"):
+    with st.expander(label, icon=":material/code:", expanded=expanded):
         for obj in objects:
             source = obj if isinstance(obj, str) else inspect.getsource(obj)
             st.code(source, language="python")
@@ -130,3 +134,30 @@ def box_height(text: str, box: int = 240, lines: int = 12, chars: int = 2000) ->
     """A code box's height: ``box`` pixels, scrolling, for text over ``lines`` lines or ``chars``
     characters; else as tall as the text ("content")."""
     return box if text.count("\n") > lines or len(text) > chars else "content"
+
+
+def code_lab_button(source: str, key: str, label: str = "Open in Code Lab") -> None:
+    """A button that puts ``source`` into the Code Lab's editor and switches to the Code Lab."""
+    if st.button(label, key=key, icon=":material/terminal:"):
+        st.session_state["code_lab_source"] = source
+        st.session_state.pop("code_lab_result", None)
+        # An explicit (empty) mapping: a bare switch_page would try to clear bound query params.
+        st.switch_page(catalog.find("code-lab").path, query_params={})
+
+
+def show_outcome(result: capture.Outcome, returns: str = "Returns") -> None:
+    """What a captured run did: its value, or JAX's exception as raised; then what it printed.
+
+    Values and messages are shown in code blocks (nothing in them renders), paths scrubbed.
+    """
+    if result.ok:
+        st.success(f"{returns}:", icon=":material/check_circle:")
+        st.code(scrub(result.value), language=None, wrap_lines=True)
+    else:
+        st.error(f"Raises **{result.error_type}** (caught here):", icon=":material/error:")
+        st.code(scrub(result.message), language=None, wrap_lines=True)
+    if result.stdout:
+        st.caption("Printed:")
+        st.code(scrub(result.stdout.rstrip()), language=None)
+    for warning in result.warnings:
+        st.warning(markdown.escape(scrub(warning)), icon=":material/warning:")
