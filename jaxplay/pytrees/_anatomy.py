@@ -21,7 +21,7 @@ import numpy as np
 from jaxplay.article import code
 
 #: Arrays up to this many elements are written out in full; larger ones as ``f32[4,8]``.
-MAX_SHOWN_ELEMENTS = 12
+MAX_SHOWN_ELEMENTS = 8
 
 
 def tree_functions(tree, fn):
@@ -106,12 +106,13 @@ def short_dtype(dtype: Any) -> str:
     return name
 
 
-def short(value: Any) -> str:
-    """A leaf or a small tree written compactly: small arrays in full, larger ones by shape."""
+def short(value: Any, values: bool = True) -> str:
+    """A leaf or a small tree written compactly: small arrays in full (with ``values``), larger
+    ones by dtype and shape (``f32[3,4]``)."""
     if isinstance(value, (jax.Array, np.ndarray)):
         name = short_dtype(value.dtype)
         shape = ",".join(str(d) for d in value.shape)
-        if value.size <= MAX_SHOWN_ELEMENTS:
+        if values and value.size <= MAX_SHOWN_ELEMENTS:
             body = " ".join(np.array2string(np.asarray(value), precision=3, separator=", ").split())
             return f"{name}[{shape}] {body}" if value.ndim else f"{name}[] {body}"
         return f"{name}[{shape}]"
@@ -145,7 +146,7 @@ def _children(value: Any) -> tuple[list[str], list[Any]]:
 def _walk(value: Any, path: tuple[int, ...], key: str, out: list[Node], leaves: list[int]) -> None:
     treedef = jax.tree.structure(value)
     if _is_leaf(value):
-        out.append(Node(path, key, "leaf", short(value), leaves[0]))
+        out.append(Node(path, key, "leaf", short(value, values=False), leaves[0]))
         leaves[0] += 1
         return
     kind_type = treedef.node_data()[0] if treedef.node_data() else type(value)

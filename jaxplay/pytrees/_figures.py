@@ -84,7 +84,7 @@ def tree_figure(nodes: Sequence[Node], title: str) -> go.Figure:
                 mode="markers+text",
                 name=_NAMES[kind],
                 text=[_label(n) for n in members],
-                textposition="middle right",
+                textposition="middle right" if kind == "leaf" else "top center",
                 textfont={"family": "monospace", "size": 12},
                 hovertext=[f"{n.key or 'root'}: {n.label}" for n in members],
                 hoverinfo="text",
@@ -93,19 +93,14 @@ def tree_figure(nodes: Sequence[Node], title: str) -> go.Figure:
         )
     rows = sum(1 for n in nodes if not any(m.path[:-1] == n.path for m in nodes if m.path))
     depth = max((n.depth for n in nodes), default=0)
+    widest = max((len(_label(n)) for n in nodes if n.kind == "leaf"), default=0)
     fig.update_layout(
         title=title,
         height=max(220, 30 * rows + 110),
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
-        xaxis={
-            "title": "depth",
-            "tickmode": "array",
-            "tickvals": list(range(depth + 1)),
-            "range": [-0.3, depth + 2.6],
-            "showgrid": False,
-        },
-        yaxis={"visible": False, "range": [-rows + 0.4, 0.6]},
+        xaxis={"visible": False, "range": [-0.4, depth + 0.3 + 0.09 * widest]},
+        yaxis={"visible": False, "range": [-rows + 0.4, 0.9]},
     )
     return fig
 

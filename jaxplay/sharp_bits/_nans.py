@@ -25,8 +25,9 @@ from jax.experimental import checkify
 from jaxplay.core import capture, markdown
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
-#: Points of the gradient curve drawn beside the where case.
-CURVE_POINTS = 81
+#: Points of the gradient curve drawn beside the where case (an even number: x = 0 is not one
+#: of them, where sqrt's derivative is infinite and would stretch the axis).
+CURVE_POINTS = 80
 
 
 def sqrt_or_zero(x):
@@ -118,7 +119,7 @@ def without_check(x):
 
 
 def with_debug_nans(x):
-    with jax.debug_nans(True):  # this thread only, undone on exit
+    with jax.debug_nans(True):  # this thread only
         return jax.jit(log_then_sqrt)(jnp.array([4.0, x]))
 
 

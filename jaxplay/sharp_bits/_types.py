@@ -34,7 +34,7 @@ def default_dtypes():
 
 
 def with_x64():
-    with jax.enable_x64(True):  # this thread only, undone on exit
+    with jax.enable_x64(True):  # this thread only
         return default_dtypes()
 
 
@@ -89,8 +89,9 @@ def multiply_add(x, y):
 
 def jaxpr_with_python_float(dtype):
     x = jnp.ones(3, dtype)
-    weak = jax.make_jaxpr(multiply_add)(x, 2.0)  # y: a Python float
-    strong = jax.make_jaxpr(multiply_add)(x, jnp.float32(2.0))  # y: a float32 array
+    # y: a Python float, then a float32 array
+    weak = jax.make_jaxpr(multiply_add)(x, 2.0)
+    strong = jax.make_jaxpr(multiply_add)(x, jnp.float32(2.0))
     return {"y = 2.0": weak, "y = jnp.float32(2.0)": strong}
 
 

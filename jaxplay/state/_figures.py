@@ -18,7 +18,7 @@ def loss_figure(curves: Sequence[tuple[str, Sequence[float]]]) -> go.Figure:
         fig.add_trace(go.Scatter(x=steps, y=list(losses), mode="lines", name=name))
         values += [v for v in losses if v > 0]
     fig.update_layout(
-        title="Minibatch loss at each step",
+        title="Loss on all the data, before each step",
         xaxis_title="step",
         height=380,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},

@@ -23,8 +23,9 @@ def make_step(update, batch_size):
     def step(params, opt_state, key, x, y, lr):
         key, batch_key = jax.random.split(key)
         idx = jax.random.choice(batch_key, x.shape[0], (batch_size,), replace=False)
-        grads = jax.grad(loss_fn)(params, x[idx], y[idx])  # on a minibatch
-        loss = loss_fn(params, x, y)  # on all the data, before the update
+        # The gradient of a minibatch; the loss of all the data, before the update.
+        grads = jax.grad(loss_fn)(params, x[idx], y[idx])
+        loss = loss_fn(params, x, y)
         updates, opt_state = update(grads, opt_state, lr)
         params = jax.tree.map(jnp.add, params, updates)
         return params, opt_state, key, loss
@@ -76,7 +77,8 @@ class HiddenStateModel:
         grads = jax.grad(loss_fn)(self.params, x[idx], y[idx])
         loss = loss_fn(self.params, x, y)
         updates, self.opt_state = self.update(grads, self.opt_state, self.lr)
-        self.params = jax.tree.map(jnp.add, self.params, updates)  # stores tracers on self
+        # Stores tracers on self: they escape the trace.
+        self.params = jax.tree.map(jnp.add, self.params, updates)
         return loss
 
 
