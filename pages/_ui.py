@@ -145,16 +145,16 @@ def code_lab_button(source: str, key: str, label: str = "Open in Code Lab") -> N
         st.switch_page(catalog.find("code-lab").path, query_params={})
 
 
-def show_outcome(result: capture.Outcome, returns: str = "Returns") -> None:
-    """What a captured run did: its value, or JAX's exception as raised; then what it printed.
-
-    Values and messages are shown in code blocks (nothing in them renders), paths scrubbed.
+def show_outcome(result: capture.Outcome, what: str = "It") -> None:
+    """What a captured run did: ``what`` returns its value, or raises JAX's exception (a red
+    box); then what it printed and warned. ``what`` is the app's own Markdown (a call in
+    backticks); values and messages go in code blocks (nothing in them renders), paths scrubbed.
     """
     if result.ok:
-        st.success(f"{returns}:", icon=":material/check_circle:")
+        st.markdown(f":green[:material/check_circle:] {what} returns:")
         st.code(scrub(result.value), language=None, wrap_lines=True)
     else:
-        st.error(f"Raises **{result.error_type}** (caught here):", icon=":material/error:")
+        st.error(f"{what} raises **{result.error_type}** (caught here):", icon=":material/error:")
         st.code(scrub(result.message), language=None, wrap_lines=True)
     if result.stdout:
         st.caption("Printed:")
