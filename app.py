@@ -51,7 +51,8 @@ def _page(spec: catalog.PageSpec) -> st.Page:
 sections: dict[str, list[st.Page]] = {"": [_page(catalog.HOME)]}
 for section, specs in catalog.pages_by_section().items():
     sections[section] = [_page(spec) for spec in specs]
-page = st.navigation(sections)
+# Every page listed: Streamlit folds a menu of more than twelve pages behind "View more".
+page = st.navigation(sections, expanded=True)
 
 
 @st.cache_resource

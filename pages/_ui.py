@@ -16,14 +16,18 @@ from typing import Any
 import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
-from jaxplay.core import markdown, turns
+from jaxplay.core import capture, markdown, turns
 from jaxplay.core.expr import ExprError
-from jaxplay.hosting import publicmode
+from jaxplay.hosting import catalog, publicmode
 
 
-def show_code(*objects: Callable[..., Any] | str, label: str = "Show the code that ran") -> None:
+def show_code(
+    *objects: Callable[..., Any] | str,
+    label: str = "Show the code that ran",
+    expanded: bool = False,
+) -> None:
     """An expander with the exact source of the functions (or text) that produced a result."""
-    with st.expander(label, icon=":material/code:"):
+    with st.expander(label, icon=":material/code:", expanded=expanded):
         for obj in objects:
             source = obj if isinstance(obj, str) else inspect.getsource(obj)
             st.code(source, language="python")
@@ -206,8 +210,6 @@ def keep_widgets(tabs: dict[Any, tuple[str, ...]]) -> None:
 
 def open_in_code_lab(source: str) -> None:
     """Load ``source`` into the Code Lab's editor and go there (its last result cleared)."""
-    from jaxplay.hosting import catalog
-
     st.session_state["code_lab_source"] = source
     st.session_state.pop("code_lab_result", None)
     # An explicit (empty) mapping: a bare switch_page would try to clear bound query params.
@@ -304,3 +306,27 @@ def present_toggle() -> None:
         help="For a projector: larger type, the sidebar folded away, side notes folded to one "
         f"line. The address carries `{PRESENT_PARAM}=1`, so a copied link opens the same view.",
     )
+
+
+def code_lab_button(source: str, key: str, label: str = "Open in Code Lab") -> None:
+    """A button that puts ``source`` into the Code Lab's editor and switches to the Code Lab."""
+    if st.button(label, key=key, icon=":material/terminal:"):
+        open_in_code_lab(source)
+
+
+def show_outcome(result: capture.Outcome, what: str = "It") -> None:
+    """What a captured run did: ``what`` returns its value, or raises JAX's exception (a red
+    box); then what it printed and warned. ``what`` is the app's own Markdown (a call in
+    backticks); values and messages go in code blocks (nothing in them renders), paths scrubbed.
+    """
+    if result.ok:
+        st.markdown(f":green[:material/check_circle:] {what} returns:")
+        st.code(scrub(result.value), language=None, wrap_lines=True)
+    else:
+        st.error(f"{what} raises **{result.error_type}** (caught here):", icon=":material/error:")
+        st.code(scrub(result.message), language=None, wrap_lines=True)
+    if result.stdout:
+        st.caption("Printed:")
+        st.code(scrub(result.stdout.rstrip()), language=None)
+    for warning in result.warnings:
+        st.warning(markdown.escape(scrub(warning)), icon=":material/warning:")

@@ -4,7 +4,6 @@ import streamlit as st
 
 from jaxplay import article, sandbox
 from jaxplay.core import markdown
-from jaxplay.hosting import catalog
 from pages import _ui  # every page imports it first: see its docstring
 
 sandbox.warm_up()  # returns at once; spare workers start in the background
@@ -30,13 +29,6 @@ def run_example(example: article.Example) -> sandbox.RunResult:
         return _run_example(example.id, example.source)
     except _NotCached as skipped:
         return skipped.result
-
-
-def open_in_code_lab(source: str) -> None:
-    st.session_state["code_lab_source"] = source
-    st.session_state.pop("code_lab_result", None)
-    # An explicit (empty) mapping: a bare switch_page would try to clear bound query params.
-    st.switch_page(catalog.find("code-lab").path, query_params={})
 
 
 st.title(":material/menu_book: Article walkthrough")
@@ -94,7 +86,7 @@ for example in article.in_section(section.number):
         if actions.button(
             "Open in Code Lab", key=f"walkthrough_open_{example.id}", icon=":material/terminal:"
         ):
-            open_in_code_lab(example.source)
+            _ui.open_in_code_lab(example.source)
         if not example.expected_error and actions.button(
             "Run here", key=f"walkthrough_run_{example.id}", icon=":material/play_arrow:"
         ):

@@ -297,8 +297,7 @@ def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
         st.caption(step.lesson)
     script = devices.explicit_script(shape)
     _ui.show_code(script, label="All the steps as one script")
-    if st.button("Open in the Code Lab", key="devices_explicit_open", icon=":material/terminal:"):
-        _ui.open_in_code_lab(script)
+    _ui.code_lab_button(script, key="devices_explicit_open", label="Open in the Code Lab")
 
 
 if tabs["Explicit sharding"].open:

@@ -163,6 +163,19 @@ FIRST_VISITS: dict[str, FirstVisit] = {
         _fill("memory_chain_size", "32"),
         _param("memory_chain_size", "32"),
     ),
+    "pytrees": FirstVisit(
+        "pytrees_tab=Static+vs+dynamic+fields&pytrees_calls=5",
+        _slider_right("pytrees_calls"),
+        _param("pytrees_calls", "6"),
+    ),
+    "sharp-bits": FirstVisit(
+        "sharp_case=Out-of-bounds+indexing&sharp_bounds_index=5",
+        _slider_right("sharp_bounds_index"),
+        _param("sharp_bounds_index", "6"),
+    ),
+    "state": FirstVisit(
+        "state_steps=30", _slider_right("state_steps"), _param("state_steps", "40")
+    ),
     "code-lab": FirstVisit("code_lab_dtype=int32", _code_lab_edit, _TEXT.format("y = 41 + 1")),
     "article": FirstVisit(
         "walkthrough_section=vmap", _click_pill("jit"), _TEXT.format("1. jax.jit")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-SECTIONS: tuple[str, ...] = ("Transforms", "Under the hood", "Playground")
+SECTIONS: tuple[str, ...] = ("Transforms", "Under the hood", "Beyond the article", "Playground")
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,34 @@ TOPICS: tuple[PageSpec, ...] = (
         section="Under the hood",
         summary="What gradient checkpointing saves and costs, and what jit fuses into one kernel.",
         url_path="memory",
+    ),
+    PageSpec(
+        path="pages/pytrees.py",
+        title="Pytrees",
+        icon=":material/park:",
+        section="Beyond the article",
+        summary="What JAX sees in nested containers: leaves and structure drawn, tree.map and "
+        "flatten, your own classes registered, static fields and jit's cache, params through "
+        "grad and vmap.",
+        url_path="pytrees",
+    ),
+    PageSpec(
+        path="pages/sharp-bits.py",
+        title="Sharp bits",
+        icon=":material/report:",
+        section="Beyond the article",
+        summary="JAX's gotchas run for real: hidden state under jit, .at[] updates, "
+        "out-of-bounds indexing, NaN gradients, debug_nans, checkify, debug.print, weak types.",
+        url_path="sharp-bits",
+    ),
+    PageSpec(
+        path="pages/state.py",
+        title="Stateful computations",
+        icon=":material/model_training:",
+        section="Beyond the article",
+        summary="A training loop that threads params, optimizer state and the PRNG key "
+        "through a jitted step, beside the hidden-state version that never learns.",
+        url_path="state",
     ),
     PageSpec(
         path="pages/code-lab.py",

@@ -1,0 +1,109 @@
+"""The pytree page's one chart: a tree's nodes and leaves, drawn as JAX sees them.
+
+Depth runs to the right and each leaf (or node with no leaves) gets a row of its own, top to bottom
+in ``jax.tree.flatten``'s order, so the numbers on the leaves read downwards 0, 1, 2, …; a
+container sits level with the middle of its children. Containers, nodes that hold no leaf (``None``
+and empty containers) and leaves have a colour each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from jaxplay.pytrees._anatomy import Node
+
+_COLOURS = {"container": "#5c6bc0", "empty": "#bdbdbd", "leaf": "#43a047"}
+_NAMES = {
+    "container": "container (a node with children)",
+    "empty": "no leaves (None, empty container)",
+    "leaf": "leaf (what transforms see)",
+}
+#: Longest node label drawn; the rest is in the hover text.
+MAX_LABEL = 44
+
+
+def tree_positions(nodes: Sequence[Node]) -> dict[tuple[int, ...], tuple[float, float]]:
+    """(x, y) of every node: x is the depth; terminal nodes a row apart in order, parents between
+    their first and last child."""
+    children: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for node in nodes:
+        if node.path:
+            children.setdefault(node.path[:-1], []).append(node.path)
+    pos: dict[tuple[int, ...], tuple[float, float]] = {}
+    row = 0
+    for node in nodes:  # parents come before children, children in flatten order
+        if node.path not in children:
+            pos[node.path] = (float(node.depth), -float(row))
+            row += 1
+    for node in sorted(nodes, key=lambda n: -n.depth):
+        kids = children.get(node.path)
+        if kids:
+            ys = [pos[k][1] for k in kids]
+            pos[node.path] = (float(node.depth), (ys[0] + ys[-1]) / 2)
+    return pos
+
+
+def _label(node: Node) -> str:
+    text = f"{node.key} {node.label}".strip() if node.key else node.label
+    if node.leaf_index is not None:
+        text = f"#{node.leaf_index}  {text}"
+    return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…"
+
+
+def tree_figure(nodes: Sequence[Node], title: str) -> go.Figure:
+    """The tree of ``nodes`` (from :func:`~jaxplay.pytrees.describe`): one marker per node,
+    labelled with its key and type or value; leaves carry their flatten position (#0, #1, …)."""
+    pos = tree_positions(nodes)
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    for node in nodes:
+        if node.path:
+            (x0, y0), (x1, y1) = pos[node.path[:-1]], pos[node.path]
+            edge_x += [x0, x0 + 0.5, x1, None]
+            edge_y += [y0, y1, y1, None]
+    fig = go.Figure(
+        go.Scatter(
+            x=edge_x,
+            y=edge_y,
+            mode="lines",
+            line={"color": "#bbbbbb", "width": 1},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    for kind in ("container", "empty", "leaf"):
+        members = [n for n in nodes if n.kind == kind]
+        if not members:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[pos[n.path][0] for n in members],
+                y=[pos[n.path][1] for n in members],
+                mode="markers+text",
+                name=_NAMES[kind],
+                text=[_label(n) for n in members],
+                textposition="middle right" if kind == "leaf" else "top center",
+                textfont={"family": "monospace", "size": 12},
+                hovertext=[f"{n.key or 'root'}: {n.label}" for n in members],
+                hoverinfo="text",
+                marker={"size": 12, "color": _COLOURS[kind], "symbol": _symbol(kind)},
+            )
+        )
+    rows = sum(1 for n in nodes if not any(m.path[:-1] == n.path for m in nodes if m.path))
+    depth = max((n.depth for n in nodes), default=0)
+    widest = max((len(_label(n)) for n in nodes if n.kind == "leaf"), default=0)
+    fig.update_layout(
+        title=title,
+        height=max(220, 30 * rows + 110),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
+        xaxis={"visible": False, "range": [-0.4, depth + 0.3 + 0.09 * widest]},
+        yaxis={"visible": False, "range": [-rows + 0.4, 0.9]},
+    )
+    return fig
+
+
+def _symbol(kind: str) -> str:
+    return {"container": "square", "empty": "square-open", "leaf": "circle"}[kind]

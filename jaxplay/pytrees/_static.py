@@ -1,0 +1,212 @@
+"""Static and dynamic fields of a pytree, and what each does to ``jax.jit``'s cache.
+
+Why a module of its own: a registered dataclass splits its fields in two. Data fields are leaves:
+``jit`` traces them, so a new value reuses the compiled program. Meta (static) fields are part of
+the tree's structure, which is part of jit's cache key, so each new value compiles again, and the
+value must hash and compare like a plain Python value (an array cannot). A leaf's type counts too:
+a Python float is weakly typed, a ``jnp.float32`` is not, and each gets a program of its own. The
+lab calls a fresh jitted function with a sequence of layers and reads the number of compiled
+programs after each call (:func:`jaxplay.core.jax_private.cache_size`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxplay.article import code
+from jaxplay.core import capture, compilation, jax_private
+
+#: Most calls in one run of the lab.
+MAX_CALLS = 8
+
+ACTIVATIONS = {
+    "tanh": jnp.tanh,
+    "relu": jax.nn.relu,
+    "gelu": jax.nn.gelu,
+    "sigmoid": jax.nn.sigmoid,
+}
+
+
+@functools.partial(
+    jax.tree_util.register_dataclass, data_fields=["scale"], meta_fields=["activation"]
+)
+@dataclasses.dataclass(frozen=True)
+class Scaled:
+    scale: Any  # dynamic (a leaf): traced, a new value reuses the program
+    activation: Any  # static (structure): hashed into jit's cache key
+
+
+def apply(layer, x):
+    return ACTIVATIONS[layer.activation](layer.scale * x)
+
+
+def dynamic_changes(n, distinct):
+    return [Scaled(jnp.float32(i + 1), "tanh") for i in range(n)]
+
+
+def static_changes(n, distinct):
+    names = list(ACTIVATIONS)[:distinct]
+    return [Scaled(jnp.float32(1.0), names[i % distinct]) for i in range(n)]
+
+
+def weak_type_changes(n, distinct):
+    return [Scaled(float(i + 1) if i % 2 else jnp.float32(i + 1), "tanh") for i in range(n)]
+
+
+def array_in_static(n, distinct):
+    return [Scaled(jnp.float32(1.0), jnp.ones(2)) for _ in range(n)]
+
+
+@dataclass(frozen=True)
+class Change:
+    """What changes from one call to the next."""
+
+    key: str
+    title: str
+    build: Any
+
+
+CHANGES: tuple[Change, ...] = (
+    Change("dynamic", "the dynamic field's value", dynamic_changes),
+    Change("static", "the static field's value", static_changes),
+    Change("weak", "the dynamic field: Python float vs jnp.float32", weak_type_changes),
+    Change("array", "an array in the static field", array_in_static),
+)
+
+
+def find_change(key: str) -> Change:
+    for change in CHANGES:
+        if change.key == key:
+            return change
+    raise KeyError(key)
+
+
+@dataclass(frozen=True)
+class CallRow:
+    """One call of the lab's jitted function.
+
+    Attributes:
+        scale: the dynamic field, as passed (its value, and its type when that matters).
+        activation: the static field, as passed.
+        programs: compiled programs the jitted function holds after the call (``None``: unknown).
+        compiled: whether this call added a program.
+        error: ``Type: message`` when the call raised.
+    """
+
+    scale: str
+    activation: str
+    programs: int | None
+    compiled: bool | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class StaticLab:
+    """A run of the lab: the calls and what they did to jit's cache."""
+
+    change: str
+    rows: tuple[CallRow, ...]
+
+    @property
+    def calls(self) -> int:
+        return len(self.rows)
+
+    @property
+    def compilations(self) -> int | None:
+        """Programs compiled over the run (``None`` when JAX will not say)."""
+        known = [r.programs for r in self.rows if r.programs is not None]
+        if len(known) != len(self.rows):
+            return None
+        return known[-1] if known else 0
+
+    @property
+    def failed(self) -> CallRow | None:
+        return next((r for r in self.rows if r.error), None)
+
+    @property
+    def distinct_static(self) -> int:
+        return len({r.activation for r in self.rows})
+
+    @property
+    def distinct_dynamic(self) -> int:
+        return len({r.scale.split(" (")[0] for r in self.rows})
+
+    @property
+    def distinct_types(self) -> int:
+        """Distinct types of the data field's leaf (``float32``, Python float)."""
+        return len({r.scale.split(" (")[1] for r in self.rows})
+
+
+def _scale_text(scale: Any) -> str:
+    if isinstance(scale, float):
+        return f"{scale:g} (Python float)"
+    return f"{float(scale):g} ({jnp.dtype(scale.dtype).name})"
+
+
+def _static_text(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else f"an array {tuple(value.shape)}"
+
+
+def static_lab(change: str, n: int, distinct: int = 2) -> StaticLab:
+    """Call a fresh ``jax.jit(apply)`` with the layers ``change`` builds, counting its programs.
+
+    Arguments:
+        change: a :class:`Change` key.
+        n: calls, 1 to :data:`MAX_CALLS`.
+        distinct: distinct static values the ``static`` change cycles through (1 to 4).
+    """
+    if not 1 <= n <= MAX_CALLS:
+        raise ValueError(f"calls must be between 1 and {MAX_CALLS}")
+    if not 1 <= distinct <= len(ACTIVATIONS):
+        raise ValueError(f"distinct static values must be between 1 and {len(ACTIVATIONS)}")
+    layers = find_change(change).build(n, distinct)
+    jitted = jax.jit(compilation.fresh_function(apply))
+    x = jnp.linspace(-1.0, 1.0, 4)
+    rows = []
+    before = 0
+    for layer in layers:
+        outcome = capture.run(jitted, layer, x)
+        after = jax_private.cache_size(jitted)
+        rows.append(
+            CallRow(
+                scale=_scale_text(layer.scale),
+                activation=_static_text(layer.activation),
+                programs=after,
+                compiled=None if after is None or before is None else after > before,
+                error=None if outcome.ok else f"{outcome.error_type}: {outcome.message}",
+            )
+        )
+        before = after
+    return StaticLab(change=change, rows=tuple(rows))
+
+
+def static_snippet(change: str, n: int, distinct: int) -> str:
+    """A Code Lab cell running the same calls, counting traces (one per compiled program here)."""
+    build = find_change(change).build
+    return code(
+        "import dataclasses\nimport functools\nfrom typing import Any\n\n"
+        "import jax\nimport jax.numpy as jnp\n\n"
+        'ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu, "gelu": jax.nn.gelu, '
+        '"sigmoid": jax.nn.sigmoid}\n\n',
+        Scaled,
+        "",
+        "",
+        apply,
+        "",
+        "",
+        build,
+        "",
+        "",
+        "traces = []",
+        "jitted = jax.jit(lambda layer, x: (traces.append(layer.activation), apply(layer, x))[1])",
+        f"for layer in {build.__name__}({n}, {distinct}):",
+        "    jitted(layer, jnp.linspace(-1.0, 1.0, 4))",
+        '    print("scale", layer.scale, "activation", layer.activation, "-> traces so far:", '
+        "len(traces))",
+    )

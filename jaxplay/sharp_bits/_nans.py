@@ -1,0 +1,299 @@
+"""NaNs: gradients through ``jnp.where``, ``jax_debug_nans`` and ``checkify``.
+
+``jnp.where(c, a, b)`` computes both branches and differentiates both: the untaken branch's
+derivative is multiplied by a zero cotangent, and 0 × inf or 0 × nan is nan. The fix is a second
+``where`` that feeds the dangerous branch a safe input. ``jax_debug_nans`` makes JAX stop at the
+first operation that produces a NaN; here it is switched on with the ``jax.debug_nans(True)``
+context manager, which holds for the calling thread only and is undone on exit, so the server's
+global setting (off) never changes. ``checkify`` turns silent failures (a NaN, an out-of-bounds
+index) into an error value a jitted function returns.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import plotly.graph_objects as go
+from jax.experimental import checkify
+
+from jaxplay.core import capture, markdown
+from jaxplay.sharp_bits._case import Case, Param, Variant
+
+#: Points of the gradient curve drawn beside the where case (an even number: x = 0 is not one
+#: of them, where sqrt's derivative is infinite and would stretch the axis).
+CURVE_POINTS = 80
+
+
+def sqrt_or_zero(x):
+    return jnp.where(x > 0, jnp.sqrt(x), 0.0)
+
+
+def sqrt_or_zero_safe(x):
+    safe_x = jnp.where(x > 0, x, 1.0)  # the untaken branch never sees x <= 0
+    return jnp.where(x > 0, jnp.sqrt(safe_x), 0.0)
+
+
+def single_where(x):
+    return sqrt_or_zero(x), jax.grad(sqrt_or_zero)(x)
+
+
+def double_where(x):
+    return sqrt_or_zero_safe(x), jax.grad(sqrt_or_zero_safe)(x)
+
+
+_CURVES = {"single": sqrt_or_zero, "double": sqrt_or_zero_safe}
+
+
+def gradient_curve(variant: str) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` on [-2, 2] and the variant's gradient there (``vmap(grad(f))``)."""
+    xs = jnp.linspace(-2.0, 2.0, CURVE_POINTS)
+    return np.asarray(xs), np.asarray(jax.vmap(jax.grad(_CURVES[variant]))(xs))
+
+
+def gradient_figure(variant: str, params: Mapping[str, Any]) -> go.Figure:
+    """The variant's gradient on [-2, 2]; NaN gradients marked in red on the x axis."""
+    xs, grads = gradient_curve(variant)
+    nan = np.isnan(grads)
+    fig = go.Figure(
+        go.Scatter(x=xs[~nan], y=grads[~nan], mode="markers", name="grad f(x)", marker={"size": 5})
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=xs[nan],
+            y=np.zeros(int(nan.sum())),
+            mode="markers",
+            name=f"NaN gradient ({int(nan.sum())} of {CURVE_POINTS} points)",
+            marker={"color": "#d32f2f", "symbol": "x", "size": 8},
+        )
+    )
+    fig.add_vline(x=float(params["x"]), line_dash="dot", line_color="#757575")
+    fig.update_layout(
+        title=f"jax.grad({_CURVES[variant].__name__}) on [-2, 2]",
+        xaxis_title="x",
+        yaxis_title="gradient",
+        height=320,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return fig
+
+
+def explain_where(
+    variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
+) -> str:
+    x = params["x"]
+    if value is None:
+        return f"It raised {outcome.error_type}."
+    val, grad = (float(np.asarray(v)) for v in value)
+    xs, grads = gradient_curve(variant)
+    nan = np.isnan(grads)
+    sentence = f"At x = {x:g} the value is {val:g} and the gradient is {grad:g}."
+    if math.isnan(grad):
+        branch = float(jax.grad(jnp.sqrt)(jnp.float32(x)))
+        sentence += (
+            f" The value is fine, but `where` differentiates both branches: the untaken "
+            f"`sqrt` branch has derivative {branch:g} at {x:g}, and 0 × {branch:g} = nan."
+        )
+    if nan.any():
+        sentence += (
+            f" On the curve below, {int(nan.sum())} of {CURVE_POINTS} points have a NaN "
+            f"gradient, every x from {xs[nan].min():g} to {xs[nan].max():g}."
+        )
+    else:
+        sentence += f" On the curve below, none of the {CURVE_POINTS} points has a NaN gradient."
+    return sentence
+
+
+def log_then_sqrt(v):
+    return jnp.sqrt(jnp.log(v))
+
+
+def without_check(x):
+    return jax.jit(log_then_sqrt)(jnp.array([4.0, x]))
+
+
+def with_debug_nans(x):
+    with jax.debug_nans(True):  # this thread only
+        return jax.jit(log_then_sqrt)(jnp.array([4.0, x]))
+
+
+_PRIMITIVE = re.compile(r"invalid value \(nan\) encountered in (\w+)")
+
+
+def explain_debug_nans(
+    variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
+) -> str:
+    x = params["x"]
+    flag = bool(jax.config.jax_debug_nans)
+    after = f" This server's global `jax_debug_nans` is {'on' if flag else 'off'} after the run."
+    if value is None:
+        found = _PRIMITIVE.search(outcome.message)
+        where = f"`{found.group(1)}`" if found else "an operation"
+        reran = outcome.stdout.count("de-optimized")
+        return (
+            f"`debug_nans` raised {outcome.error_type} at {where}, the first operation whose "
+            f"output held a NaN for x = {x:g}"
+            + (
+                f" (JAX saw the NaN in the compiled output, then re-ran the function op by op "
+                f"to find it: {reran} such re-run{'s' * (reran != 1)} printed above)."
+                if reran
+                else "."
+            )
+            + after
+        )
+    out = np.asarray(value)
+    nans = int(np.isnan(out).sum())
+    if nans:
+        return (
+            f"`jit` returned {out.tolist()} for x = {x:g}: {nans} NaN, no error, nothing says "
+            "where it came from." + after
+        )
+    return f"For x = {x:g} no NaN appears: {out.tolist()}." + after
+
+
+def log_at(v, i):
+    return jnp.log(v)[i]
+
+
+def unchecked(x, index):
+    return jax.jit(log_at)(jnp.array([1.0, 2.0, x]), index)
+
+
+def index_checked(x, index):
+    checked = jax.jit(checkify.checkify(log_at, errors=checkify.index_checks))
+    err, out = checked(jnp.array([1.0, 2.0, x]), index)
+    return err.get(), out
+
+
+def nan_checked(x, index):
+    checked = jax.jit(checkify.checkify(log_at, errors=checkify.nan_checks))
+    err, out = checked(jnp.array([1.0, 2.0, x]), index)
+    return err.get(), out
+
+
+def both_checked_and_thrown(x, index):
+    errors = checkify.index_checks | checkify.nan_checks
+    checked = jax.jit(checkify.checkify(log_at, errors=errors))
+    err, out = checked(jnp.array([1.0, 2.0, x]), index)
+    err.throw()  # raises if a check failed
+    return out
+
+
+def explain_checkify(
+    variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
+) -> str:
+    x, index = params["x"], params["index"]
+    setting = f"For v = [1, 2, {x:g}] and i = {index}"
+    if value is None:
+        return (
+            f"{setting}, `err.throw()` raised {outcome.error_type} for {_failed(outcome.message)}."
+        )
+    if variant in ("unchecked", "thrown"):
+        out = float(np.asarray(value))
+        return f"{setting}, the jitted function returned {out:g} and raised nothing."
+    error, out = value
+    out_text = f"{float(np.asarray(out)):g}"
+    if error is None:
+        return f"{setting}, this check found nothing; the result is {out_text}."
+    return (
+        f"{setting}, checkify reported {_failed(error)}: {markdown.code(error.strip())}; the "
+        f"result is still {out_text}."
+    )
+
+
+def _failed(message: str) -> str:
+    """Which check a checkify message is about, in words."""
+    if "nan generated" in message:
+        return "a NaN"
+    if "out-of-bounds" in message:
+        return "an out-of-bounds index"
+    return "a failed check"
+
+
+WHERE = Case(
+    key="where",
+    title="NaN gradients",
+    intro=(
+        "`jnp.where(x > 0, jnp.sqrt(x), 0.0)` is 0 for x ≤ 0, but its gradient there is NaN: "
+        "`where` computes and differentiates **both** branches, then multiplies the untaken "
+        "one's derivative by zero. The fix is a second `where` that keeps the untaken branch's "
+        "input safe."
+    ),
+    params=(Param("x", "x", 0.0, -2.0, 2.0, 0.25),),
+    variants=(
+        Variant("single", "One where (as usually written)", single_where, (sqrt_or_zero,)),
+        Variant(
+            "double",
+            "Double where (the fix)",
+            double_where,
+            (sqrt_or_zero_safe,),
+            note="The inner `where` swaps x ≤ 0 for 1.0 before `sqrt`, so neither branch's "
+            "derivative is infinite or NaN.",
+        ),
+    ),
+    explain=explain_where,
+    figure=gradient_figure,
+)
+
+DEBUG_NANS = Case(
+    key="debug_nans",
+    title="jax_debug_nans",
+    intro=(
+        "A NaN deep inside a jitted function comes out silently. With `jax_debug_nans` on, JAX "
+        "checks every output for NaNs and, when it finds one, re-runs the function op by op to "
+        "raise `FloatingPointError` at the first operation that made it. The function here is "
+        "`sqrt(log(v))` on `v = [4, x]`."
+    ),
+    params=(Param("x", "x", 0.5, -2.0, 4.0, 0.25),),
+    variants=(
+        Variant("plain", "jit, no check", without_check, (log_then_sqrt,)),
+        Variant(
+            "debug_nans",
+            "with jax.debug_nans(True)",
+            with_debug_nans,
+            (log_then_sqrt,),
+            note="A context manager: the flag holds for this thread and is restored on exit, "
+            "never left on for the server.",
+            raises="FloatingPointError",
+            raises_when=lambda p: p["x"] < 1.0,
+        ),
+    ),
+    explain=explain_debug_nans,
+)
+
+CHECKIFY = Case(
+    key="checkify",
+    title="checkify",
+    intro=(
+        "`checkify` adds checks to a function that `jit` can compile: it returns an error "
+        "value beside the result, and `err.throw()` raises outside `jit`. The function is "
+        "`jnp.log(v)[i]` on `v = [1, 2, x]`: a negative x makes a NaN, an index outside −3…2 "
+        "reads out of bounds."
+    ),
+    params=(
+        Param("x", "x", -1.0, -2.0, 2.0, 0.5),
+        Param("index", "Index i", 5, -6, 6),
+    ),
+    variants=(
+        Variant("unchecked", "jit, no checks", unchecked, (log_at,)),
+        Variant("index", "index_checks", index_checked, (log_at,)),
+        Variant("nan", "nan_checks", nan_checked, (log_at,)),
+        Variant(
+            "thrown",
+            "index | nan checks, err.throw()",
+            both_checked_and_thrown,
+            (log_at,),
+            note="Only the first failed check is reported.",
+            raises="JaxRuntimeError",
+            raises_when=lambda p: p["x"] < 0 or not -3 <= p["index"] < 3,
+        ),
+    ),
+    explain=explain_checkify,
+    imports="import jax\nimport jax.numpy as jnp\nfrom jax.experimental import checkify\n",
+)

@@ -1,0 +1,113 @@
+"""``print`` vs ``jax.debug.print`` under ``jit`` and ``vmap``: what each prints, and how often.
+
+Python's ``print`` runs when Python runs: every call eagerly, but only while tracing under a
+transform, and then it prints a tracer, not a value. ``jax.debug.print`` is part of the computation:
+it prints the values on every call, one line per batch element under ``vmap``. The counts on the
+page are the lines each really printed (captured by :mod:`jaxplay.core.capture`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxplay.core import capture
+from jaxplay.sharp_bits._case import Case, Param, Variant
+
+
+def show_both(x):
+    print("print:", x)
+    jax.debug.print("debug.print: {}", x)
+    return x * 2
+
+
+def call_eagerly(calls, batch):
+    xs = jnp.arange(float(batch))
+    for _ in range(calls):
+        show_both(xs)
+
+
+def call_jitted(calls, batch):
+    f = jax.jit(show_both)
+    xs = jnp.arange(float(batch))
+    for _ in range(calls):
+        f(xs)
+
+
+def call_vmapped(calls, batch):
+    f = jax.vmap(show_both)
+    xs = jnp.arange(float(batch))
+    for _ in range(calls):
+        f(xs)
+
+
+def call_jit_of_vmap(calls, batch):
+    f = jax.jit(jax.vmap(show_both))
+    xs = jnp.arange(float(batch))
+    for _ in range(calls):
+        f(xs)
+
+
+def count_lines(printed: str) -> tuple[int, int, int]:
+    """Lines from ``print``, lines from ``jax.debug.print``, and ``print`` lines showing a
+    tracer."""
+    lines = printed.splitlines()
+    plain = [line for line in lines if line.startswith("print:")]
+    debug = [line for line in lines if line.startswith("debug.print:")]
+    return len(plain), len(debug), sum("Tracer" in line for line in plain)
+
+
+def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any) -> str:
+    calls, batch = params["calls"], params["batch"]
+    plain, debug, tracers = count_lines(outcome.stdout)
+    sentence = (
+        f"Over {calls} call{'s' * (calls != 1)} on {batch} value{'s' * (batch != 1)}: "
+        f"`print` printed {plain} line{'s' * (plain != 1)}, `jax.debug.print` {debug}."
+    )
+    if tracers:
+        sentence += (
+            f" {'All' if tracers == plain else tracers} of the `print` lines show a tracer, not "
+            "numbers: `print` ran while the transform traced `show_both`"
+            + (
+                ", once for all calls (jit reuses the trace)."
+                if plain < calls
+                else ", once per call."
+            )
+        )
+    else:
+        sentence += " Eagerly both run on every call and both print the values."
+    if debug == calls * batch and batch > 1:
+        sentence += f" `jax.debug.print` printed {batch} lines per call, one per batch element."
+    elif debug == calls:
+        sentence += " `jax.debug.print` printed once per call."
+    return sentence
+
+
+PARAMS = (Param("calls", "Calls", 2, 1, 4), Param("batch", "Batch size", 3, 1, 5))
+
+CASE = Case(
+    key="printing",
+    title="print vs debug.print",
+    intro=(
+        "Under a transform, Python's `print` runs only while JAX traces the function, and "
+        "prints a tracer. `jax.debug.print` is part of the compiled computation: it prints "
+        "the values, on every call."
+    ),
+    params=PARAMS,
+    variants=(
+        Variant("eager", "eager", call_eagerly, (show_both,)),
+        Variant("jit", "jit", call_jitted, (show_both,)),
+        Variant("vmap", "vmap", call_vmapped, (show_both,)),
+        Variant(
+            "jit_vmap",
+            "jit(vmap)",
+            call_jit_of_vmap,
+            (show_both,),
+            note="`vmap` alone traces on every call; under `jit` the trace is cached.",
+        ),
+    ),
+    explain=explain,
+)

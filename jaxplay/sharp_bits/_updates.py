@@ -1,0 +1,229 @@
+"""In-place updates and out-of-bounds indexing: JAX arrays are immutable, and never raise for an
+index out of range.
+
+``x[i] = v`` raises ``TypeError``: a JAX array cannot change. ``x.at[i].set(v)`` (and ``add``,
+``min``, …) returns a new array instead, and under ``jit`` XLA does the update in place when it
+can. Out-of-bounds indices cannot raise inside a compiled program (there is no way to stop a
+running kernel), so JAX defines what happens: a read (gather) clamps the index into range, a
+write (scatter) is dropped, and ``mode=`` chooses otherwise. NumPy raises ``IndexError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxplay.core import capture
+from jaxplay.sharp_bits._case import Case, Param, Variant
+
+#: Length of the demo array (its positions are 0 to SIZE - 1, or -SIZE to -1).
+SIZE = 5
+
+
+def assign_in_place(index, value):
+    x = jnp.arange(5.0)
+    x[index] = value
+    return x
+
+
+def at_set(index, value):
+    x = jnp.arange(5.0)
+    y = x.at[index].set(value)
+    return x, y
+
+
+def at_add(index, value):
+    x = jnp.arange(5.0)
+    y = x.at[index].add(value)
+    return x, y
+
+
+def at_add_repeated(index, value):
+    x = jnp.arange(5.0)
+    y = x.at[jnp.array([index, index, index])].add(value)
+    return x, y
+
+
+def at_min(index, value):
+    x = jnp.arange(5.0)
+    y = x.at[index].min(value)
+    return x, y
+
+
+def at_set_clip(index, value):
+    x = jnp.arange(5.0)
+    y = x.at[index].set(value, mode="clip")
+    return x, y
+
+
+def at_set_drop(index, value):
+    x = jnp.arange(5.0)
+    y = x.at[index].set(value, mode="drop")
+    return x, y
+
+
+def in_bounds(index: int, size: int = SIZE) -> bool:
+    """Whether NumPy accepts ``index`` for an array of ``size`` (negative ones count back)."""
+    return -size <= index < size
+
+
+def changes(x: Any, y: Any) -> list[tuple[int, float, float]]:
+    """``(position, before, after)`` for each element where ``y`` differs from ``x``."""
+    before, after = np.asarray(x), np.asarray(y)
+    return [(int(i), float(before[i]), float(after[i])) for i in np.flatnonzero(before != after)]
+
+
+def describe_changes(x: Any, y: Any) -> str:
+    found = changes(x, y)
+    if not found:
+        return "no element of the result differs from `x`"
+    parts = [f"position {i}: {a:g} → {b:g}" for i, a, b in found]
+    return "the result differs from `x` at " + "; ".join(parts)
+
+
+def _where(index: int) -> str:
+    if in_bounds(index):
+        return f"Index {index} is in bounds"
+    return f"Index {index} is out of bounds (positions 0 to {SIZE - 1}, or {-SIZE} to -1)"
+
+
+def explain_updates(
+    variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
+) -> str:
+    index, new = params["index"], params["value"]
+    if value is None:
+        return f"`x[{index}] = {new:g}` raised {outcome.error_type}: a JAX array cannot change."
+    x, y = value
+    unchanged = bool(np.array_equal(np.asarray(x), np.arange(SIZE, dtype=np.float32)))
+    sentence = f"{_where(index)}: {describe_changes(x, y)}"
+    if variant == "add-repeated":
+        found = changes(x, y)
+        if found:
+            i, a, b = found[0]
+            sentence += f" (added {(b - a) / new:g} × {new:g}: repeated indices accumulate)"
+    return sentence + ("; `x` itself is unchanged." if unchanged else "; `x` changed.")
+
+
+def gather(index):
+    x = jnp.arange(5.0) * 10
+    return x[index]
+
+
+def numpy_gather(index):
+    x = np.arange(5.0) * 10
+    return x[index]
+
+
+def scatter(index):
+    x = jnp.arange(5.0) * 10
+    return x.at[index].set(-1.0)
+
+
+def gather_fill(index):
+    x = jnp.arange(5.0) * 10
+    return x.at[index].get(mode="fill", fill_value=jnp.nan)
+
+
+def explain_bounds(
+    variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
+) -> str:
+    index = params["index"]
+    if value is None:
+        return f"{_where(index)}: NumPy raised {outcome.error_type}."
+    if variant == "scatter":
+        x = np.arange(SIZE, dtype=np.float32) * 10
+        return f"{_where(index)}: {describe_changes(x, value)}" + (
+            ": JAX dropped the out-of-bounds write." if not changes(x, value) else "."
+        )
+    got = float(np.asarray(value))
+    if np.isnan(got):
+        return f"{_where(index)}: the read returned nan, the `fill_value`."
+    position = int(got // 10)
+    sentence = f"{_where(index)}: `x[{index}]` returned {got:g}, the value at position {position}"
+    if not in_bounds(index) and variant != "numpy":
+        return sentence + ": JAX clamped the index into range instead of raising."
+    return sentence + "."
+
+
+_OUT = "index out of bounds"
+
+UPDATES = Case(
+    key="updates",
+    title="In-place updates",
+    intro=(
+        "JAX arrays are **immutable**: `x[i] = v` raises. The `.at[]` methods return an "
+        "updated copy instead (`set`, `add`, `multiply`, `min`, `max`, `get`), and under `jit` "
+        "XLA makes the copy disappear when `x` is not used again."
+    ),
+    params=(
+        Param("index", "Index", 2, -8, 8),
+        Param("value", "Value", 10.0, -10.0, 10.0, 0.5),
+    ),
+    variants=(
+        Variant(
+            "assign",
+            "x[i] = v (as in NumPy)",
+            assign_in_place,
+            note="NumPy habits fail loudly here, which is the good kind of failure.",
+            raises="TypeError",
+        ),
+        Variant("set", ".at[i].set(v)", at_set, note="A new array; `x` is untouched."),
+        Variant("add", ".at[i].add(v)", at_add),
+        Variant(
+            "add-repeated",
+            ".at[[i, i, i]].add(v)",
+            at_add_repeated,
+            note="Unlike NumPy's `x[idx] += v`, repeated indices accumulate in `.add`.",
+        ),
+        Variant("min", ".at[i].min(v)", at_min, note="Keeps the smaller of `x[i]` and `v`."),
+        Variant(
+            "clip",
+            ".at[i].set(v, mode='clip')",
+            at_set_clip,
+            note="`mode='clip'` moves an out-of-bounds index to the nearest end.",
+        ),
+        Variant(
+            "drop",
+            ".at[i].set(v, mode='drop')",
+            at_set_drop,
+            note="`mode='drop'` ignores out-of-bounds updates (the default for scatters).",
+        ),
+    ),
+    explain=explain_updates,
+)
+
+BOUNDS = Case(
+    key="bounds",
+    title="Out-of-bounds indexing",
+    intro=(
+        "A compiled program cannot stop to raise an `IndexError`, so JAX never raises for an "
+        "index out of range: reads (gathers) **clamp** the index, writes (scatters) are "
+        "**dropped**. `x = jnp.arange(5.0) * 10`, so each value tells its position."
+    ),
+    params=(Param("index", "Index", 7, -12, 12),),
+    variants=(
+        Variant("gather", "x[i] (JAX)", gather, note="Out of bounds, the read is clamped."),
+        Variant(
+            "numpy",
+            "x[i] (NumPy)",
+            numpy_gather,
+            note="NumPy checks every index and raises.",
+            raises="IndexError",
+            raises_when=lambda p: not in_bounds(p["index"]),
+        ),
+        Variant(
+            "scatter", "x.at[i].set(-1.0)", scatter, note="Out of bounds, the write is dropped."
+        ),
+        Variant(
+            "fill",
+            "x.at[i].get(mode='fill', fill_value=nan)",
+            gather_fill,
+            note="Ask for a fill value to see out-of-bounds reads instead of clamped ones.",
+        ),
+    ),
+    explain=explain_bounds,
+    imports="import jax\nimport jax.numpy as jnp\nimport numpy as np\n",
+)

@@ -1,0 +1,194 @@
+"""One training run of a loop from :mod:`jaxplay.state._loops`, measured, and its Code Lab cell.
+
+Why a module of its own: the page compares loops by what they really did: every step's loss, the
+programs ``jit`` compiled for the step (:func:`jaxplay.core.jax_private.cache_size`), and what
+happens when the trained parameters are used afterwards (the full-data loss, or the error JAX
+raises for parameters that are leaked tracers). The sizes a visitor picks are bounded here, before
+any work starts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+from jaxplay.article import code
+from jaxplay.core import capture, jax_private
+from jaxplay.state import _loops, _model
+
+MAX_STEPS = 200
+MAX_HIDDEN = 32
+LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A way to write the training loop."""
+
+    key: str
+    title: str
+    train: Any
+    parts: tuple[Any, ...]
+    hidden_state: bool
+
+
+LOOPS: tuple[Loop, ...] = (
+    Loop(
+        "threaded",
+        "State threaded through the step",
+        _loops.train_threaded,
+        (_loops.make_step, _loops.train_threaded),
+        False,
+    ),
+    Loop(
+        "globals",
+        "Hidden state: globals read inside jit",
+        _loops.train_reading_globals,
+        (_loops.train_reading_globals,),
+        True,
+    ),
+    Loop(
+        "self",
+        "Hidden state: self mutated inside jit",
+        _loops.train_mutating_self,
+        (_loops.HiddenStateModel, _loops.train_mutating_self),
+        True,
+    ),
+)
+
+
+def find_loop(key: str) -> Loop:
+    for loop in LOOPS:
+        if loop.key == key:
+            return loop
+    raise KeyError(key)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a training run is given: bounded by :func:`check`."""
+
+    seed: int
+    steps: int
+    hidden: int
+    optimizer: str
+    lr: float
+
+    def check(self) -> Setup:
+        if not 1 <= self.steps <= MAX_STEPS:
+            raise ValueError(f"steps must be between 1 and {MAX_STEPS}")
+        if not 1 <= self.hidden <= MAX_HIDDEN:
+            raise ValueError(f"hidden units must be between 1 and {MAX_HIDDEN}")
+        if self.optimizer not in _model.OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {', '.join(_model.OPTIMIZERS)}")
+        if self.lr not in LEARNING_RATES:
+            raise ValueError(f"the learning rate must be one of {LEARNING_RATES}")
+        if not 0 <= self.seed < 2**31:
+            raise ValueError("the seed must be between 0 and 2**31 - 1")
+        return self
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """A loop trained once.
+
+    Attributes:
+        loop: the :class:`Loop`'s key.
+        losses: the minibatch loss of every step.
+        compiles: programs ``jit`` compiled for the step (``None``: JAX will not say).
+        after: using the trained parameters afterwards (the full-data loss, or JAX's error).
+    """
+
+    loop: str
+    losses: tuple[float, ...]
+    compiles: int | None
+    after: capture.Outcome
+
+    @property
+    def first(self) -> float:
+        return self.losses[0]
+
+    @property
+    def last(self) -> float:
+        return self.losses[-1]
+
+    @property
+    def distinct_losses(self) -> int:
+        return len(set(self.losses))
+
+    @property
+    def finite(self) -> bool:
+        return all(math.isfinite(v) for v in self.losses)
+
+
+def full_data_loss(params, x, y):
+    return _model.loss_fn(params, x, y)
+
+
+def train(loop_key: str, setup: Setup) -> TrainingRun:
+    """Train with the loop registered under ``loop_key`` (sizes checked before any work)."""
+    setup = setup.check()
+    loop = find_loop(loop_key)
+    x, y = _model.make_data(setup.seed, _model.N_EXAMPLES, _model.FEATURES, _model.NOISE)
+    params = _model.init_params(jax.random.key(setup.seed + 1), _model.FEATURES, setup.hidden)
+    init, update = _model.OPTIMIZERS[setup.optimizer]
+    losses, step, trained = loop.train(
+        params,
+        jax.random.key(setup.seed + 2),
+        x,
+        y,
+        init,
+        update,
+        setup.lr,
+        setup.steps,
+        _model.BATCH_SIZE,
+    )
+    after = capture.run(
+        full_data_loss,
+        trained,
+        x,
+        y,
+        describe=lambda v: f"{float(v):.6g}",
+    )
+    return TrainingRun(
+        loop=loop.key,
+        losses=tuple(losses),
+        compiles=jax_private.cache_size(step),
+        after=after,
+    )
+
+
+def training_snippet(loop_key: str, setup: Setup) -> str:
+    """A Code Lab cell: the model, the chosen optimizer, the loop, and a driver that prints the
+    first and last loss and then uses the trained parameters."""
+    setup = setup.check()
+    loop = find_loop(loop_key)
+    init, update = _model.OPTIMIZERS[setup.optimizer]
+    parts: list[Any] = []
+    for part in (
+        _model.make_data,
+        _model.init_params,
+        _model.predict,
+        _model.loss_fn,
+        init,
+        update,
+        *loop.parts,
+    ):
+        parts += [part, "", ""]
+    return code(
+        "import jax\nimport jax.numpy as jnp\n\n\n",
+        *parts,
+        f"x, y = make_data({setup.seed}, {_model.N_EXAMPLES}, {_model.FEATURES}, {_model.NOISE})",
+        f"params = init_params(jax.random.key({setup.seed + 1}), {_model.FEATURES}, "
+        f"{setup.hidden})",
+        f"losses, step, trained = {loop.train.__name__}(",
+        f"    params, jax.random.key({setup.seed + 2}), x, y, {init.__name__}, "
+        f"{update.__name__}, {setup.lr}, {setup.steps}, {_model.BATCH_SIZE}",
+        ")",
+        'print("loss at the first step:", losses[0])',
+        f'print("loss after {setup.steps} steps:", losses[-1])',
+        'print("full-data loss of the trained params:", loss_fn(trained, x, y))',
+    )

@@ -1,0 +1,371 @@
+"""Pytrees: what JAX sees in nested containers, your own classes, static fields and jit's cache."""
+
+import pandas as pd
+import streamlit as st
+
+from jaxplay import pytrees
+from jaxplay.core import markdown
+from pages import _ui  # every page imports it first: see its docstring
+
+st.title(":material/park: Pytrees")
+st.write(
+    "Every JAX transform takes and returns **pytrees**: any nesting of registered containers "
+    "(lists, tuples, dicts, `None`, your own registered classes) with **leaves**, usually "
+    "arrays, at the ends. Transforms act on the leaves; the containers, the tree's "
+    "**structure**, travel along unchanged."
+)
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+@st.cache_data(max_entries=64, show_spinner="Asking JAX what it sees in the tree…")
+def anatomy(example: str, literal: str, fn_name: str) -> pytrees.Anatomy:
+    tree = (
+        pytrees.parse_literal(literal)
+        if example == pytrees.LITERAL
+        else pytrees.find_example(example).build()
+    )
+    return pytrees.describe(tree, pytrees.MAP_FUNCTIONS[fn_name])
+
+
+def basics_tab() -> None:
+    titles = {e.key: e.title for e in pytrees.EXAMPLES} | {pytrees.LITERAL: "Type your own…"}
+    left, right = st.columns([3, 2])
+    example = left.selectbox(
+        "Tree",
+        list(titles),
+        format_func=titles.get,
+        key="pytrees_example",
+        bind="query-params",
+    )
+    fn_name = right.segmented_control(
+        "jax.tree.map applies",
+        list(pytrees.MAP_FUNCTIONS),
+        default="double",
+        required=True,
+        key="pytrees_fn",
+        bind="query-params",
+    )
+    literal = ""
+    if example == pytrees.LITERAL:
+        literal = st.text_input(
+            "Your pytree, as a Python literal",
+            pytrees.DEFAULT_LITERAL,
+            max_chars=pytrees.MAX_LITERAL_CHARS,
+            key="pytrees_literal",
+            bind="query-params",
+            help=f"Numbers, True/False, None, [lists], (tuples) and {{dicts}}; at most "
+            f"{pytrees.MAX_LITERAL_NODES} nodes, {pytrees.MAX_LITERAL_DEPTH} levels deep. "
+            "Read with ast.literal_eval, never run.",
+        )
+    try:
+        found = anatomy(example or pytrees.EXAMPLES[0].key, literal or "", fn_name or "double")
+    except pytrees.LiteralError as err:
+        st.error(f"**Not accepted:** {markdown.escape(err)}", icon=":material/error:")
+        return
+    st.markdown(
+        f"JAX sees **{_plural(found.n_leaves, 'leaf', 'leaves')}** and "
+        f"{_plural(found.n_containers, 'other node')}"
+        + (
+            f", {found.n_empty} of which {'holds' if found.n_empty == 1 else 'hold'} no leaf "
+            "(`None` or an empty container)"
+            if found.n_empty
+            else ""
+        )
+        + ". Transforms see only the leaves: "
+        f"`jax.tree.map({found.fn_name}, tree)` called `{found.fn_name}` "
+        f"{_plural(found.n_leaves, 'time')}, once per leaf."
+    )
+    for where, written, flattened in found.dict_orders:
+        st.info(
+            f"`flatten` sorts dict keys: at {markdown.code(where)} they were written "
+            f"{markdown.code(', '.join(written))} and come out "
+            f"{markdown.code(', '.join(flattened))}.",
+            icon=":material/sort_by_alpha:",
+        )
+    st.plotly_chart(
+        pytrees.tree_figure(found.nodes, "The tree as jax.tree.structure sees it"),
+        key="pytrees_tree_chart",
+    )
+    st.markdown("**`jax.tree.flatten(tree)`**: the leaves in order, and the structure")
+    st.dataframe(
+        pd.DataFrame(
+            {"#": range(found.n_leaves), "key path": found.leaf_paths, "leaf": found.leaf_texts}
+        ),
+        hide_index=True,
+        key="pytrees_leaves",
+    )
+    st.code(found.structure, language=None, wrap_lines=True)
+    st.markdown(f"**`jax.tree.map({found.fn_name}, tree)`**: same structure, new leaves")
+    st.code(found.mapped, language=None, wrap_lines=True)
+    st.markdown("**`jax.tree.unflatten(treedef, range(n))`**: each leaf replaced by its position")
+    st.code(found.positions, language=None, wrap_lines=True)
+    fn = pytrees.MAP_FUNCTIONS[found.fn_name]
+    if example == pytrees.LITERAL:
+        _ui.show_code(pytrees.tree_functions, fn, f"tree = {literal.strip()}")
+        source = pytrees.snippet(literal.strip(), fn)
+    else:
+        build = pytrees.find_example(example).build
+        _ui.show_code(pytrees.tree_functions, fn, build)
+        source = pytrees.snippet(build, fn)
+    _ui.code_lab_button(source, key="pytrees_open_basics")
+
+
+@st.cache_data(max_entries=8, show_spinner="Trying the class with JAX…")
+def class_demo(key: str) -> pytrees.ClassDemo:
+    return pytrees.class_demo(key)
+
+
+def classes_tab() -> None:
+    titles = {r.key: r.title for r in pytrees.REGISTRATIONS}
+    key = st.segmented_control(
+        "The layer's class",
+        list(titles),
+        format_func=titles.get,
+        default="dataclass",
+        required=True,
+        key="pytrees_class",
+        bind="query-params",
+    )
+    registration = pytrees.find_registration(key or "dataclass")
+    demo = class_demo(registration.key)
+    failed = [(text, o) for text, o in demo.outcomes if not o.ok]
+    name = registration.cls.__name__
+    if failed:
+        raised = ", ".join(f"{text.split('(')[0]}: {o.error_type}" for text, o in failed)
+        st.warning(
+            f"Not registered, a `{name}` is **{_plural(demo.n_leaves, 'leaf', 'leaves')}** "
+            f"itself: {len(failed)} of {len(demo.outcomes)} calls below raise ({raised}).",
+            icon=":material/warning:",
+        )
+    else:
+        st.success(
+            f"Registered, a `{name}` is a node with "
+            f"**{_plural(demo.n_leaves, 'leaf', 'leaves')}**, `w` and `b`: all "
+            f"{len(demo.outcomes)} calls below work, and `grad` returns a `{name}` of gradients.",
+            icon=":material/check_circle:",
+        )
+    st.code(f"jax.tree.structure(layer) = {demo.structure}", language=None, wrap_lines=True)
+    st.plotly_chart(
+        pytrees.tree_figure(demo.nodes, f"layer = make_layer({name})"),
+        key="pytrees_class_chart",
+    )
+    for text, outcome in demo.outcomes:
+        _ui.show_outcome(outcome, what=f"`{text}`")
+    _ui.show_code(
+        *registration.parts, pytrees.affine, pytrees.layer_loss, *(fn for _, fn in pytrees.CALLS)
+    )
+    _ui.code_lab_button(pytrees.class_snippet(registration.key), key="pytrees_open_class")
+
+
+@st.cache_data(max_entries=64, show_spinner="Calling a fresh jitted function…")
+def static_lab(change: str, calls: int, distinct: int) -> pytrees.StaticLab:
+    return pytrees.static_lab(change, calls, distinct)
+
+
+def static_tab() -> None:
+    st.write(
+        "A registered dataclass splits its fields: **data** fields are leaves, traced by `jit`; "
+        "**meta** (static) fields belong to the structure, which is part of `jit`'s cache key."
+    )
+    titles = {c.key: c.title for c in pytrees.CHANGES}
+    change = st.selectbox(
+        "From one call to the next, change",
+        list(titles),
+        format_func=titles.get,
+        key="pytrees_change",
+        bind="query-params",
+    )
+    left, right = st.columns(2)
+    calls = left.slider("Calls", 1, pytrees.MAX_CALLS, 4, key="pytrees_calls", bind="query-params")
+    distinct = right.slider(
+        "Distinct static values (activations)",
+        1,
+        len(pytrees.ACTIVATIONS),
+        2,
+        key="pytrees_distinct",
+        bind="query-params",
+        disabled=change != "static",
+    )
+    lab = static_lab(change or "dynamic", int(calls), int(distinct))
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "call": range(1, lab.calls + 1),
+                "scale (data field)": [r.scale for r in lab.rows],
+                "activation (meta field)": [r.activation for r in lab.rows],
+                "programs after the call": [
+                    "raised" if r.error else ("unknown" if r.programs is None else r.programs)
+                    for r in lab.rows
+                ],
+                "error": [r.error.split(".")[0] if r.error else "" for r in lab.rows],
+            }
+        ),
+        hide_index=True,
+        key="pytrees_static_table",
+    )
+    failed = lab.failed
+    if failed is not None:
+        kinds = sorted({r.error.split(":")[0] for r in lab.rows if r.error})
+        st.error(
+            f"{_plural(sum(1 for r in lab.rows if r.error), 'call')} of {lab.calls} raised "
+            f"({', '.join(kinds)}): a meta field must be hashable and compare like a plain "
+            "Python value, and an array is neither.",
+            icon=":material/error:",
+        )
+        _ui.error_code(failed.error)
+    elif lab.compilations is None:
+        st.info("This JAX does not say how many programs a jitted function holds.")
+    else:
+        st.success(
+            f"{_plural(lab.calls, 'call')}, {_plural(lab.distinct_dynamic, 'distinct data value')}"
+            f" ({_plural(lab.distinct_types, 'leaf type')}), "
+            f"{_plural(lab.distinct_static, 'distinct meta value')}: **jit compiled "
+            f"{_plural(lab.compilations, 'program')}**.",
+            icon=":material/memory:",
+        )
+        st.caption(
+            "One program per distinct meta value and per leaf type (shape, dtype, weak type): "
+            "a new value of a data field reuses the program. A Python float is weakly typed, a "
+            "`jnp.float32` is not, so the two get a program each."
+        )
+    _ui.show_code(pytrees.Scaled, pytrees.apply, pytrees.find_change(lab.change).build)
+    _ui.code_lab_button(
+        pytrees.static_snippet(lab.change, int(calls), int(distinct)), key="pytrees_open_static"
+    )
+
+
+@st.cache_data(max_entries=4, show_spinner="Mapping and differentiating…")
+def empty_demo(none_is_leaf: bool) -> pytrees.EmptyDemo:
+    return pytrees.empty_demo(none_is_leaf)
+
+
+def empty_tab() -> None:
+    found = anatomy("none", "", "double")
+    st.plotly_chart(
+        pytrees.tree_figure(found.nodes, "none_and_empty(): grey nodes hold no leaf"),
+        key="pytrees_empty_chart",
+    )
+    none_is_leaf = st.toggle(
+        "Treat None as a leaf (is_leaf=lambda x: x is None)",
+        key="pytrees_none_is_leaf",
+        bind="query-params",
+    )
+    demo = empty_demo(bool(none_is_leaf))
+    if demo.none_is_leaf:
+        st.markdown(
+            f"With `is_leaf`, `None` is a leaf: **{_plural(len(demo.leaves), 'leaf', 'leaves')}**"
+            f", and `jax.tree.map` called `describe_leaf` {_plural(demo.calls, 'time')}, once with "
+            "`None`, which the function must handle. `[]`, `()` and `{}` still hold no leaf."
+        )
+    else:
+        st.markdown(
+            f"**{_plural(len(demo.leaves), 'leaf', 'leaves')}** in a tree of "
+            f"{_plural(len(found.nodes), 'node')}: `None`, `[]`, `()` and `{{}}` are nodes without "
+            f"children, so `jax.tree.map` called `describe_leaf` {_plural(demo.calls, 'time')} "
+            "and left them in place."
+        )
+    st.markdown("**Leaves**")
+    st.code("\n".join(demo.leaves), language=None)
+    st.markdown("**`jax.tree.map(describe_leaf, tree, is_leaf=…)`**")
+    st.code(demo.described, language=None, wrap_lines=True)
+    st.markdown("**`jax.grad` of a loss of `weights`, with respect to the whole tree**")
+    st.code(demo.grads, language=None, wrap_lines=True)
+    st.caption("`grad` hands the leafless nodes back as they were: optional parameters ride along.")
+    _ui.show_code(pytrees.none_leaves, pytrees.describe_leaf)
+    _ui.code_lab_button(pytrees.empty_snippet(demo.none_is_leaf), key="pytrees_open_empty")
+
+
+@st.cache_data(max_entries=64, show_spinner="Differentiating and vmapping…")
+def params_run(
+    axes: str, features: int, hidden: int, batch: int, members: int
+) -> pytrees.ParamsRun:
+    return pytrees.params_run(axes, features, hidden, batch, members)
+
+
+def params_tab() -> None:
+    titles = {a.key: f"in_axes={a.written}" for a in pytrees.AXES}
+    axes = st.selectbox(
+        "vmap(predict, in_axes=…)",
+        list(titles),
+        format_func=titles.get,
+        key="pytrees_axes",
+        bind="query-params",
+    )
+    choice = pytrees.find_axes(axes or "shared")
+    cols = st.columns(4)
+    features = cols[0].slider(
+        "Features", 1, pytrees.MAX_FEATURES, 3, key="pytrees_features", bind="query-params"
+    )
+    hidden = cols[1].slider(
+        "Hidden units", 1, pytrees.MAX_HIDDEN, 4, key="pytrees_hidden", bind="query-params"
+    )
+    batch = cols[2].slider(
+        "Batch", 1, pytrees.MAX_BATCH, 5, key="pytrees_batch", bind="query-params"
+    )
+    members = cols[3].slider(
+        "Ensemble members",
+        1,
+        pytrees.MAX_MEMBERS,
+        2,
+        key="pytrees_members",
+        bind="query-params",
+        disabled=not choice.ensemble,
+    )
+    run = params_run(choice.key, int(features), int(hidden), int(batch), int(members))
+    st.markdown(
+        "`jax.grad(loss)(params, xs, ys)` returned "
+        + (
+            "**the same tree as `params`**"
+            + (", every leaf with its parameter's shape" if run.grad_same_shapes else "")
+            if run.grad_same_structure
+            else "a tree **unlike** `params`"
+        )
+        + f" (loss {run.loss_value:.4f})."
+    )
+    st.markdown(f"`in_axes={choice.written}`: {choice.meaning}.")
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "leaf": [r.path for r in run.rows],
+                "shape": [str(r.shape) for r in run.rows],
+                "grad shape": ["" if r.grad_shape is None else str(r.grad_shape) for r in run.rows],
+                "in_axes": [r.axis for r in run.rows],
+            }
+        ),
+        hide_index=True,
+        key="pytrees_params_table",
+    )
+    if run.vmap.ok:
+        st.success(
+            f"`vmap(predict, in_axes={choice.written})` returned shape **{run.vmap.value}**.",
+            icon=":material/check_circle:",
+        )
+    else:
+        st.error(
+            f"`vmap(predict, in_axes={choice.written})` raises **{run.vmap.error_type}**:",
+            icon=":material/error:",
+        )
+        _ui.error_code(run.vmap.message)
+    _ui.show_code(pytrees.init_params, pytrees.predict, pytrees.loss, pytrees.vmapped_predict)
+    _ui.code_lab_button(
+        pytrees.params_snippet(choice.key, int(features), int(hidden), int(batch), int(members)),
+        key="pytrees_open_params",
+    )
+
+
+TABS = {
+    "What a pytree is": basics_tab,
+    "Your own classes": classes_tab,
+    "Static vs dynamic fields": static_tab,
+    "None & empty": empty_tab,
+    "grad & vmap": params_tab,
+}
+# Only the open tab runs, and a link can name the tab.
+tabs = st.tabs(list(TABS), key="pytrees_tab", bind="query-params", on_change="rerun")
+for tab, draw in zip(tabs, TABS.values(), strict=True):
+    if tab.open:
+        with tab:
+            draw()

@@ -1,0 +1,155 @@
+"""Stateful computations: a training loop that threads its state, beside one that hides it."""
+
+import streamlit as st
+
+from jaxplay import state
+from pages import _ui  # every page imports it first: see its docstring
+
+st.title(":material/model_training: Stateful computations")
+st.write(
+    "`jit` compiles a **pure** function: what it reads comes in as arguments, what it changes "
+    "goes out as results. So a training loop threads its state (parameters, optimizer state, "
+    "the PRNG key) through the jitted step and takes the new state back, every step. Below, "
+    "a tiny MLP learns a noisy sine of its inputs that way, beside a version that keeps the "
+    "state hidden (a global, an attribute of `self`) and looks just as plausible."
+)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def train(loop: str, seed: int, steps: int, hidden: int, optimizer: str, lr: float):  # noqa: ANN201
+    return state.train(loop, state.Setup(seed, steps, hidden, optimizer, lr))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+left, right = st.columns(2)
+optimizer = left.segmented_control(
+    "Optimizer",
+    list(state.OPTIMIZERS),
+    default="adam",
+    required=True,
+    key="state_optimizer",
+    bind="query-params",
+)
+lr = right.select_slider(
+    "Learning rate", state.LEARNING_RATES, 0.03, key="state_lr", bind="query-params"
+)
+left, right = st.columns(2)
+steps = left.slider(
+    "Steps", 10, state.MAX_STEPS, 100, step=10, key="state_steps", bind="query-params"
+)
+hidden = right.slider(
+    "Hidden units", 1, state.MAX_HIDDEN, 8, key="state_hidden", bind="query-params"
+)
+left, right = st.columns([3, 1])
+wrong_titles = {loop.key: loop.title.split(": ")[-1] for loop in state.LOOPS if loop.hidden_state}
+wrong_key = left.segmented_control(
+    "Beside it, hidden state:",
+    list(wrong_titles),
+    format_func=wrong_titles.get,
+    default="globals",
+    required=True,
+    key="state_hidden_kind",
+    bind="query-params",
+)
+seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="state_seed", bind="query-params")
+setup = (int(seed), int(steps), int(hidden), optimizer or "adam", float(lr))
+threaded_loop = state.find_loop("threaded")
+wrong_loop = state.find_loop(wrong_key or "globals")
+
+with st.status("Training…", expanded=False) as status:
+    status.update(label=f"Training with the state threaded ({int(steps)} jitted steps)…")
+    threaded = train("threaded", *setup)
+    status.update(label=f"Training with hidden state ({wrong_loop.title.split(': ')[1]})…")
+    wrong = train(wrong_loop.key, *setup)
+    status.update(label=f"Trained both loops, {int(steps)} steps each", state="complete")
+
+a, b = st.columns(2)
+a.metric(
+    f"Threaded: loss after {len(threaded.losses)} steps",
+    f"{threaded.last:.4f}",
+    f"{threaded.last - threaded.first:+.4f} from the first step",
+    delta_color="inverse",
+)
+b.metric(
+    f"Hidden state: loss after {len(wrong.losses)} steps",
+    f"{wrong.last:.4f}",
+    f"{wrong.last - wrong.first:+.4f} from the first step",
+    delta_color="inverse",
+)
+compiles = {
+    name: "an unknown number of" if run.compiles is None else str(run.compiles)
+    for name, run in (("threaded", threaded), ("wrong", wrong))
+}
+start = (
+    f"Both start at a loss of **{threaded.first:.4f}**."
+    if f"{threaded.first:.4f}" == f"{wrong.first:.4f}"
+    else f"They start at losses of **{threaded.first:.4f}** and **{wrong.first:.4f}**."
+)
+st.markdown(
+    f"{start} With the state threaded, the loss "
+    f"went to **{threaded.last:.4f}** after {len(threaded.losses)} steps "
+    f"({_plural(threaded.distinct_losses, 'different value')}), and `jit` compiled the step "
+    f"{compiles['threaded']} time{'s' * (threaded.compiles != 1)}. The hidden-state version's "
+    f"loss **stays at {wrong.last:.4f}** after {len(wrong.losses)} steps "
+    f"({_plural(wrong.distinct_losses, 'different value')}), its step compiled "
+    f"{compiles['wrong']} time{'s' * (wrong.compiles != 1)}."
+)
+if wrong.distinct_losses == 1:
+    if wrong_loop.key == "globals":
+        st.info(
+            "`jit` read the params, the optimizer state and the key from the globals once, "
+            "while tracing, and baked them into the program as constants. The loop updates the "
+            "globals after every step, but nothing traces the step again, so every step starts "
+            "from the initial parameters.",
+            icon=":material/lightbulb:",
+        )
+    else:
+        st.info(
+            "The first call ran the Python of `_step`, which assigned tracers to `self.params`, "
+            "`self.opt_state` and `self.key`. Later calls run the compiled program, which reads "
+            "the values baked in at that trace and never writes to `self`.",
+            icon=":material/lightbulb:",
+        )
+st.plotly_chart(
+    state.loss_figure(
+        [("state threaded", threaded.losses), (wrong_loop.title.lower(), wrong.losses)]
+    ),
+    key="state_loss_chart",
+)
+
+st.markdown("**Using the trained parameters afterwards** (`loss_fn(trained, x, y)` on all data):")
+a, b = st.columns(2)
+with a:
+    st.caption("State threaded")
+    _ui.show_outcome(threaded.after, what="`loss_fn(trained, x, y)`")
+with b:
+    st.caption(wrong_loop.title)
+    _ui.show_outcome(wrong.after, what="`loss_fn(trained, x, y)`")
+
+_ui.show_code(*threaded_loop.parts, label="Show the threaded loop that ran", expanded=True)
+_ui.show_code(*wrong_loop.parts, label="Show the hidden-state loop that ran")
+init, update = state.OPTIMIZERS[setup[3]]
+_ui.show_code(
+    state.make_data,
+    state.init_params,
+    state.predict,
+    state.loss_fn,
+    init,
+    update,
+    label="Show the model, the data and the optimizer",
+)
+actions = st.container(horizontal=True)
+with actions:
+    _ui.code_lab_button(
+        state.training_snippet("threaded", state.Setup(*setup)),
+        key="state_open_threaded",
+        label="Open the threaded loop in the Code Lab",
+    )
+    _ui.code_lab_button(
+        state.training_snippet(wrong_loop.key, state.Setup(*setup)),
+        key="state_open_hidden",
+        label="Open the hidden-state loop in the Code Lab",
+    )
