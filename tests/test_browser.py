@@ -107,9 +107,11 @@ def _slider_right(key: str) -> Callable[[Any], None]:
 
 
 def _code_lab_edit(page: Any) -> None:
-    editor = _ready(page, ".st-key-code_lab_editor textarea")
-    editor.fill("y = 41 + 1")
-    editor.press("Control+Enter")
+    # The editor is a CodeMirror component: typed into as a visitor does, run with Ctrl+Enter.
+    _ready(page, '[data-testid="stMain"] .cm-content').click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("y = 41 + 1")
+    page.keyboard.press("Control+Enter")
 
 
 def _click_pill(label: str) -> Callable[[Any], None]:

@@ -70,7 +70,8 @@ def test_a_link_shared_on_one_instance_opens_on_another(  # noqa: ANN001 - playw
         page.goto(f"{second}/{lab.url_path}?snippet={snippet_id}")
         wait_for_run(page)
         main = page.locator('[data-testid="stMain"]')
-        main.locator('[data-testid="stCode"]', has_text=MARKER).first.wait_for(timeout=60_000)
+        # The Code Lab's editor (a CodeMirror component) holds the snippet's code.
+        main.locator(".cm-content", has_text=MARKER).first.wait_for(timeout=60_000)
         text = main.inner_text()
         assert "No snippet" not in text and "cannot be reached" not in text, text
         assert not exception_texts(page)

@@ -1,0 +1,190 @@
+"""``jacfwd`` against ``jacrev`` as a network's input and output widths change: agreement, timing
+and the figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from jaxplay.article import (
+    jac_forward,
+    jac_reverse,
+)
+from jaxplay.core import roofline, timing
+from jaxplay.core.figures import (
+    bar_ends,
+    format_count,
+    log_axis,
+    seconds_axis,
+    timing_line,
+)
+from jaxplay.core.inputs import normal_arrays
+
+# --- jacfwd vs jacrev ----------------------------------------------------------------------------
+
+
+MAX_WIDTH = 2048
+HIDDEN = 64
+#: The other side of each sweep: the output width while the input widens, and vice versa.
+NARROW = 4
+
+
+def network(n_in: int, n_out: int, hidden: int = HIDDEN) -> tuple[tuple[Any, ...], Any]:
+    """Parameters and an input for :func:`neural_network` (seed 0, scaled by 1/√fan-in)."""
+    w1, b1, w2, b2, x = normal_arrays(
+        0, (hidden, n_in), (hidden,), (n_out, hidden), (n_out,), (n_in,)
+    )
+    params = (w1 / math.sqrt(n_in), b1 * 0.1, w2 / math.sqrt(hidden), b2 * 0.1)
+    return tuple(jnp.asarray(p) for p in params), jnp.asarray(x)
+
+
+def jacobians_agree(n_in: int, n_out: int) -> tuple[tuple[int, ...], float]:
+    """The Jacobian's shape and max |jacfwd − jacrev| for one network."""
+    params, x = network(n_in, n_out)
+    fwd, rev = jax.jit(jac_forward)(params, x), jax.jit(jac_reverse)(params, x)
+    return tuple(fwd.shape), float(jnp.max(jnp.abs(fwd - rev)))
+
+
+@dataclass(frozen=True)
+class JacobianSweep:
+    """jacfwd and jacrev timings as the input width grows (narrow output) and vice versa.
+
+    ``timings[(sweep, mode)]`` holds one :class:`~jaxplay.core.timing.Timing` per width, where
+    sweep is ``"wide input"`` (n_out = ``narrow``) or ``"wide output"`` (n_in = ``narrow``).
+    """
+
+    widths: tuple[int, ...]
+    narrow: int
+    hidden: int
+    timings: dict[tuple[str, str], tuple[timing.Timing, ...]]
+    max_abs_diff: float
+    device: str
+
+    def faster(self, sweep: str, i: int) -> tuple[str, float]:
+        """Which mode was faster at the i-th width of a sweep, and by what factor."""
+        fwd = self.timings[(sweep, "jacfwd")][i].median
+        rev = self.timings[(sweep, "jacrev")][i].median
+        return ("jacfwd", rev / fwd) if fwd < rev else ("jacrev", fwd / rev)
+
+
+SWEEPS = ("wide input", "wide output")
+MODES = ("jacfwd", "jacrev")
+
+
+def check_widths(widths: Sequence[int], limit: int = MAX_WIDTH) -> tuple[int, ...]:
+    """Sorted distinct widths, refusing any outside 1..``limit`` (the message names the limit)."""
+    sizes = tuple(sorted({int(w) for w in widths}))
+    if not sizes:
+        raise ValueError("choose at least one width")
+    if sizes[0] < 1 or sizes[-1] > limit:
+        raise ValueError(f"widths must be 1 to {limit} (got {sizes[-1]})")
+    return sizes
+
+
+@dataclass(frozen=True)
+class JacobianPoint:
+    """Both modes timed at one width of one sweep, and how far apart their Jacobians are."""
+
+    sweep: str
+    width: int
+    jacfwd: timing.Timing
+    jacrev: timing.Timing
+    max_abs_diff: float
+
+
+def jacobian_point(
+    sweep: str, width: int, narrow: int = NARROW, hidden: int = HIDDEN, budget_s: float = 0.2
+) -> JacobianPoint:
+    """Time ``jit(jacfwd)`` and ``jit(jacrev)`` of the network w.r.t. x at one width.
+
+    ``sweep`` is ``"wide input"`` (n_in = width, n_out = ``narrow``) or ``"wide output"``. One
+    point per call, so a page can draw its progress between points (and cache each one).
+    """
+    if sweep not in SWEEPS:
+        raise ValueError(f"unknown sweep {sweep!r}; choose one of {list(SWEEPS)}")
+    (w,) = check_widths([width])
+    n_in, n_out = (w, narrow) if sweep == SWEEPS[0] else (narrow, w)
+    params, x = network(n_in, n_out, hidden)
+    fwd, rev = jax.jit(jac_forward), jax.jit(jac_reverse)
+    diff = float(jnp.max(jnp.abs(fwd(params, x) - rev(params, x))))
+    return JacobianPoint(
+        sweep,
+        w,
+        timing.measure(fwd, params, x, budget_s=budget_s, min_repeats=3),
+        timing.measure(rev, params, x, budget_s=budget_s, min_repeats=3),
+        diff,
+    )
+
+
+def jacobian_sweep(
+    points: Sequence[JacobianPoint], narrow: int = NARROW, hidden: int = HIDDEN
+) -> JacobianSweep:
+    """The points of both sweeps (every width of one in the other too) as one sweep."""
+    widths = tuple(sorted({p.width for p in points}))
+    by = {(p.sweep, p.width): p for p in points}
+    timings = {(s, m): tuple(getattr(by[(s, w)], m) for w in widths) for s in SWEEPS for m in MODES}
+    worst = max((p.max_abs_diff for p in points), default=0.0)
+    return JacobianSweep(widths, narrow, hidden, timings, worst, roofline.device_label())
+
+
+def time_jacobians(
+    widths: Sequence[int],
+    narrow: int = NARROW,
+    hidden: int = HIDDEN,
+    budget_s: float = 0.2,
+) -> JacobianSweep:
+    """Time ``jit(jacfwd)`` and ``jit(jacrev)`` of the network w.r.t. x with ``timing.measure``.
+
+    jacfwd pushes one tangent per *input* dimension, jacrev pulls one cotangent per *output*
+    dimension, so a wide input favours jacrev and a wide output favours jacfwd.
+    """
+    sizes = check_widths(widths)
+    points = [jacobian_point(sweep, w, narrow, hidden, budget_s) for sweep in SWEEPS for w in sizes]
+    return jacobian_sweep(points, narrow, hidden)
+
+
+def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
+    """Two panels (wide input, wide output), a line per mode: median time against width."""
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=(
+            f"wide input (n_out = {sweep.narrow})",
+            f"wide output (n_in = {sweep.narrow})",
+        ),
+    )
+    colors = {"jacfwd": "#1f77b4", "jacrev": "#d62728"}
+    for col, name in enumerate(SWEEPS, start=1):
+        for mode in MODES:
+            ts = sweep.timings[(name, mode)]
+            fig.add_trace(
+                timing_line(
+                    sweep.widths,
+                    ts,
+                    mode,
+                    legendgroup=mode,
+                    showlegend=col == 1,
+                    line={"color": colors[mode]},
+                ),
+                1,
+                col,
+            )
+    for col, title in ((1, "n_in (input width)"), (2, "n_out (output width)")):
+        fig.update_xaxes(log_axis(title, sweep.widths, format_count), row=1, col=col)
+    fig.update_yaxes(seconds_axis("time per Jacobian (median, quartiles)", bar_ends(*fig.data)))
+    fig.update_layout(
+        title=(
+            f"jit(jacfwd) vs jit(jacrev) of the two-layer network (hidden {sweep.hidden}), "
+            f"measured on {sweep.device}"
+        ),
+        margin={"t": 80, "b": 40},
+    )
+    return fig

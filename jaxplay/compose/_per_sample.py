@@ -1,0 +1,118 @@
+"""Per-sample gradients: the article's ``@jit @vmap`` as written (it maps the parameters too) and
+fixed with ``in_axes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxplay.article import (
+    per_sample_gradient,
+)
+from jaxplay.core import capture
+from jaxplay.core.capture import Outcome
+from jaxplay.core.inputs import normal_arrays
+
+# --- per-sample gradients ------------------------------------------------------------------------
+
+
+def loss_for_sample(p, xi, yi):
+    """The article's per-sample squared error, at module level so ``grad`` can be composed."""
+    pred = jnp.dot(p, xi)
+    return (pred - yi) ** 2
+
+
+#: The fix: map over samples only; every sample sees the same ``params``.
+per_sample_grads = jax.jit(jax.vmap(jax.grad(loss_for_sample), in_axes=(None, 0, 0)))
+
+MAX_SAMPLES, MAX_FEATURES = 64, 64
+
+
+@dataclass(frozen=True)
+class PerSample:
+    """The article's per-sample gradient as written, and the fix, against a Python loop.
+
+    ``vmap`` maps axis 0 of every argument, ``params`` too, so what the article's function does
+    depends on the shapes: with one weight vector (D,) and B ≠ D samples the sizes disagree; with
+    B = D each sample gets one *element* of the weights, its prediction is a vector and ``grad``
+    refuses it; only 2-D parameters (B, D) run, each sample paired with its own row.
+
+    Attributes:
+        as_written: calling the article's function with one shared ``params`` (D,), B samples.
+        square: the same with as many samples as weights (D samples): the other failure.
+        rows_shape: the result's shape with parameters of shape (B, D), one random row each.
+        rows_match_model0: whether that result equals the per-sample gradients of the first row's
+            model (it does not: each sample saw another row); ``False`` is the silent error.
+        tiled_shape: the result's shape with ``params`` copied per sample (B, D).
+        tiled_matches_loop: whether that equals the loop (it does: every row is the model).
+        fixed: ``vmap(grad(loss), in_axes=(None, 0, 0))(params, X, Y)``, shape (B, D).
+        loop: the same gradients by a Python loop over samples.
+    """
+
+    params_shape: tuple[int, ...]
+    x_shape: tuple[int, ...]
+    y_shape: tuple[int, ...]
+    as_written: Outcome
+    square: Outcome
+    rows_shape: tuple[int, ...]
+    rows_match_model0: bool
+    tiled_shape: tuple[int, ...]
+    tiled_matches_loop: bool
+    fixed: np.ndarray
+    loop: np.ndarray
+
+    @property
+    def fixed_matches_loop(self) -> bool:
+        return bool(np.allclose(self.fixed, self.loop, rtol=1e-5, atol=1e-5))
+
+
+def _close(a: Any, b: Any) -> bool:
+    return bool(np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5))
+
+
+def per_sample(batch: int = 8, features: int = 3) -> PerSample:
+    """Run both versions on a regression batch (seed 0) and a Python loop over the samples."""
+    if not 1 <= batch <= MAX_SAMPLES or not 1 <= features <= MAX_FEATURES:
+        raise ValueError(
+            f"batch must be 1 to {MAX_SAMPLES} and features 1 to {MAX_FEATURES} "
+            f"(got {batch}, {features})"
+        )
+    arrays = normal_arrays(0, (features,), (batch, features), (batch,), (batch, features))
+    params, X, Y, rows = (jnp.asarray(a) for a in arrays)
+    as_written = capture.run(
+        per_sample_gradient,
+        params,
+        X,
+        Y,
+        code=f"per_sample_gradient(params, X, Y)  # params {params.shape}, X {X.shape}",
+    )
+    square = capture.run(
+        per_sample_gradient,
+        params,
+        jnp.resize(X, (features, features)),
+        jnp.resize(Y, (features,)),
+        code=f"per_sample_gradient(params, X, Y)  # params ({features},), X ({features}, "
+        f"{features}): as many samples as weights",
+    )
+    grad_one = jax.jit(jax.grad(loss_for_sample))
+    loop = np.stack([np.asarray(grad_one(params, X[i], Y[i])) for i in range(batch)])
+    tiled = np.asarray(per_sample_gradient(jnp.tile(params, (batch, 1)), X, Y))
+    by_row = np.asarray(per_sample_gradient(rows, X, Y))
+    return PerSample(
+        params_shape=tuple(params.shape),
+        x_shape=tuple(X.shape),
+        y_shape=tuple(Y.shape),
+        as_written=as_written,
+        square=square,
+        rows_shape=tuple(by_row.shape),
+        rows_match_model0=_close(by_row, per_sample_grads(rows[0], X, Y)),
+        tiled_shape=tuple(tiled.shape),
+        tiled_matches_loop=_close(tiled, loop),
+        fixed=np.asarray(per_sample_grads(params, X, Y)),
+        loop=loop,
+    )
