@@ -3,6 +3,8 @@ stale results, escaped visitor text, and the Code Lab button."""
 
 from __future__ import annotations
 
+import re
+
 from jaxplay import pytrees
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, editor_text, open_page
@@ -81,7 +83,10 @@ def test_static_tab_counts_compilations() -> None:
     assert "(2 leaf types)" in texts(weak.success)
     assert "**jit compiled 2 programs**" in texts(weak.success)
     array = open_page(SPEC, pytrees_tab="Static vs dynamic fields", pytrees_change="array")
-    assert "4 calls of 4 raised (TypeError, ValueError)" in texts(array.error)
+    # Every call raises; JAX's exception type depends on which of its caches met the array first
+    # (TypeError from hashing it, ValueError from jit's static check), so the page names what ran.
+    raised = re.search(r"4 calls of 4 raised \(([A-Za-z, ]+)\)", texts(array.error))
+    assert raised and set(raised.group(1).split(", ")) <= {"TypeError", "ValueError"}, raised
 
 
 def test_none_tab_and_is_leaf() -> None:
