@@ -35,7 +35,14 @@ def checkpointing(platform: str, device: str) -> None:
         bind="query-params",
     )
     loop = c2.selectbox(
-        "Loop", list(memory.LOOPS), 1, memory.LOOPS.get, key="memory_loop", bind="query-params"
+        "Loop",
+        list(memory.LOOPS),
+        1,
+        memory.LOOPS.get,
+        key="memory_loop",
+        bind="query-params",
+        help="The article's code loops in Python, which jit unrolls at trace time into one long "
+        "program; `lax.scan` compiles one loop body and runs it once per round.",
     )
     limit = memory.run_limit(platform)
     size = int(

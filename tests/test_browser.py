@@ -110,7 +110,7 @@ def _code_lab_edit(page: Any) -> None:
     # The editor is a CodeMirror component: typed into as a visitor does, run with Ctrl+Enter.
     _ready(page, '[data-testid="stMain"] .cm-content').click()
     page.keyboard.press("Control+a")
-    page.keyboard.type("y = 41 + 1")
+    page.keyboard.type("print('answer', 41 + 1)")
     page.keyboard.press("Control+Enter")
 
 
@@ -178,7 +178,7 @@ FIRST_VISITS: dict[str, FirstVisit] = {
     "state": FirstVisit(
         "state_steps=30", _slider_right("state_steps"), _param("state_steps", "40")
     ),
-    "code-lab": FirstVisit("code_lab_dtype=int32", _code_lab_edit, _TEXT.format("y = 41 + 1")),
+    "code-lab": FirstVisit("code_lab_dtype=int32", _code_lab_edit, _TEXT.format("answer 42")),
     "article": FirstVisit(
         "walkthrough_section=vmap", _click_pill("jit"), _TEXT.format("1. jax.jit")
     ),

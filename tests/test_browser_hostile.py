@@ -3,8 +3,9 @@
 One crafted link posted in a workshop chat took the first public build down for everyone: the
 health check did not answer for 90 s and another visitor's page took 111 s. Here the server runs
 in public mode; one visitor opens the costliest formula link while the health endpoint is polled
-and a second visitor opens a page, and both must answer within 2 s. Then every Markdown payload
-is opened and no attacker image or link may appear in the page.
+and a second visitor opens a page: the health check must answer within 2 s, and the page within
+2 s more than it takes without the link. Then every Markdown payload is opened and no attacker
+image or link may appear in the page.
 """
 
 from __future__ import annotations
@@ -22,7 +23,22 @@ pytestmark = pytest.mark.browser
 
 require_chromium()
 
+#: The health check answers within this; a second visitor's page loads within this more than it
+#: takes on this machine without the hostile link (a fresh browser page's own load, measured first:
+#: on two busy cores that alone is one to three seconds).
 RESPONSIVE_S = 2.0
+
+
+def _home_load_s(browser, base: str) -> float:  # noqa: ANN001
+    """Seconds a fresh browser page takes to show the home page's title."""
+    page = browser.new_page()
+    try:
+        started = time.monotonic()
+        page.goto(base + "/")
+        page.locator("h1").filter(has_text="jaxplay").wait_for(timeout=30_000)
+        return time.monotonic() - started
+    finally:
+        page.close()
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +65,7 @@ def test_a_heavy_link_leaves_the_server_responsive(public_url: str, browser, nam
     warm = browser.new_page()
     warm.goto(public_url + "/")
     wait_for_run(warm)
+    baseline_s = _home_load_s(browser, public_url)
     latencies: list[float] = []
     stop = threading.Event()
     poller = threading.Thread(target=_health_latencies, args=(public_url, stop, latencies))
@@ -57,20 +74,15 @@ def test_a_heavy_link_leaves_the_server_responsive(public_url: str, browser, nam
     try:
         hostile.goto(public_url + link)
         time.sleep(1.0)  # the link is being handled
-        other = browser.new_page()
-        started = time.monotonic()
-        other.goto(public_url + "/")
-        other.locator("h1").filter(has_text="jaxplay").wait_for(timeout=30_000)
-        second_visitor_s = time.monotonic() - started
+        second_visitor_s = _home_load_s(browser, public_url)
         wait_for_run(hostile, timeout_ms=120_000)
-        other.close()
     finally:
         stop.set()
         poller.join()
         hostile.close()
         warm.close()
     assert max(latencies) <= RESPONSIVE_S, (name, max(latencies))
-    assert second_visitor_s <= RESPONSIVE_S, (name, second_visitor_s)
+    assert second_visitor_s <= baseline_s + RESPONSIVE_S, (name, second_visitor_s, baseline_s)
 
 
 @pytest.mark.parametrize("name,link", MARKDOWN_LINKS, ids=[n for n, _ in MARKDOWN_LINKS])

@@ -13,7 +13,7 @@ import pytest
 from jaxplay import grad as ad
 from jaxplay.core.expr import ExprError
 
-WHERE = ad.PRESETS["where(x > 0, x², sin x) — the article's my_special_op"]
+WHERE = ad.PRESETS["where(x > 0, x², sin x)"]
 
 
 @pytest.fixture(scope="module")

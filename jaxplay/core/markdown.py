@@ -10,10 +10,13 @@ app's name: an attacker's image, a fake "sign in" link. (A side effect of the sa
 own "-2**63 to 2**63 - 1" rendered as "263".)
 
 :func:`escape` backslash-escapes every ASCII punctuation character, which CommonMark defines as
-always literal after a backslash; that breaks every construct above (including autolinks, whose
-``http://`` and ``www.`` no longer match). :func:`code` puts text in an inline code span whose
-backtick fence is longer than any run of backticks in the text, so it cannot break out. Text that
-is code (a formula, a traceback) is better shown with ``st.code``, which renders nothing.
+always literal after a backslash; that breaks every construct above except one. GitHub's bare-URL
+autolinks are found by remark-gfm in the *text* after escapes are resolved, so an escaped
+``http://x`` is still a link in the browser: a zero-width space goes after the scheme's colon,
+before the dot of ``www.`` and after an ``@`` (the text reads the same; its URLs no longer match).
+:func:`code` puts text in an inline code span whose backtick fence is longer than any run of
+backticks in the text, so it cannot break out. Text that is code (a formula, a traceback) is better
+shown with ``st.code``, which renders nothing.
 """
 
 from __future__ import annotations
@@ -23,16 +26,26 @@ import string
 
 _PUNCTUATION = re.compile("([" + re.escape(string.punctuation) + "])")
 _BACKTICKS = re.compile("`+")
+#: Where remark-gfm's literal autolinks start: ``http://``, ``https://``, ``www.``, ``a@b.c``.
+_AUTOLINK = re.compile(r"(?i)(https?:)(//)|(www)(\.)|(@)")
+_BREAK = "\u200b"  # zero-width space: not a URL or e-mail character
+
+
+def _break_autolinks(text: str) -> str:
+    def broken(m: re.Match[str]) -> str:
+        return "@" + _BREAK if m.group(5) else _BREAK.join(filter(None, m.groups()))
+
+    return _AUTOLINK.sub(broken, text)
 
 
 def escape(text: object) -> str:
     """``text`` as literal Markdown text: no links, images, emphasis, icons, colours or maths.
 
     Example:
-        >>> escape("![px](http://x/p.png) 2**63")
-        '\\\\!\\\\[px\\\\]\\\\(http\\\\:\\\\/\\\\/x\\\\/p\\\\.png\\\\) 2\\\\*\\\\*63'
+        >>> escape("![px](p.png) 2**63")
+        '\\\\!\\\\[px\\\\]\\\\(p\\\\.png\\\\) 2\\\\*\\\\*63'
     """
-    return _PUNCTUATION.sub(r"\\\1", str(text))
+    return _PUNCTUATION.sub(r"\\\1", _break_autolinks(str(text)))
 
 
 def code(text: object) -> str:

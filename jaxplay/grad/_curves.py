@@ -23,7 +23,7 @@ from jaxplay.core.expr import ExprError, Expression, parse
 
 #: The grad page's functions of one variable (label -> formula in the safe expression language).
 PRESETS: dict[str, str] = {
-    "where(x > 0, x², sin x) — the article's my_special_op": "jnp.where(x > 0, x**2, jnp.sin(x))",
+    "where(x > 0, x², sin x)": "jnp.where(x > 0, x**2, jnp.sin(x))",
     "tanh": "jnp.tanh(x)",
     "Gaussian": "jnp.exp(-x**2 / 2)",
     "x³ − 2x": "x**3 - 2*x",

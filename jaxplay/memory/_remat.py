@@ -118,7 +118,7 @@ class Model:
 MODELS: dict[str, Model] = {
     "seed": Model(
         "seed",
-        "The article's memory_intensive_layer",
+        "memory_intensive_layer",
         seed_round,
         seed_inputs,
         argnums=1,
@@ -141,8 +141,8 @@ MODELS: dict[str, Model] = {
 #: How the rounds are looped: the article's Python loop (unrolled into one long program) or a
 #: ``lax.scan`` (one compiled loop body).
 LOOPS: dict[str, str] = {
-    "unrolled": "Python for loop (the article's code: unrolled at trace time)",
-    "scan": "jax.lax.scan (one compiled loop body)",
+    "unrolled": "Python loop (unrolled)",
+    "scan": "lax.scan (one loop body)",
 }
 
 

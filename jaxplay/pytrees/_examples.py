@@ -73,7 +73,7 @@ class Example:
 
 
 EXAMPLES: tuple[Example, ...] = (
-    Example("mlp", "An MLP's parameters (dict of dicts of arrays)", mlp_params),
+    Example("mlp", "MLP parameters (nested dicts)", mlp_params),
     Example("nested", "Nested lists, tuples and a dict", nested_containers),
     Example("none", "None and empty containers", none_and_empty),
     Example("unsorted", "A dict with its keys out of order", unsorted_dict),
