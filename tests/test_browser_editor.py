@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser_support import (
     exception_texts,
@@ -119,14 +120,12 @@ def test_type_with_tab_and_auto_indent_then_ctrl_enter_runs(app_url: str, page) 
     # Escape, then Tab, leaves the editor (CodeMirror's way out of a Tab-capturing editor).
     page.locator(".cm-content").click()
     assert _focused(page)
+    expect(page.locator(".cm-content")).to_be_focused()  # the check below can see the focus
     page.keyboard.press("Escape")
     page.keyboard.press("Tab")
     # The focus moves at once; CodeMirror redraws its "focused" class a moment later (a timer),
-    # so wait for the document's focus to be outside the editor rather than read the class.
-    page.wait_for_function(
-        "() => !document.querySelector('.cm-editor').contains(document.activeElement)",
-        timeout=5_000,
-    )
+    # so wait for the editable element to lose the focus rather than read the class.
+    expect(page.locator(".cm-content")).not_to_be_focused(timeout=5_000)
 
 
 def test_a_failed_run_marks_its_line(app_url: str, page) -> None:  # noqa: ANN001
