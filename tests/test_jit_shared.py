@@ -58,6 +58,23 @@ def test_the_store_is_bounded_least_recently_used_first() -> None:
     assert store.get("b") is None and store.get("a") is not None and store.get("c") is not None
 
 
+def test_the_default_view_is_never_dropped() -> None:
+    """A room's workloads pushed the default out: the next visitor paid the whole first visit."""
+    store: SharedResults[str] = SharedResults(max_entries=2, keep=frozenset({"default"}))
+    store.get_or_measure("default", lambda report: "default")
+    for key in "abcde":
+        store.get_or_measure(key, lambda report, key=key: key)
+    assert store.get("default") is not None
+    assert store.get("e") is not None and store.get("d") is None  # the others: LRU, as before
+    assert store.measured == 6
+
+
+def test_the_jit_pages_default_is_kept() -> None:
+    from jaxplay import jit
+
+    assert jit.key_of(jit.DEFAULT_WORKLOAD) in jit.MEASUREMENTS.keep
+
+
 def test_a_failure_is_not_kept_and_reaches_the_callers_waiting_for_it() -> None:
     store: SharedResults[str] = SharedResults(max_entries=2)
     started, release = threading.Event(), threading.Event()

@@ -185,8 +185,10 @@ def timing_code(workload: Workload, executables: int = FIRST_CALL_EXECUTABLES) -
 
 
 #: One measurement per setting, shared by every visitor (the inputs are not kept, so eight
-#: entries hold little beyond compiled programs and numbers).
-MEASUREMENTS: SharedResults[Measurement] = SharedResults(max_entries=8)
+#: entries hold little beyond compiled programs and numbers); the default view is never dropped.
+MEASUREMENTS: SharedResults[Measurement] = SharedResults(
+    max_entries=8, keep=frozenset({key_of(DEFAULT_WORKLOAD)})
+)
 
 
 def kept(workload: Workload) -> Kept[Measurement] | None:

@@ -9,7 +9,9 @@ in the caller's own thread, outside any cache; what is kept is data only.
 - One measurement per key (single flight): a second caller with the same key while the first is
   measuring waits for that result, and is told the first one's stages as they happen, rather
   than starting a second measurement of the same thing.
-- Bounded: at most ``max_entries`` results, least recently used dropped first.
+- Bounded: at most ``max_entries`` results, least recently used dropped first; the keys in
+  ``keep`` (the page's default view) are never dropped, so a room's many workloads cannot push
+  the default out and make the next visitor pay for the whole first visit again.
 - ``force=True`` measures anew and replaces the kept result, so "Measure again" refreshes what
   every later visitor sees instead of keeping a private copy per visitor.
 - Failures are not kept (the next caller tries again), but callers waiting for a measurement
@@ -73,8 +75,9 @@ class Kept(Generic[V]):
 class SharedResults(Generic[V]):
     """Results of expensive measurements, shared by every caller; see the module docstring."""
 
-    def __init__(self, max_entries: int) -> None:
+    def __init__(self, max_entries: int, keep: frozenset[Hashable] = frozenset()) -> None:
         self.max_entries = max_entries
+        self.keep = keep
         self._kept: OrderedDict[Hashable, Kept[V]] = OrderedDict()
         self._jobs: dict[Hashable, _Job] = {}
         self._numbers: dict[Hashable, int] = {}
@@ -177,8 +180,10 @@ class SharedResults(Generic[V]):
                 kept = Kept(value, job.owner, time.time(), number, job.visitor)
                 self._kept[key] = kept
                 self._kept.move_to_end(key)
-                while len(self._kept) > self.max_entries:
-                    old, _ = self._kept.popitem(last=False)
+                evictable = [k for k in self._kept if k not in self.keep]
+                while len(self._kept) > self.max_entries and evictable:
+                    old = evictable.pop(0)  # least recently used first
+                    del self._kept[old]
                     self._numbers.pop(old, None)
             job.value = value
             return kept
