@@ -9,9 +9,9 @@ from __future__ import annotations
 import inspect
 import math
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -19,6 +19,9 @@ import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mod
 from jaxplay.core import capture, markdown, turns
 from jaxplay.core.expr import ExprError
 from jaxplay.hosting import catalog, publicmode
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def show_code(
@@ -126,6 +129,31 @@ def measuring(label: str) -> Iterator[Any]:
         with turns.exclusive(on_wait=queued):
             note.empty()
             yield status
+
+
+def measure_points(
+    running: str,
+    done: str,
+    steps: Sequence[T],
+    point: Callable[[T], R],
+    describe: Callable[[T], str],
+) -> list[R]:
+    """Measure ``point(step)`` for each step in turn, in a :func:`measuring` box with a progress
+    bar (``describe(step)`` says which step runs); the box then reads ``done``.
+
+    Why a loop here and not in one cached function: a cached function draws nothing (Streamlit
+    replays its elements for the next visitor, which crashed pages), so each point is cached on
+    its own and the progress is drawn between the calls.
+    """
+    with measuring(running) as status:
+        bar = st.progress(0.0)
+        points = []
+        for i, step in enumerate(steps):
+            bar.progress(i / len(steps), text=f"{describe(step)} ({i + 1} of {len(steps)})")
+            points.append(point(step))
+        bar.empty()
+        status.update(label=done, state="complete", expanded=False)
+    return points
 
 
 class Stages:

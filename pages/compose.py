@@ -262,20 +262,13 @@ with jac:
         st.caption(f"jacfwd and jacrev agree: Jacobian {shape_}, max |difference| {diff:.2g}.")
         if _ui.measure_button("Measure", "compose_jac_measure", chosen):
             steps = [(s, w) for s in cp.SWEEPS for w in chosen]
-            with _ui.measuring(
-                f"Timing jit(jacfwd) and jit(jacrev) at {plural(len(chosen), 'width')}"
-            ) as status:
-                bar = st.progress(0.0)
-                points = []
-                for i, (sweep_name, w) in enumerate(steps):
-                    bar.progress(i / len(steps), f"{sweep_name}, width {w}")
-                    points.append(jacobian_point(sweep_name, w))
-                bar.empty()
-                status.update(
-                    label=f"Timed both modes at {plural(len(chosen), 'width')}",
-                    state="complete",
-                    expanded=False,
-                )
+            points = _ui.measure_points(
+                f"Timing jit(jacfwd) and jit(jacrev) at {plural(len(chosen), 'width')}",
+                f"Timed both modes at {plural(len(chosen), 'width')}",
+                steps,
+                lambda step: jacobian_point(*step),
+                lambda step: f"{step[0]}, width {step[1]}",
+            )
             sweep = cp.jacobian_sweep(points)
             st.plotly_chart(cp.jacobian_figure(sweep), key="compose_jac_chart")
             wide = len(sweep.widths) - 1
@@ -318,20 +311,13 @@ with hvp:
         chosen_dims = tuple(sorted(dims))
         if _ui.measure_button("Measure", "compose_hvp_measure", chosen_dims):
             steps = [(m, n) for n in chosen_dims for m in cp.HVP_METHODS]
-            with _ui.measuring(
-                f"Timing three ways to H·v at {plural(len(chosen_dims), 'dimension')}"
-            ) as status:
-                bar = st.progress(0.0)
-                points = []
-                for i, (method, n) in enumerate(steps):
-                    bar.progress(i / len(steps), f"{method}, n={n}")
-                    points.append(hvp_point(method, n))
-                bar.empty()
-                status.update(
-                    label=f"Timed three ways at {plural(len(chosen_dims), 'dimension')}",
-                    state="complete",
-                    expanded=False,
-                )
+            points = _ui.measure_points(
+                f"Timing three ways to H·v at {plural(len(chosen_dims), 'dimension')}",
+                f"Timed three ways at {plural(len(chosen_dims), 'dimension')}",
+                steps,
+                lambda step: hvp_point(*step),
+                lambda step: f"{step[0]}, n={step[1]}",
+            )
             sweep_h = cp.hvp_sweep(points)
             st.plotly_chart(cp.hvp_figure(sweep_h), key="compose_hvp_chart")
             last = len(sweep_h.dims) - 1

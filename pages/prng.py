@@ -215,14 +215,13 @@ def impl_section(seed: int) -> None:
     )
     if _ui.measure_button("Time the implementations", "prng_time_impls", int(n_time)):
         # One cached call per implementation, the progress drawn here between them.
-        with _ui.measuring(f"Timing `jit(normal)` of {int(n_time):,} numbers…") as status:
-            bar = st.progress(0.0)
-            rows = []
-            for i, impl in enumerate(prng.IMPLS):
-                bar.progress(i / len(prng.IMPLS), text=f"{impl} ({i + 1} of {len(prng.IMPLS)})")
-                rows.append(impl_timing(impl, int(n_time)))
-            bar.empty()
-            status.update(label=f"{len(rows)} implementations timed", state="complete")
+        rows = _ui.measure_points(
+            f"Timing `jit(normal)` of {int(n_time):,} numbers…",
+            f"{words.count(len(prng.IMPLS), 'implementation')} timed",
+            prng.IMPLS,
+            lambda impl: impl_timing(impl, int(n_time)),
+            str,
+        )
         title = f"jit(normal)(key, ({rows[0].n:,},))"
         fig = prng.timing_figure([(r.impl, r.timing) for r in rows], title, rows[0].device)
         st.plotly_chart(fig, key="prng_impl_chart")

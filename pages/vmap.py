@@ -107,14 +107,13 @@ with speed:
         # One cached call per size, the progress drawn here between them: a cached function
         # draws nothing (Streamlit replays it for the next visitor).
         sweep = words.count(len(chosen), "batch size")
-        with _ui.measuring(f"Timing the loop, vmap and jit(vmap) at {sweep}…") as status:
-            bar = st.progress(0.0)
-            points = []
-            for i, n in enumerate(chosen):
-                bar.progress(i / len(chosen), text=f"batch {n} ({i + 1} of {len(chosen)})")
-                points.append(batch_point(n))
-            bar.empty()
-            status.update(label=f"{sweep} timed", state="complete")
+        points = _ui.measure_points(
+            f"Timing the loop, vmap and jit(vmap) at {sweep}…",
+            f"{sweep} timed",
+            chosen,
+            batch_point,
+            lambda n: f"batch {n}",
+        )
         bt = vz.combine(points)
         st.plotly_chart(vz.batching_figure(bt), key="vmap_speed_chart")
         same = (
