@@ -42,12 +42,12 @@ HEAVY_LINKS: tuple[tuple[str, str], ...] = (
     ),
     (
         "jit: a 17 GB intermediate",
-        "/jit?jit_preset=formula&jit_rows=256&jit_cols=4096&jit_formula="
+        "/jit?jit_preset=Your+formula&jit_rows=256&jit_cols=4096&jit_formula="
         + _q("jnp.sum(x[:, :, None] * x[:, None, :])"),
     ),
     (
         "jit: inv of 4000×4000",
-        "/jit?jit_preset=formula&jit_rows=4000&jit_cols=4000&jit_formula="
+        "/jit?jit_preset=Your+formula&jit_rows=4000&jit_cols=4000&jit_formula="
         + _q("jnp.linalg.inv(x)"),
     ),
 )

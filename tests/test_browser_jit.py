@@ -33,7 +33,9 @@ def _idle(page) -> None:  # noqa: ANN001
 def test_the_measurement_shows_its_stages_then_a_refusal_clears_it(app_url: str, page) -> None:  # noqa: ANN001
     page.set_viewport_size({"width": 1024, "height": 768})
     # A size nobody measured yet in this server: its stages are measured while we watch.
-    page.goto(f"{app_url}/jit?jit_preset=formula&jit_formula=x+%40+x.T&jit_rows=1500&jit_cols=400")
+    page.goto(
+        f"{app_url}/jit?jit_preset=Your+formula&jit_formula=x+%40+x.T&jit_rows=1500&jit_cols=400"
+    )
     stage = page.get_by_text("Measuring:", exact=False).first
     stage.wait_for(timeout=RUN_MS)  # the status box names the stage while it runs
     page.locator('[data-testid="stProgress"]').first.wait_for(timeout=RUN_MS)
