@@ -392,7 +392,9 @@ def test_pages_show_errors_and_compiled_code_without_server_paths() -> None:
     at = open_page(catalog.find("jit"))
     assert_clean(at)
     shown = "\n".join(c.value for c in at.code)
-    assert '"<site-packages>/streamlit/' in shown and '"<app>/' in shown
+    # (Which frames appear depends on who measured first: a visitor's script run shows
+    # Streamlit's, the server's start-up warm-up thread does not; the app's own always do.)
+    assert '"<app>/' in shown
     assert str(ROOT) not in shown and site.getsitepackages()[0] not in shown
 
 
