@@ -3,6 +3,7 @@
 import streamlit as st
 
 from jaxplay import state
+from jaxplay.core import words
 from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/model_training: Stateful computations")
@@ -20,8 +21,11 @@ def train(loop: str, seed: int, steps: int, hidden: int, optimizer: str, lr: flo
     return state.train(loop, state.Setup(seed, steps, hidden, optimizer, lr))
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' * (n != 1)}"
+def _times(n: int | None) -> str:
+    """How often the step compiled, in words ("once", "twice", "3 times")."""
+    if n is None:
+        return "an unknown number of times"
+    return {1: "once", 2: "twice"}.get(n, f"{n:,} times")
 
 
 left, right = st.columns(2)
@@ -79,10 +83,6 @@ b.metric(
     f"{wrong.last - wrong.first:+.4f} from the first step",
     delta_color="inverse",
 )
-compiles = {
-    name: "an unknown number of" if run.compiles is None else str(run.compiles)
-    for name, run in (("threaded", threaded), ("wrong", wrong))
-}
 start = (
     f"Both start at a loss of **{threaded.first:.4f}**."
     if f"{threaded.first:.4f}" == f"{wrong.first:.4f}"
@@ -91,11 +91,12 @@ start = (
 st.markdown(
     f"{start} With the state threaded, the loss "
     f"went to **{threaded.last:.4f}** after {len(threaded.losses)} steps "
-    f"({_plural(threaded.distinct_losses, 'different value')}), and `jit` compiled the step "
-    f"{compiles['threaded']} time{'s' * (threaded.compiles != 1)}. The hidden-state version's "
-    f"loss **stays at {wrong.last:.4f}** after {len(wrong.losses)} steps "
-    f"({_plural(wrong.distinct_losses, 'different value')}), its step compiled "
-    f"{compiles['wrong']} time{'s' * (wrong.compiles != 1)}."
+    f"({words.count(threaded.distinct_losses, 'different value')}), and `jit` compiled the "
+    f"step {_times(threaded.compiles)}. The hidden-state version's "
+    f"loss {'**stays at ' if wrong.distinct_losses == 1 else 'went to **'}"
+    f"{wrong.last:.4f}** after {len(wrong.losses)} steps "
+    f"({words.count(wrong.distinct_losses, 'different value')}), its step compiled "
+    f"{_times(wrong.compiles)}."
 )
 if wrong.distinct_losses == 1:
     if wrong_loop.key == "globals":

@@ -22,7 +22,7 @@ def test_default_view_states_the_runs_numbers() -> None:
     shown = texts(at.markdown)
     assert f"the loss went to **{threaded.last:.4f}** after 30 steps" in shown
     assert f"loss **stays at {wrong.last:.4f}** after 30 steps (1 different value)" in shown
-    assert "compiled the step 1 time" in shown
+    assert "compiled the step once" in shown
     assert "read the params, the optimizer state and the key from the globals once" in texts(
         at.info
     )
