@@ -21,13 +21,6 @@ def train(loop: str, seed: int, steps: int, hidden: int, optimizer: str, lr: flo
     return state.train(loop, state.Setup(seed, steps, hidden, optimizer, lr))
 
 
-def _times(n: int | None) -> str:
-    """How often the step compiled, in words ("once", "twice", "3 times")."""
-    if n is None:
-        return "an unknown number of times"
-    return {1: "once", 2: "twice"}.get(n, f"{n:,} times")
-
-
 left, right = st.columns(2)
 optimizer = left.segmented_control(
     "Optimizer",
@@ -92,11 +85,11 @@ st.markdown(
     f"{start} With the state threaded, the loss "
     f"went to **{threaded.last:.4f}** after {len(threaded.losses)} steps "
     f"({words.count(threaded.distinct_losses, 'different value')}), and `jit` compiled the "
-    f"step {_times(threaded.compiles)}. The hidden-state version's "
+    f"step {words.times(threaded.compiles)}. The hidden-state version's "
     f"loss {'**stays at ' if wrong.distinct_losses == 1 else 'went to **'}"
     f"{wrong.last:.4f}** after {len(wrong.losses)} steps "
     f"({words.count(wrong.distinct_losses, 'different value')}), its step compiled "
-    f"{_times(wrong.compiles)}."
+    f"{words.times(wrong.compiles)}."
 )
 if wrong.distinct_losses == 1:
     if wrong_loop.key == "globals":

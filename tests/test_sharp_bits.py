@@ -29,7 +29,7 @@ def test_params_are_checked_against_the_widget_ranges() -> None:
 
 def test_hidden_state_under_jit() -> None:
     effect = sharp_bits.run("purity", "side-effect", calls=5)
-    assert "ran 5 times eagerly and 1 time under `jit`" in effect.sentence
+    assert "ran 5 times eagerly and once under `jit`" in effect.sentence
     stale = sharp_bits.run("purity", "global", calls=4)
     assert "went 1 → 4 over 4 calls" in stale.sentence
     assert "returned 1 different value (1, 1, 1, 1)" in stale.sentence

@@ -17,3 +17,15 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
         ('2 processes', '1 key', '0 keys')
     """
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def times(n: int | None) -> str:
+    """How often something happened, in words: ``"once"``, ``"twice"``, ``"3 times"``.
+
+    Example:
+        >>> times(1), times(2), times(0), times(None)
+        ('once', 'twice', '0 times', 'an unknown number of times')
+    """
+    if n is None:
+        return "an unknown number of times"
+    return {1: "once", 2: "twice"}.get(n, f"{n:,} times")

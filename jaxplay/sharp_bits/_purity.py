@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture
+from jaxplay.core import capture, words
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 
@@ -73,9 +73,8 @@ def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, v
     if variant == "side-effect":
         eager, jitted = value["eager appends"], value["jit appends"]
         return (
-            f"Called {calls} time{'s' * (calls != 1)} each way: the `append` ran {eager} "
-            f"time{'s' * (eager != 1)} eagerly and {jitted} time{'s' * (jitted != 1)} under "
-            "`jit`"
+            f"Called {words.times(calls)} each way: the `append` ran {words.times(eager)} "
+            f"eagerly and {words.times(jitted)} under `jit`"
             + (
                 ": only while `jit` traced `f`. The compiled program has no Python in it."
                 if jitted < eager
