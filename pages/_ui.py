@@ -108,6 +108,15 @@ def throttle_notice(wait_s: float) -> None:
     )
 
 
+def queue_note(slot: Any, ahead: int) -> None:
+    """Say in ``slot`` (an ``st.empty``) that another visitor's measurement runs first."""
+    slot.info(
+        f"Another visitor is measuring on this machine; you are number {ahead} in the queue. "
+        "Measurements take turns so that neither slows the other down.",
+        icon=":material/hourglass_top:",
+    )
+
+
 @contextmanager
 def measuring(label: str) -> Iterator[Any]:
     """A status box for a measurement, which holds the measurement lock while the block runs.
@@ -120,11 +129,7 @@ def measuring(label: str) -> Iterator[Any]:
         note = st.empty()
 
         def queued(ahead: int) -> None:
-            note.info(
-                f"Another visitor is measuring on this machine; you are number {ahead} in the "
-                "queue. Measurements take turns so that neither slows the other down.",
-                icon=":material/hourglass_top:",
-            )
+            queue_note(note, ahead)
 
         with turns.exclusive(on_wait=queued):
             note.empty()
@@ -159,9 +164,9 @@ def measure_points(
 class Stages:
     """What :func:`staged` yields: the callbacks a staged measurement reports into."""
 
-    def __init__(self, title: str, placeholder: Any, status: Any) -> None:
+    def __init__(self, title: str, slot: Any, status: Any) -> None:
         self.title = title
-        self.placeholder = placeholder
+        self.slot = slot
         self.status = status
         self.progress = status.progress(0.0, text="starting")
         self.note = status.empty()
@@ -180,11 +185,7 @@ class Stages:
     def queued(self, ahead: int) -> None:
         """Say that another visitor's measurement runs first (``turns.exclusive``'s on_wait)."""
         self.queued_shown = True
-        self.note.info(
-            f"Another visitor is measuring on this machine; you are number {ahead} in the "
-            "queue. Measurements take turns so that neither slows the other down.",
-            icon=":material/hourglass_top:",
-        )
+        queue_note(self.note, ahead)
 
     def done(self, label: str) -> None:
         """Close the box as finished, with ``label``."""
@@ -193,7 +194,7 @@ class Stages:
 
     def clear(self) -> None:
         """Remove the box (the input was refused: no measurement to speak of)."""
-        self.placeholder.empty()
+        self.slot.empty()
 
 
 @contextmanager
@@ -205,9 +206,9 @@ def staged(title: str) -> Iterator[Stages]:
     ``stages.report`` and ``stages.queued`` to it; call ``stages.done(...)`` when it returns,
     or ``stages.clear()`` when the input was refused.
     """
-    placeholder = st.empty()
-    with placeholder.container(), st.status(f"{title}…", expanded=True) as status:
-        yield Stages(title, placeholder, status)
+    slot = st.empty()
+    with slot.container(), st.status(f"{title}…", expanded=True) as status:
+        yield Stages(title, slot, status)
 
 
 def measure_button(
