@@ -1,0 +1,114 @@
+"""Every statement about JAX's behaviour is a claim whose check asks JAX, and every check holds.
+
+A claim's check compares the statement with what JAX did (shard shapes, exceptions, the jaxpr,
+``memory_analysis``...); this runs each on every case the page offers. Sentence builders (functions
+named as such in the topic packages) must declare the claims they rest on, or say why they state
+nothing about JAX.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+import pytest
+
+from jaxplay.core import claims
+from jaxplay.hosting import catalog
+
+TOPICS = tuple(
+    sorted({spec.url_path.replace("-", "_") for spec in catalog.TOPICS} - {"article"})
+)
+REGISTRY = claims.gather(TOPICS)
+
+#: What a sentence builder is called: ``explain_*``/``describe_*`` and ``*_sentence``/``*_story``/
+#: ``*_verdict``/``*_words``/``*_summary``.
+BUILDER = re.compile(
+    r"^_?(explain|describe)(_|$)|_(sentence|sentences|story|verdict|words|summary)$"
+)
+
+
+def test_every_topic_states_checked_claims() -> None:
+    """The registry covers every topic package that builds sentences about JAX."""
+    with_claims = {item.topic for item in REGISTRY.values()}
+    missing = [topic for topic in TOPICS if topic not in with_claims and topic != "code_lab"]
+    assert not missing, f"topics with no registered claim: {missing}"
+
+
+def test_claim_keys_name_their_topic() -> None:
+    for key, item in REGISTRY.items():
+        assert item.topic in TOPICS, key
+        assert item.statement.strip(), key
+
+
+@pytest.mark.parametrize("key", sorted(REGISTRY))
+def test_claim_holds_on_this_jax(key: str) -> None:
+    result = REGISTRY[key].run()
+    assert result.holds, f"{key} failed for case {result.case}: {result.observed}"
+
+
+def _builders() -> list[tuple[str, object]]:
+    found = []
+    for topic in TOPICS:
+        package = importlib.import_module(f"jaxplay.{topic}")
+        root = package.__path__[0] if hasattr(package, "__path__") else None
+        modules = [package]
+        if root:
+            for path in sorted(catalog.ROOT.joinpath("jaxplay", topic).glob("*.py")):
+                if path.stem != "__init__":
+                    modules.append(importlib.import_module(f"jaxplay.{topic}.{path.stem}"))
+        for module in modules:
+            for name, value in vars(module).items():
+                if (
+                    inspect.isfunction(value)
+                    and value.__module__ == module.__name__
+                    and BUILDER.search(name)
+                ):
+                    found.append((f"{module.__name__}.{name}", value))
+    return found
+
+
+def test_every_sentence_builder_declares_its_claims() -> None:
+    unmarked = [name for name, fn in _builders() if claims.claims_of(fn) is None]
+    assert not unmarked, (
+        "sentence builders with neither @claims.states(...) nor @claims.states_nothing(why): "
+        f"{unmarked}"
+    )
+
+
+def test_declared_claims_are_registered() -> None:
+    unknown = [
+        (name, key)
+        for name, fn in _builders()
+        for key in claims.claims_of(fn) or ()
+        if key not in REGISTRY
+    ]
+    assert not unknown, unknown
+
+
+def test_a_failing_claim_is_shown_as_not_true_here() -> None:
+    """On a JAX where the check fails, the sentence says so with what JAX did."""
+    made = claims.Claim(
+        "demo.false_rule", "jnp.ones(2).sum() is 3", lambda _: claims.Verdict(False, "it gave 2")
+    )
+    claims.REGISTRY[made.key] = made
+    try:
+        claims.check_all([made.key])
+        text = claims.qualify(made.key, "The sum is 3.")
+        assert text.startswith("(Not true on JAX ")
+        assert "it gave 2" in text and text.endswith("The sum is 3.")
+        mark = claims.page_mark("demo")
+        assert mark.checked == 1 and len(mark.failed) == 1
+        assert "did not hold here" in mark.line
+    finally:
+        del claims.REGISTRY[made.key]
+        claims._results.pop(made.key, None)
+
+
+def test_a_check_that_raises_is_a_failed_claim() -> None:
+    def broken(_: object) -> claims.Verdict:
+        raise RuntimeError("boom")
+
+    result = claims.Claim("demo.broken", "x", broken).run()
+    assert not result.holds and "RuntimeError" in result.observed
