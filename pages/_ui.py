@@ -281,9 +281,12 @@ html { font-size: 20px; }
 
 #: On every page, in every mode: labels that Streamlit cuts off with "…" in a narrow column (a
 #: metric's label and value, a page link) wrap instead, so a projector at 150% zoom shows them
-#: whole. Code blocks and tables scroll; they keep Streamlit's own styles.
+#: whole; a row of tabs wider than the page wraps onto a second row rather than scrolling (a
+#: scrolled row hides its last tabs behind a small arrow that a room does not notice). Code
+#: blocks and tables scroll; they keep Streamlit's own styles.
 WRAP_CSS = """
 <style>
+[data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; overflow: visible; row-gap: 0.25rem; }
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] *,
 [data-testid="stPageLink-NavLink"] span {

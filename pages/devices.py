@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import devices
-from jaxplay.core import markdown, words
+from jaxplay.core import markdown, roofline, words
 from jaxplay.core.capture import Outcome
 from jaxplay.core.timing import format_seconds
 from pages import _ui
@@ -31,7 +31,7 @@ if len(PLATFORMS) > 1:  # e.g. one GPU and eight simulated CPUs: let the visitor
         bind="query-params",
     )
 N = COUNTS[platform]
-WHERE = f"{N} × {devices.devices_of(platform)[0].device_kind} ({platform})"
+WHERE = f"{N} × {roofline.platform_label(platform, devices.devices_of(platform)[0].device_kind)}"
 SIMULATED = platform == "cpu"
 if N == 1:
     hint = (

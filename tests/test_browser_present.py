@@ -8,7 +8,8 @@ as at 100% zoom, only sharper; CSS ``zoom`` on the page would leave media querie
 own width measurements at 1024.)
 
 On every registered page (parametrized over the catalog), opened with ``?present=1`` and without
-it: no text is clipped horizontally (an element narrower than its text that hides the rest, a
+it: every tab of a tab row in view without scrolling the row, no text is clipped horizontally (an
+element narrower than its text that hides the rest, a
 select box too narrow for its choice, or text running past the right edge of the window outside
 any scrolling box; a code block or table that scrolls is fine), chart text is at least 10 CSS
 pixels, and nothing is fetched from another host (the tab icon included). On the Code Lab the
@@ -139,6 +140,21 @@ def screenshot(page, name: str) -> Path:  # noqa: ANN001
     return path
 
 
+#: Tabs a visitor cannot see without scrolling the tab row: (tab label, its right edge, the row's).
+HIDDEN_TABS_JS = """() => {
+    const found = [];
+    for (const row of document.querySelectorAll('[data-testid="stTabs"] [role="tablist"]')) {
+        if (!row.getClientRects().length) continue;  // a closed tab's inner tabs
+        const edge = row.getBoundingClientRect().right;
+        for (const tab of row.querySelectorAll('[role="tab"]')) {
+            const right = tab.getBoundingClientRect().right;
+            if (right > edge + 1) found.push([tab.innerText, Math.round(right), Math.round(edge)]);
+        }
+    }
+    return found;
+}"""
+
+
 @pytest.mark.parametrize("present", [True, False], ids=["present", "plain"])
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
 def test_no_text_is_clipped(app_url: str, zoomed, spec: catalog.PageSpec, present: bool) -> None:  # noqa: ANN001
@@ -154,6 +170,8 @@ def test_no_text_is_clipped(app_url: str, zoomed, spec: catalog.PageSpec, presen
     assert ("present=1" in page.url) == present
     clipped = page.evaluate(CLIPPED_JS)
     assert not clipped, f"clipped text on {spec.url_path}: {clipped}; screenshot: {shot}"
+    hidden = page.evaluate(HIDDEN_TABS_JS)
+    assert not hidden, f"tabs past the end of their row on {spec.url_path}: {hidden}; {shot}"
     small = page.evaluate(SMALL_CHART_TEXT_JS)
     assert not small, f"chart text under 10 px on {spec.url_path}: {small}; screenshot: {shot}"
     assert not page.foreign, page.foreign

@@ -21,3 +21,10 @@ def test_roofline_point_divides_xlas_estimates_by_the_time() -> None:
     assert (gbps, gflops) == (2.0, 1.0)
     missing = roofline.roofline_point(None, 1.0)
     assert all(v != v for v in missing)
+
+
+def test_a_device_is_named_once_when_its_kind_says_nothing_more() -> None:
+    """Headings said "cpu (cpu)"; a GPU keeps its model name."""
+    assert roofline.platform_label("cpu", "cpu") == "cpu"
+    assert roofline.platform_label("gpu", "NVIDIA H200") == "gpu (NVIDIA H200)"
+    assert "(" not in roofline.device_label()  # this machine's CPU

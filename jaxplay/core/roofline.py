@@ -21,7 +21,7 @@ class MachineReference:
     """What this device can do at best, measured here, to judge a result against.
 
     Attributes:
-        device: the device measured, e.g. ``"cpu (cpu)"`` or ``"gpu (NVIDIA H200)"``.
+        device: the device measured, e.g. ``"cpu"`` or ``"gpu (NVIDIA H200)"``.
         platform: JAX's platform name.
         copy_bandwidth_gbps: GB/s of a jitted ``y = a * y`` on a large float32 vector, repeated
             in place, counting one read and one write of every element (STREAM's "scale").
@@ -49,11 +49,25 @@ class MachineReference:
 
 
 def device_label() -> str:
-    """Where measurements run, for chart titles: ``"cpu (cpu)"``, ``"gpu (NVIDIA H200)"``."""
+    """Where measurements run, for chart titles: ``"cpu"``, ``"gpu (NVIDIA H200)"``.
+
+    The kind is named only when it says more than the platform (a CPU's kind is ``"cpu"``, and
+    "cpu (cpu)" reads as a typo on a projector).
+    """
     import jax
 
     device = jax.devices()[0]
-    return f"{device.platform} ({getattr(device, 'device_kind', device.platform)})"
+    return platform_label(device.platform, getattr(device, "device_kind", device.platform))
+
+
+def platform_label(platform: str, kind: str) -> str:
+    """``"cpu"`` for a CPU, ``"gpu (NVIDIA H200)"`` where the kind adds something.
+
+    Example:
+        >>> platform_label("cpu", "cpu"), platform_label("gpu", "NVIDIA H200")
+        ('cpu', 'gpu (NVIDIA H200)')
+    """
+    return platform if kind.strip().lower() in {platform.lower(), ""} else f"{platform} ({kind})"
 
 
 _REFERENCE: MachineReference | None = None

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jaxplay.core import roofline
+
 #: Inspector name -> "module:function" (resolved inside the worker only).
 INSPECTORS: dict[str, str] = {
     "jaxpr": "jaxplay.sandbox._inspectors:jaxpr",
@@ -67,5 +69,5 @@ def compare_jit(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]
         "jit": _timing_json(jitted),
         "speedup": eager.median / jitted.median if jitted.median > 0 else None,
         "describe": str(result.describe()),
-        "device": f"{jax.devices()[0].platform} ({jax.devices()[0].device_kind})",
+        "device": roofline.platform_label(jax.devices()[0].platform, jax.devices()[0].device_kind),
     }
