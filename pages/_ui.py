@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
-from jaxplay.core import capture, markdown, turns
+from jaxplay.core import capture, figures, markdown, turns
 from jaxplay.core.expr import ExprError
 from jaxplay.hosting import catalog, publicmode
 
@@ -362,3 +362,9 @@ def show_outcome(result: capture.Outcome, what: str = "It") -> None:
         st.code(scrub(result.stdout.rstrip()), language=None)
     for warning in result.warnings:
         st.warning(markdown.escape(scrub(warning)), icon=":material/warning:")
+
+
+def chart(fig: Any, **kwargs: Any) -> None:
+    """Draw a Plotly figure, its lines in the one palette (colour and dash, see
+    :func:`jaxplay.core.figures.distinguish`); every page draws its charts through this."""
+    st.plotly_chart(figures.distinguish(fig), **kwargs)

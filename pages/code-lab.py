@@ -226,7 +226,7 @@ if "code_lab_result" in state:
         for summary in result.arrays[:4]:
             fig = code_lab.preview_figure(summary)
             if fig is not None and len(summary.shape) >= 2:
-                st.plotly_chart(fig, key=f"code_lab_heatmap_{summary.name}")
+                _ui.chart(fig, key=f"code_lab_heatmap_{summary.name}")
     for name, data in result.inspections.items():
         st.markdown(f"**{sandbox.LABELS.get(name, name)}**")
         if isinstance(data, dict) and "error" in data:

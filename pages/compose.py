@@ -270,7 +270,7 @@ with jac:
                 lambda step: f"{step[0]}, width {step[1]}",
             )
             sweep = cp.jacobian_sweep(points)
-            st.plotly_chart(cp.jacobian_figure(sweep), key="compose_jac_chart")
+            _ui.chart(cp.jacobian_figure(sweep), key="compose_jac_chart")
             wide = len(sweep.widths) - 1
             for name in cp.SWEEPS:
                 winner, factor = sweep.faster(name, wide)
@@ -319,7 +319,7 @@ with hvp:
                 lambda step: f"{step[0]}, n={step[1]}",
             )
             sweep_h = cp.hvp_sweep(points)
-            st.plotly_chart(cp.hvp_figure(sweep_h), key="compose_hvp_chart")
+            _ui.chart(cp.hvp_figure(sweep_h), key="compose_hvp_chart")
             last = len(sweep_h.dims) - 1
             best, spread = sweep_h.fastest(last)
             st.caption(

@@ -191,7 +191,7 @@ if tabs["Placement"].open:
             st.session_state["devices_transfers"] = (src, dst, points)
         if "devices_transfers" in st.session_state:
             s, d, points = st.session_state["devices_transfers"]
-            st.plotly_chart(
+            _ui.chart(
                 devices.transfer_figure(points, f"{s} → {d}"),
                 key="devices_transfer_chart",
             )
@@ -243,7 +243,7 @@ if tabs["Sharding"].open:
                 st.caption("JAX's own message:")
                 wrapped(err.jax_error, None)
         else:
-            st.plotly_chart(devices.layout_figure(result), key="devices_layout_chart")
+            _ui.chart(devices.layout_figure(result), key="devices_layout_chart")
             st.caption(
                 f"{words.count(len(result.blocks), 'distinct block')}, each held by "
                 f"{words.count(result.copies, 'device')}."
@@ -403,7 +403,7 @@ if tabs["Scaling"].open:
             )
         if "devices_scaling" in st.session_state:
             where, points = st.session_state["devices_scaling"]
-            st.plotly_chart(devices.scaling_figure(points, where), key="devices_scaling_chart")
+            _ui.chart(devices.scaling_figure(points, where), key="devices_scaling_chart")
             one, most = points[0], points[-1]
             ratio = most.timing.median / one.timing.median
             st.caption(

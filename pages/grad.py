@@ -152,7 +152,7 @@ with plot:
         except sandbox.TaskFailed as err:
             failed(err, f"Differentiating this formula to order {order}")
         else:
-            st.plotly_chart(ad.derivative_figure(drawn), key="grad_curves")
+            _ui.chart(ad.derivative_figure(drawn), key="grad_curves")
             for kink in drawn.kinks:
                 st.warning(markdown.escape(kink.describe()), icon=":material/warning:")
             if drawn.kinks_total > len(drawn.kinks):
@@ -196,7 +196,7 @@ with check:
                 hide_index=True,
                 key="grad_check_table",
             )
-            st.plotly_chart(ad.check_figure(gc), key="grad_check_chart")
+            _ui.chart(ad.check_figure(gc), key="grad_check_chart")
             st.caption(
                 f"Central difference of the previous autodiff derivative, step h = "
                 f"{gc.rows[0].step:g}. Try x₀ = 0 on the article's function: the difference "
@@ -244,7 +244,7 @@ with rule:
             "x ≤ 0 branch", list(ad.NEGATIVE_BRANCH_RULES), key="grad_rule", bind="query-params"
         )
         cmp = custom(float(factor), neg)
-        st.plotly_chart(ad.custom_vjp_figure(cmp), key="grad_custom_chart")
+        _ui.chart(ad.custom_vjp_figure(cmp), key="grad_custom_chart")
         if cmp.agree:
             st.success("The custom rule agrees with JAX's own derivative of the same forward.")
         else:
@@ -322,7 +322,7 @@ with stop:
             key="grad_stop_table",
         )
         ste = demo.rows[-1]
-        st.plotly_chart(ad.stop_gradient_figure(demo), key="grad_stop_chart")
+        _ui.chart(ad.stop_gradient_figure(demo), key="grad_stop_chart")
         st.caption(
             f"The straight-through estimator: at x = {x_at:g} it returns round(x) = "
             f"{ste.value:g} and reports derivative {ste.grad:g}, where `jnp.round` alone reports "
@@ -379,5 +379,5 @@ with pytrees:
             "differentiates functions that return one number. **Fix:** take the diagonal of "
             f"`jax.hessian`, or one Hessian-vector product per basis vector (no {n}×{n} matrix)."
         )
-        st.plotly_chart(ad.hessian_diagonal_figure(diag), key="grad_hessian_chart")
+        _ui.chart(ad.hessian_diagonal_figure(diag), key="grad_hessian_chart")
         _ui.show_code(ad.complex_loss, ad.gradient_tree, ad.hvp, ad.hessian_diagonal)

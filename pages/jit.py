@@ -98,7 +98,7 @@ elif failure is not None:
 
 def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> None:
     prof = m.profile
-    st.plotly_chart(jit.stage_figure(prof, m.device), key="jit_stage_chart")
+    _ui.chart(jit.stage_figure(prof, m.device), key="jit_stage_chart")
     a, b, c = st.columns(3)
     a.metric("trace + lower + compile", timing.format_seconds(prof.compile_total_s))
     b.metric("first call", timing.format_seconds(prof.first_call_s))
@@ -126,7 +126,7 @@ def compare_tab(m: jit.Measurement, workload: jit.Workload) -> None:
     a, b = st.columns(2)
     a.metric("speedup: eager median / jit median", f"{comp.speedup:.2f}×")
     b.metric("from the quartiles", f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
-    st.plotly_chart(jit.distribution_figure(comp, m.device), key="jit_dist_chart")
+    _ui.chart(jit.distribution_figure(comp, m.device), key="jit_dist_chart")
     st.caption(f"Eager: {comp.eager.describe()}. jit: {comp.jitted.describe()}.")
     _ui.show_code(jit.function_source(workload), timing.compare_jit)
 
@@ -153,7 +153,7 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
             progress.progress(i / len(sizes), text=f"rows = {r} ({i + 1} of {len(sizes)})")
             points.append(sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number))
         status.update(label=f"{len(sizes)} sizes measured on {device}", state="complete")
-    st.plotly_chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")
+    _ui.chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")
     st.markdown(jit.sweep_verdict(points, calls))
     _ui.show_code(jit.sweep_point, jit.crossover)
 
@@ -164,7 +164,7 @@ def article_tab(m: jit.Measurement) -> None:
     a.metric(f"article: naive loop ({art.loops} calls)", timing.format_seconds(art.naive_s))
     b.metric(f"article: jit loop ({art.loops} calls)", timing.format_seconds(art.jitted_s))
     c.metric("article's speedup", f"{art.speedup:.3g}×", f"honest: {comp.speedup:.3g}×", "off")
-    st.plotly_chart(jit.article_figure(art, comp), key="jit_article_chart")
+    _ui.chart(jit.article_figure(art, comp), key="jit_article_chart")
     st.markdown(jit.article_explanation(art, comp.eager.median, m.profile.compile_total_s))
     st.caption("Both measured on the function and size chosen above.")
     _ui.show_code(jit.ARTICLE_TIMING_CODE, label="The article's code, as written")
@@ -183,7 +183,7 @@ def roofline_tab(m: jit.Measurement, preset: str) -> None:
         b.metric("achieved GFLOP/s", f"{gflops:.3g}", f"{gflops / peak:.1%} of matmul", "off")
         c.metric("transcendentals per call", f"{prof.cost.get('transcendentals', 0):,.0f}")
         fig = jit.roofline_figure(reference, prof.cost, prof.steady.median, preset)
-        st.plotly_chart(fig, key="jit_roof_chart")
+        _ui.chart(fig, key="jit_roof_chart")
     st.caption(
         f"Roofs measured on {reference.device}: {reference.method}. Bytes and flops are XLA's "
         "estimates for the compiled program divided by the steady median; data that fits in "
@@ -304,7 +304,7 @@ def persistent_cache_tab(workload: jit.Workload) -> None:
     rounds = st.slider("rounds", 1, 5, 2, key="jit_cache_rounds", bind="query-params")
     demo = sandboxed("compile_cache", workload, "Compile in two processes", rounds=rounds)
     if demo is not None:
-        st.plotly_chart(jit.cache_figure(demo), key="jit_pcache_chart")
+        _ui.chart(jit.cache_figure(demo), key="jit_pcache_chart")
         st.markdown(jit.cache_sentence(demo))
         st.caption(
             "Settings of each process: "

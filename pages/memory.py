@@ -105,7 +105,7 @@ def checkpointing(platform: str, device: str) -> None:
             label=f"{words.count(len(keys), 'variant')} analysed on {device}", state="complete"
         )
     if run:
-        st.plotly_chart(memory.memory_time_figure(results, device), key="memory_chart")
+        _ui.chart(memory.memory_time_figure(results, device), key="memory_chart")
         st.caption("Down and to the left is better: less memory and less time.")
     # Columns that say the same for every variant, or nothing on this backend (peak memory on
     # a CPU), go into the caption: the table fits the page instead of running off its edge.
@@ -239,7 +239,7 @@ def fusion_panel(platform: str, device: str) -> None:
         )
     )
     st.markdown(memory.fusion_story(report))
-    st.plotly_chart(memory.chain_figure(report), key="memory_chain_chart")
+    _ui.chart(memory.chain_figure(report), key="memory_chain_chart")
     st.caption(
         "Eager bytes: every kernel's inputs read and output written; jit bytes: XLA's "
         "`cost_analysis()`; GB/s: bytes / blocked median time. "

@@ -125,7 +125,7 @@ def tree_section(seed: int) -> None:
             bind="query-params",
             format_func=lambda name: key_tree.node(name).label,
         )
-        st.plotly_chart(
+        _ui.chart(
             prng.key_tree_figure(key_tree, picked),
             key="prng_tree_chart",
             on_select=pick_node,
@@ -162,7 +162,7 @@ def tree_section(seed: int) -> None:
             status.update(label="Timed", state="complete")
     if rows := st.session_state.get("prng_derive_timings"):
         fig = prng.timing_figure([(r.scheme, r.timing) for r in rows], "1000 keys", "this server")
-        st.plotly_chart(fig, key="prng_derive_chart")
+        _ui.chart(fig, key="prng_derive_chart")
     _ui.show_code(prng.chained_keys, prng.wide_split_keys, prng.wide_fold_in_keys)
 
 
@@ -224,7 +224,7 @@ def impl_section(seed: int) -> None:
         )
         title = f"jit(normal)(key, ({rows[0].n:,},))"
         fig = prng.timing_figure([(r.impl, r.timing) for r in rows], title, rows[0].device)
-        st.plotly_chart(fig, key="prng_impl_chart")
+        _ui.chart(fig, key="prng_impl_chart")
     _ui.show_code(prng.key_forms, prng.impl_infos, prng.time_impl)
 
 
@@ -267,10 +267,10 @@ def parallel_section(seed: int) -> None:
         cols[2].metric("skewness", f"{stats.skewness:.3f}")
         cols[3].metric("excess kurtosis", f"{stats.excess_kurtosis:.3f}")
         cols[4].metric("correlations inside ±1.96/√n", f"{stats.within_band:.0%}")
-        st.plotly_chart(prng.samples_heatmap(stats.samples), key="prng_heatmap")
-        st.plotly_chart(prng.histograms_figure(stats.samples), key="prng_hist")
+        _ui.chart(prng.samples_heatmap(stats.samples), key="prng_heatmap")
+        _ui.chart(prng.histograms_figure(stats.samples), key="prng_hist")
         corr_title = f"Correlation of the first 8 streams (* outside ±{stats.band:.2f})"
-        st.plotly_chart(prng.correlation_figure(stats, corr_title), key="prng_corr")
+        _ui.chart(prng.correlation_figure(stats, corr_title), key="prng_corr")
         _ui.show_code(prng.article_parallel)
 
 
@@ -351,7 +351,7 @@ def pitfalls_section(seed: int) -> None:
     st.subheader("4 · Threading the key through a training loop")
     steps = st.slider("Steps", 10, 300, 60, key="prng_steps", bind="query-params")
     runs = cached("training_runs", seed, steps)
-    st.plotly_chart(prng.training_figure(runs), key="prng_training_chart")
+    _ui.chart(prng.training_figure(runs), key="prng_training_chart")
     threaded, dropped = runs
     st.caption(
         f"Over {words.count(steps, 'step')}: the threaded key drew "

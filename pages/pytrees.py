@@ -85,7 +85,7 @@ def basics_tab() -> None:
             f"{markdown.code(', '.join(flattened))}.",
             icon=":material/sort_by_alpha:",
         )
-    st.plotly_chart(
+    _ui.chart(
         pytrees.tree_figure(found.nodes, "The tree as jax.tree.structure sees it"),
         key="pytrees_tree_chart",
     )
@@ -148,7 +148,7 @@ def classes_tab() -> None:
             icon=":material/check_circle:",
         )
     st.code(f"jax.tree.structure(layer) = {demo.structure}", language=None, wrap_lines=True)
-    st.plotly_chart(
+    _ui.chart(
         pytrees.tree_figure(demo.nodes, f"layer = make_layer({name})"),
         key="pytrees_class_chart",
     )
@@ -244,7 +244,7 @@ def empty_demo(none_is_leaf: bool) -> pytrees.EmptyDemo:
 
 def empty_tab() -> None:
     found = anatomy("none", "", "double")
-    st.plotly_chart(
+    _ui.chart(
         pytrees.tree_figure(found.nodes, "none_and_empty(): grey nodes hold no leaf"),
         key="pytrees_empty_chart",
     )

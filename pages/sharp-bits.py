@@ -78,7 +78,7 @@ if run.expected_error:
     st.caption(f"As written, this variant raises `{run.expected_error}`.")
 _ui.show_outcome(run.outcome, what=f"`{variant.fn.__name__}(…)`")
 if case.figure is not None:
-    st.plotly_chart(case.figure(variant.key, params), key=f"sharp_{case.key}_chart")
+    _ui.chart(case.figure(variant.key, params), key=f"sharp_{case.key}_chart")
 if variant.note:
     st.info(variant.note, icon=":material/lightbulb:")
 _ui.code_lab_button(run.snippet, key=f"sharp_open_{case.key}")

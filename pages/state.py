@@ -107,7 +107,7 @@ if wrong.distinct_losses == 1:
             "the values baked in at that trace and never writes to `self`.",
             icon=":material/lightbulb:",
         )
-st.plotly_chart(
+_ui.chart(
     state.loss_figure(
         [("state threaded", threaded.losses), (wrong_loop.title.lower(), wrong.losses)]
     ),

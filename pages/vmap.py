@@ -115,7 +115,7 @@ with speed:
             lambda n: f"batch {n}",
         )
         bt = vz.combine(points)
-        st.plotly_chart(vz.batching_figure(bt), key="vmap_speed_chart")
+        _ui.chart(vz.batching_figure(bt), key="vmap_speed_chart")
         same = (
             "the three give the same numbers at batch " + ", ".join(map(str, bt.batch_sizes))
             if bt.agree
@@ -167,7 +167,7 @@ with convolution:
     except ValueError as err:
         st.warning(markdown.escape(err), icon=":material/block:")
     else:
-        st.plotly_chart(vz.conv_figure(cr), key="vmap_conv_chart")
+        _ui.chart(vz.conv_figure(cr), key="vmap_conv_chart")
         m1, m2 = st.columns(2)
         m1.metric("max |batch_conv2d − convolve2d|", f"{cr.max_diff_convolve2d:.2g}")
         m2.metric("max |batch_conv2d − lax.conv|", f"{cr.max_diff_lax_conv:.2g}")

@@ -61,3 +61,63 @@ def test_timing_bars_label_each_median() -> None:
     bars = figures.timing_bars(["a", "b"], [Timing((0.001,), 1, 0), Timing((0.002,), 1, 0)])
     assert list(bars.x) == ["a", "b"] and list(bars.y) == [1.0, 2.0]
     assert list(bars.text) == ["1 ms", "2 ms"]
+
+
+# --- one palette -------------------------------------------------------------------------------
+
+#: Two lines a projector keeps apart: Plotly's default dark and light blue (the Stateful page's
+#: two losses) are 37 apart, under this.
+MIN_DISTANCE = 40.0
+
+
+def test_the_palette_survives_a_projector() -> None:
+    """Every colour stands out from the white background; every two differ by hue, not shade."""
+    import itertools
+
+    for colour in figures.PALETTE:
+        assert figures.contrast(colour, "#ffffff") >= 2.5, colour
+    for a, b in itertools.combinations(figures.PALETTE, 2):
+        assert figures.colour_distance(a, b) >= MIN_DISTANCE, (a, b)
+    assert figures.colour_distance("#1f77b4", "#aec7e8") < MIN_DISTANCE  # the shades it replaced
+    assert len(set(figures.DASHES)) == len(figures.DASHES) >= len(figures.PALETTE)
+
+
+def test_lines_differ_by_colour_and_dash_and_groups_share_a_style() -> None:
+    import plotly.graph_objects as go
+
+    fig = go.Figure(
+        [
+            go.Scatter(x=[1, 2], y=[1, 2], mode="lines", name="a"),
+            go.Scatter(x=[1, 2], y=[2, 3], mode="lines+markers", name="b", line_color="#aec7e8"),
+            go.Scatter(x=[1, 2], y=[2, 3], mode="lines", name="b again", legendgroup="b"),
+            go.Bar(x=[1], y=[1], marker_color="#123456"),
+        ]
+    )
+    figures.distinguish(fig)
+    a, b, b2, bar = fig.data
+    assert (a.line.color, a.line.dash) != (b.line.color, b.line.dash)
+    assert a.line.dash != b.line.dash
+    assert figures.colour_distance(a.line.color, b.line.color) >= MIN_DISTANCE
+    assert b.marker.color == b.line.color
+    assert bar.marker.color == "#123456"
+
+
+def test_the_state_pages_two_losses_are_told_apart() -> None:
+    from jaxplay import state
+
+    fig = figures.distinguish(state.loss_figure([("threaded", [1.0, 0.5]), ("hidden", [1.0, 1.0])]))
+    one, two = fig.data
+    assert figures.colour_distance(one.line.color, two.line.color) >= MIN_DISTANCE
+    assert one.line.dash != two.line.dash
+
+
+def test_pages_draw_charts_through_the_palette() -> None:
+    """``st.plotly_chart`` only in ``pages/_ui.chart``, which applies :func:`distinguish`."""
+    from jaxplay.hosting import catalog
+
+    direct = [
+        path.name
+        for path in (catalog.ROOT / "pages").glob("*.py")
+        if path.name != "_ui.py" and "st.plotly_chart(" in path.read_text(encoding="utf-8")
+    ]
+    assert not direct, direct

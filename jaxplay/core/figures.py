@@ -200,3 +200,70 @@ def bar_ends(*traces: go.Scatter | go.Bar) -> list[float]:
             ends += [y + float(a) for y, a in zip(ys, bars.array, strict=False)]
             ends += [y - float(a) for y, a in zip(ys, bars.arrayminus or (), strict=False)]
     return ends
+
+
+# --- one palette for every chart with lines ------------------------------------------------------
+
+#: Line colours, in the order lines get them: Okabe & Ito's colour-blind-safe set without its
+#: light members (sky blue, orange, yellow), which wash out on a projector; each has a contrast of
+#: at least 2.5:1 against the white background and differs from every other by hue, not shade.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#7A5C00")
+#: Line dashes, in the same order: two lines differ by their dash too, for a viewer who cannot
+#: tell the colours apart (or a grey-scale print).
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def distinguish(fig: go.Figure) -> go.Figure:
+    """Give every line of ``fig`` its colour and dash from :data:`PALETTE` and :data:`DASHES`.
+
+    Lines are the scatter traces drawn with lines; traces of one legend group (a line and its
+    band, or one series over several panels) share a style. Bars, heatmaps and markers-only
+    traces keep theirs. Returns ``fig`` (changed in place), for ``st.plotly_chart(distinguish(f))``.
+    """
+    styles: dict[object, int] = {}
+    for index, trace in enumerate(fig.data):
+        if trace.type not in {"scatter", "scattergl"}:
+            continue
+        mode = trace.mode or "lines"
+        if "lines" not in mode:
+            continue
+        group = trace.legendgroup or trace.name or index
+        slot = styles.setdefault(group, len(styles))
+        colour = PALETTE[slot % len(PALETTE)]
+        trace.update(line={"color": colour, "dash": DASHES[slot % len(DASHES)]})
+        if "markers" in mode:
+            trace.update(marker={"color": colour})
+        if trace.error_y is not None and trace.error_y.array is not None:
+            trace.update(error_y={"color": colour})
+    return fig
+
+
+def contrast(first: str, second: str) -> float:
+    """WCAG's contrast ratio of two ``#rrggbb`` colours (1 for equal, 21 for black on white)."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted((luminance(first), luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def colour_distance(first: str, second: str) -> float:
+    """How different two ``#rrggbb`` colours look: CIE76 ΔE in CIELAB (about 2.3 is just
+    noticeable; two shades of one blue are under 20, unlike hues are 40 or more)."""
+
+    def lab(colour: str) -> tuple[float, float, float]:
+        rgb = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+        y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+        z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+
+        def f(t: float) -> float:
+            return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+        return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+    return math.dist(lab(first), lab(second))
