@@ -5,7 +5,7 @@ import streamlit as st
 
 from jaxplay import grad as ad
 from jaxplay import sandbox
-from jaxplay.core import expr, markdown
+from jaxplay.core import expr, markdown, words
 from pages import _ui
 
 FORMULA = "type a formula"
@@ -222,8 +222,8 @@ with modes:
         st.markdown(
             f"On the two-layer network R{power(vec.v.size)} → R{power(vec.u.size)}: `jvp` pushes "
             "a tangent v forward and returns "
-            f"**J v** {vec.jvp.round(4).tolist()}; `vjp` pulls a cotangent u back and returns "
-            f"**uᵀ J** {vec.vjp.round(4).tolist()}. Same J: u·(J v) = {vec.u_dot_jv:.6f}, "
+            f"**J v** {words.numbers(vec.jvp)}; `vjp` pulls a cotangent u back and returns "
+            f"**uᵀ J** {words.numbers(vec.vjp)}. Same J: u·(J v) = {vec.u_dot_jv:.6f}, "
             f"(uᵀ J)·v = {vec.ujt_dot_v:.6f}."
         )
         aux, _ = hessians(ad.INITS[0])

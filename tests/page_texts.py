@@ -60,3 +60,13 @@ def shown(markdown: str) -> str:
     import html
 
     return html.unescape(_TAG.sub("", _RENDERER.render(markdown))).strip()
+
+
+#: A number printed with float noise (``0.7659000158309937``): prose numbers go through
+#: ``jaxplay.core.words.number``; nine or more decimals in a sentence are never meant.
+_FLOAT_NOISE = re.compile(r"\b\d+\.\d{9,}\b")
+
+
+def float_noise(texts: Sequence[str]) -> list[str]:
+    """The numbers with float noise in ``texts`` (the Markdown of a run)."""
+    return [m.group() for text in texts for m in _FLOAT_NOISE.finditer(text)]

@@ -10,6 +10,7 @@ import pytest
 from jaxplay import grad as ad
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
+from tests.page_texts import float_noise, markdown_texts
 
 SPEC = catalog.find("grad")
 FORMULA = "type a formula"
@@ -50,6 +51,7 @@ def test_each_preset_draws_and_checks(preset: str) -> None:
 def test_every_tab_draws_without_an_error(tab: str) -> None:
     at = open_page(SPEC, grad_tab=tab)
     assert_clean(at)
+    assert not float_noise(markdown_texts(at)), float_noise(markdown_texts(at))
     expected_charts = {"value_and_grad, jvp, vjp": 0, "custom_jvp": 0}.get(tab, 1)
     assert len(at.get("plotly_chart")) == expected_charts, tab
 

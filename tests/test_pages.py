@@ -9,6 +9,7 @@ from streamlit.source_util import page_icon_and_name
 
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, open_page
+from tests.page_texts import float_noise, markdown_texts
 
 
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
@@ -16,6 +17,7 @@ def test_page_runs_without_exception(spec: catalog.PageSpec) -> None:
     at = open_page(spec)
     assert_clean(at)
     assert at.title, f"{spec.path} shows no title"
+    assert not float_noise(markdown_texts(at)), float_noise(markdown_texts(at))
 
 
 def test_navigation_and_registry_agree() -> None:

@@ -8,6 +8,7 @@ import pytest
 from jaxplay import sharp_bits
 from jaxplay.hosting import catalog
 from tests.conftest import assert_clean, editor_text, open_page
+from tests.page_texts import float_noise, markdown_texts
 
 SPEC = catalog.find("sharp-bits")
 
@@ -24,6 +25,7 @@ def test_every_case_shows_what_jax_did(case: str) -> None:
     first = spec.variants[0]
     expected = sharp_bits.run(case, first.key).sentence
     assert f"**What JAX did:** {expected}" in texts(at.markdown)
+    assert not float_noise(markdown_texts(at)), float_noise(markdown_texts(at))
     assert at.button(key=f"sharp_open_{case}")
 
 

@@ -23,3 +23,13 @@ def test_times_says_once_and_twice_in_words() -> None:
         "1,000 times",
     ]
     assert words.times(None) == "an unknown number of times"
+
+
+def test_prose_numbers_carry_no_float_noise() -> None:
+    import numpy as np
+
+    from jaxplay.core.words import number, numbers
+
+    assert number(float(np.float32(0.7659))) == "0.7659"
+    assert numbers(np.array([1.1774100065231323, np.nan], dtype=np.float32)) == "[1.177, nan]"
+    assert number(2.0) == "2" and number(float("inf")) == "inf"

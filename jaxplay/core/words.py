@@ -29,3 +29,31 @@ def times(n: int | None) -> str:
     if n is None:
         return "an unknown number of times"
     return {1: "once", 2: "twice"}.get(n, f"{n:,} times")
+
+
+def number(value: float, digits: int = 4) -> str:
+    """A number for prose: ``digits`` significant figures, no float noise, ``nan``/``inf`` as is.
+
+    ``float(np.float32(0.7659))`` is ``0.7659000158309937``; a sentence shows ``0.7659``, as
+    NumPy and JAX print arrays.
+
+    Example:
+        >>> number(0.7659000158309937), number(1.0), number(float("nan")), number(123456.0)
+        ('0.7659', '1', 'nan', '1.235e+05')
+    """
+    return f"{float(value):.{digits}g}"
+
+
+def numbers(values: object, digits: int = 4) -> str:
+    """A list of numbers for prose, each through :func:`number`: ``[1.177, nan]``.
+
+    Accepts anything NumPy can flatten (a list, an array, a JAX array).
+
+    Example:
+        >>> numbers([1.1774100065231323, float("nan")])
+        '[1.177, nan]'
+    """
+    import numpy as np
+
+    flat = np.asarray(values, dtype=float).ravel().tolist()
+    return "[" + ", ".join(number(v, digits) for v in flat) + "]"

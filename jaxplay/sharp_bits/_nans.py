@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 from jax.experimental import checkify
 
 from jaxplay.core import capture, markdown
+from jaxplay.core.words import numbers
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 #: Points of the gradient curve drawn beside the where case (an even number: x = 0 is not one
@@ -151,10 +152,10 @@ def explain_debug_nans(
     nans = int(np.isnan(out).sum())
     if nans:
         return (
-            f"`jit` returned {out.tolist()} for x = {x:g}: {nans} NaN, no error, nothing says "
+            f"`jit` returned {numbers(out)} for x = {x:g}: {nans} NaN, no error, nothing says "
             "where it came from." + after
         )
-    return f"For x = {x:g} no NaN appears: {out.tolist()}." + after
+    return f"For x = {x:g} no NaN appears: {numbers(out)}." + after
 
 
 def log_at(v, i):
