@@ -134,6 +134,7 @@ with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/
         key="code_lab_inspectors",
         format_func=lambda n: sandbox.LABELS.get(n, n),
         bind="query-params",
+        on_change=lambda: state.update(code_lab_inspect_changed=True),
     )
     st.page_link(
         catalog.find("tracing").path,
@@ -157,9 +158,11 @@ if chosen and function:
     except ValueError as err:  # quotes the visitor's shapes: shown as text
         st.warning(markdown.escape(err), icon=":material/warning:")
 
-# Ctrl/Cmd+Enter in the editor runs exactly as the Run button does.
+# Ctrl/Cmd+Enter in the editor runs exactly as the Run button does; choosing an inspection runs
+# the code with it at once (a presenter who presses "Show the jaxpr" expects to see one).
 asked = run_requested("code_lab_editor")
-run = run_clicked or (asked and not refusal)
+inspect_now = state.pop("code_lab_inspect_changed", False) and request is not None
+run = run_clicked or ((asked or inspect_now) and not refusal)
 if asked and refusal:
     st.warning("Ctrl/⌘+Enter did not run the code: " + refusal, icon=":material/block:")
 if run:
@@ -227,6 +230,13 @@ if "code_lab_result" in state:
             fig = code_lab.preview_figure(summary)
             if fig is not None and len(summary.shape) >= 2:
                 _ui.chart(fig, key=f"code_lab_heatmap_{summary.name}")
+    waiting = [n for n in (request.inspectors if request else ()) if n not in result.inspections]
+    if waiting:
+        st.info(
+            ", ".join(sandbox.LABELS.get(n, n) for n in waiting)
+            + ": shown after the next **Run** of this code.",
+            icon=":material/pending:",
+        )
     for name, data in result.inspections.items():
         st.markdown(f"**{sandbox.LABELS.get(name, name)}**")
         if isinstance(data, dict) and "error" in data:

@@ -106,3 +106,23 @@ def test_public_server_without_bwrap_refuses_with_a_message(monkeypatch) -> None
         assert at.button(key="code_lab_run").disabled
     finally:
         runner.shutdown()
+
+
+def test_choosing_an_inspection_runs_it_at_once() -> None:
+    """Pressing "Show the jaxpr" shows one without pressing Run (it only lit the pill before)."""
+    at = open_page(
+        SPEC, code_lab_source="import jax.numpy as jnp\ndef f(x):\n    return jnp.sin(x) * 2\n"
+    )
+    assert not any("sin" in c and "f32[3]" in c for c in _codes(at))
+    at.button_group(key="code_lab_inspectors").set_value(["jaxpr"]).run()
+    assert_clean(at)
+    assert any("sin" in c and "f32[3]" in c for c in _codes(at))
+
+
+def test_an_inspection_not_in_the_shown_run_says_when_it_comes() -> None:
+    at = open_page(SPEC, code_lab_source="def f(x):\n    return x\n")
+    at.button(key="code_lab_run").click().run()
+    at.session_state["code_lab_inspectors"] = ["jaxpr"]  # no on_change: as after a refused run
+    at.run()
+    assert_clean(at)
+    assert any("shown after the next **Run**" in i.value for i in at.info), [i.value for i in at.info]
