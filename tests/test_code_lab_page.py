@@ -125,4 +125,5 @@ def test_an_inspection_not_in_the_shown_run_says_when_it_comes() -> None:
     at.session_state["code_lab_inspectors"] = ["jaxpr"]  # no on_change: as after a refused run
     at.run()
     assert_clean(at)
-    assert any("shown after the next **Run**" in i.value for i in at.info), [i.value for i in at.info]
+    infos = [i.value for i in at.info]
+    assert any("shown after the next **Run**" in i for i in infos), infos
