@@ -73,3 +73,10 @@ def test_a_page_registered_beyond_the_article_joins_both_paths(
     assert learner[-1] == new_page.url_path  # after the article and the Code Lab
     assert (new_page.url_path, "present=1") in links(at, INSTRUCTOR)
     assert any("A page the article does not cover." in m.value for m in at.markdown)
+
+
+def test_the_navigation_lists_the_articles_topics_in_the_articles_order() -> None:
+    """The sidebar and the learner's path agree (the sidebar listed Tracing before PRNG)."""
+    registered = [spec.url_path for spec in catalog.TOPICS]
+    in_article = [s.slug for s in article.SECTIONS if s.slug in registered]
+    assert [slug for slug in registered if slug in in_article] == in_article

@@ -90,6 +90,14 @@ TOPICS: tuple[PageSpec, ...] = (
         url_path="compose",
     ),
     PageSpec(
+        path="pages/prng.py",
+        title="PRNG keys",
+        icon=":material/casino:",
+        section="Under the hood",
+        summary="Seeds under x64 off and on, key trees, typed keys, and what reusing a key does.",
+        url_path="prng",
+    ),
+    PageSpec(
         path="pages/tracing.py",
         title="Tracing & jaxpr",
         icon=":material/account_tree:",
@@ -97,14 +105,6 @@ TOPICS: tuple[PageSpec, ...] = (
         summary="One function as Python, jaxpr, StableHLO and optimized HLO, line by line; "
         "tracer errors, recompilations and loops.",
         url_path="tracing",
-    ),
-    PageSpec(
-        path="pages/prng.py",
-        title="PRNG keys",
-        icon=":material/casino:",
-        section="Under the hood",
-        summary="Seeds under x64 off and on, key trees, typed keys, and what reusing a key does.",
-        url_path="prng",
     ),
     PageSpec(
         path="pages/devices.py",
