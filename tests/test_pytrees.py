@@ -18,8 +18,8 @@ from jaxplay import pytrees
         ("__import__('os').system('true')", "not a Python literal"),
         ("[1] * 3", "not a Python literal"),
         ("2 ** 40", "not a Python literal"),
-        ("[" * 100 + "]" * 100, "deeper than"),
-        ("[" * 200, "not a Python literal"),
+        ("[" * 100 + "]" * 100, "levels below its outermost container"),
+        ("[" * 200, "levels below its outermost container"),
         (str(list(range(70))), "at most 60"),
         ("1" * 400, "at most 300"),
         ("2147483648", "int32"),
@@ -28,8 +28,8 @@ from jaxplay import pytrees
         ("{1, 2}", "a set is not accepted"),
         ("(1+2j)", "a complex is not accepted"),
         ("{1: 2, 'a': 3}", "all strings or all integers"),
-        ("{'![px](http://127.0.0.1:9/p.png)': 1}", "string keys are names"),
-        ("{'<a href=x>': 1}", "string keys are names"),
+        ("{'![px](http://127.0.0.1:9/p.png)': 1}", "string keys are Python names"),
+        ("{'<a href=x>': 1}", "string keys are Python names"),
     ],
 )
 def test_bad_literals_are_refused_with_a_reason(text: str, fragment: str) -> None:
@@ -170,3 +170,16 @@ def test_none_and_empty_containers_hold_no_leaves_unless_is_leaf_says() -> None:
     as_leaf = pytrees.empty_demo(True)
     assert len(as_leaf.leaves) == 2 and as_leaf.calls == 2
     assert "'bias': 'None'" in as_leaf.described
+
+
+def test_a_literal_accepts_what_python_names_and_says_the_real_limits() -> None:
+    """A Chinese dict key is a Python name; a deep list is refused for its depth, by number."""
+    from jaxplay.pytrees._examples import LiteralError, parse_literal
+
+    assert parse_literal("{'中文键': 1}") == {"中文键": 1}
+    with pytest.raises(LiteralError, match="nests 149 levels below its outermost container"):
+        parse_literal("[" * 150 + "]" * 150)
+    with pytest.raises(LiteralError, match="type ASCII"):
+        parse_literal("（1，2）")
+    with pytest.raises(LiteralError, match="not accepted: string keys are Python names"):
+        parse_literal("{'a b': 1}")

@@ -33,3 +33,21 @@ def test_prose_numbers_carry_no_float_noise() -> None:
     assert number(float(np.float32(0.7659))) == "0.7659"
     assert numbers(np.array([1.1774100065231323, np.nan], dtype=np.float32)) == "[1.177, nan]"
     assert number(2.0) == "2" and number(float("inf")) == "inf"
+
+
+def test_full_width_punctuation_gets_an_ascii_hint_everywhere_text_is_parsed() -> None:
+    import pytest
+
+    from jaxplay import sandbox
+    from jaxplay.core import expr
+    from jaxplay.core.words import ascii_hint
+    from jaxplay.vmap._axes import parse_axes
+
+    assert ascii_hint("４２") == ""  # full-width digits are digits to Python
+    assert "（ ， ）" in ascii_hint("（３，）")
+    with pytest.raises(ValueError, match="type ASCII"):
+        sandbox.parse_arg_specs("（3，）")
+    with pytest.raises(expr.ExprError, match="type ASCII"):
+        expr.parse("jnp.sin（x）", ("x",))
+    with pytest.raises(ValueError, match="type ASCII"):
+        parse_axes("（0，None）", "in_axes")

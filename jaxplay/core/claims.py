@@ -115,7 +115,7 @@ class Claim:
 
 
 class ClaimFunction:
-    """A check function registered as a claim (what :func:`claim` returns); callable as the check."""
+    """A check function registered as a claim (what :func:`claim` returns), callable as it."""
 
     def __init__(self, claim: Claim) -> None:
         self.claim = claim
@@ -189,7 +189,7 @@ def states_nothing(why: str) -> Callable[[F], F]:
 
 
 def claims_of(builder: Callable[..., Any]) -> tuple[str, ...] | None:
-    """The claim keys a builder declared, ``()`` for :func:`states_nothing`, ``None`` if unmarked."""
+    """The claim keys a builder declared: ``()`` for :func:`states_nothing`, ``None`` unmarked."""
     return getattr(builder, "__claims__", None)
 
 

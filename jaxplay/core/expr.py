@@ -35,6 +35,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jaxplay.core import words
+
 MAX_LENGTH = 500
 MAX_DEPTH = 50
 #: Parts (AST nodes) a formula may have.
@@ -308,7 +310,9 @@ def parse(source: str, variables: Sequence[str] = ("x",)) -> Expression:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
         raise ExprError(
-            f"syntax error: {err.msg}", err.lineno or 1, max(1, err.offset or 1)
+            f"syntax error: {err.msg}." + words.ascii_hint(text),
+            err.lineno or 1,
+            max(1, err.offset or 1),
         ) from None
     except (ValueError, RecursionError, MemoryError):
         raise ExprError("the formula could not be parsed") from None

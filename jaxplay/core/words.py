@@ -57,3 +57,32 @@ def numbers(values: object, digits: int = 4) -> str:
 
     flat = np.asarray(values, dtype=float).ravel().tolist()
     return "[" + ", ".join(number(v, digits) for v in flat) + "]"
+
+
+def ascii_hint(text: str) -> str:
+    """A hint when ``text`` holds full-width punctuation (``（３，）``, typed with a CJK input
+    method): Python reads only the ASCII forms. ``""`` when there is none.
+
+    Full-width *digits* are digits to Python (``int("４２")`` is 42); full-width brackets,
+    commas and operators are not, and a refusal that does not say so leaves a visitor stuck.
+
+    Example:
+        >>> ascii_hint("（3，）")
+        ' Full-width （ ， ） are not Python: type ASCII ( , ) instead.'
+        >>> ascii_hint("(3,)")
+        ''
+    """
+    found = dict.fromkeys(
+        c for c in text if "\uff01" <= c <= "\uff5e" and not c.isdigit() and not c.isalpha()
+    )
+    if "\u3000" in text:
+        found["\u3000"] = None
+    if not found:
+        return ""
+    shown = list(found)[:6]
+    plain = [" " if c == "\u3000" else chr(ord(c) - 0xFEE0) for c in shown]
+    return (
+        f" Full-width {' '.join(shown)} are not Python: type ASCII {' '.join(plain)} instead."
+        if "\u3000" not in shown
+        else f" Full-width characters ({' '.join(shown)}) are not Python: type the ASCII ones."
+    )

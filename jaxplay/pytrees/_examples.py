@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import ast
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+
+from jaxplay.core import words
 
 #: Longest literal accepted, in characters (checked before parsing).
 MAX_LITERAL_CHARS = 300
@@ -29,8 +30,9 @@ MAX_LITERAL_DEPTH = 6
 MAX_LITERAL_NODES = 60
 #: Integers are kept to int32's range, so every leaf converts to a JAX array.
 INT_LIMIT = 2**31 - 1
-#: A dict key written as text: a short name (it is drawn in a chart, whose labels render HTML).
-KEY_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,23}")
+#: A dict key written as text is a Python name (any script: ``中文键`` is one) of at most this
+#: many characters; a name holds no markup, and it is drawn in a chart whose labels render HTML.
+MAX_KEY_CHARS = 24
 
 
 class LiteralError(ValueError):
@@ -127,13 +129,21 @@ def parse_literal(text: str) -> Any:
         raise LiteralError(
             f"the literal has {len(text)} characters; at most {MAX_LITERAL_CHARS} are accepted"
         )
+    nesting = _bracket_depth(text)
+    if nesting > MAX_LITERAL_DEPTH + 1:
+        # Said before parsing: Python's own parser gives up at 200 levels with a message
+        # ("too many nested parentheses") that reads as if the literal were not valid.
+        raise LiteralError(
+            f"the literal nests {nesting - 1} levels below its outermost container; at most "
+            f"{MAX_LITERAL_DEPTH} are accepted"
+        )
     try:
         value = ast.literal_eval(text)
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as err:
         reason = err.msg if isinstance(err, SyntaxError) else type(err).__name__
         raise LiteralError(
             f"this is not a Python literal ({reason}): use numbers, None, True/False, "
-            "[lists], (tuples) and {dicts} only"
+            "[lists], (tuples) and {dicts} only." + words.ascii_hint(text)
         ) from None
     counted = _check(value, depth=0, seen=0)
     if counted > MAX_LITERAL_NODES:
@@ -143,13 +153,39 @@ def parse_literal(text: str) -> Any:
     return value
 
 
+def _bracket_depth(text: str) -> int:
+    """How deep the brackets of ``text`` nest, outside string literals (one linear pass)."""
+    depth = deepest = 0
+    quote = ""
+    escaped = False
+    for char in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    return deepest
+
+
 def _check(value: Any, depth: int, seen: int) -> int:
     """Refuse what :func:`parse_literal` does not accept; return the nodes counted so far."""
     seen += 1
     if seen > MAX_LITERAL_NODES:
         return seen
     if depth > MAX_LITERAL_DEPTH:
-        raise LiteralError(f"the literal nests deeper than {MAX_LITERAL_DEPTH} levels")
+        raise LiteralError(
+            f"the literal nests deeper than {MAX_LITERAL_DEPTH} levels below its outermost "
+            "container"
+        )
     if value is None or isinstance(value, bool):
         return seen
     if isinstance(value, int):
@@ -172,10 +208,11 @@ def _check(value: Any, depth: int, seen: int) -> int:
                 "sort a mix)"
             )
         for key in value:
-            if isinstance(key, str) and not KEY_PATTERN.fullmatch(key):
+            if isinstance(key, str) and not (key.isidentifier() and len(key) <= MAX_KEY_CHARS):
                 raise LiteralError(
-                    f"the dict key {key!r} is not accepted: string keys are names (letters, "
-                    "digits and _, at most 24 characters)"
+                    f"the dict key {key!r} is not accepted: string keys are Python names "
+                    f"(letters of any script, digits and _, not first a digit; at most "
+                    f"{MAX_KEY_CHARS} characters)"
                 )
         for item in value.values():
             seen = _check(item, depth + 1, seen)

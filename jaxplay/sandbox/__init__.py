@@ -31,6 +31,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from jaxplay.core import words
 from jaxplay.core.turns import current_visitor
 from jaxplay.sandbox._inspectors import INSPECTORS as INSPECTORS
 from jaxplay.sandbox._inspectors import LABELS as LABELS
@@ -285,6 +286,7 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
     except (SyntaxError, ValueError) as err:
         raise ValueError(
             f"Could not read {text!r} as shapes; write them like (3,), (4, 4) or ()."
+            + words.ascii_hint(text)
         ) from err
     specs = []
     for item in value:

@@ -19,7 +19,7 @@ import numpy as np
 from jaxplay.article import (
     process_single_example,
 )
-from jaxplay.core import timing
+from jaxplay.core import timing, words
 from jaxplay.core.errors import FriendlyError, explain_error
 
 MAX_AXES_TEXT = 80
@@ -76,7 +76,8 @@ def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
-        raise fail(f"{what} is not valid: {err.msg}", err.offset) from None
+        hint = words.ascii_hint(text)
+        raise fail(f"{what} is not valid: {err.msg}.{hint}", err.offset) from None
 
     def build(node: ast.AST, depth: int) -> AxisSpec:
         col = getattr(node, "col_offset", 0) + 1
