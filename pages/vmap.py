@@ -46,6 +46,11 @@ editor, speed, convolution, jaxpr = st.tabs(
 
 with editor:
     st.code(inspect.getsource(vz.process_single_example), language="python")
+    st.markdown(
+        f"**The puzzle:** {vz.EDITOR_BATCH} examples are stacked in X, and W is shared or given "
+        "per example. Which `in_axes` make `batch_process(X, (W, b))` compute `W @ x + b` for "
+        "each example, as a loop would? Pick a layout, type your answer, and see what JAX does."
+    )
     a, b = st.columns(2)
     layout = a.selectbox("X", vz.LAYOUTS, key="vmap_layout", bind="query-params")
     w_choice = b.selectbox("W", vz.W_CHOICES, key="vmap_w", bind="query-params")
@@ -87,7 +92,7 @@ with editor:
                 icon=":material/warning:",
             )
         _ui.show_code(result.code, vz.apply_axes)
-    with st.expander("Show the answer"):
+    with st.expander("Show the answer to the puzzle for this X and W"):
         st.code(vz.correct_axes(layout, w_choice), language=None)
 
 with speed:

@@ -35,7 +35,7 @@ def test_axis_specs_parse_to_ints_none_and_tuples(text: str, spec: object) -> No
         ("(0, 1.5)", "only hold integers", 5),
         ("(0, True)", "only hold integers", 5),
         ("(0, x)", "only hold integers", 5),
-        ("(0, 9)", "limit is ±8", 5),
+        ("(0, 1001)", "far out of range", 5),
         ("(0, None", "not valid", 1),
         ("", "empty", None),
         ("(((((0,),),),),)", "nested", None),
@@ -211,3 +211,11 @@ def test_batching_is_timed_for_every_method_and_charted() -> None:
     assert f"measured on {roofline.device_label()}" in fig.layout.title.text
     with pytest.raises(ValueError, match="1 to 1024"):
         vz.check_batch_sizes([4, 5000])
+
+
+def test_an_axis_past_the_inputs_rank_is_explained_for_that_input() -> None:
+    """``in_axes=(99, None)`` said "the limit is ±8"; x has 2 axes, and JAX says so."""
+    outcome = vz.apply_axes(vz.parse_axes("(99, None)"), 0, vz.LAYOUTS[0], vz.W_CHOICES[0])
+    assert outcome.error is not None
+    assert "shape (8, 5): it has 2 axes, so its axis is 0 to 2 − 1" in outcome.error.plain
+    assert "rank should be at least 100" in outcome.error.message  # JAX's own words, kept

@@ -23,7 +23,10 @@ from jaxplay.core import timing, words
 from jaxplay.core.errors import FriendlyError, explain_error
 
 MAX_AXES_TEXT = 80
-MAX_AXIS = 8
+#: The largest ``|axis|`` the box reads: a bound on the text only. Whether an axis exists is for
+#: JAX to say, per input (its error names the input's rank), so the page can give the limit for
+#: *this* X rather than a number of its own.
+MAX_AXIS = 1_000
 MAX_AXES_DEPTH = 4
 
 AxisSpec = int | None | tuple["AxisSpec", ...]
@@ -93,7 +96,7 @@ def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             axis = sign * node.value
             if abs(axis) > MAX_AXIS:
-                raise fail(f"{what}: axis {axis} is out of range (the limit is ±{MAX_AXIS})", col)
+                raise fail(f"{what}: axis {axis} is far out of range (no array here has it)", col)
             return axis
         raise fail(f"{what} may only hold integers, None and tuples", col)
 
@@ -221,8 +224,8 @@ _VMAP_ERRORS: tuple[tuple[str, str], ...] = (
     (
         r"along axis (-?\d+), which implies that its rank should be at least (\d+), but is only "
         r"(\d+) \(its shape is (\(.*?\))\)",
-        "Axis {0} does not exist on an input of shape {3}: it has {2} axes, numbered 0 to "
-        "rank − 1.",
+        "Axis {0} does not exist on an input of shape {3}: it has {2} axes, so its axis is "
+        "0 to {2} − 1, or −1 to −{2} counting from the end.",
     ),
     (
         r"at least one non-None value in in_axes",
