@@ -185,3 +185,11 @@ def test_bad_variable_names_and_empty_input() -> None:
 def test_allowed_functions_lists_the_whitelist() -> None:
     names = expr.allowed_functions()
     assert "jnp.sin" in names and "jax.nn.relu" in names and "jnp.ones" not in names
+
+
+@pytest.mark.parametrize("text", ["x **", "jnp.sin(x) +", "  x * 2 -  "])
+def test_a_formula_that_ends_too_early_gets_its_caret_at_the_end(text: str) -> None:
+    """Python reports offset 0 for these; the caret went under the first column."""
+    with pytest.raises(expr.ExprError, match="ends before it is complete") as err:
+        expr.parse(text)
+    assert err.value.col == len(text.strip()) + 1

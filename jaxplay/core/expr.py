@@ -309,10 +309,18 @@ def parse(source: str, variables: Sequence[str] = ("x",)) -> Expression:
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
+        line = err.lineno or 1
+        lines = text.splitlines() or [""]
+        if not err.offset and line <= len(lines):
+            # Python gives offset 0 when the text ends before the expression does ("x **"):
+            # the caret goes after the last character, where something is missing.
+            raise ExprError(
+                f"syntax error: the formula ends before it is complete ({err.msg}).",
+                line,
+                len(lines[line - 1]) + 1,
+            ) from None
         raise ExprError(
-            f"syntax error: {err.msg}." + words.ascii_hint(text),
-            err.lineno or 1,
-            max(1, err.offset or 1),
+            f"syntax error: {err.msg}." + words.ascii_hint(text), line, max(1, err.offset or 1)
         ) from None
     except (ValueError, RecursionError, MemoryError):
         raise ExprError("the formula could not be parsed") from None
