@@ -5,6 +5,7 @@ import streamlit as st
 
 from jaxplay import pytrees
 from jaxplay.core import markdown
+from jaxplay.core.words import count
 from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/park: Pytrees")
@@ -14,10 +15,6 @@ st.write(
     "arrays, at the ends. Transforms act on the leaves; the containers, the tree's "
     "**structure**, travel along unchanged."
 )
-
-
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else plural or word + 's'}"
 
 
 @st.cache_data(max_entries=64, show_spinner="Asking JAX what it sees in the tree…")
@@ -66,8 +63,8 @@ def basics_tab() -> None:
         st.error(f"**Not accepted:** {markdown.escape(err)}", icon=":material/error:")
         return
     st.markdown(
-        f"JAX sees **{_plural(found.n_leaves, 'leaf', 'leaves')}** and "
-        f"{_plural(found.n_containers, 'other node')}"
+        f"JAX sees **{count(found.n_leaves, 'leaf', 'leaves')}** and "
+        f"{count(found.n_containers, 'other node')}"
         + (
             f", {found.n_empty} of which {'holds' if found.n_empty == 1 else 'hold'} no leaf "
             "(`None` or an empty container)"
@@ -76,13 +73,17 @@ def basics_tab() -> None:
         )
         + ". Transforms see only the leaves: "
         f"`jax.tree.map({found.fn_name}, tree)` called `{found.fn_name}` "
-        f"{_plural(found.n_leaves, 'time')}, once per leaf."
+        f"{count(found.n_leaves, 'time')}, once per leaf."
     )
-    for where, written, flattened in found.dict_orders:
+    if found.dict_orders:  # one note for every dict whose keys flatten in another order
         st.info(
-            f"`flatten` sorts dict keys: at {markdown.code(where)} they were written "
-            f"{markdown.code(', '.join(written))} and come out "
-            f"{markdown.code(', '.join(flattened))}.",
+            "`flatten` sorts dict keys: "
+            + "; ".join(
+                f"at {markdown.code(where)} they were written {markdown.code(', '.join(written))}"
+                f" and come out {markdown.code(', '.join(flattened))}"
+                for where, written, flattened in found.dict_orders
+            )
+            + ".",
             icon=":material/sort_by_alpha:",
         )
     _ui.chart(
@@ -136,14 +137,14 @@ def classes_tab() -> None:
     if failed:
         raised = ", ".join(f"{text.split('(')[0]}: {o.error_type}" for text, o in failed)
         st.warning(
-            f"Not registered, a `{name}` is **{_plural(demo.n_leaves, 'leaf', 'leaves')}** "
+            f"Not registered, a `{name}` is **{count(demo.n_leaves, 'leaf', 'leaves')}** "
             f"itself: {len(failed)} of {len(demo.outcomes)} calls below raise ({raised}).",
             icon=":material/warning:",
         )
     else:
         st.success(
             f"Registered, a `{name}` is a node with "
-            f"**{_plural(demo.n_leaves, 'leaf', 'leaves')}**, `w` and `b`: all "
+            f"**{count(demo.n_leaves, 'leaf', 'leaves')}**, `w` and `b`: all "
             f"{len(demo.outcomes)} calls below work, and `grad` returns a `{name}` of gradients.",
             icon=":material/check_circle:",
         )
@@ -210,7 +211,7 @@ def static_tab() -> None:
     if failed is not None:
         kinds = sorted({r.error.split(":")[0] for r in lab.rows if r.error})
         st.error(
-            f"{_plural(sum(1 for r in lab.rows if r.error), 'call')} of {lab.calls} raised "
+            f"{count(sum(1 for r in lab.rows if r.error), 'call')} of {lab.calls} raised "
             f"({', '.join(kinds)}): a meta field must be hashable and compare like a plain "
             "Python value, and an array is neither.",
             icon=":material/error:",
@@ -220,10 +221,10 @@ def static_tab() -> None:
         st.info("This JAX does not say how many programs a jitted function holds.")
     else:
         st.success(
-            f"{_plural(lab.calls, 'call')}, {_plural(lab.distinct_dynamic, 'distinct data value')}"
-            f" ({_plural(lab.distinct_types, 'leaf type')}), "
-            f"{_plural(lab.distinct_static, 'distinct meta value')}: **jit compiled "
-            f"{_plural(lab.compilations, 'program')}**.",
+            f"{count(lab.calls, 'call')}, {count(lab.distinct_dynamic, 'distinct data value')}"
+            f" ({count(lab.distinct_types, 'leaf type')}), "
+            f"{count(lab.distinct_static, 'distinct meta value')}: **jit compiled "
+            f"{count(lab.compilations, 'program')}**.",
             icon=":material/memory:",
         )
         st.caption(
@@ -256,15 +257,15 @@ def empty_tab() -> None:
     demo = empty_demo(bool(none_is_leaf))
     if demo.none_is_leaf:
         st.markdown(
-            f"With `is_leaf`, `None` is a leaf: **{_plural(len(demo.leaves), 'leaf', 'leaves')}**"
-            f", and `jax.tree.map` called `describe_leaf` {_plural(demo.calls, 'time')}, once with "
+            f"With `is_leaf`, `None` is a leaf: **{count(len(demo.leaves), 'leaf', 'leaves')}**"
+            f", and `jax.tree.map` called `describe_leaf` {count(demo.calls, 'time')}, once with "
             "`None`, which the function must handle. `[]`, `()` and `{}` still hold no leaf."
         )
     else:
         st.markdown(
-            f"**{_plural(len(demo.leaves), 'leaf', 'leaves')}** in a tree of "
-            f"{_plural(len(found.nodes), 'node')}: `None`, `[]`, `()` and `{{}}` are nodes without "
-            f"children, so `jax.tree.map` called `describe_leaf` {_plural(demo.calls, 'time')} "
+            f"**{count(len(demo.leaves), 'leaf', 'leaves')}** in a tree of "
+            f"{count(len(found.nodes), 'node')}: `None`, `[]`, `()` and `{{}}` are nodes without "
+            f"children, so `jax.tree.map` called `describe_leaf` {count(demo.calls, 'time')} "
             "and left them in place."
         )
     st.markdown("**Leaves**")

@@ -118,3 +118,16 @@ def test_open_in_code_lab_loads_the_snippet_that_ran() -> None:
     expected = pytrees.snippet(pytrees.find_example("nested").build, pytrees.MAP_FUNCTIONS["size"])
     assert at.session_state["code_lab_source"] == expected
     assert editor_text(at) == expected
+
+
+def test_dict_key_orders_are_one_note_for_the_whole_tree() -> None:
+    """Two dicts written out of order: one note naming both (it was one box per dict)."""
+    at = open_page(
+        SPEC,
+        pytrees_example=pytrees.LITERAL,
+        pytrees_literal="{'b': 1, 'a': {'d': 2, 'c': 3}}",
+    )
+    assert_clean(at)
+    notes = [i.value for i in at.info if "sorts dict keys" in i.value]
+    assert len(notes) == 1, notes
+    assert notes[0].count("they were written") == 2
