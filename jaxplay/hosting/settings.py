@@ -189,6 +189,13 @@ SETTINGS: tuple[Setting, ...] = (
         "PostgreSQL snippet store only: connections each app instance opens to it at most.",
     ),
     Setting(
+        "JAXPLAY_RESULT_DB",
+        "`~/.local/share/jaxplay/results.sqlite3`",
+        "Where measured results are kept for every server process to share (each computed once "
+        "per deployment, keyed by its inputs, the JAX version, the device and the host): a "
+        "SQLite file for the processes of one machine, or a `postgresql://` URL for several.",
+    ),
+    Setting(
         "JAXPLAY_CPU_DEVICES",
         f"{DEFAULT_CPU_DEVICES}",
         "Simulated CPU devices for the sharding demos (1 to "
@@ -380,6 +387,11 @@ def passed_to_workers(environ: Mapping[str, str] | None = None) -> dict[str, str
 def snippet_db(environ: Mapping[str, str] | None = None) -> str:
     """``JAXPLAY_SNIPPET_DB``: a SQLite file or a ``postgresql://`` URL (empty: the default)."""
     return _raw("JAXPLAY_SNIPPET_DB", environ)
+
+
+def result_db(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_RESULT_DB``: a SQLite file or a ``postgresql://`` URL (empty: the default)."""
+    return _raw("JAXPLAY_RESULT_DB", environ)
 
 
 def shares_per_minute(environ: Mapping[str, str] | None = None) -> int:

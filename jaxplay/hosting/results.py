@@ -1,0 +1,421 @@
+"""Results computed once for every server process: a shared store of what pages measure.
+
+Why: a room is served by several ``streamlit run`` processes behind a proxy
+(:mod:`jaxplay.hosting.serve`), and Streamlit's caches are per process, so each process would pay
+every cold first visit and every measurement again, and two processes opening the same page at
+once would measure it twice on the same cores. This store keeps each result once per deployment:
+
+- **Keyed by what was computed and where**: the kind of result, its inputs (canonical JSON), and
+  the environment it was measured in (:func:`fingerprint`: JAX and jaxlib versions, platform,
+  device kind and count, the host), so a timing measured on one machine or JAX is never shown as
+  another's.
+- **Single flight across processes**: the first caller takes a *lease* on the key (a row marked
+  pending, with an expiry it renews while it works); the others wait for its result instead of
+  measuring the same thing again. A lease whose owner died expires and is taken over; a
+  computation that fails releases it, so the next caller tries again.
+- **Safe values**: results are written with the typed JSON codec (:mod:`jaxplay.core.wire`) and
+  read back accepting only the dataclasses the caller names, never pickle: the database is shared,
+  so what it holds is treated as untrusted. A value is at most :data:`MAX_VALUE_BYTES`; the store
+  keeps at most ``max_bytes`` of results, dropping the least recently used.
+
+Two backends, the same SQL: a SQLite file on the host (the embedded default, WAL mode) for the
+processes of one machine, or a ``postgresql://`` URL for several machines (``JAXPLAY_RESULT_DB``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform as _platform
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from jaxplay.core import wire
+from jaxplay.hosting import settings
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: The largest value kept, as JSON text.
+MAX_VALUE_BYTES = 8 * 1024 * 1024
+#: Total size of the kept values before the least recently used are dropped.
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+#: How long a lease lasts without renewal; its owner renews it every third of this while working.
+DEFAULT_LEASE_S = 30.0
+SCHEMA_VERSION = 1
+
+_CREATE = """CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    lease_until DOUBLE PRECISION NOT NULL,
+    value TEXT,
+    size BIGINT NOT NULL DEFAULT 0,
+    finished DOUBLE PRECISION,
+    used DOUBLE PRECISION NOT NULL,
+    computations BIGINT NOT NULL DEFAULT 0
+)"""
+
+
+class ResultError(RuntimeError):
+    """The store could not be used (a message for the log; callers compute without it)."""
+
+
+def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
+    """Where results are measured, as one string: JAX, jaxlib, platform, device kind and count,
+    and the host (its name and machine id), plus ``extra`` pairs.
+
+    A result stored under another fingerprint is never served: a timing from another GPU, host or
+    JAX version would be a number this server did not measure.
+    """
+    import jax
+    import jaxlib
+
+    devices = jax.devices()
+    machine = ""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            machine = Path(path).read_text(encoding="ascii").strip()
+            break
+        except OSError:
+            continue
+    parts = {
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "platform": devices[0].platform,
+        "kind": getattr(devices[0], "device_kind", devices[0].platform),
+        "devices": str(len(devices)),
+        "host": _platform.node() + ":" + hashlib.sha256(machine.encode()).hexdigest()[:12],
+        **dict(extra),
+    }
+    return json.dumps(parts, sort_keys=True)
+
+
+def result_key(kind: str, inputs: Any, environment: str) -> str:
+    """The store's key for ``kind`` computed from ``inputs`` in ``environment``.
+
+    Inputs are plain values (strings, numbers, booleans, ``None``, tuples and lists of them):
+    written as canonical JSON, so ``(1, "a")`` and ``[1, "a"]`` name the same result.
+    """
+    text = json.dumps([kind, inputs, environment], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A result read from the store."""
+
+    value: Any
+    finished: float
+    #: True when this call computed it; False when another caller (any process) had.
+    computed_here: bool
+
+
+class ResultStore:
+    """The shared store; see the module docstring.
+
+    Arguments:
+        location: a SQLite file path, or a ``postgresql://`` URL.
+        environment: this server's :func:`fingerprint` (part of every key).
+        max_bytes: total size of kept values.
+        lease_s: how long a lease lasts without renewal.
+        poll_s: how often a waiting caller looks for the result.
+    """
+
+    def __init__(
+        self,
+        location: str | os.PathLike[str],
+        environment: str,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        lease_s: float = DEFAULT_LEASE_S,
+        poll_s: float = 0.1,
+    ) -> None:
+        self.location = str(location)
+        self.environment = environment
+        self.max_bytes = max_bytes
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+        self.postgres = self.location.startswith(("postgresql://", "postgres://"))
+        self._local = threading.local()
+        self._pool: Any = None
+        self._owner = secrets.token_hex(8)
+        self._setup()
+
+    # --- connections: one SQLite connection per thread, or a PostgreSQL pool ---------------
+
+    def _setup(self) -> None:
+        if self.postgres:
+            from psycopg_pool import ConnectionPool
+
+            self._pool = ConnectionPool(
+                self.location,
+                min_size=0,
+                max_size=4,
+                kwargs={"autocommit": True, "connect_timeout": 2},
+                open=True,
+            )
+        else:
+            Path(self.location).parent.mkdir(parents=True, exist_ok=True)
+        with self._connection() as db:
+            db.execute(_CREATE)
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        if self.postgres:
+            with self._pool.connection(timeout=2.0) as conn:
+                yield _Postgres(conn)
+            return
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.location, timeout=10.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=10000")
+            self._local.conn = conn
+        yield _Sqlite(conn)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # --- reading and computing --------------------------------------------------------------
+
+    def get(self, kind: str, inputs: Any, allowed: Iterable[type]) -> Stored | None:
+        """The stored result of ``kind`` for ``inputs`` in this environment, or ``None``."""
+        key = result_key(kind, inputs, self.environment)
+        with self._connection() as db:
+            row = db.one("SELECT state, value, finished FROM results WHERE key = ?", (key,))
+            if row is None or row[0] != "done":
+                return None
+            db.execute("UPDATE results SET used = ? WHERE key = ?", (time.time(), key))
+        try:
+            return Stored(self._decode(row[1], allowed), float(row[2]), computed_here=False)
+        except (ValueError, TypeError, ResultError) as err:
+            log.warning("a stored result could not be read: %s", err)
+            return None
+
+    def get_or_compute(
+        self,
+        kind: str,
+        inputs: Any,
+        compute: Callable[[], T],
+        allowed: Iterable[type],
+        *,
+        force: bool = False,
+        waiting: Callable[[], None] | None = None,
+        timeout_s: float = 600.0,
+    ) -> Stored:
+        """The stored result, else wait for the caller computing it, else compute it here.
+
+        Arguments:
+            kind: what is computed (``"jit.measurement"``); part of the key.
+            inputs: the plain values it is computed from; part of the key.
+            compute: makes the value (a dataclass, numbers, strings, tuples, numpy arrays).
+            allowed: the dataclasses the value may contain (for reading it back).
+            force: compute anew and replace what is stored ("Measure again").
+            waiting: called now and then while another caller computes it.
+            timeout_s: the longest this call waits for another caller.
+
+        Raises:
+            Whatever ``compute`` raised. A store that cannot be used is logged and the value is
+            computed here without it.
+        """
+        allowed = tuple(allowed)
+        key = result_key(kind, inputs, self.environment)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while True:
+                with self._connection() as db:
+                    row = db.one(
+                        "SELECT state, value, finished, lease_until FROM results WHERE key = ?",
+                        (key,),
+                    )
+                    if row is not None and row[0] == "done" and not force:
+                        try:
+                            value = self._decode(row[1], allowed)
+                        except (ValueError, TypeError, ResultError) as err:
+                            # Not what this server writes: measured anew, never shown.
+                            log.warning("a stored result could not be read: %s", err)
+                            force = True
+                            continue
+                        db.execute("UPDATE results SET used = ? WHERE key = ?", (time.time(), key))
+                        return Stored(value, float(row[2]), False)
+                    if self._claim(db, key, kind, force):
+                        break
+                if time.monotonic() > deadline:
+                    raise ResultError(f"waited {timeout_s:.0f} s for another process's result")
+                if waiting is not None:
+                    waiting()
+                force = False  # another caller is computing it anew: its result is ours
+                time.sleep(self.poll_s)
+        except (sqlite3.Error, ResultError, OSError) as err:
+            return self._without_store(err, compute)
+        except Exception as err:  # psycopg's errors, a pool timeout
+            if type(err).__module__.startswith(("psycopg", "psycopg_pool")):
+                return self._without_store(err, compute)
+            raise
+        return self._compute_leased(key, compute)
+
+    def computations(self, kind: str, inputs: Any) -> int:
+        """How many times the result of ``kind`` for ``inputs`` was computed (for tests)."""
+        key = result_key(kind, inputs, self.environment)
+        with self._connection() as db:
+            row = db.one("SELECT computations FROM results WHERE key = ?", (key,))
+        return 0 if row is None else int(row[0])
+
+    # --- inside -----------------------------------------------------------------------------
+
+    def _claim(self, db: Any, key: str, kind: str, force: bool) -> bool:
+        """Take the lease on ``key``: a new row, an expired lease, or (``force``) a done row."""
+        now = time.time()
+        taken = db.execute(
+            "INSERT INTO results (key, kind, state, owner, lease_until, used)"
+            " VALUES (?, ?, 'pending', ?, ?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET state = 'pending', owner = excluded.owner,"
+            " lease_until = excluded.lease_until"
+            " WHERE (results.state = 'pending' AND results.lease_until < ?)"
+            + (" OR results.state = 'done'" if force else ""),
+            (key, kind, self._owner, now + self.lease_s, now, now),
+        )
+        return taken == 1
+
+    def _compute_leased(self, key: str, compute: Callable[[], T]) -> Stored:
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(self.lease_s / 3):
+                try:
+                    with self._connection() as db:
+                        db.execute(
+                            "UPDATE results SET lease_until = ? WHERE key = ? AND owner = ?",
+                            (time.time() + self.lease_s, key, self._owner),
+                        )
+                except Exception as err:  # the lease lapses; another process may take over
+                    log.warning("could not renew a result lease: %s", err)
+
+        renewer = threading.Thread(target=renew, name="jaxplay-result-lease", daemon=True)
+        renewer.start()
+        try:
+            value = compute()
+        except BaseException:
+            stop.set()
+            self._release(key)
+            raise
+        stop.set()
+        finished = time.time()
+        try:
+            text = json.dumps(wire.encode(value), separators=(",", ":"))
+            if len(text) > MAX_VALUE_BYTES:
+                raise ResultError(f"a result of {len(text):,} bytes is too large to keep")
+            with self._connection() as db:
+                db.execute(
+                    "UPDATE results SET state = 'done', value = ?, size = ?, finished = ?,"
+                    " used = ?, computations = computations + 1 WHERE key = ? AND owner = ?",
+                    (text, len(text), finished, finished, key, self._owner),
+                )
+                self._evict(db)
+        except Exception as err:
+            log.warning("could not keep a result: %s", err)
+            self._release(key)
+        return Stored(value, finished, computed_here=True)
+
+    def _release(self, key: str) -> None:
+        try:
+            with self._connection() as db:
+                db.execute(
+                    "DELETE FROM results WHERE key = ? AND owner = ? AND state = 'pending'",
+                    (key, self._owner),
+                )
+        except Exception as err:
+            log.warning("could not release a result lease: %s", err)
+
+    def _evict(self, db: Any) -> None:
+        total = db.one("SELECT COALESCE(SUM(size), 0) FROM results", ())
+        excess = int(total[0]) - self.max_bytes
+        if excess <= 0:
+            return
+        rows = db.all(
+            "SELECT key, size FROM results WHERE state = 'done' ORDER BY used LIMIT 1000", ()
+        )
+        for key, size in rows:
+            if excess <= 0:
+                break
+            db.execute("DELETE FROM results WHERE key = ?", (key,))
+            excess -= int(size)
+
+    def _decode(self, text: str, allowed: tuple[type, ...]) -> Any:
+        if len(text) > MAX_VALUE_BYTES:
+            raise ResultError("a stored result is larger than any this server writes")
+        return wire.decode(json.loads(text), allowed)
+
+    def _without_store(self, err: BaseException, compute: Callable[[], T]) -> Stored:
+        log.warning("result store unavailable, computing without it: %s", err)
+        return Stored(compute(), time.time(), computed_here=True)
+
+
+class _Sqlite:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+        return self.conn.execute(sql, args).rowcount
+
+    def one(self, sql: str, args: tuple[Any, ...]) -> Any:
+        return self.conn.execute(sql, args).fetchone()
+
+    def all(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        return self.conn.execute(sql, args).fetchall()
+
+
+class _Postgres:
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> int:
+        return int(self.conn.execute(sql.replace("?", "%s"), args).rowcount)
+
+    def one(self, sql: str, args: tuple[Any, ...]) -> Any:
+        return self.conn.execute(sql.replace("?", "%s"), args).fetchone()
+
+    def all(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
+        return self.conn.execute(sql.replace("?", "%s"), args).fetchall()
+
+
+def default_location(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_RESULT_DB`` (a file or a ``postgresql://`` URL), else a file in ``~/.local``."""
+    given = settings.result_db(environ).strip()
+    if given:
+        return given if given.startswith("postgres") else str(Path(given).expanduser())
+    return str(Path.home() / ".local" / "share" / "jaxplay" / "results.sqlite3")
+
+
+_shared: ResultStore | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_store() -> ResultStore | None:
+    """This process's store at :func:`default_location` (made on first use); ``None`` if it
+    cannot be opened (results are then computed per process, as before)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            try:
+                _shared = ResultStore(default_location(), fingerprint())
+            except Exception as err:
+                log.warning("no shared result store: %s", err)
+                return None
+        return _shared
