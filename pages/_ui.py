@@ -18,10 +18,11 @@ import streamlit as st
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
 from jaxplay.core import capture, figures, markdown, turns
 from jaxplay.core.expr import ExprError
-from jaxplay.hosting import catalog, publicmode
+from jaxplay.hosting import catalog, publicmode, results
 
 T = TypeVar("T")
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def show_code(
@@ -368,3 +369,23 @@ def chart(fig: Any, **kwargs: Any) -> None:
     """Draw a Plotly figure, its lines in the one palette (colour and dash, see
     :func:`jaxplay.core.figures.distinguish`); every page draws its charts through this."""
     st.plotly_chart(figures.distinguish(fig), **kwargs)
+
+
+def cached(*, max_entries: int, show_spinner: bool | str = False) -> Callable[[F], F]:
+    """``st.cache_data`` for a page's computation, and, on a server of several processes (a
+    result store configured, see :mod:`jaxplay.hosting.results`), one result for all of them.
+
+    The function's return annotation says what may be read back from the shared store (its
+    dataclasses only); a function without one is cached per process only.
+    """
+    import typing
+    from pathlib import Path
+
+    def wrap(function: F) -> F:
+        returns = typing.get_type_hints(function).get("return")
+        kind = f"{Path(function.__code__.co_filename).stem}.{function.__qualname__}"
+        shared = results.stored(kind, returns)(function) if returns is not None else function
+        cache = st.cache_data(max_entries=max_entries, show_spinner=show_spinner)
+        return cache(shared)  # type: ignore[return-value]
+
+    return wrap

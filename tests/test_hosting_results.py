@@ -155,3 +155,21 @@ def test_the_fingerprint_names_jax_the_device_and_the_host() -> None:
     assert parts["platform"] == jax.devices()[0].platform
     assert parts["devices"] == str(len(jax.devices()))
     assert parts["host"]
+
+
+@results.stored("demo.square", Measured)
+def _square(name: str, n: int) -> Measured:
+    _square.calls += 1  # type: ignore[attr-defined]
+    return Measured(name, np.arange(n, dtype=np.float32) ** 2)
+
+
+def test_a_stored_function_runs_once_per_deployment(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    _square.calls = 0  # type: ignore[attr-defined]
+    monkeypatch.delenv("JAXPLAY_RESULT_DB", raising=False)
+    _square("a", 3)
+    _square("a", 3)
+    assert _square.calls == 2  # type: ignore[attr-defined]  # no store: plain calls
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(tmp_path / "r.sqlite3"))
+    first, second = _square("a", 3), _square("a", 3)
+    assert _square.calls == 3  # type: ignore[attr-defined]
+    assert second.name == "a" and list(second.samples) == [0.0, 1.0, 4.0] == list(first.samples)

@@ -100,3 +100,32 @@ def _array(data: dict[str, Any]) -> np.ndarray:
     if list(array.shape) != shape:
         raise ValueError("an array's values do not match its shape")
     return array
+
+
+def dataclass_types(annotation: Any, found: set[type] | None = None) -> frozenset[type]:
+    """Every dataclass a value of type ``annotation`` may hold (its fields' types, recursively),
+    for :func:`decode`'s ``allowed``: what a function is annotated to return is what may come
+    back, and nothing else.
+
+    Example:
+        >>> from jaxplay.core import timing
+        >>> sorted(t.__name__ for t in dataclass_types(timing.JitComparison | None))
+        ['JitComparison', 'Timing']
+    """
+    import typing
+
+    found = set() if found is None else found
+    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+        if annotation in found:
+            return frozenset(found)
+        found.add(annotation)
+        try:
+            hints = typing.get_type_hints(annotation)
+        except Exception:  # a forward reference that cannot be resolved: its own fields only
+            hints = {f.name: f.type for f in dataclasses.fields(annotation)}
+        for hint in hints.values():
+            dataclass_types(hint, found)
+        return frozenset(found)
+    for arg in typing.get_args(annotation):
+        dataclass_types(arg, found)
+    return frozenset(found)

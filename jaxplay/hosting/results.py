@@ -396,26 +396,70 @@ class _Postgres:
 
 
 def default_location(environ: Mapping[str, str] | None = None) -> str:
-    """``JAXPLAY_RESULT_DB`` (a file or a ``postgresql://`` URL), else a file in ``~/.local``."""
+    """``JAXPLAY_RESULT_DB`` (a file or a ``postgresql://`` URL), else a file in ``~/.local``
+    (used when a store is asked for explicitly; pages use one only when the variable is set)."""
     given = settings.result_db(environ).strip()
     if given:
         return given if given.startswith("postgres") else str(Path(given).expanduser())
     return str(Path.home() / ".local" / "share" / "jaxplay" / "results.sqlite3")
 
 
-_shared: ResultStore | None = None
+_shared: dict[str, ResultStore] = {}
 _shared_lock = threading.Lock()
 
 
 def shared_store() -> ResultStore | None:
-    """This process's store at :func:`default_location` (made on first use); ``None`` if it
-    cannot be opened (results are then computed per process, as before)."""
-    global _shared
+    """This process's store at :func:`default_location` (one per location, made on first use);
+    ``None`` if it cannot be opened (results are then computed per process, as before)."""
+    location = default_location()
     with _shared_lock:
-        if _shared is None:
+        if location not in _shared:
             try:
-                _shared = ResultStore(default_location(), fingerprint())
+                _shared[location] = ResultStore(location, fingerprint())
             except Exception as err:
-                log.warning("no shared result store: %s", err)
+                log.warning("no shared result store at %s: %s", location, err)
                 return None
-        return _shared
+        return _shared[location]
+
+
+def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Keep what a function returns in the shared store (when one is configured), by its
+    arguments: a page's cached computation is then made once for every server process.
+
+    Arguments:
+        kind: names the computation (``"vmap.timings"``); part of the key.
+        returns: the function's return type; the dataclasses it may hold are what is read back
+            (:func:`jaxplay.core.wire.dataclass_types`), nothing else.
+
+    Without a store (``JAXPLAY_RESULT_DB`` unset: one server process) the function runs as is.
+    Arguments that are not plain values (strings, numbers, booleans, ``None``, tuples and lists
+    of them) also bypass the store.
+    """
+    import functools
+
+    allowed = wire.dataclass_types(returns)
+
+    def wrap(function: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(function)
+        def inner(*args: Any, **kwargs: Any) -> T:
+            store = shared_store() if settings.result_db().strip() else None
+            inputs = [list(args), sorted(kwargs.items())]
+            if store is None or not _plain(inputs):
+                return function(*args, **kwargs)
+            return store.get_or_compute(
+                kind, inputs, lambda: function(*args, **kwargs), allowed
+            ).value  # type: ignore[no-any-return]
+
+        return inner
+
+    return wrap
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    if depth > 8:
+        return False
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_plain(v, depth + 1) for v in value)
+    return False

@@ -190,10 +190,11 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "JAXPLAY_RESULT_DB",
-        "`~/.local/share/jaxplay/results.sqlite3`",
+        "unset (results kept per process)",
         "Where measured results are kept for every server process to share (each computed once "
         "per deployment, keyed by its inputs, the JAX version, the device and the host): a "
-        "SQLite file for the processes of one machine, or a `postgresql://` URL for several.",
+        "SQLite file for the processes of one machine, or a `postgresql://` URL for several. "
+        "Set for you by `python -m jaxplay.hosting.serve`.",
     ),
     Setting(
         "JAXPLAY_CPU_DEVICES",
