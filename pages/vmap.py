@@ -19,19 +19,19 @@ st.write(
 )
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@_ui.cached(max_entries=64, show_spinner=False)
 def outcome(in_text: str, out_text: str, layout: str, w_choice: str) -> vz.VmapOutcome:
     return vz.apply_axes(
         vz.parse_axes(in_text), vz.parse_axes(out_text, "out_axes"), layout, w_choice
     )
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@_ui.cached(max_entries=16, show_spinner=False)
 def batch_point(n: int) -> vz.BatchPoint:
     return vz.time_batch(n, budget_s=BATCH_BUDGET_S)
 
 
-@st.cache_data(max_entries=16, show_spinner="Convolving…")
+@_ui.cached(max_entries=16, show_spinner="Convolving…")
 def conv(
     images: tuple[str, ...], size: int, kernels: tuple[str, ...], custom: str
 ) -> vz.ConvResult:

@@ -173,3 +173,27 @@ def test_a_stored_function_runs_once_per_deployment(tmp_path: Path, monkeypatch)
     first, second = _square("a", 3), _square("a", 3)
     assert _square.calls == 3  # type: ignore[attr-defined]
     assert second.name == "a" and list(second.samples) == [0.0, 1.0, 4.0] == list(first.samples)
+
+
+def test_a_pages_result_is_computed_once_for_every_server_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two server processes share the store: the second's empty Streamlit cache (cleared here,
+    as a fresh process has it) is filled from the store, not by computing again."""
+    import streamlit as st
+
+    from jaxplay.hosting import catalog
+    from tests.conftest import assert_clean, open_page
+
+    location = tmp_path / "results.sqlite3"
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(location))
+    spec = catalog.find("vmap")
+    for _ in range(2):  # the first process, then the second
+        st.cache_data.clear()
+        at = open_page(spec, vmap_in_axes="(0, None)", vmap_out_axes="0")
+        assert_clean(at)
+    store = results.shared_store()
+    assert store is not None
+    kind = "vmap.outcome"
+    inputs = [["(0, None)", "0", "X is (batch, D)", "W shared: (H, D)"], []]
+    assert store.computations(kind, inputs) == 1
