@@ -319,6 +319,8 @@ def diff_view(variant) -> None:
         st.caption(f"**{vname}:** {markdown.escape(found.note)}")
         text = found.staged.text_of(stage)
         texts.append(tracing.without_locations(text) if plain else text)
+    for note in tracing.diff(*texts).notes:  # what the bounded diff left out, if anything
+        st.caption(f":material/content_cut: {note[0].upper()}{note[1:]}.")
     if mode == "unified":
         st.code(tracing.unified_diff(*texts, left, right) or "(identical)", language="diff")
     else:
