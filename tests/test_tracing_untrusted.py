@@ -79,6 +79,8 @@ def _forged_staged(text: str, big: bool) -> dict[str, Any]:
     }
 
 
+#: Against two alternating lines: difflib's matcher is cubic here (1,000 lines took 35 s).
+ONE_LINE_REPEATED = "\n".join(["x"] * 3_000)
 ADVERSARIAL = {
     "100k spaces": " " * 100_000,
     "100k spaces before a loc": " " * 100_000 + "x",
@@ -146,6 +148,7 @@ def test_the_views_are_bounded_on_adversarial_texts(name: str) -> None:
         lambda: tracing.without_locations(text),
         lambda: tracing.without_locations(text[:200_000].replace("x", "loc(")),
         lambda: tracing.side_by_side(text, text[::-1]),
+        lambda: tracing.side_by_side(ONE_LINE_REPEATED, text),
         lambda: tracing.unified_diff(text, text + "\nz", "a", "b"),
     ):
         start = time.perf_counter()
