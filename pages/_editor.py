@@ -30,6 +30,8 @@ from typing import Any
 
 import streamlit as st
 
+from jaxplay.sandbox import MAX_SOURCE_CHARS
+
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / "frontend" / "code_editor" / "dist" / "code_editor.js"
 COMPONENT_NAME = "jaxplay_code_editor"
@@ -55,11 +57,25 @@ def _pushed_key(key: str) -> str:
     return f"_{key}_pushed"  # (revision, doc): the text last sent to replace the editor's
 
 
+def _cut_key(key: str) -> str:
+    return f"_{key}_cut"  # the length of the last text the editor sent, when it was cut
+
+
 def _reported(key: str, on_change: Callable[[str], None] | None, name: str) -> None:
-    """Callback: the editor sent its text (state ``value``, or trigger ``run`` with the text)."""
+    """Callback: the editor sent its text (state ``value``, or trigger ``run`` with the text).
+
+    The text is cut to :data:`MAX_SOURCE_CHARS` here, where it enters, before the page parses
+    it: a client can send a component value of any size (a 4 MB one cost 2 GB in ``ast.parse``
+    on every rerun). The editor then says so (:func:`code_editor`).
+    """
     reported = st.session_state[key].get(name)
     if not isinstance(reported, str):
         return
+    if len(reported) > MAX_SOURCE_CHARS:
+        st.session_state[_cut_key(key)] = len(reported)
+        reported = reported[:MAX_SOURCE_CHARS]
+    else:
+        st.session_state.pop(_cut_key(key), None)
     st.session_state[_text_key(key)] = reported
     if on_change is not None:
         on_change(reported)
@@ -83,6 +99,13 @@ def code_editor(
     """
     component = _component()
     state = st.session_state
+    cut = state.get(_cut_key(key))
+    if isinstance(cut, int):
+        st.warning(
+            f"The editor sent {cut:,} characters of code; the Code Lab keeps the first "
+            f"{MAX_SOURCE_CHARS:,} (the most a run takes), and the rest was dropped.",
+            icon=":material/content_cut:",
+        )
     if component is None:
         return _text_area(value, key=key, height=height, on_change=on_change, label=label)
 
@@ -135,5 +158,5 @@ def _text_area(
         if on_change is not None:
             on_change(st.session_state[key])
 
-    st.text_area(label, key=key, height=height, on_change=changed, max_chars=100_000)
+    st.text_area(label, key=key, height=height, on_change=changed, max_chars=MAX_SOURCE_CHARS)
     return value

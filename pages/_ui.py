@@ -246,6 +246,39 @@ def open_in_code_lab(source: str) -> None:
     st.switch_page(catalog.find("code-lab").path, query_params={})
 
 
+#: The longest value a one-line text box takes unless its page says otherwise: ample for a
+#: formula (``expr`` accepts 500 characters and says so past that), a shape or a spec.
+TEXT_BOX_CHARS = 1_000
+
+
+def capped(text: str, limit: int, what: str, where: Any = None) -> str:
+    """``text`` cut to ``limit`` characters, with a warning in ``where`` (the page by default)
+    when it was longer; unchanged when it fits.
+
+    The one server-side cap for visitor text from a widget: a browser's ``max_chars`` binds only
+    the browser, and a client can send a session value (a component's, a link's) of any size.
+    """
+    if not isinstance(text, str):
+        return ""
+    if len(text) <= limit:
+        return text
+    (where if where is not None else st).warning(
+        f"**{markdown.escape(what)}** is {len(text):,} characters long; only the first "
+        f"{limit:,} are used.",
+        icon=":material/content_cut:",
+    )
+    return text[:limit]
+
+
+def text_box(
+    where: Any, label: str, value: str = "", *, key: str, max_chars: int = TEXT_BOX_CHARS, **kw: Any
+) -> str:
+    """``where.text_input`` with its value capped on the server (:func:`capped`) at
+    ``max_chars``, which the browser enforces too. Every page's text box goes through here."""
+    text = where.text_input(label, value, key=key, max_chars=max_chars, **kw)
+    return capped(text, max_chars, label.strip("`"), where)
+
+
 def box_height(text: str, box: int = 240, lines: int = 12, chars: int = 2000) -> int | str:
     """A code box's height: ``box`` pixels, scrolling, for text over ``lines`` lines or ``chars``
     characters; else as tall as the text ("content")."""

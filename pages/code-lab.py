@@ -61,6 +61,12 @@ if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
 if shared_id and state.get("code_lab_snippet_code") not in (None, state["code_lab_source"]):
     del st.query_params["snippet"]
 
+# Capped before anything parses, shares or runs it, whichever way it came (the editor cuts what
+# it is sent as well).
+state["code_lab_source"] = _ui.capped(
+    state["code_lab_source"], sandbox.MAX_SOURCE_CHARS, "The code"
+)
+
 
 def _edited(text: str) -> None:
     state["code_lab_source"] = text
@@ -114,7 +120,8 @@ with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/
         )
     c1, c2, c3 = st.columns([2, 2, 1])
     function = c1.selectbox("Function", functions, key="code_lab_function", bind="query-params")
-    shapes = c2.text_input(
+    shapes = _ui.text_box(
+        c2,
         "Example argument shapes",
         "(3,)",
         key="code_lab_args",

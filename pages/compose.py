@@ -135,7 +135,8 @@ with builder:
         )
         source = cp.FUNCTIONS.get(function, "")
         if function == FORMULA:
-            source = a.text_input(
+            source = _ui.text_box(
+                a,
                 "f(x) =",
                 "jnp.sum(x * jnp.tanh(x))",
                 key="compose_formula",

@@ -206,17 +206,21 @@ if tabs["Sharding"].open:
     with tabs["Sharding"]:
         default_mesh = "2, 4" if N >= 8 else (f"2, {N // 2}" if N % 2 == 0 else str(N))
         c1, c2, c3, c4 = st.columns(4)
-        mesh_text = c1.text_input(
-            "Mesh shape", default_mesh, key="devices_mesh", bind="query-params"
+        mesh_text = _ui.text_box(
+            c1, "Mesh shape", default_mesh, key="devices_mesh", bind="query-params"
         )
-        names_text = c2.text_input(
+        names_text = _ui.text_box(
+            c2,
             "Mesh axis names",
             "x, y" if "," in default_mesh else "x",
             key="devices_axes",
             bind="query-params",
         )
-        shape_text = c3.text_input("Array shape", "8, 8", key="devices_shape", bind="query-params")
-        spec_src = c4.text_input(
+        shape_text = _ui.text_box(
+            c3, "Array shape", "8, 8", key="devices_shape", bind="query-params"
+        )
+        spec_src = _ui.text_box(
+            c4,
             "PartitionSpec",
             "P('x', None)",
             key="devices_spec",

@@ -86,7 +86,8 @@ c1, c2, c3, c4, c5 = st.columns([3, 1, 1, 1, 1])
 preset = c1.selectbox("f(x)", [*ad.PRESETS, FORMULA], key="grad_preset", bind="query-params")
 source = ad.PRESETS.get(preset, "")
 if preset == FORMULA:
-    source = c1.text_input(
+    source = _ui.text_box(
+        c1,
         "f(x) =",
         "jnp.abs(x) * jnp.cos(x)",
         key="grad_formula",

@@ -60,7 +60,8 @@ cols = int(c3.number_input("cols", 1, 1_000_000, DEFAULT.cols, key="jit_cols", b
 dtype = c4.selectbox("dtype", jit.DTYPES, key="jit_dtype", bind="query-params")
 formula = jit.DEFAULT_FORMULA
 if preset == "formula":
-    formula = st.text_input(
+    formula = _ui.text_box(
+        st,
         "f(x) =",
         jit.DEFAULT_FORMULA,
         key="jit_formula",

@@ -365,7 +365,8 @@ def pitfalls_section(seed: int) -> None:
     _ui.show_code(prng.training_step, prng.train_threading_key, prng.train_dropping_key)
 
 
-seed_text = st.text_input(
+seed_text = _ui.text_box(
+    st,
     "Seed",
     value=str(prng.ARTICLE_SEED),
     key="prng_seed",

@@ -47,7 +47,8 @@ def basics_tab() -> None:
     )
     literal = ""
     if example == pytrees.LITERAL:
-        literal = st.text_input(
+        literal = _ui.text_box(
+            st,
             "Your pytree, as a Python literal",
             pytrees.DEFAULT_LITERAL,
             max_chars=pytrees.MAX_LITERAL_CHARS,

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from jaxplay import tracing
+from jaxplay import sandbox, tracing
 from jaxplay.core import capture, markdown, words
 from jaxplay.hosting import catalog
 from pages import _ui  # every page imports it first: see its docstring
@@ -59,7 +59,8 @@ def arg_inputs(
     columns = st.columns(len(defaults))
     for i, (col, (shape, dtype)) in enumerate(zip(columns, defaults, strict=True)):
         name = names[i] if i < len(names) else f"arg {i}"
-        text = col.text_input(
+        text = _ui.text_box(
+            col,
             f"`{name}` shape",
             ", ".join(map(str, shape)) or "()",
             key=f"tracing_{prefix}_shape_{i}",
@@ -151,7 +152,9 @@ def stages_tab() -> None:
         "Function", list(TITLES), format_func=TITLES.get, key="tracing_preset", bind="query-params"
     )
     if key == CODE_LAB:
-        lab_source = st.session_state.get("code_lab_source")
+        lab_source = _ui.capped(
+            st.session_state.get("code_lab_source") or "", sandbox.MAX_SOURCE_CHARS, "The code"
+        )
         source = lab_source or EXAMPLE_CODE
         if not lab_source:
             st.info("The Code Lab is empty: staging this example. Write your own there.")
@@ -319,6 +322,8 @@ def diff_view(variant) -> None:
         st.caption(f"**{vname}:** {markdown.escape(found.note)}")
         text = found.staged.text_of(stage)
         texts.append(tracing.without_locations(text) if plain else text)
+    for note in tracing.diff(*texts).notes:  # what the bounded diff left out, if anything
+        st.caption(f":material/content_cut: {note[0].upper()}{note[1:]}.")
     if mode == "unified":
         st.code(tracing.unified_diff(*texts, left, right) or "(identical)", language="diff")
     else:

@@ -54,7 +54,8 @@ with editor:
     a, b = st.columns(2)
     layout = a.selectbox("X", vz.LAYOUTS, key="vmap_layout", bind="query-params")
     w_choice = b.selectbox("W", vz.W_CHOICES, key="vmap_w", bind="query-params")
-    in_text = a.text_input(
+    in_text = _ui.text_box(
+        a,
         "in_axes",
         "(0, None)",
         key="vmap_in_axes",
@@ -62,7 +63,7 @@ with editor:
         help="One entry per argument (x, params): an int is that input's batch axis, None "
         "means every example shares it; params may take a pair (axis for W, axis for b).",
     )
-    out_text = b.text_input("out_axes", "0", key="vmap_out_axes", bind="query-params")
+    out_text = _ui.text_box(b, "out_axes", "0", key="vmap_out_axes", bind="query-params")
     try:
         result = outcome(in_text, out_text, layout, w_choice)
     except vz.AxesError as err:
@@ -155,7 +156,8 @@ with convolution:
     )
     custom = "0 1 0; 1 -4 1; 0 1 0"
     if vz.CUSTOM_KERNEL in kernels:
-        custom = st.text_input(
+        custom = _ui.text_box(
+            st,
             "Your kernel (rows separated by ;)",
             custom,
             key="vmap_custom_kernel",

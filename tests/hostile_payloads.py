@@ -15,6 +15,11 @@ NESTED_TANH = "jnp.tanh(" * 45 + "x" + ")" * 45
 #: An image on a server the attacker controls (never reached: nothing listens on port 9).
 IMAGE = "![px](http://127.0.0.1:9/p.png)"
 LINK = "[sign in](http://127.0.0.1:9/login)"
+#: A 500 kB PartitionSpec: its tokenizer copied the rest of the text per token (58 s of CPU).
+SPEC_500K = "P(" + "'x', " * 100_000 + ")"
+#: 4 MB of code, as a client can set the Code Lab editor's component value (not a link: the
+#: editor's text travels in a widget message); ast.parse of it took 2 GB on every rerun.
+EDITOR_CODE = "x = 1\n" * 700_000
 
 
 def _q(text: str) -> str:
@@ -44,6 +49,10 @@ HEAVY_LINKS: tuple[tuple[str, str], ...] = (
         "jit: a 17 GB intermediate",
         "/jit?jit_preset=Your+formula&jit_rows=256&jit_cols=4096&jit_formula="
         + _q("jnp.sum(x[:, :, None] * x[:, None, :])"),
+    ),
+    (
+        "devices: a 500 kB PartitionSpec",
+        "/devices?devices_tab=Sharding&devices_spec=" + _q(SPEC_500K),
     ),
     (
         "jit: inv of 4000×4000",

@@ -4,20 +4,30 @@ A worker runs a visitor's input, so what it sends is untrusted: never pickle (un
 code). Results are frozen dataclasses of numbers, strings, tuples and numpy arrays, so
 :func:`encode` writes them as plain JSON and :func:`decode` rebuilds them, accepting only the
 dataclasses the caller names and only their own fields; anything else is a ``ValueError``.
+Sizes are not trusted either: every string and list is capped again on decoding
+(:data:`MAX_TEXT`, :data:`MAX_ITEMS`), whatever the worker claims to have cut.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from jaxplay.core import untrusted
+
 _CLASS = "__dataclass__"
 _ARRAY = "__ndarray__"
 _TUPLE = "__tuple__"
 MAX_DEPTH = 16
+#: Longest string a decoded result may hold (longer ones are cut, ending in ``…``).
+MAX_TEXT = 1_000_000
+#: Most entries of one decoded list, tuple or array (more is a ``ValueError``: a result's
+#: arrays and rows are far smaller, and a cut array would no longer match its shape).
+MAX_ITEMS = 1_000_000
 _DTYPES = frozenset({"float64", "float32", "int64", "int32", "bool", "complex128", "complex64"})
 
 
@@ -61,16 +71,18 @@ def _decode(data: Any, classes: dict[str, type], depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise ValueError("the data is nested too deeply")
     if isinstance(data, list):
-        return [_decode(v, classes, depth + 1) for v in data]
+        return [_decode(v, classes, depth + 1) for v in _capped(data)]
     if not isinstance(data, dict):
-        if data is None or isinstance(data, bool | int | float | str):
+        if isinstance(data, str):
+            return untrusted.text(data, MAX_TEXT)
+        if data is None or isinstance(data, bool | int | float):
             return data
         raise ValueError(f"unexpected {type(data).__name__} in the data")
     if _TUPLE in data:
         items = data[_TUPLE]
         if not isinstance(items, list):
             raise ValueError("a tuple must hold a list")
-        return tuple(_decode(v, classes, depth + 1) for v in items)
+        return tuple(_decode(v, classes, depth + 1) for v in _capped(items))
     if _ARRAY in data:
         return _array(data)
     if _CLASS in data:
@@ -85,6 +97,12 @@ def _decode(data: Any, classes: dict[str, type], depth: int) -> Any:
     return {str(k): _decode(v, classes, depth + 1) for k, v in data.items()}
 
 
+def _capped(items: list[Any]) -> list[Any]:
+    if len(items) > MAX_ITEMS:
+        raise ValueError(f"a list of {len(items):,} entries (at most {MAX_ITEMS:,} are accepted)")
+    return items
+
+
 def _array(data: dict[str, Any]) -> np.ndarray:
     kind = str(data.get("dtype"))
     if kind not in _DTYPES:
@@ -93,6 +111,8 @@ def _array(data: dict[str, Any]) -> np.ndarray:
     if not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
         raise ValueError("an array needs a shape")
     values = data[_ARRAY]
+    if not isinstance(values, list) or math.prod(shape) > MAX_ITEMS:
+        raise ValueError(f"an array of at most {MAX_ITEMS:,} values is accepted")
     if np.dtype(kind).kind == "c":
         pairs = np.asarray(values, dtype=np.float64).reshape(-1, 2)
         return (pairs[:, 0] + 1j * pairs[:, 1]).astype(kind).reshape(shape)

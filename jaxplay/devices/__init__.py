@@ -85,6 +85,7 @@ from ._multiprocess import worker_command as worker_command
 from ._multiprocess_worker import run_process as run_process
 from ._sharding import MAX_DIM as MAX_DIM
 from ._sharding import MAX_RANK as MAX_RANK
+from ._sharding import MAX_SPEC_CHARS as MAX_SPEC_CHARS
 from ._sharding import Block as Block
 from ._sharding import DeviceShard as DeviceShard
 from ._sharding import ScalingPoint as ScalingPoint

@@ -44,6 +44,7 @@ from jaxplay.sandbox._results import (
     decode_arrays,
     decode_error,
     decode_inspections,
+    decode_repr,
     refused,
 )
 
@@ -725,9 +726,7 @@ class WorkerPool:
                 stdout=_decode(output.stdout),
                 stderr=_decode(output.stderr),
                 truncated=output.over,
-                value_repr=message.get("value_repr")
-                if isinstance(message.get("value_repr"), str)
-                else None,
+                value_repr=decode_repr(message.get("value_repr")),
                 arrays=decode_arrays(message.get("arrays")),
                 duration_s=float(message["duration_s"])
                 if isinstance(message.get("duration_s"), int | float)

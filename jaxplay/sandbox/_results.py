@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jaxplay.core import untrusted
 from jaxplay.hosting import settings
 
 #: Every way a run can fail, as ``RunError.kind`` reports it.
@@ -27,6 +28,8 @@ ERROR_KINDS: tuple[str, ...] = (
 _MAX_TEXT = 20_000
 _MAX_ARRAYS = 32
 _MAX_PREVIEW = 256
+#: Longest ``repr`` of a run's last value (the worker cuts it there too).
+MAX_REPR = 10_000
 
 
 @dataclass(frozen=True)
@@ -252,8 +255,15 @@ def decode_error(raw: Any) -> RunError | None:
 def decode_inspections(raw: Any, asked: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
     """Inspector results (a JSON object keyed by inspector name), only for what was ``asked``.
 
-    A run's code can write a result frame of its own: results nobody asked for are dropped.
+    A run's code can write a result frame of its own, or rewrite an inspector: results nobody
+    asked for are dropped, and every text, list and object of the rest is capped again here
+    (:func:`jaxplay.core.untrusted.json_value`); the topic that asked checks their shape.
     """
     if not isinstance(raw, dict):
         return {}
-    return {name: raw[name] for name in asked if name in raw}
+    return {name: untrusted.json_value(raw[name]) for name in asked if name in raw}
+
+
+def decode_repr(raw: Any) -> str | None:
+    """The ``repr`` of the last expression, capped as the worker should have (``None`` if none)."""
+    return _text(raw, limit=MAX_REPR) if isinstance(raw, str) else None

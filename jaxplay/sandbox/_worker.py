@@ -301,15 +301,45 @@ def _resolve(entry: Any) -> Callable[[Any, tuple[Any, ...]], Any]:
     if callable(entry):
         return entry
     module_name, _, attr = str(entry).partition(":")
-    import importlib
-
     return getattr(importlib.import_module(module_name), attr)
 
 
-def run_inspections(request: dict[str, Any], namespace: dict[str, Any]) -> dict[str, Any]:
-    """Apply the requested inspectors to a function the user's code defined."""
+Inspector = Callable[[Any, tuple[Any, ...]], Any]
+
+
+def resolve_inspectors(request: dict[str, Any] | None) -> dict[str, Inspector | str]:
+    """The requested inspectors as the callables they name, bound *before* the user's code runs.
+
+    Resolved by name afterwards, user code could rebind the module attribute (say
+    ``jaxplay.tracing._sandboxed.inspect_stages``) and forge what the server is shown. Bound
+    here, the worker calls the function our code defined. (User code can still reach into
+    that function's module or JAX itself, so the server re-caps and checks every result it
+    decodes as well: see ``_results.decode_inspections`` and the decoders of each topic.)
+    An unknown or broken name maps to its error message.
+    """
     from jaxplay.sandbox._inspectors import INSPECTORS
 
+    resolved: dict[str, Inspector | str] = {}
+    for name in [str(n) for n in (request or {}).get("inspectors", [])]:
+        if name not in INSPECTORS:
+            resolved[name] = f"Unknown inspector {name!r}."
+            continue
+        try:
+            resolved[name] = _resolve(INSPECTORS[name])
+        except Exception as exc:  # noqa: BLE001 - reported as that inspector's error
+            resolved[name] = f"The inspector {name!r} could not be loaded: {exc}"
+    return resolved
+
+
+def run_inspections(
+    request: dict[str, Any],
+    namespace: dict[str, Any],
+    resolved: dict[str, Inspector | str] | None = None,
+) -> dict[str, Any]:
+    """Apply the requested inspectors (``resolved``: bound before the user's code ran, see
+    :func:`resolve_inspectors`) to a function the user's code defined."""
+    if resolved is None:
+        resolved = resolve_inspectors(request)
     out: dict[str, Any] = {}
     name = str(request.get("function", ""))
     fn = namespace.get(name)
@@ -324,11 +354,12 @@ def run_inspections(request: dict[str, Any], namespace: dict[str, Any]) -> dict[
     except Exception as exc:  # noqa: BLE001
         return {n: {"error": f"Bad example argument: {exc}"} for n in names}
     for inspector in names:
-        if inspector not in INSPECTORS:
-            out[inspector] = {"error": f"Unknown inspector {inspector!r}."}
+        bound = resolved.get(inspector, f"Unknown inspector {inspector!r}.")
+        if isinstance(bound, str):
+            out[inspector] = {"error": bound}
             continue
         try:
-            out[inspector] = _resolve(INSPECTORS[inspector])(fn, args)
+            out[inspector] = bound(fn, args)
         except BaseException as exc:  # noqa: BLE001
             tb, line = _user_traceback(exc)
             out[inspector] = {
@@ -431,6 +462,8 @@ def main(argv: list[str] | None = None) -> None:
     if job is None:
         os._exit(0)
     os.close(opts.job_fd)
+    # Inspectors are bound now, while only our code has run (see resolve_inspectors).
+    inspectors = resolve_inspectors(job.get("inspect"))
     apply_limits(job["limits"], info["backend"])
     _redirect_output(opts.out_fd, opts.err_fd)
     if job.get("task"):
@@ -457,7 +490,7 @@ def main(argv: list[str] | None = None) -> None:
         message["value_repr"] = _safe_repr(value)
         message["arrays"] = summarize_namespace(namespace)
         if job.get("inspect") and error is None:
-            message["inspections"] = run_inspections(job["inspect"], namespace)
+            message["inspections"] = run_inspections(job["inspect"], namespace, inspectors)
     except BaseException as exc:  # noqa: BLE001 - a broken __repr__ must not lose the run
         message.setdefault("value_repr", None)
         message.setdefault("arrays", [])

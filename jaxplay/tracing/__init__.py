@@ -12,8 +12,12 @@ from jaxplay.article import dynamic_control_flow as dynamic_control_flow
 from jaxplay.article import simple_function as simple_function
 
 from ._display import HIGHLIGHT as HIGHLIGHT
+from ._display import MAX_DIFF_LINE_CHARS as MAX_DIFF_LINE_CHARS
+from ._display import MAX_DIFF_LINES as MAX_DIFF_LINES
 from ._display import MAX_PANE_LINES as MAX_PANE_LINES
+from ._display import Diff as Diff
 from ._display import DiffRow as DiffRow
+from ._display import diff as diff
 from ._display import diff_html as diff_html
 from ._display import highlighted as highlighted
 from ._display import pane_html as pane_html

@@ -10,14 +10,19 @@ from __future__ import annotations
 import difflib
 import html
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 # --- diffs ----------------------------------------------------------------------------------------
 
-_JAXPR_COMMENT = re.compile(r"\s+#\s.*$")
-_MLIR_LOC = re.compile(r"\s*loc\((?:[^()]|\([^()]*\))*\)")
-_HLO_METADATA = re.compile(r",\s*metadata=\{[^{}]*\}")
+# Every pattern here runs on texts a worker sent (a visitor's code may have forged them), so each
+# is linear: a match may only start where a run of whitespace starts (``(?<!\s)``) and takes the
+# whole run at once (``\s++``, ``\s*+``). Plain ``\s+#`` retried from every space of a run: a
+# line of 100,000 spaces took minutes, holding the GIL.
+_JAXPR_COMMENT = re.compile(r"(?<!\s)\s++#\s.*$")
+_MLIR_LOC = re.compile(r"(?<!\s)\s*+loc\((?:[^()]|\([^()]*\))*\)")
+_HLO_METADATA = re.compile(r",\s*+metadata=\{[^{}]*\}")
 
 
 def without_locations(text: str) -> str:
@@ -36,11 +41,166 @@ def without_locations(text: str) -> str:
     return "\n".join(out)
 
 
+#: Most lines of each text a diff compares, and the longest line it compares whole.
+MAX_DIFF_LINES = 3_000
+MAX_DIFF_LINE_CHARS = 1_000
+#: A line seen more often than this in either text is matched in order of appearance (its
+#: k-th copy with the other text's k-th): it keeps each step of the matcher short.
+_REPEATS = 4
+#: The matcher's work budget (lines scanned over all its steps); past it, the texts are shown
+#: aligned at their common start and end with one changed block between.
+_DIFF_WORK = 100_000
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class _BoundedMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
+    """``SequenceMatcher(autojunk=False)`` that stops (:class:`_OverBudget`) past a budget.
+
+    ``difflib``'s matcher is cubic in the worst case (two texts of one repeated line: 1,000
+    lines took 35 s); with each line seen at most :data:`_REPEATS` times a side, one step costs
+    at most that many lookups per line it scans, and the steps together are counted here.
+    """
+
+    def __init__(self, a: list[object], b: list[object], work: int) -> None:
+        self._work = work
+        super().__init__(None, a, b, autojunk=False)
+
+    def find_longest_match(
+        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
+    ) -> difflib.Match:
+        ahi = len(self.a) if ahi is None else ahi
+        self._work -= ahi - alo + 1
+        if self._work < 0:
+            raise _OverBudget
+        return super().find_longest_match(alo, ahi, blo, bhi)
+
+
+def _diff_lines(text: str) -> tuple[list[str], bool]:
+    """The lines of ``text`` a diff compares (:data:`MAX_DIFF_LINES` of at most
+    :data:`MAX_DIFF_LINE_CHARS` characters), and whether any were cut."""
+    lines = text.splitlines()
+    cut = len(lines) > MAX_DIFF_LINES
+    lines = lines[:MAX_DIFF_LINES]
+    if any(len(line) > MAX_DIFF_LINE_CHARS for line in lines):
+        cut = True
+        lines = [
+            line if len(line) <= MAX_DIFF_LINE_CHARS else line[:MAX_DIFF_LINE_CHARS] + "…"
+            for line in lines
+        ]
+    return lines, cut
+
+
+def _keys(lines: list[str], counts: Counter[str], other: Counter[str]) -> list[object]:
+    seen: Counter[str] = Counter()
+    out: list[object] = []
+    for line in lines:
+        if counts[line] <= _REPEATS and other[line] <= _REPEATS:
+            out.append(line)
+        else:
+            out.append((line, seen[line]))
+            seen[line] += 1
+    return out
+
+
+@dataclass(frozen=True)
+class Diff:
+    """What a diff compared and its opcodes (``difflib``'s ``(tag, i1, i2, j1, j2)``)."""
+
+    left: tuple[str, ...]
+    right: tuple[str, ...]
+    opcodes: tuple[tuple[str, int, int, int, int], ...]
+    notes: tuple[str, ...]
+
+
+def diff(a: str, b: str) -> Diff:
+    """The line diff of two texts, bounded in time whatever they hold.
+
+    At most :data:`MAX_DIFF_LINES` lines of :data:`MAX_DIFF_LINE_CHARS` characters of each are
+    compared; a line repeated more than a few times is matched in order; and when the matcher
+    would still take long, the texts are aligned at their common first and last lines with
+    one changed block between. ``notes`` says which of these happened (empty when none did).
+    """
+    (left, left_cut), (right, right_cut) = _diff_lines(a), _diff_lines(b)
+    notes = []
+    if left_cut or right_cut:
+        notes.append(
+            f"the diff compares the first {MAX_DIFF_LINES:,} lines of each text, "
+            f"{MAX_DIFF_LINE_CHARS:,} characters a line"
+        )
+    ca, cb = Counter(left), Counter(right)
+    try:
+        matcher = _BoundedMatcher(_keys(left, ca, cb), _keys(right, cb, ca), _DIFF_WORK)
+        opcodes = tuple(matcher.get_opcodes())
+    except _OverBudget:
+        opcodes = _prefix_suffix(left, right)
+        notes.append(
+            "the texts are too long and repetitive to align line by line: only their common "
+            "first and last lines are matched"
+        )
+    return Diff(tuple(left), tuple(right), opcodes, tuple(notes))
+
+
+def _prefix_suffix(a: list[str], b: list[str]) -> tuple[tuple[str, int, int, int, int], ...]:
+    """Opcodes that match the common first and last lines and replace what lies between."""
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    ops: list[tuple[str, int, int, int, int]] = []
+    if start:
+        ops.append(("equal", 0, start, 0, start))
+    i2, j2 = len(a) - end, len(b) - end
+    if i2 > start or j2 > start:
+        tag = "replace" if i2 > start and j2 > start else "delete" if i2 > start else "insert"
+        ops.append((tag, start, i2, start, j2))
+    if end:
+        ops.append(("equal", i2, len(a), j2, len(b)))
+    return tuple(ops)
+
+
 def unified_diff(a: str, b: str, a_name: str, b_name: str, context: int = 3) -> str:
-    """A unified diff of two texts (``---``/``+++`` headers, ``@@`` hunks), like ``diff -u``."""
-    return "\n".join(
-        difflib.unified_diff(a.splitlines(), b.splitlines(), a_name, b_name, n=context, lineterm="")
-    )
+    """A unified diff of two texts (``---``/``+++`` headers, ``@@`` hunks), like ``diff -u``
+    (bounded as :func:`diff` is)."""
+    found = diff(a, b)
+    out: list[str] = []
+    for group in _grouped(found.opcodes, context):
+        if not out:
+            out += [f"--- {a_name}", f"+++ {b_name}"]
+        first, last = group[0], group[-1]
+        left = _unified_range(first[1], last[2])
+        right = _unified_range(first[3], last[4])
+        out.append(f"@@ -{left} +{right} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in found.left[i1:i2]]
+                continue
+            out += ["-" + line for line in found.left[i1:i2]]
+            out += ["+" + line for line in found.right[j1:j2]]
+    return "\n".join(out)
+
+
+def _grouped(
+    opcodes: Sequence[tuple[str, int, int, int, int]], n: int
+) -> list[list[tuple[str, int, int, int, int]]]:
+    """``SequenceMatcher.get_grouped_opcodes`` for opcodes already computed."""
+    matcher = difflib.SequenceMatcher(None, "", "")
+    matcher.opcodes = list(opcodes)  # get_opcodes returns what it already has: ours
+    return [list(g) for g in matcher.get_grouped_opcodes(n)]
+
+
+def _unified_range(start: int, stop: int) -> str:
+    """A ``@@`` range as ``difflib`` writes it."""
+    beginning, length = start + 1, stop - start
+    if length == 1:
+        return f"{beginning}"
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
 
 
 @dataclass(frozen=True)
@@ -58,11 +218,11 @@ class DiffRow:
 
 
 def side_by_side(a: str, b: str) -> tuple[DiffRow, ...]:
-    """The rows of a side-by-side diff of two texts (``difflib.SequenceMatcher`` opcodes)."""
-    left, right = a.splitlines(), b.splitlines()
+    """The rows of a side-by-side diff of two texts (the opcodes of :func:`diff`)."""
+    found = diff(a, b)
+    left, right = found.left, found.right
     rows: list[DiffRow] = []
-    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in found.opcodes:
         for k in range(max(i2 - i1, j2 - j1)):
             i, j = i1 + k, j1 + k
             has_left, has_right = i < i2, j < j2

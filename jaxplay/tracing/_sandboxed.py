@@ -13,15 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay import sandbox
+from jaxplay.core import untrusted
 from jaxplay.tracing._inputs import InputSpec
 from jaxplay.tracing._jaxpr_tree import SourceRef
-from jaxplay.tracing._staging import STAGES, Staged
+from jaxplay.tracing._staging import MAX_TEXT, STAGES, Staged
 from jaxplay.tracing._variants import VARIANTS, Variant, stage_variant
 
 # --- a visitor's function, staged in the code sandbox ---------------------------------------------
 
-#: Longest stage text sent back from the sandbox (longer ones are cut, with a note).
-MAX_SANDBOX_TEXT = 200_000
+#: Longest stage text sent back from the sandbox (longer ones are cut, with a note; the server
+#: cuts again what it decodes, see :meth:`Staged.from_json`).
+MAX_SANDBOX_TEXT = MAX_TEXT
 #: Sandbox runs get longer than a plain run: four variants are traced and compiled.
 SANDBOX_TIMEOUT_S = 30.0
 
@@ -129,7 +131,7 @@ def sandbox_stages(
         message = data.get("error") if isinstance(data, dict) else None
         return SandboxStages((), str(message or "the sandbox returned no stages"))
     try:
-        variants = tuple(Variant.from_json(v) for v in data["variants"])
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        variants = untrusted.items(data["variants"], len(VARIANTS), Variant.from_json)
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as err:
         return SandboxStages((), f"the sandbox returned malformed stage data ({err})")
     return SandboxStages(variants, None)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import hlo, jax_private
+from jaxplay.core import hlo, jax_private, untrusted
 from jaxplay.tracing._inputs import InputSpec, shape_structs
 from jaxplay.tracing._jaxpr_tree import (
     Atom,
@@ -91,28 +91,47 @@ class Staged:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Staged:
-        """The :class:`Staged` that :meth:`to_json` produced (e.g. inside the sandbox)."""
-        return cls(
-            jaxpr_text=str(data["jaxpr_text"]),
-            stablehlo_text=str(data["stablehlo_text"]),
-            hlo_text=str(data["hlo_text"]),
-            jaxpr=_block_from_json(data["jaxpr"]),
-            arg_names=tuple(str(n) for n in data["arg_names"]),
-            jaxpr_lines=tuple(_line(n) for n in data["jaxpr_lines"]),
-            stablehlo_lines=tuple(_line(n) for n in data["stablehlo_lines"]),
-            hlo_lines=tuple(_line(n) for n in data["hlo_lines"]),
-            fusions=tuple(
-                FusionRow(
-                    name=str(f["name"]),
-                    kind=str(f["kind"]),
-                    ops=tuple(str(o) for o in f["ops"]),
-                    shape=str(f["shape"]),
-                    source_lines=tuple(n for n in map(_line, f["source_lines"]) if n is not None),
+        """The :class:`Staged` that :meth:`to_json` produced (e.g. inside the sandbox).
+
+        The data comes from a worker that ran a visitor's code, which may have forged it:
+        every text is capped again here (:data:`MAX_TEXT`, :data:`MAX_TEXT_LINES`,
+        :data:`MAX_LINE_CHARS`; a note says which was cut), every list and name too, and
+        the jaxpr tree to :data:`MAX_BLOCK_DEPTH` levels and :data:`MAX_EQUATIONS` equations.
+        Malformed data raises ``KeyError``, ``TypeError`` or ``ValueError``.
+        """
+        texts: dict[str, Any] = {}
+        notes = [untrusted.text(n, 1_000) for n in untrusted.items(data.get("notes"), 32, str)]
+        for label, attr in STAGES:
+            text, cut = untrusted.lines(
+                data[attr], chars=MAX_TEXT, max_lines=MAX_TEXT_LINES, line_chars=MAX_LINE_CHARS
+            )
+            lines_attr = attr.replace("_text", "_lines")
+            texts[attr] = text
+            texts[lines_attr] = untrusted.items(data[lines_attr], len(text.splitlines()), _line)
+            if cut:
+                notes.append(
+                    f"the {label} text was cut on the server (at most {MAX_TEXT:,} characters, "
+                    f"{MAX_TEXT_LINES:,} lines of {MAX_LINE_CHARS:,} characters)"
                 )
-                for f in data["fusions"]
-            ),
-            notes=tuple(str(n) for n in data.get("notes", ())),
+        return cls(
+            **texts,
+            jaxpr=_block_from_json(data["jaxpr"], [MAX_EQUATIONS], 0),
+            arg_names=untrusted.items(data["arg_names"], 256, _short),
+            fusions=untrusted.items(data["fusions"], MAX_EQUATIONS, _fusion_from_json),
+            notes=tuple(notes),
         )
+
+
+#: Longest stage text shown (a worker cuts its texts there; the server cuts again).
+MAX_TEXT = 200_000
+#: Most lines, and longest line, of a stage text from a worker.
+MAX_TEXT_LINES = 20_000
+MAX_LINE_CHARS = 4_000
+#: Deepest nesting of sub-jaxprs, and most equations in all, accepted from a worker.
+MAX_BLOCK_DEPTH = 32
+MAX_EQUATIONS = 20_000
+_NAME_CHARS = 200
+_FIELD_CHARS = 4_000
 
 
 def _line(value: Any) -> int | None:
@@ -120,37 +139,69 @@ def _line(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _atoms(items: Iterable[dict[str, Any]]) -> tuple[Atom, ...]:
-    return tuple(
-        Atom(name=str(a["name"]), type=str(a["type"]), literal=bool(a["literal"])) for a in items
+def _short(value: Any) -> str:
+    """A name from JSON (a variable, a primitive, a fusion), capped."""
+    return untrusted.text(value, _NAME_CHARS)
+
+
+def _field(value: Any) -> str:
+    """A longer text field from JSON (parameters, a type), capped."""
+    return untrusted.text(value, _FIELD_CHARS)
+
+
+def _fusion_from_json(f: dict[str, Any]) -> FusionRow:
+    return FusionRow(
+        name=_short(f["name"]),
+        kind=_short(f["kind"]),
+        ops=untrusted.items(f["ops"], 1_000, _short),
+        shape=_field(f["shape"]),
+        source_lines=tuple(
+            n for n in untrusted.items(f["source_lines"], 1_000, _line) if n is not None
+        ),
     )
 
 
-def _block_from_json(data: dict[str, Any]) -> Block:
+def _atoms(items: Any) -> tuple[Atom, ...]:
+    return untrusted.items(
+        items,
+        10_000,
+        lambda a: Atom(name=_short(a["name"]), type=_field(a["type"]), literal=bool(a["literal"])),
+    )
+
+
+def _block_from_json(data: dict[str, Any], budget: list[int], depth: int) -> Block:
+    """A :class:`Block` from JSON; ``budget`` holds how many more equations may be read."""
+    if depth > MAX_BLOCK_DEPTH:
+        raise ValueError(f"sub-jaxprs nested more than {MAX_BLOCK_DEPTH} deep")
+
+    def eqn(e: dict[str, Any]) -> Eqn:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ValueError(f"more than {MAX_EQUATIONS:,} equations")
+        return Eqn(
+            path=_short(e["path"]),
+            primitive=_short(e["primitive"]),
+            params=_field(e["params"]),
+            inputs=_atoms(e["inputs"]),
+            outputs=_atoms(e["outputs"]),
+            source_line=_line(e["source_line"]),
+            where=_field(e["where"]),
+            subs=untrusted.items(
+                e["subs"],
+                1_000,
+                lambda s: Sub(
+                    param=_short(s["param"]),
+                    bind=untrusted.items(s["bind"], 10_000, _line),
+                    block=_block_from_json(s["block"], budget, depth + 1),
+                ),
+            ),
+        )
+
     return Block(
         constvars=_atoms(data["constvars"]),
         invars=_atoms(data["invars"]),
         outvars=_atoms(data["outvars"]),
-        eqns=tuple(
-            Eqn(
-                path=str(e["path"]),
-                primitive=str(e["primitive"]),
-                params=str(e["params"]),
-                inputs=_atoms(e["inputs"]),
-                outputs=_atoms(e["outputs"]),
-                source_line=_line(e["source_line"]),
-                where=str(e["where"]),
-                subs=tuple(
-                    Sub(
-                        param=str(s["param"]),
-                        bind=tuple(_line(b) for b in s["bind"]),
-                        block=_block_from_json(s["block"]),
-                    )
-                    for s in e["subs"]
-                ),
-            )
-            for e in data["eqns"]
-        ),
+        eqns=untrusted.items(data["eqns"], MAX_EQUATIONS, eqn),
     )
 
 

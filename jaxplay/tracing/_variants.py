@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import jax_private
+from jaxplay.core import jax_private, untrusted
 from jaxplay.tracing._inputs import InputSpec, shape_structs
 from jaxplay.tracing._jaxpr_tree import SourceRef
 from jaxplay.tracing._staging import Staged, stage
@@ -41,10 +41,15 @@ class Variant:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Variant:
+        """The :class:`Variant` that :meth:`to_json` wrote, every text capped again (it comes
+        from a worker that ran a visitor's code; see :meth:`Staged.from_json`)."""
         staged = Staged.from_json(data["staged"]) if data.get("staged") else None
         error = data.get("error")
         return cls(
-            str(data["name"]), str(data["note"]), staged, None if error is None else str(error)
+            untrusted.text(str(data["name"]), 64),
+            untrusted.text(str(data["note"]), 2_000),
+            staged,
+            None if error is None else untrusted.text(str(error), 20_000),
         )
 
 

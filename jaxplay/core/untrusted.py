@@ -1,0 +1,95 @@
+"""Caps for data the server did not make: texts and lists from a worker, re-capped after decoding.
+
+Why: a worker runs a visitor's code, and that code can rewrite anything in its own process
+(the inspectors, JAX, the result pipe), so whatever the worker cut before sending proves
+nothing. The server cuts again, per text, per line count and per line length, before anything
+parses, matches or diffs it: then every later step works on a bounded input. Each cut is linear
+in what it keeps plus one pass over what it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: What a cut text ends with, so a reader sees that it was cut.
+CUT = "…"
+#: The generic bounds of a JSON value nobody described further (:func:`json_value`).
+MAX_JSON_DEPTH = 64
+MAX_JSON_ITEMS = 1_000_000
+MAX_JSON_TEXT = 200_000
+
+
+def text(value: Any, chars: int, default: str = "") -> str:
+    """``value`` if it is a string of at most ``chars`` characters, else cut there (with
+    :data:`CUT`); ``default`` for anything that is not a string."""
+    if not isinstance(value, str):
+        return default
+    return value if len(value) <= chars else value[:chars] + CUT
+
+
+def lines(value: Any, *, chars: int, max_lines: int, line_chars: int) -> tuple[str, bool]:
+    """A multi-line text capped at ``chars`` characters, ``max_lines`` lines (as
+    ``str.splitlines`` counts them) and ``line_chars`` characters a line; and whether it was cut.
+
+    A text within every bound comes back unchanged; a cut one has its lines joined by ``\\n``
+    and every cut line ends with :data:`CUT`. A non-string is ``""``.
+    """
+    if not isinstance(value, str):
+        return "", value is not None
+    cut = len(value) > chars
+    kept = value[:chars]
+    parts = kept.splitlines()
+    if len(parts) > max_lines:
+        parts, cut = parts[:max_lines], True
+    if any(len(p) > line_chars for p in parts):
+        parts, cut = [p if len(p) <= line_chars else p[:line_chars] + CUT for p in parts], True
+    return ("\n".join(parts) if cut else value), cut
+
+
+def items(value: Any, limit: int, convert: Callable[[Any], T]) -> tuple[T, ...]:
+    """The first ``limit`` entries of a JSON list, each through ``convert``; ``()`` if it is not
+    a list. (A tuple of anything else, such as a dict, would iterate keys: refused.)"""
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(convert(v) for v in value[:limit])
+
+
+def json_value(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
+    """A JSON value with every string, list and object capped (see the ``MAX_JSON_*`` bounds):
+    nested deeper than :data:`MAX_JSON_DEPTH` becomes ``None``, and after
+    :data:`MAX_JSON_ITEMS` values in all the rest is dropped, so the walk is bounded too."""
+    budget = [MAX_JSON_ITEMS] if budget is None else budget
+    if budget[0] <= 0 or depth > MAX_JSON_DEPTH:
+        return None
+    budget[0] -= 1
+    if isinstance(value, str):
+        return text(value, MAX_JSON_TEXT)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, list | tuple):
+        head = list(value[: max(budget[0], 0)])
+        if all(type(v) in _NUMBERS for v in head):  # a list of numbers (a line map) at once
+            budget[0] -= len(head)
+            return head
+        return [json_value(v, depth + 1, budget) for v in head]
+    if isinstance(value, dict):
+        return {
+            text(str(k), 200): json_value(v, depth + 1, budget)
+            for k, v in _head(value.items(), budget)
+        }
+    return None
+
+
+_NUMBERS = frozenset({int, float, bool, type(None)})
+
+
+def _head(values: Iterable[T], budget: list[int]) -> list[T]:
+    out = []
+    for v in values:
+        if len(out) >= budget[0]:
+            break
+        out.append(v)
+    return out

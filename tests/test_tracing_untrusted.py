@@ -1,0 +1,183 @@
+"""A visitor's code cannot forge the Tracing page's stages, nor freeze the server with their texts.
+
+The stages of a Code Lab function come from a worker that ran the visitor's code. It used to
+resolve its inspector by name after that code ran (so the code could swap it for a forger), and
+the server then ran a quadratic regex and a cubic diff on whatever came back: 100,000 spaces
+froze the server for everyone for minutes. Each test here fails (or hangs) with its guard taken
+out: the inspectors bound before the user's code runs, the server's re-caps on decoding, the
+linear patterns of ``without_locations`` and the bounded diff.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from jaxplay import sandbox, tracing
+from jaxplay.sandbox._results import RunResult, decode_inspections
+from jaxplay.tracing import _staging
+
+#: The equation cap while these tests run (the real one, 20,000, only makes them slower).
+EQUATIONS = 1_000
+#: Generous: every view below takes well under a second; without its guard, minutes.
+BOUND_S = 5.0
+
+FORGER = """
+import jaxplay.tracing._sandboxed as sandboxed
+import jax.numpy as jnp
+
+def f(x):
+    return jnp.sin(x) * 2
+
+def forged(fn, args):
+    real = original(fn, args)
+    for variant in real["variants"]:
+        if variant["staged"]:
+            variant["staged"]["jaxpr_text"] = "FORGED" + " " * 100_000
+    return real
+
+original = sandboxed.inspect_stages
+sandboxed.inspect_stages = forged
+"""
+
+
+def test_user_code_cannot_swap_the_stages_inspector() -> None:
+    result = tracing.sandbox_stages(FORGER, "f", [tracing.InputSpec((3,), "float32")])
+    assert result.error is None
+    text = result.variant("f").staged.jaxpr_text
+    assert "FORGED" not in text
+    assert "sin" in text
+
+
+def _forged_staged(text: str, big: bool) -> dict[str, Any]:
+    """What a forging worker could send: real structure, hostile texts (and, if ``big``, lists)."""
+    eqn = {
+        "path": "0",
+        "primitive": "p" * 10_000,
+        "params": "q" * 100_000,
+        "inputs": [],
+        "outputs": [],
+        "source_line": 1,
+        "where": "",
+        "subs": [],
+    }
+    many = 2 * EQUATIONS if big else 1
+    return {
+        "jaxpr_text": text,
+        "stablehlo_text": text,
+        "hlo_text": text,
+        "jaxpr": {"constvars": [], "invars": [], "outvars": [], "eqns": [eqn] * many},
+        "arg_names": ["x" * 10_000] * (1_000 if big else 1),
+        "jaxpr_lines": [1] * (30_000 if big else 1),
+        "stablehlo_lines": [1] * (30_000 if big else 1),
+        "hlo_lines": [1] * (30_000 if big else 1),
+        "fusions": [],
+        "notes": ["n" * 100_000] * (100 if big else 1),
+    }
+
+
+#: Against two alternating lines: difflib's matcher is cubic here (1,000 lines took 35 s).
+ONE_LINE_REPEATED = "\n".join(["x"] * 3_000)
+ADVERSARIAL = {
+    "100k spaces": " " * 100_000,
+    "100k spaces before a loc": " " * 100_000 + "x",
+    "spaces and hashes": " #" * 50_000,
+    "a 1 MB line": "x" * 1_000_000,
+    "100k lines": "\n".join(f"line {i}" for i in range(100_000)),
+    "one repeated line": "\n".join(["x"] * 5_000),
+    "two repeated lines": "\n".join(["x", "y"] * 2_500),
+}
+
+
+def _forged_result(text: str) -> Callable[..., RunResult]:
+    def run_code(source: str, **kwargs: Any) -> RunResult:
+        variants = [
+            {"name": n, "note": "", "staged": _forged_staged(text, n == "f"), "error": None}
+            for n in tracing.VARIANTS
+        ]
+        extra = [{"name": "f", "note": "", "staged": None, "error": "e"}] * 10_000
+        raw = {"stages": {"variants": variants + extra}}
+        return RunResult(ok=True, inspections=decode_inspections(raw, ("stages",)))
+
+    return run_code
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_a_forged_inspection_is_recapped_and_shown_in_bounded_time(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the page's own path: the sandbox's result decoded, every view drawn."""
+    monkeypatch.setattr(_staging, "MAX_EQUATIONS", EQUATIONS)
+    monkeypatch.setattr(sandbox, "run_code", _forged_result(ADVERSARIAL[name]))
+    start = time.perf_counter()
+    result = tracing.sandbox_stages("def f(x): return x", "f", [tracing.InputSpec((3,), "float32")])
+    assert result.error is None
+    assert len(result.variants) == len(tracing.VARIANTS)
+    staged = result.variant("f").staged
+    for label, attr in tracing.STAGES:
+        text = getattr(staged, attr)
+        lines = text.splitlines()
+        assert len(text) <= _staging.MAX_TEXT + len(lines)
+        assert len(lines) <= _staging.MAX_TEXT_LINES
+        assert all(len(line) <= _staging.MAX_LINE_CHARS + 1 for line in lines)
+        assert len(staged.lines_of(label)) <= max(len(lines), 1)
+    assert len(staged.jaxpr.eqns) <= EQUATIONS
+    assert all(len(e.params) <= 4_001 for e in staged.jaxpr.eqns)
+    assert all(len(n) <= 201 for n in staged.arg_names)
+    assert len(staged.notes) <= 32 + len(tracing.STAGES)
+    other = result.variant("grad(f)").staged
+    for _, attr in tracing.STAGES:
+        left, right = getattr(staged, attr), getattr(other, attr) + "\nchanged"
+        tracing.pane_html(left, staged.jaxpr_lines, 1)
+        plain = [tracing.without_locations(t) for t in (left, right)]
+        tracing.side_by_side(*plain)
+        tracing.unified_diff(*plain, "a", "b")
+    assert time.perf_counter() - start < BOUND_S * 4
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_the_views_are_bounded_on_adversarial_texts(name: str) -> None:
+    """Straight into the views, without the decoder's caps: the patterns and diff themselves."""
+    text = ADVERSARIAL[name]
+    for view in (
+        lambda: tracing.without_locations(text),
+        lambda: tracing.without_locations(text[:200_000].replace("x", "loc(")),
+        lambda: tracing.side_by_side(text, text[::-1]),
+        lambda: tracing.side_by_side(ONE_LINE_REPEATED, text),
+        lambda: tracing.unified_diff(text, text + "\nz", "a", "b"),
+    ):
+        start = time.perf_counter()
+        view()
+        assert time.perf_counter() - start < BOUND_S
+
+
+def test_without_locations_still_strips_what_it_did() -> None:
+    assert tracing.without_locations("  a = sin b   # f.py:3 (f)") == "  a = sin b"
+    assert tracing.without_locations("a #b # c") == "a #b"
+    assert tracing.without_locations("%0 = sine %a  loc(#loc3) : x") == "%0 = sine %a : x"
+    assert tracing.without_locations("x = 1 #not a comment") == "x = 1 #not a comment"
+
+
+def test_a_cut_diff_says_so() -> None:
+    long = "\n".join(str(i) for i in range(tracing.MAX_DIFF_LINES + 10))
+    assert tracing.diff(long, long).notes
+    assert not tracing.diff("a\nb", "a\nc").notes
+    repetitive = tracing.diff("\n".join(["x"] * 3000), "\n".join(["x", "y"] * 1500))
+    assert any("repetitive" in n for n in repetitive.notes)
+    assert repetitive.opcodes[0] == ("equal", 0, 1, 0, 1)
+
+
+def test_the_generic_inspection_caps() -> None:
+    raw = {"jaxpr": "j" * 1_000_000, "x": 1, "nested": [[[[0]]]]}
+    got = decode_inspections(raw, ("jaxpr", "nested"))
+    assert set(got) == {"jaxpr", "nested"}
+    assert len(got["jaxpr"]) <= 200_001
+    deep: Any = 0
+    for _ in range(500):
+        deep = [deep]
+    assert "None" in repr(decode_inspections({"jaxpr": deep}, ("jaxpr",)))
