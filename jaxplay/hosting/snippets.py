@@ -549,3 +549,20 @@ class SnippetStore:
     def close(self) -> None:
         """Close the PostgreSQL connections (a SQLite store holds none between calls)."""
         self._backend.close()
+
+
+_stores: dict[str, SnippetStore] = {}
+_stores_lock = threading.Lock()
+
+
+def shared_store(location: str | None = None) -> SnippetStore:
+    """This process's one store at ``location`` (default: the configured one), made on first use.
+
+    Kept in this module rather than a Streamlit cache: a client can empty those (Streamlit's
+    ``clear_cache`` message), and the store holds the per-visitor rate limiter.
+    """
+    location = location or default_location()
+    with _stores_lock:
+        if location not in _stores:
+            _stores[location] = SnippetStore.from_env(location)
+        return _stores[location]
