@@ -4,6 +4,9 @@ Workshop attendees share code with each other and with the presenter through a l
 ``?snippet=Xk3p9QmZt2Lw``. Ids are 12 characters drawn from ``secrets`` (about 71 bits), so links
 cannot be guessed or enumerated; the same code saved twice gets the same id.
 
+Long: one store with two backends, its schema and its migrations, and every limit it keeps;
+split, the limits' single locked transaction would be spread over modules.
+
 Two backends, one behaviour. ``JAXPLAY_SNIPPET_DB`` names either a SQLite file (the default: an
 embedded database with nothing to run, in WAL mode so the server's threads read while one writes)
 or a ``postgresql://`` URL, which several app instances behind a load balancer share, so that a
