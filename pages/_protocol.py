@@ -47,4 +47,5 @@ def install() -> None:
             return original(self, msg)
 
         handle_backmsg._jaxplay_guard = True  # type: ignore[attr-defined]
+        handle_backmsg._jaxplay_original = original  # type: ignore[attr-defined]
         AppSession.handle_backmsg = handle_backmsg  # type: ignore[method-assign]

@@ -12,7 +12,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.runtime.app_session import AppSession
 
 import pages._protocol
-from jaxplay.hosting import protocol, snippets
+from jaxplay.hosting import catalog, protocol, snippets
+from tests.conftest import open_page
 
 
 class _Session(AppSession):
@@ -25,10 +26,20 @@ class _Session(AppSession):
         pass
 
 
+def _unguarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit's own handler for this test (an earlier test's app run may have installed the
+    guard); whatever was there is put back after it."""
+    current = AppSession.handle_backmsg
+    monkeypatch.setattr(
+        AppSession, "handle_backmsg", getattr(current, "_jaxplay_original", current)
+    )
+
+
 @pytest.fixture
 def guarded(monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard installed over Streamlit, taken off again after the test."""
-    monkeypatch.setattr(AppSession, "handle_backmsg", AppSession.handle_backmsg)
+    _unguarded(monkeypatch)
+    assert not getattr(AppSession.handle_backmsg, "_jaxplay_guard", False)
     pages._protocol.install()
     pages._protocol.install()  # app.py calls it every run: the second call changes nothing
 
@@ -66,6 +77,12 @@ def test_the_guard_is_installed_once(guarded: None) -> None:
     pages._protocol.install()
     assert AppSession.handle_backmsg is wrapper
     assert getattr(wrapper, "_jaxplay_guard", False)
+
+
+def test_the_app_installs_the_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    _unguarded(monkeypatch)
+    open_page(catalog.HOME)
+    assert getattr(AppSession.handle_backmsg, "_jaxplay_guard", False)
 
 
 def test_every_message_a_client_may_send_has_a_decision() -> None:
