@@ -63,6 +63,6 @@ def refusal(
     """
     if not settings.public_mode(environ):
         return None
-    if msg_type == "backend_operation_request" and operation in REFUSED_OPERATIONS:
-        return REFUSED_OPERATIONS[operation]
+    if msg_type == "backend_operation_request":
+        return REFUSED_OPERATIONS.get(operation or "")
     return REFUSED.get(msg_type or "")
