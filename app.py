@@ -11,6 +11,7 @@ import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, s
 from jaxplay import article, jit, sandbox  # noqa: E402
 from jaxplay.core import turns  # noqa: E402
 from jaxplay.hosting import catalog, links, publicmode  # noqa: E402
+from pages import _protocol  # noqa: E402
 
 # The tab icon is a file of the app's (sent inline as a data: URL): a Material icon name would
 # make every browser fetch it from fonts.gstatic.com, which an offline room cannot reach.
@@ -27,6 +28,8 @@ pages._ui.wrap_styles()
 if presenting:
     pages._ui.present_styles()
 
+# Public mode: the client messages that change shared state (clear_cache...) are ignored.
+_protocol.install()
 # Public mode and the visitor, settled before any page measures: every measurement in this run
 # (this thread's context) counts against this visitor's limit.
 public = publicmode.apply()

@@ -13,6 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from jaxplay import sandbox
+from jaxplay.core.figures import plain
 from jaxplay.core.timing import format_seconds
 from jaxplay.sandbox import ArraySummary
 
@@ -72,7 +73,9 @@ def preview_figure(summary: ArraySummary) -> go.Figure | None:
     shown = f"{len(matrix)}x{len(matrix[0]) if matrix else 0}"
     fig = go.Figure(go.Heatmap(z=matrix, colorscale="Viridis"))
     fig.update_layout(
-        title=f"{summary.name}: {summary.dtype}{list(summary.shape)} (first {shown} values)",
+        # Every part is the visitor's (a name in their code, and what their worker reported).
+        title=plain(f"{summary.name}: {summary.dtype}{list(summary.shape)}")
+        + f" (first {shown} values)",
         height=260,
         margin={"l": 30, "r": 10, "t": 40, "b": 30},
         yaxis={"autorange": "reversed"},

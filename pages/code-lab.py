@@ -36,12 +36,8 @@ state.setdefault("code_lab_source", DEFAULT)
 # shown anew or the code was changed outside it.
 
 
-@st.cache_resource(max_entries=4)
-def _snippet_store(location: str) -> snippets.SnippetStore:
-    return snippets.SnippetStore.from_env(location)
-
-
-store = _snippet_store(snippets.default_location())
+# Kept by jaxplay, not st.cache_resource: a client message must not reset its per-visitor limits.
+store = snippets.shared_store()
 # A shared link (?snippet=<id>) loads its code once; the visitor's edits are kept after that.
 shared_id = st.query_params.get("snippet")
 if shared_id and state.get("code_lab_loaded_snippet") != shared_id:

@@ -104,7 +104,7 @@ def test_snippets_survive_a_restart(make_store: Callable[..., SnippetStore]) -> 
 
 
 def test_ids_are_unguessable_and_distinct(make_store: Callable[..., SnippetStore]) -> None:
-    store = make_store(limiter=_many(1000))
+    store = make_store(limiter=_many(1000), visitor_per_hour=1000)
     ids = {store.save(f"v = {i}", visitor="a").snippet.id for i in range(200)}
     assert len(ids) == 200
     assert all(is_valid_id(i) for i in ids)

@@ -8,11 +8,15 @@ as Markdown — ``st.markdown``, captions, headings, alerts, toasts, status labe
 and help, metric labels, expander and tab labels — may turn the payload into a link or an image:
 ``tests/markdown_check.py`` renders each text as Streamlit does and looks for ``127.0.0.1:9``.
 Text shown in code blocks (``st.code``) and plain ``st.text`` renders no Markdown and is skipped.
+
+Charts too: in every view the boxes are then filled with a formula whose comment holds Plotly's
+own HTML (``x  # <a href=...>``, see ``tests/chart_check.py``), and no Plotly figure on the page
+may hold that link or tag unescaped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from google.protobuf.message import Message
@@ -20,6 +24,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import ButtonGroup, Radio, Selectbox, TextArea, TextInput
 
 from jaxplay.hosting import catalog
+from tests import chart_check
 from tests.conftest import APP_TIMEOUT_S, assert_clean, open_page
 from tests.markdown_check import active_targets
 from tests.test_share_links import _tab_key, _walk, bound
@@ -72,6 +77,18 @@ def rendered_payloads(at: AppTest) -> list[str]:
     return sorted(set(found))
 
 
+def rendered_chart_tags(at: AppTest) -> list[str]:
+    """Each string of a Plotly chart on the page that renders the chart payload's tags."""
+    return chart_check.chart_tags(_walk(at._tree))
+
+
+#: What is typed into the boxes, and how the page is searched for it, in turn.
+CHECKS: tuple[tuple[str, Callable[[AppTest], list[str]]], ...] = (
+    (PAYLOAD, rendered_payloads),
+    (chart_check.PAYLOAD, rendered_chart_tags),
+)
+
+
 def text_boxes(at: AppTest) -> list[TextInput | TextArea]:
     return [n for n in _walk(at._tree) if isinstance(n, (TextInput, TextArea)) and n.key]
 
@@ -114,8 +131,12 @@ def choices(at: AppTest) -> list[dict[str, str]]:
     return views
 
 
-def sweep(spec: catalog.PageSpec) -> tuple[list[str], set[str], list[str]]:
-    """Type the payload into every text box of every view of ``spec``.
+def sweep(
+    spec: catalog.PageSpec,
+    checks: Sequence[tuple[str, Callable[[AppTest], list[str]]]] = CHECKS,
+) -> tuple[list[str], set[str], list[str]]:
+    """Type each payload of ``checks`` in turn into every text box of every view of ``spec``,
+    and search the page for it as markup with the check's function.
 
     Views are the default one, every tab of every bound ``st.tabs`` (and the tabs a tab
     reveals), then every option of the default view's single-choice widgets; a view is typed
@@ -143,17 +164,19 @@ def sweep(spec: catalog.PageSpec) -> tuple[list[str], set[str], list[str]]:
                 seen_tabs.add(name)
                 views.extend({**view, name: label} for label in labels[1:])
         where = view or "default view"
-        rendered += [f"{where} before typing: {r}" for r in rendered_payloads(at)]
+        for _, found in checks:
+            rendered += [f"{where} before typing: {r}" for r in found(at)]
         boxes = text_boxes(at)
         if not {b.key for b in boxes} - filled:
             continue
-        for box in boxes:
-            box.input(PAYLOAD)
-        at.run()
-        filled |= {b.key for b in boxes}
-        exceptions += [e.value for e in at.exception]
         keys = ", ".join(b.key for b in boxes)
-        rendered += [f"{where} [{keys}]: {r}" for r in rendered_payloads(at)]
+        for payload, found in checks:
+            for box in text_boxes(at):
+                box.input(payload)
+            at.run()
+            exceptions += [e.value for e in at.exception]
+            rendered += [f"{where} [{keys}]: {r}" for r in found(at)]
+        filled |= {b.key for b in boxes}
     return rendered, filled, exceptions
 
 

@@ -10,12 +10,14 @@ log axis a symmetric ± spread can reach below zero); log axes get ticks at 1, 2
 - :func:`quartile_bars` — the error bars of medians from their samples' quartiles.
 - :func:`timing_line` — medians against a size (time, or a rate such as GB/s), with quartile bars.
 - :func:`timing_bars` — one bar per labelled measurement, with quartile bars.
+- :func:`plain` — visitor text as Plotly text (the rule beside Markdown's, ``markdown.escape``).
 
 Charts of one topic only (a key tree, a sharding grid, a jaxpr graph) stay in their topic.
 """
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -26,6 +28,23 @@ from jaxplay.core.timing import Timing, format_seconds
 
 #: Ticks per decade while the range is narrow enough for them to stay legible.
 _STEPS = (1, 2, 5)
+
+
+def plain(text: object) -> str:
+    """Visitor text as Plotly text: shown as typed, never as Plotly's own HTML.
+
+    Plotly renders a subset of HTML in every string it draws — titles, axis and legend names,
+    hover text, annotations, tick labels: ``<a href>`` becomes a clickable link, ``<b>``, ``<br>``
+    and ``<span style>`` restyle the chart. A formula's comment, an array's name, a pytree's key
+    or a mesh axis name typed by a visitor goes through this, and only that part: the app's own
+    ``<br>`` around it still breaks lines. Plotly turns ``&lt;``, ``&gt;`` and ``&amp;`` back
+    into the characters (and no other named entity, so quotes are left as they are).
+
+    Example:
+        >>> plain('x  # <a href="https://e.x">sign in</a> & go')
+        'x  # &lt;a href="https://e.x"&gt;sign in&lt;/a&gt; &amp; go'
+    """
+    return html.escape(str(text), quote=False)
 
 
 def format_count(value: float) -> str:

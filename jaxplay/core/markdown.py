@@ -16,7 +16,9 @@ autolinks are found by remark-gfm in the *text* after escapes are resolved, so a
 before the dot of ``www.`` and after an ``@`` (the text reads the same; its URLs no longer match).
 :func:`code` puts text in an inline code span whose backtick fence is longer than any run of
 backticks in the text, so it cannot break out. Text that is code (a formula, a traceback) is better
-shown with ``st.code``, which renders nothing.
+shown with ``st.code``, which renders nothing. Charts have their own rule: Plotly parses its own
+HTML subset in titles, names and hover text, so visitor text in a figure goes through
+:func:`jaxplay.core.figures.plain` instead.
 """
 
 from __future__ import annotations

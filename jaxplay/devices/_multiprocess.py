@@ -4,8 +4,14 @@ Why: everything else in the app runs in one process, where "devices" are all loc
 hosts is N processes that each own a few devices and meet through ``jax.distributed.initialize``.
 This module starts that for real on localhost: it execs N fresh interpreters (never forks: JAX is
 already initialised in this process) running :mod:`jaxplay.devices._multiprocess_worker`, waits for
-their JSON reports, and always reaps them: each process leads its own process group, and on a
-timeout or any error the whole group is killed and waited for, so no process is ever left behind.
+their JSON reports, and always reaps them: on a timeout or any error every process is killed and
+waited for, so no process is ever left behind.
+
+Nothing outside the cluster can join it. The coordinator binds loopback only, and all N processes
+run in a network namespace of their own, started there by one launcher
+(:mod:`jaxplay.devices._multiprocess_launcher`, under ``bwrap --unshare-net`` where bwrap works):
+another process of the machine cannot even reach the port. They get an allow-listed environment
+(:func:`jaxplay.hosting.environment.child_environment`), never the server's own.
 
 A run costs several CPU-seconds, so a visitor's run (:func:`launch_cluster`) holds a Code Lab
 run's place (:func:`jaxplay.sandbox.reserve`): the per-visitor rate limit in public mode, one run
@@ -26,17 +32,24 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from jaxplay import sandbox
+from jaxplay.devices._multiprocess_launcher import REPORT_PREFIX as LAUNCHER_PREFIX
 from jaxplay.devices._multiprocess_worker import REPORT_PREFIX
-from jaxplay.hosting import catalog
+from jaxplay.hosting import catalog, environment
 
 MIN_PROCESSES = 2
 MAX_PROCESSES = 4
 MAX_LOCAL_DEVICES = 4
 DEFAULT_TIMEOUT_S = 60.0
+#: The launcher, run as a script (it imports neither JAX nor jaxplay), and how long after the
+#: run's timeout the server waits for its report before killing it and all it started.
+LAUNCHER = Path(__file__).with_name("_multiprocess_launcher.py")
+_LAUNCHER_MARGIN_S = 15.0
 #: One local cluster at a time per server: two visitors' clusters would compete for the cores.
 LAUNCH_LOCK = threading.Lock()
 
@@ -133,16 +146,81 @@ def worker_command(
 
 
 def _worker_env(local_devices: int) -> dict[str, str]:
-    """This process's environment, minus its own device count, plus the worker's."""
-    env = dict(os.environ)
-    flags = [
-        f for f in env.get("XLA_FLAGS", "").split() if "force_host_platform_device_count" not in f
-    ]
-    env["XLA_FLAGS"] = " ".join(flags)
-    env["JAX_NUM_CPU_DEVICES"] = str(local_devices)
+    """The allow-listed environment of every child (nothing of the server's own: no database URL,
+    no token), with the worker's device count and the CPU backend."""
+    env = environment.child_environment(cpu_devices=local_devices)
     env["JAX_PLATFORMS"] = "cpu"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(catalog.ROOT), env.get("PYTHONPATH")) if p)
     return env
+
+
+def own_network(argv: list[str]) -> list[str]:
+    """``argv`` run in a network namespace of its own (``bwrap --unshare-net``: nothing in it but
+    its own loopback), where bwrap can make one here; else ``argv`` as is (loopback only)."""
+    if not sandbox.bwrap_usable():
+        return argv
+    return [sandbox.BWRAP, "--unshare-net", "--dev-bind", "/", "/", "--", *argv]
+
+
+def _without_pids(text: str, procs: Sequence[Any]) -> str:
+    """``text`` with each started process's host PID written as ``process <index>``."""
+    for i, proc in enumerate(procs):
+        text = re.sub(rf"(?<!\d){proc.pid}(?!\d)", f"process {i}", text)
+    return text
+
+
+@dataclass(frozen=True)
+class _Started:
+    """A process the launcher started, as it reported it."""
+
+    pid: int
+    returncode: int | None
+
+
+def _launch(
+    commands: list[list[str]], outputs: list[tuple[Any, Any]], env: dict[str, str], timeout_s: float
+) -> tuple[str, list[_Started], str]:
+    """Run ``commands`` through the launcher, in their own network; (status, processes, why not).
+
+    The launcher kills and reaps them at ``timeout_s``; should it not report by a margin after,
+    its process group (it, bwrap and every process it started) is killed here.
+    """
+    fds = [f.fileno() for pair in outputs for f in pair]
+    argv = [
+        sys.executable,
+        str(LAUNCHER),
+        f"--timeout-s={timeout_s}",
+        "--fds=" + ",".join(map(str, fds)),
+        "--commands=" + json.dumps(commands),
+    ]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            own_network(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=str(catalog.ROOT),
+            pass_fds=fds,
+            start_new_session=True,  # its own process group: killable as a whole
+        )
+        try:
+            proc.wait(timeout=timeout_s + _LAUNCHER_MARGIN_S)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            _kill_group(proc)
+        out.seek(0)
+        err.seek(0)
+        for line in reversed(out.read().decode("utf-8", "replace").splitlines()):
+            if line.startswith(LAUNCHER_PREFIX):
+                raw = json.loads(line[len(LAUNCHER_PREFIX) :])
+                started = [
+                    _Started(int(pid), None if code is None else int(code))
+                    for pid, code in zip(raw["pids"], raw["returncodes"], strict=True)
+                ]
+                return str(raw["status"]), started, ""
+        why = err.read().decode("utf-8", "replace")[-1500:]
+        return "failed", [], f"the launcher failed (exit status {proc.returncode}):\n{why}"
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -153,26 +231,6 @@ def _kill_group(proc: subprocess.Popen) -> None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
     proc.wait()
-
-
-def _wait_all(procs: list[subprocess.Popen], deadline: float) -> str:
-    """Wait for every process; stop early when one fails (the others would wait for it forever)."""
-    while True:
-        codes = [p.poll() for p in procs]
-        if any(c not in (None, 0) for c in codes):
-            return "failed"
-        if all(c == 0 for c in codes):
-            return "ok"
-        if time.perf_counter() >= deadline:
-            return "timeout"
-        time.sleep(0.05)
-
-
-def _without_pids(text: str, procs: list[subprocess.Popen]) -> str:
-    """``text`` with each started process's host PID written as ``process <index>``."""
-    for i, proc in enumerate(procs):
-        text = re.sub(rf"(?<!\d){proc.pid}(?!\d)", f"process {i}", text)
-    return text
 
 
 def _parse(stdout: str) -> ProcessReport | None:
@@ -255,9 +313,9 @@ def run_local_cluster(
 
 def _run(num_processes: int, local_devices: int, timeout_s: float, launched: int) -> ClusterRun:
     coordinator = f"127.0.0.1:{free_port()}"
-    env = _worker_env(local_devices)
-    procs: list[subprocess.Popen] = []
-    status = "ok"
+    commands = [
+        worker_command(coordinator, num_processes, pid, local_devices) for pid in range(launched)
+    ]
     start = time.perf_counter()
     with contextlib.ExitStack() as files:
         outputs = [
@@ -267,27 +325,11 @@ def _run(num_processes: int, local_devices: int, timeout_s: float, launched: int
             )
             for _ in range(launched)
         ]
-        try:
-            for pid, (out, err) in enumerate(outputs):
-                procs.append(
-                    subprocess.Popen(
-                        worker_command(coordinator, num_processes, pid, local_devices),
-                        stdin=subprocess.DEVNULL,
-                        stdout=out,
-                        stderr=err,
-                        env=env,
-                        cwd=str(catalog.ROOT),
-                        start_new_session=True,  # its own process group: killable as a whole
-                    )
-                )
-            status = _wait_all(procs, start + timeout_s)
-        finally:
-            for proc in procs:
-                _kill_group(proc)
+        status, procs, failure = _launch(commands, outputs, _worker_env(local_devices), timeout_s)
         elapsed = time.perf_counter() - start
         reports: list[ProcessReport] = []
-        errors: list[str] = []
-        for i, (out, err) in enumerate(outputs):
+        errors: list[str] = [failure] if failure else []
+        for i, (out, err) in enumerate(outputs[: len(procs)]):
             out.seek(0)
             err.seek(0)
             report = (

@@ -31,6 +31,9 @@ def run_process(coordinator: str, num_processes: int, process_id: int, local_dev
         coordinator_address=coordinator,
         num_processes=num_processes,
         process_id=process_id,
+        # Process 0 serves the coordinator on this address only: JAX's default is every
+        # interface ([::]:port), which any host that reaches this one could join.
+        coordinator_bind_address=coordinator,
     )
 
     import numpy as np

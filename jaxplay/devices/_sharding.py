@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from plotly import colors as pcolors
 
 from jaxplay.core import timing
-from jaxplay.core.figures import timing_line
+from jaxplay.core.figures import plain, timing_line
 from jaxplay.core.words import count
 from jaxplay.devices._devices import devices_of
 
@@ -469,9 +469,13 @@ def layout_figure(layout: ShardLayout) -> go.Figure:
             marker={"color": color[dev], "size": 12, "symbol": "square"},
             name=f"device {dev}",
         )
+    mesh = zip(layout.axis_names, layout.mesh_shape, strict=True)
     fig.update_layout(
-        title=f"{layout.array_shape} array, {layout.spec_text} over mesh "
-        + " × ".join(f"{n}={s}" for n, s in zip(layout.axis_names, layout.mesh_shape, strict=True)),
+        # The spec and the axis names are the visitor's.
+        title=plain(
+            f"{layout.array_shape} array, {layout.spec_text} over mesh "
+            + " × ".join(f"{n}={s}" for n, s in mesh)
+        ),
         xaxis={
             "title": "array axis 1" if len(layout.array_shape) == 2 else "array axis 0",
             "range": [0, cols],

@@ -20,6 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from jaxplay.core.expr import ExprError, Expression, parse
+from jaxplay.core.figures import plain
 
 #: The grad page's functions of one variable (label -> formula in the safe expression language).
 PRESETS: dict[str, str] = {
@@ -238,7 +239,7 @@ def derivative_figure(curves: DerivativeCurves) -> go.Figure:
                 x0=kk.x_left, x1=kk.x_right, fillcolor="crimson", opacity=0.12, line_width=0
             )
     fig.update_layout(
-        title=f"f(x) = {curves.source} and its derivatives (vmap of nested grad)",
+        title=f"f(x) = {plain(curves.source)} and its derivatives (vmap of nested grad)",
         xaxis_title="x",
         yaxis_title="value",
         legend_title="curve",

@@ -5,7 +5,8 @@ Why a layer of its own: these decide *where and for whom* the app runs, not what
 :mod:`~jaxplay.hosting.environment` (JAX's process flags, set before JAX starts),
 :mod:`~jaxplay.hosting.publicmode` (rate limits, visitors, no server paths in error texts),
 :mod:`~jaxplay.hosting.ratelimit`, :mod:`~jaxplay.hosting.links` (shared links),
-:mod:`~jaxplay.hosting.catalog` (the registry of pages) and :mod:`~jaxplay.hosting.snippets` (the
+:mod:`~jaxplay.hosting.catalog` (the registry of pages), :mod:`~jaxplay.hosting.protocol` (the
+client messages a public server ignores) and :mod:`~jaxplay.hosting.snippets` (the
 Code Lab's shared snippets).
 
 The modules are the public names (``from jaxplay.hosting import catalog``); this ``__init__``

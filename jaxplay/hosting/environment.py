@@ -12,10 +12,46 @@ import contextlib
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from jaxplay.hosting import settings
 
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
+#: The app's checkout (the folder holding ``jaxplay``), on every child's ``PYTHONPATH``.
+_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+#: The variables every child process the app starts gets, whatever the server's own environment
+#: holds (a database URL with its password, tokens, paths): these, the JAX settings of
+#: :data:`~jaxplay.hosting.settings.PASSED_TO_WORKERS` and the device settings of
+#: :func:`configure`, nothing else.
+CHILD_BASE: dict[str, str] = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "MALLOC_ARENA_MAX": "2",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONNOUSERSITE": "1",
+}
+
+
+def child_environment(cpu_devices: int | None = None) -> dict[str, str]:
+    """The whole environment of a child process (a sandbox worker, a demo's processes), rebuilt
+    from an allow-list: :data:`CHILD_BASE`, ``PYTHONPATH`` naming the app, the server's
+    :data:`~jaxplay.hosting.settings.PASSED_TO_WORKERS` (among them
+    ``XLA_PYTHON_CLIENT_MEM_FRACTION``, which caps each child's share of the GPU) and the
+    simulated CPU device count: the app's, or ``cpu_devices``.
+
+    Every ``subprocess`` call of ``jaxplay`` passes this as ``env``; nothing of the server's
+    own environment reaches a child otherwise.
+    """
+    count = requested_cpu_devices() if cpu_devices is None else cpu_devices
+    env = dict(CHILD_BASE)
+    env["PYTHONPATH"] = str(_ROOT)
+    env["JAXPLAY_CPU_DEVICES"] = str(count)
+    env.update(settings.passed_to_workers())
+    configure(env)
+    return env
 
 
 def requested_cpu_devices(environ: dict[str, str] | None = None) -> int:

@@ -42,6 +42,9 @@ DEFAULT_SHARES_PER_MINUTE = 10
 DEFAULT_SNIPPETS_PER_HOUR = 500
 #: Total size of the stored snippets, in MB (MiB).
 DEFAULT_SNIPPET_STORE_MB = 200
+#: One visitor's share of those two: new snippets per hour, and MB of snippets stored.
+DEFAULT_VISITOR_SNIPPETS_PER_HOUR = 50
+DEFAULT_VISITOR_SNIPPET_MB = 20
 #: Days after which a snippet that nobody opened or shared again is deleted.
 DEFAULT_SNIPPET_EXPIRY_DAYS = 30
 #: Connections to a PostgreSQL snippet store each app instance opens at most.
@@ -176,6 +179,19 @@ SETTINGS: tuple[Setting, ...] = (
         f"{DEFAULT_SNIPPET_STORE_MB}",
         "Total size (MB) of the stored snippets; when it is reached, Share is refused until old "
         "snippets expire.",
+    ),
+    Setting(
+        "JAXPLAY_VISITOR_SNIPPETS_PER_HOUR",
+        f"{DEFAULT_VISITOR_SNIPPETS_PER_HOUR}",
+        "One visitor's share of `JAXPLAY_SNIPPETS_PER_HOUR`: new snippets a visitor may store "
+        "per hour (counted in the database, like the store's limit), so that one address cannot "
+        "use up everyone's.",
+    ),
+    Setting(
+        "JAXPLAY_VISITOR_SNIPPET_MB",
+        f"{DEFAULT_VISITOR_SNIPPET_MB}",
+        "One visitor's share of `JAXPLAY_SNIPPET_STORE_MB`: the size (MB) of the snippets one "
+        "visitor's shares keep stored (counted in the database).",
     ),
     Setting(
         "JAXPLAY_SNIPPET_EXPIRY_DAYS",
@@ -408,6 +424,18 @@ def snippets_per_hour(environ: Mapping[str, str] | None = None) -> int:
 def snippet_store_mb(environ: Mapping[str, str] | None = None) -> int:
     """``JAXPLAY_SNIPPET_STORE_MB``: the total size of stored snippets, in MB."""
     return positive_int("JAXPLAY_SNIPPET_STORE_MB", DEFAULT_SNIPPET_STORE_MB, environ)
+
+
+def visitor_snippets_per_hour(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_VISITOR_SNIPPETS_PER_HOUR``: new snippets one visitor may store an hour."""
+    return positive_int(
+        "JAXPLAY_VISITOR_SNIPPETS_PER_HOUR", DEFAULT_VISITOR_SNIPPETS_PER_HOUR, environ
+    )
+
+
+def visitor_snippet_mb(environ: Mapping[str, str] | None = None) -> int:
+    """``JAXPLAY_VISITOR_SNIPPET_MB``: the size of one visitor's stored snippets, in MB."""
+    return positive_int("JAXPLAY_VISITOR_SNIPPET_MB", DEFAULT_VISITOR_SNIPPET_MB, environ)
 
 
 def snippet_expiry_days(environ: Mapping[str, str] | None = None) -> int:

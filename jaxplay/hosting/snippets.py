@@ -4,6 +4,9 @@ Workshop attendees share code with each other and with the presenter through a l
 ``?snippet=Xk3p9QmZt2Lw``. Ids are 12 characters drawn from ``secrets`` (about 71 bits), so links
 cannot be guessed or enumerated; the same code saved twice gets the same id.
 
+Long: one store with two backends, its schema and its migrations, and every limit it keeps;
+split, the limits' single locked transaction would be spread over modules.
+
 Two backends, one behaviour. ``JAXPLAY_SNIPPET_DB`` names either a SQLite file (the default: an
 embedded database with nothing to run, in WAL mode so the server's threads read while one writes)
 or a ``postgresql://`` URL, which several app instances behind a load balancer share, so that a
@@ -21,6 +24,8 @@ Limits, for a server that strangers reach:
   ``BEGIN IMMEDIATE``), so instances sharing a database share these limits and a scripted client
   with a new visitor id per session cannot get around them: new snippets per hour, and the total
   stored bytes;
+- per visitor, a share of each of those two, counted the same way (each snippet records who
+  stored it, as a hash of the visitor id): one address cannot use up everyone's sharing;
 - expiry: a snippet nobody has opened or shared for ``expiry_days`` no longer loads and is
   deleted by the next save; opening it refreshes it.
 
@@ -59,7 +64,7 @@ ID_ALPHABET = string.ascii_letters + string.digits
 ID_LENGTH = 12
 MAX_SNIPPET_BYTES = 64 * 1024
 #: The version of the tables below; a database recording a higher one is not touched.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Seconds a page waits for the snippet database before saying that it cannot be reached.
 CONNECT_TIMEOUT_S = 2.0
 MB = 1024 * 1024
@@ -70,15 +75,19 @@ _REFRESH_S = 3600.0
 #: PostgreSQL advisory lock taken while the tables are created (two instances may start at once).
 _SCHEMA_LOCK = 0x6A617870
 
-# Version 1. Plain types that mean the same in SQLite and PostgreSQL; times are Unix seconds.
+# Plain types that mean the same in SQLite and PostgreSQL; times are Unix seconds. Version 2
+# added ``owner``: who stored the snippet (a hash of the visitor id; empty before version 2).
 _CREATE_SNIPPETS = """CREATE TABLE snippets (
     id TEXT PRIMARY KEY,
     digest TEXT NOT NULL UNIQUE,
     code TEXT NOT NULL,
     size BIGINT NOT NULL,
     created DOUBLE PRECISION NOT NULL,
-    viewed DOUBLE PRECISION NOT NULL
+    viewed DOUBLE PRECISION NOT NULL,
+    owner TEXT NOT NULL DEFAULT ''
 )"""
+_ADD_OWNER = "ALTER TABLE snippets ADD COLUMN owner TEXT NOT NULL DEFAULT ''"
+_CREATE_OWNER_INDEX = "CREATE INDEX snippets_owner ON snippets (owner, created)"
 _CREATE_REST = (
     "CREATE INDEX snippets_created ON snippets (created)",
     "CREATE INDEX snippets_viewed ON snippets (viewed)",
@@ -149,6 +158,11 @@ def is_valid_id(snippet_id: str) -> bool:
     return len(snippet_id) == ID_LENGTH and all(c in ID_ALPHABET for c in snippet_id)
 
 
+def _owner(visitor: str) -> str:
+    """How a snippet records who stored it: a hash, so the database keeps no addresses."""
+    return hashlib.sha256(f"jaxplay-snippet-owner:{visitor}".encode()).hexdigest()[:32]
+
+
 def new_id() -> str:
     """An unguessable id: 12 characters from 62 (about 71 bits of randomness)."""
     return "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
@@ -206,6 +220,8 @@ def _set_up(db: _Db) -> None:
         return
     if version is None:
         db.rows(_CREATE_SNIPPETS)
+    elif version >= 1:
+        db.rows(_ADD_OWNER)
     elif db.postgres:  # stores before version 1 were SQLite files: this table is someone else's
         raise StoreUnavailable(
             "The snippet database already has a table named snippets that jaxplay did not "
@@ -215,8 +231,12 @@ def _set_up(db: _Db) -> None:
         db.rows("ALTER TABLE snippets ADD COLUMN size BIGINT NOT NULL DEFAULT 0")
         db.rows("ALTER TABLE snippets ADD COLUMN viewed DOUBLE PRECISION NOT NULL DEFAULT 0")
         db.rows("UPDATE snippets SET size = length(CAST(code AS BLOB)), viewed = created")
-    for statement in _CREATE_REST:
-        db.rows(statement)
+        db.rows(_ADD_OWNER)
+    if version is None or version == 0:
+        for statement in _CREATE_REST:
+            db.rows(statement)
+    db.rows(_CREATE_OWNER_INDEX)
+    db.rows("DELETE FROM snippet_schema")
     db.rows("INSERT INTO snippet_schema (version) VALUES (?)", (SCHEMA_VERSION,))
     log.info("snippet store: schema version %s set up (was %s)", SCHEMA_VERSION, version)
 
@@ -370,6 +390,8 @@ class SnippetStore:
         limiter: per-visitor rate limit on saves, in this process (default: 10 a minute).
         per_hour: new snippets the whole store accepts per hour (a save of stored code is free).
         store_bytes: the total size of stored snippets; when full, new code is refused.
+        visitor_per_hour: one visitor's share of ``per_hour``.
+        visitor_bytes: one visitor's share of ``store_bytes`` (its snippets still stored).
         expiry_days: a snippet not opened or shared for this long is deleted.
         pool_size: PostgreSQL connections this store opens at most.
         timeout_s: how long to wait for the database before saying it cannot be reached.
@@ -385,6 +407,8 @@ class SnippetStore:
         limiter: RateLimiter | None = None,
         per_hour: int = settings.DEFAULT_SNIPPETS_PER_HOUR,
         store_bytes: int = settings.DEFAULT_SNIPPET_STORE_MB * MB,
+        visitor_per_hour: int = settings.DEFAULT_VISITOR_SNIPPETS_PER_HOUR,
+        visitor_bytes: int = settings.DEFAULT_VISITOR_SNIPPET_MB * MB,
         expiry_days: float = settings.DEFAULT_SNIPPET_EXPIRY_DAYS,
         pool_size: int = settings.DEFAULT_SNIPPET_DB_POOL,
         timeout_s: float = CONNECT_TIMEOUT_S,
@@ -402,6 +426,8 @@ class SnippetStore:
         self.limiter = limiter or RateLimiter(settings.DEFAULT_SHARES_PER_MINUTE, 60.0)
         self.per_hour = per_hour
         self.store_bytes = store_bytes
+        self.visitor_per_hour = visitor_per_hour
+        self.visitor_bytes = visitor_bytes
         self.expiry_days = expiry_days
         self.clock = clock
         self.last_recovery: str | None = None
@@ -416,6 +442,8 @@ class SnippetStore:
             limiter=RateLimiter(settings.shares_per_minute(environ), 60.0),
             per_hour=settings.snippets_per_hour(environ),
             store_bytes=settings.snippet_store_mb(environ) * MB,
+            visitor_per_hour=settings.visitor_snippets_per_hour(environ),
+            visitor_bytes=settings.visitor_snippet_mb(environ) * MB,
             expiry_days=settings.snippet_expiry_days(environ),
             pool_size=settings.snippet_db_pool(environ),
         )
@@ -438,8 +466,8 @@ class SnippetStore:
         """Store ``code`` and return its snippet; the same code always gets the same id.
 
         Raises:
-            SnippetError: the code is empty or too large, the visitor saves too often, or the
-                store's hourly or total limit is reached.
+            SnippetError: the code is empty or too large, the visitor saves too often, the
+                visitor's share of the hourly or total limit is used up, or the store's is.
             StoreUnavailable: the database cannot be reached or used.
         """
         if not code.strip():
@@ -455,6 +483,7 @@ class SnippetStore:
         if wait > 0:
             raise SnippetError(f"Too many shares in a short time; try again in {wait:.0f} s.")
         digest = hashlib.sha256(encoded).hexdigest()
+        owner = _owner(visitor)
 
         def save(db: _Db) -> Snippet:
             now = self.clock()
@@ -475,6 +504,25 @@ class SnippetStore:
                     f"This server has stored its limit of {self.per_hour:,} new snippets for "
                     f"this hour; try again in {minutes} min."
                 )
+            mine, my_oldest, my_bytes = db.one(
+                "SELECT count(CASE WHEN created > ? THEN 1 END), "
+                "min(CASE WHEN created > ? THEN created END), coalesce(sum(size), 0) "
+                "FROM snippets WHERE owner = ?",
+                (since, since, owner),
+            )
+            if mine >= self.visitor_per_hour:
+                minutes = max(1, math.ceil((my_oldest - since) / 60))
+                raise SnippetError(
+                    f"You have shared {mine:,} new snippets this hour, the most one visitor may "
+                    f"(the server's {self.per_hour:,} an hour are for everyone); try again in "
+                    f"{minutes} min. Sharing code that is already stored still works."
+                )
+            if int(my_bytes) + size > self.visitor_bytes:
+                raise SnippetError(
+                    f"Your shared snippets take {int(my_bytes) / MB:.1f} MB of this server's "
+                    f"store, the most one visitor may ({self.visitor_bytes / MB:g} MB); new "
+                    f"code can be shared once yours expire ({self.expiry_days:g} days unopened)."
+                )
             if total + size > self.store_bytes:
                 raise SnippetError(
                     f"The snippet store is full ({self.store_bytes / MB:g} MB); new code can be "
@@ -482,9 +530,9 @@ class SnippetStore:
                 )
             snippet = Snippet(new_id(), code, now)
             db.rows(
-                "INSERT INTO snippets (id, digest, code, size, created, viewed) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (snippet.id, digest, code, size, now, now),
+                "INSERT INTO snippets (id, digest, code, size, created, viewed, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (snippet.id, digest, code, size, now, now, owner),
             )
             db.rows("UPDATE snippet_usage SET total_bytes = total_bytes + ?", (size,))
             return snippet
@@ -549,3 +597,20 @@ class SnippetStore:
     def close(self) -> None:
         """Close the PostgreSQL connections (a SQLite store holds none between calls)."""
         self._backend.close()
+
+
+_stores: dict[str, SnippetStore] = {}
+_stores_lock = threading.Lock()
+
+
+def shared_store(location: str | None = None) -> SnippetStore:
+    """This process's one store at ``location`` (default: the configured one), made on first use.
+
+    Kept in this module rather than a Streamlit cache: a client can empty those (Streamlit's
+    ``clear_cache`` message), and the store holds the per-visitor rate limiter.
+    """
+    location = location or default_location()
+    with _stores_lock:
+        if location not in _stores:
+            _stores[location] = SnippetStore.from_env(location)
+        return _stores[location]

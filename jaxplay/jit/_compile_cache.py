@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay.core.timing import format_seconds
+from jaxplay.hosting import environment
 from jaxplay.jit._lab import Workload, check
 
 #: The settings each process runs with: JAX only caches programs that took at least a second to
@@ -132,6 +133,7 @@ def _run_process(directory: str, workload: Workload, timeout_s: float) -> tuple[
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", CACHE_CHILD, directory, spec],
+        env=environment.child_environment(),
         capture_output=True,
         text=True,
         timeout=timeout_s,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from jaxplay.core.figures import plain
 from jaxplay.pytrees._anatomy import Node
 
 _COLOURS = {"container": "#5c6bc0", "empty": "#bdbdbd", "leaf": "#43a047"}
@@ -49,7 +50,7 @@ def _label(node: Node) -> str:
     text = f"{node.key} {node.label}".strip() if node.key else node.label
     if node.leaf_index is not None:
         text = f"#{node.leaf_index}  {text}"
-    return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…"
+    return plain(text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…")
 
 
 def tree_figure(nodes: Sequence[Node], title: str) -> go.Figure:
@@ -86,7 +87,7 @@ def tree_figure(nodes: Sequence[Node], title: str) -> go.Figure:
                 text=[_label(n) for n in members],
                 textposition="middle right" if kind == "leaf" else "top center",
                 textfont={"family": "monospace", "size": 12},
-                hovertext=[f"{n.key or 'root'}: {n.label}" for n in members],
+                hovertext=[plain(f"{n.key or 'root'}: {n.label}") for n in members],
                 hoverinfo="text",
                 marker={"size": 12, "color": _COLOURS[kind], "symbol": _symbol(kind)},
             )

@@ -34,7 +34,7 @@ from jaxplay.hosting.publicmode import scrub_paths
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import _protocol as protocol
 from jaxplay.sandbox._inspectors import INSPECTORS
-from jaxplay.sandbox._process import ROOT, Cgroups, Launch, Sandbox, make_sandbox
+from jaxplay.sandbox._process import Cgroups, Launch, Sandbox, make_sandbox
 from jaxplay.sandbox._results import (
     InspectRequest,
     Limits,
@@ -96,26 +96,15 @@ class RunnerConfig:
 
 
 def worker_environment() -> dict[str, str]:
-    """The whole environment of a worker, rebuilt from a short whitelist.
+    """The whole environment of a worker, rebuilt from a short allow-list
+    (:func:`jaxplay.hosting.environment.child_environment`, as for every child process).
 
     Nothing of the server's environment leaks (secrets, tokens, paths) except the few JAX
     settings of :data:`jaxplay.hosting.settings.PASSED_TO_WORKERS` (among them
     ``XLA_PYTHON_CLIENT_MEM_FRACTION``, which caps each worker's share of the GPU: one run cannot
     take the memory every other visitor's run needs); the simulated CPU device count is the app's.
     """
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "MALLOC_ARENA_MAX": "2",
-        "PYTHONPATH": str(ROOT),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONNOUSERSITE": "1",
-        "JAXPLAY_CPU_DEVICES": str(environment.requested_cpu_devices()),
-    }
-    env.update(settings.passed_to_workers())
-    environment.configure(env)
-    return env
+    return environment.child_environment()
 
 
 def encode_inspect(request: InspectRequest) -> dict[str, Any]:

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jaxplay.hosting import environment
+
 log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -549,7 +551,10 @@ def bwrap_usable(executable: str = BWRAP) -> bool:
             probe = [executable, "--unshare-all", "--die-with-parent", "--new-session"]
             probe += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "/bin/true"]
             try:
-                ok = subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+                done = subprocess.run(
+                    probe, env=environment.child_environment(), capture_output=True, timeout=30
+                )
+                ok = done.returncode == 0
             except (OSError, subprocess.SubprocessError):
                 ok = False
         _USABLE[executable] = ok
