@@ -78,15 +78,19 @@ def healthy(url: str, timeout_s: float = 2.0) -> bool:
         return False
 
 
-def haproxy_config(port: int, backends: Sequence[int], address: str = "127.0.0.1") -> str:
+def haproxy_config(
+    port: int, backends: Sequence[int], address: str = "127.0.0.1", behind_proxy: bool = False
+) -> str:
     """HAProxy's configuration for a room: ``address:port`` in front of ``127.0.0.1:backends``.
 
     Cookie stickiness (``cookie ... insert``): the first answer sets :data:`COOKIE` to the name
     of the process that served it, and every later request (the page, its websocket, a
     reconnect) goes back there while that process is up. ``timeout tunnel`` keeps an idle
     websocket open for a workshop's length; ``option forwardfor`` appends the client's address
-    to ``X-Forwarded-For`` for ``JAXPLAY_TRUSTED_PROXY=1``.
+    to ``X-Forwarded-For`` for ``JAXPLAY_TRUSTED_PROXY=1``. ``behind_proxy``: a proxy of yours
+    (nginx with TLS) already appended it, and HAProxy leaves the header as that proxy wrote it.
     """
+    forwardfor = "option forwardfor if-none" if behind_proxy else "option forwardfor"
     servers = "\n".join(
         f"    server s{i} 127.0.0.1:{p} check cookie s{i} inter 2s fall 3 rise 1"
         for i, p in enumerate(backends)
@@ -97,7 +101,7 @@ global
 
 defaults
     mode http
-    option forwardfor
+    {forwardfor}
     timeout connect 5s
     timeout client 60s
     timeout server 300s
@@ -398,9 +402,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=default_processes())
     parser.add_argument("--port", type=int, default=8501)
     parser.add_argument("--address", default="127.0.0.1", help="the proxy's address")
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print HAProxy's configuration for --port in front of the next --processes ports "
+        "(for systemd units on those ports) and exit",
+    )
+    parser.add_argument(
+        "--behind-proxy",
+        action="store_true",
+        help="with --print-config: your own proxy (nginx with TLS) sets X-Forwarded-For",
+    )
     args = parser.parse_args(argv)
     if args.processes < 1:
         parser.error("--processes must be at least 1")
+    if args.print_config:
+        backends = [args.port + 1 + i for i in range(args.processes)]
+        print(haproxy_config(args.port, backends, args.address, args.behind_proxy), end="")
+        return 0
 
     def stop(signum: int, _frame: object) -> None:
         raise _Stopped(signal.Signals(signum).name)
