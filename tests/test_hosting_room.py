@@ -7,15 +7,18 @@ process's cookie is sent there, which is how these tests reach a chosen process.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from benchmarks._protocol import Visitor
-from jaxplay.hosting import serve
+from jaxplay.hosting import catalog, serve
 from tests.browser_support import require_haproxy
 
 require_haproxy()
@@ -100,3 +103,50 @@ def test_a_link_shared_on_one_process_opens_on_the_other(room: serve.Room) -> No
     # A link nobody made is refused on that process, so the check above can fail.
     missing = _on(room, 1).open("code-lab", query_string="snippet=nosuchsnippet0")
     assert "Loaded the shared snippet." not in missing.texts
+
+
+def test_an_idle_room_asks_no_browser_to_refresh_the_sidebar(room: serve.Room) -> None:
+    """No code run and no measurement waits here: the queue line sets no fragment timer."""
+    visitor = Visitor(room.url)
+    shown = visitor.open("sharp-bits")
+    assert not shown.errors
+    assert any("measurements waiting: 0" in t for t in shown.texts), shown.texts
+    assert shown.auto_reruns == {} and visitor.timers == {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_the_launcher_serves_until_sigterm_then_stops_every_process() -> None:
+    port = serve.free_port()
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "jaxplay.hosting.serve", "--processes", "2", "--port", str(port)],
+        cwd=catalog.ROOT,
+        env={**os.environ, **ENV},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert launcher.stdout is not None
+        line = launcher.stdout.readline()  # printed once the room answers
+        assert f"jaxplay on http://127.0.0.1:{port}" in line, line
+        assert serve.healthy(f"http://127.0.0.1:{port}")
+        children = [
+            int(c)
+            for c in Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()
+        ]
+        assert len(children) == 3  # two servers and the proxy
+        launcher.send_signal(signal.SIGTERM)
+        assert launcher.wait(timeout=60) == 0
+        assert not any(_alive(pid) for pid in children)
+        assert not serve.healthy(f"http://127.0.0.1:{port}", timeout_s=1)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
