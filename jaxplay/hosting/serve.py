@@ -397,7 +397,7 @@ class _Stopped(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m jaxplay.hosting.serve", description=__doc__.split("\n\n")[0]
+        prog="python -m jaxplay.hosting.serve", description=(__doc__ or "").split("\n\n")[0]
     )
     parser.add_argument("--processes", type=int, default=default_processes())
     parser.add_argument("--port", type=int, default=8501)
