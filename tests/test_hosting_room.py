@@ -29,7 +29,7 @@ ENV = {"JAXPLAY_PUBLIC": "1", "JAXPLAY_VISITOR_KEY": "session"}
 
 def test_the_config_puts_one_cookie_per_process_and_haproxy_accepts_it(tmp_path: Path) -> None:
     config = serve.haproxy_config(8600, [8601, 8602])
-    assert "cookie JAXPLAY_SERVER insert" in config
+    assert f"cookie {serve.COOKIE} insert" in config
     assert "server s0 127.0.0.1:8601 check cookie s0" in config
     assert "server s1 127.0.0.1:8602 check cookie s1" in config
     assert "option httpchk GET /_stcore/health" in config

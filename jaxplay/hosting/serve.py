@@ -44,8 +44,8 @@ from jaxplay.hosting import catalog, snippets
 
 HEALTH = "/_stcore/health"
 #: The cookie HAProxy inserts to keep a browser on its process.
-COOKIE = "JAXPLAY_SERVER"
-HAPROXY = os.environ.get("JAXPLAY_HAPROXY", "haproxy")
+COOKIE = "jaxplay_server"
+HAPROXY = "haproxy"
 STREAMLIT = (sys.executable, "-m", "streamlit")
 
 
