@@ -121,21 +121,29 @@ backend jaxplay
 """
 
 
-def _stop(process: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
-    """SIGTERM to the process's whole group (its sandbox workers too), SIGKILL after grace."""
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the process's whole group (its sandbox workers too)."""
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    else:
-        # The leader is gone; workers of its group may not be.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+
+
+def _reap(process: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
+    """Wait for a terminated process; SIGKILL its group after ``grace_s``."""
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    # The leader is gone; workers of its group may not be.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _stop(process: subprocess.Popen[bytes], grace_s: float = 15.0) -> None:
+    _terminate(process)
+    _reap(process, grace_s)
 
 
 class Server:
@@ -293,7 +301,8 @@ class Room:
         processes: how many (one per core unless given).
         port: where the room listens (the proxy's port, or the one process's; free unless given).
         address: the proxy's address (``127.0.0.1``; ``0.0.0.0`` to serve a network).
-        proxy: whether to put the proxy in front (by default: when there is more than one).
+        proxy: whether to put the proxy in front (by default: for more than one process, or
+            another address than loopback).
         env: variables for every server process (``JAXPLAY_PUBLIC``, ...).
         snippet_db: the snippet store every process shares (``JAXPLAY_SNIPPET_DB`` or its
             default file unless given).
@@ -319,7 +328,8 @@ class Room:
         startup_s: float = 180.0,
     ) -> None:
         self.processes = processes or default_processes()
-        self.proxied = self.processes > 1 if proxy is None else proxy
+        # The servers listen on loopback only: another address needs the proxy in front.
+        self.proxied = (self.processes > 1 or address != "127.0.0.1") if proxy is None else proxy
         self.address = address
         self.port = port or free_port()
         server_env = {**(env or {})}
@@ -377,6 +387,10 @@ class Room:
     def stop(self) -> None:
         if self.proxy is not None:
             self.proxy.stop()
+        # All at once: N processes stop in one grace period, not N.
+        for server in self.servers:
+            if server.process is not None:
+                _terminate(server.process)
         for server in self.servers:
             server.stop()
         if self._folder is not None:
