@@ -63,17 +63,29 @@ def _environment() -> environment.EnvironmentInfo:
     return environment.describe_environment()
 
 
-@st.fragment(run_every=5)
+def _queue_line() -> None:
+    """The live queues: Code Lab runs and measurements running and waiting."""
+    st.caption(
+        ":material/queue: " + publicmode.queue_text(sandbox.current_status(), turns.waiting_count())
+    )
+
+
 def _public_panel() -> None:
-    """The limits every visitor meets here and the live queues (refreshed every 5 s)."""
+    """The limits every visitor meets here and the queues, refreshed only while there is one.
+
+    A full run clears the browser's fragment timers, so once the queue has emptied the refresh
+    stops at the visitor's next run.
+    """
     limits = sandbox.RunnerConfig.from_env().limits
     st.caption(
         ":material/public: **Public server.** "
         + publicmode.limits_text(public, limits.timeout_s, limits.cpu_s, limits.memory_mb)
     )
-    st.caption(
-        ":material/queue: " + publicmode.queue_text(sandbox.current_status(), turns.waiting_count())
-    )
+    refresh = publicmode.queue_refresh_s(sandbox.current_status(), turns.waiting_count())
+    if refresh is None:
+        _queue_line()
+    else:
+        st.fragment(run_every=refresh)(_queue_line)()
 
 
 with st.sidebar:

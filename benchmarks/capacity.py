@@ -53,7 +53,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -70,7 +69,8 @@ from benchmarks.load import (  # noqa: E402
     track_runs,
     wait_rendered,
 )
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+from jaxplay.hosting import serve  # noqa: E402
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 QUIET_WINDOW_S = 1.0
@@ -407,68 +407,39 @@ def probed_server(
     cgroup = CpuCgroup()
     if not cgroup.available:
         print(f"note: no cgroup ({cgroup.why}); CPU figures come from /proc sampling alone")
-    port = free_port()
+    port = serve.free_port()
     probe_file = workdir / f"probe-{port}.json"
     env = {
-        **os.environ,
         "JAXPLAY_PUBLIC": "1" if public else "0",
         "JAXPLAY_VISITOR_KEY": "session",  # every browser context is its own visitor
         "JAXPLAY_SNIPPET_DB": str(workdir / "snippets.sqlite3"),
         "JAXPLAY_PROBE_FILE": str(probe_file),
     }
-    command = [
-        sys.executable,
-        "-m",
-        "benchmarks.server_probe",
-        "run",
-        "app.py",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        *options,
-    ]
+    probe = [sys.executable, "-m", "benchmarks.server_probe"]
     log = (workdir / f"server-{port}.log").open("wb")
-    process = subprocess.Popen(
-        [*cgroup.prefix(), *command] if cgroup.available else command,
-        cwd=ROOT,
+    server = serve.Server(
+        port,
         env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        options=options,
+        launcher=[*cgroup.prefix(), *probe] if cgroup.available else probe,
+        log=log,
+        startup_s=startup_s,
     )
-    tree = ProcTree(process.pid)
+    server.start()
+    assert server.process is not None
+    tree = ProcTree(server.pid)
     tree.start()
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"streamlit exited with {process.returncode}: "
-                    + (workdir / f"server-{port}.log").read_text()[-3000:]
-                )
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response,
-            ):
-                if response.status == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not answer on {url} within {startup_s} s")
-            time.sleep(0.2)
-        yield Server(url, process, Meter(cgroup, tree, probe_file))
+        try:
+            server.wait_healthy()
+        except RuntimeError as error:
+            raise RuntimeError(
+                f"{error}\n" + (workdir / f"server-{port}.log").read_text()[-3000:]
+            ) from None
+        yield Server(server.url, server.process, Meter(cgroup, tree, probe_file))
     finally:
         tree.stop()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        server.stop()
         log.close()
         left = cgroup.remove()
         if left:

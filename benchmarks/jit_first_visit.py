@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+from jaxplay.hosting import serve  # noqa: E402
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TIMEOUT_MS = 180_000
@@ -93,41 +92,13 @@ def wait_quiet(pid: int, seen: dict[int, float], limit_s: float = 300.0) -> floa
 @contextmanager
 def server(root: Path) -> Iterator[tuple[str, int]]:
     """``streamlit run app.py`` from ``root`` on a free port, public mode; yields (url, pid)."""
-    port = free_port()
     env = {
-        **os.environ,
         "JAXPLAY_PUBLIC": "1",
         "JAXPLAY_VISITOR_KEY": "session",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
-        + ["--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit from {root} did not start") from None
-                time.sleep(0.3)
-        yield url, process.pid
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    with serve.Server(env=env, cwd=root, startup_s=120) as process:
+        yield process.url, process.pid
 
 
 def rendered(page: Page, title: str) -> None:

@@ -1,18 +1,15 @@
-"""Starting ``streamlit run`` on a free port and checking a page in a real chromium."""
+"""Starting ``streamlit run`` on a free port (through :mod:`jaxplay.hosting.serve`) and checking a
+page in a real chromium."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from jaxplay.hosting import serve
 
 CHROMIUM = os.environ.get("JAXPLAY_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -42,10 +39,18 @@ def require_chromium() -> None:
     pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def require_haproxy() -> None:
+    """Skip the calling test module without HAProxy, except in CI, where that is an error."""
+    import pytest
+
+    if serve.haproxy_path() is not None:
+        return
+    if os.environ.get("CI"):
+        raise RuntimeError(f"CI needs {serve.HAPROXY} for the room tests (apt-get install haproxy)")
+    pytest.skip(f"no {serve.HAPROXY} on PATH (apt-get install haproxy)", allow_module_level=True)
+
+
+free_port = serve.free_port
 
 
 @contextmanager
@@ -53,54 +58,8 @@ def streamlit_server(
     script: str = "app.py", env: dict[str, str] | None = None, startup_s: float = 90.0
 ) -> Iterator[str]:
     """Run ``streamlit run script`` on a free local port; yield its base URL; stop it after."""
-    port = free_port()
-    process_env = {**os.environ, **(env or {})}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            script,
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-        ],
-        cwd=ROOT,
-        env=process_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            if process.poll() is not None:
-                output = process.stdout.read().decode(errors="replace") if process.stdout else ""
-                raise RuntimeError(f"streamlit exited with {process.returncode}:\n{output}")
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not answer on {url} within {startup_s} s")
-            time.sleep(0.3)
-        yield url
-    finally:
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=15)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        if process.stdout:
-            process.stdout.close()
+    with serve.Room(1, script=script, env=env, startup_s=startup_s) as room:
+        yield room.url
 
 
 #: Installs (once per document) an observer of the app's script state and reports it:

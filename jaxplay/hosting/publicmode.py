@@ -217,3 +217,21 @@ def queue_text(runner_status: Mapping[str, object] | None, measurements_waiting:
     else:
         runs = f"{runner_status.get('running', 0)} running, {runner_status.get('queued', 0)} queued"
     return f"Code runs: {runs} · measurements waiting: {measurements_waiting}"
+
+
+#: How often the sidebar's queue line refreshes itself while there is a queue to watch.
+QUEUE_REFRESH_S = 5.0
+
+
+def queue_refresh_s(
+    runner_status: Mapping[str, object] | None, measurements_waiting: int
+) -> float | None:
+    """Seconds between refreshes of the queue line, or ``None``: drawn once per run.
+
+    Only while code runs or measurements are running or waiting: an idle room's sessions then
+    cost the server nothing between their own runs (every refresh is a script run).
+    """
+    status = runner_status or {}
+    counts = [status.get(name, 0) for name in ("running", "queued")]
+    busy = any(isinstance(n, int) and n > 0 for n in counts)
+    return QUEUE_REFRESH_S if busy or measurements_waiting else None
