@@ -1,10 +1,10 @@
 """The memory page: what gradient checkpointing saves, and what XLA fuses.
 
 Checkpointing variants of the article's layer and of an MLP, with their saved residuals, compiled
-memory and gradient time (``_remat``), told in sentences, tables and a chart
-(``_remat_report``); an elementwise op chain run eagerly and jitted, with the
-kernels XLA fused and the bytes they move (``_fusion``). The article's function comes from
-:mod:`jaxplay.article`.
+memory and gradient time (``_remat``), what running them will cost (``_run_cost``), told in
+sentences, tables and a chart (``_remat_report``); an elementwise op chain run eagerly and
+jitted, with the kernels XLA fused and the bytes they move (``_fusion``). The article's function
+comes from :mod:`jaxplay.article`.
 """
 
 from jaxplay.article import memory_intensive_layer as memory_intensive_layer
@@ -29,8 +29,6 @@ from ._fusion import fusion_story as fusion_story
 from ._fusion import recomputed_primitives as recomputed_primitives
 from ._fusion import run_chain as run_chain
 from ._remat import ARTICLE_CODE as ARTICLE_CODE
-from ._remat import AUTO_RUN_S as AUTO_RUN_S
-from ._remat import CALLS_PER_VARIANT as CALLS_PER_VARIANT
 from ._remat import DEFAULT_VARIANTS as DEFAULT_VARIANTS
 from ._remat import GRAD_RTOL as GRAD_RTOL
 from ._remat import GRADIENT_SAMPLE as GRADIENT_SAMPLE
@@ -54,13 +52,10 @@ from ._remat import parse_residual as parse_residual
 from ._remat import peak_memory as peak_memory
 from ._remat import platform as platform
 from ._remat import residual_roles as residual_roles
-from ._remat import run_cost as run_cost
-from ._remat import run_cost_note as run_cost_note
 from ._remat import run_limit as run_limit
 from ._remat import saved_residuals as saved_residuals
 from ._remat import seed_inputs as seed_inputs
 from ._remat import seed_round as seed_round
-from ._remat import variant_call_s as variant_call_s
 from ._remat import variant_code as variant_code
 from ._remat import variant_explanation as variant_explanation
 from ._remat_report import gradient_error as gradient_error
@@ -69,3 +64,8 @@ from ._remat_report import remat_story as remat_story
 from ._remat_report import residual_rows as residual_rows
 from ._remat_report import residual_story as residual_story
 from ._remat_report import summary_rows as summary_rows
+from ._run_cost import AUTO_RUN_S as AUTO_RUN_S
+from ._run_cost import CALLS_PER_VARIANT as CALLS_PER_VARIANT
+from ._run_cost import run_cost as run_cost
+from ._run_cost import run_cost_note as run_cost_note
+from ._run_cost import variant_call_s as variant_call_s

@@ -18,7 +18,6 @@ loop keeps the saving because XLA cannot merge work across loop iterations.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ import numpy as np
 from jax.ad_checkpoint import checkpoint_name
 
 from jaxplay import article
-from jaxplay.core import budget, capture, compilation, jax_private, timing
+from jaxplay.core import capture, compilation, jax_private, timing
 from jaxplay.core.hlo import DTYPE_BYTES
 
 #: Largest matrix side analysed (compile only: nothing of this size is allocated).
@@ -449,49 +448,6 @@ def check_size(size: int, depth: int) -> str | None:
     if not 1 <= depth <= MAX_DEPTH:
         return f"Depth {depth} is outside 1…{MAX_DEPTH} (the most rounds or layers here)."
     return None
-
-
-#: Gradient calls one run-and-timed variant makes (:func:`analyse_variant`: the first call, a
-#: warm-up, at least one autorange batch, at least five samples, and the gradient compared).
-CALLS_PER_VARIANT = 10
-#: Predicted seconds of work the page may run as it opens (the default view: about one and a
-#: half); heavier settings, such as a link to the largest size and depth, wait for a button.
-AUTO_RUN_S = 3.0
-
-
-@functools.lru_cache(maxsize=64)
-def variant_call_s(model_key: str, variant_key: str, loop: str, size: int, depth: int) -> float:
-    """Predicted seconds of one call of a variant's gradient (:mod:`jaxplay.core.budget`'s
-    measured per-op costs), traced on abstract shapes: nothing is allocated or run."""
-    model = MODELS[model_key]
-    loss = build_loss(model_key, variant_key, loop, depth)
-    shapes = jax.eval_shape(lambda: model.inputs(size, depth))
-    return budget.trace_footprint(jax.grad(loss, argnums=model.argnums), *shapes).seconds
-
-
-def run_cost(
-    model_key: str, variant_keys: tuple[str, ...], loop: str, size: int, depth: int
-) -> float:
-    """Predicted seconds to run and time every variant in ``variant_keys`` (before any runs).
-
-    Raises:
-        ValueError: size or depth outside the limits (:func:`check_size`).
-    """
-    problem = check_size(size, depth)
-    if problem:
-        raise ValueError(problem)
-    calls = sum(variant_call_s(model_key, k, loop, size, depth) for k in variant_keys)
-    return CALLS_PER_VARIANT * calls
-
-
-def run_cost_note(seconds: float, variants: int) -> str:
-    """Why the page waits for the button before running (Markdown)."""
-    return (
-        f"Running and timing {variants} variant{'s' if variants != 1 else ''} at these settings "
-        f"is predicted to take about **{budget.format_duration(seconds)}** of the shared machine "
-        f"(more than the {AUTO_RUN_S:g} s the page runs by itself as it opens): press the "
-        "button to run them."
-    )
 
 
 def peak_memory() -> int | None:
