@@ -1,7 +1,9 @@
 """Hostile links against a public server: the worst health-check stall and the memory growth.
 
 Starts ``streamlit run app.py`` in public mode, opens each link of
-``tests/hostile_payloads.py`` in turn in a fresh headless chromium session, and meanwhile polls
+``tests/hostile_payloads.py`` (every ``*_LINKS`` table there: formulas and sizes, Markdown, the
+mispriced work and pages that measured on load) in turn in a fresh headless chromium session,
+opens each group of ``CONCURRENT_LINKS`` at once (four new seeds of the state page), and polls
 the health endpoint (``/_stcore/health``) every 100 ms from another thread and samples the
 server process's resident memory. A stall is the longest time the health check took to answer
 while a link was being handled: the server's GIL held by one visitor's input shows up here;
@@ -9,6 +11,8 @@ the growth is the server's peak resident memory while it handled the link, over 
 just before. The goal (the hardening issue's): every stall ≤ 2 s, memory growth ≤ 2 GB.
 
     .venv/bin/python benchmarks/hostile_links.py
+    .venv/bin/python benchmarks/hostile_links.py --quick   # one link of each table, 2 seeds
+    .venv/bin/python benchmarks/hostile_links.py --only sort   # links whose name has "sort"
 """
 
 from __future__ import annotations
@@ -26,13 +30,13 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from tests import hostile_payloads  # noqa: E402
 from tests.browser_support import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     streamlit_server,
     wait_for_run,
 )
-from tests.hostile_payloads import HEAVY_LINKS, MARKDOWN_LINKS  # noqa: E402
 
 GOAL_STALL_S = 2.0
 GOAL_GROWTH_BYTES = 2 * 2**30
@@ -109,9 +113,33 @@ def wait_done(page, timeout_s: float) -> float:  # noqa: ANN001 - playwright Pag
     return time.monotonic() - started
 
 
+def link_tables() -> dict[str, tuple[tuple[str, str], ...]]:
+    """Every ``*_LINKS`` table of (name, link) pairs in ``tests/hostile_payloads.py``."""
+    return {
+        name: table
+        for name, table in vars(hostile_payloads).items()
+        if name.endswith("_LINKS") and name != "CONCURRENT_LINKS"
+    }
+
+
+def chosen(quick: bool, only: str | None) -> list[tuple[str, tuple[str, ...]]]:
+    """(name, links opened at once) to open, in order."""
+    groups: list[tuple[str, tuple[str, ...]]] = []
+    for table in link_tables().values():
+        rows = table[:1] if quick else table
+        groups += [(name, (link,)) for name, link in rows]
+    for name, links in getattr(hostile_payloads, "CONCURRENT_LINKS", ()):
+        groups.append((name, links[:2] if quick else links))
+    if only:
+        groups = [g for g in groups if only.lower() in g[0].lower()]
+    return groups
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page-timeout", type=float, default=60.0)
+    parser.add_argument("--quick", action="store_true", help="one link of each table")
+    parser.add_argument("--only", help="only links whose name contains this")
     args = parser.parse_args()
     env = {"JAXPLAY_PUBLIC": "1", "JAXPLAY_RUNNER_SPARES": "1"}
     rows = []
@@ -123,15 +151,20 @@ def main() -> int:
         wait_done(warm, args.page_timeout)
         warm.close()
         with Probe(base, pid) as probe:
-            for name, link in (*HEAVY_LINKS, *MARKDOWN_LINKS):
+            for name, links in chosen(args.quick, args.only):
                 probe.reset()
-                page = browser.new_page()
+                pages = [browser.new_page() for _ in links]
+                started = time.monotonic()
                 try:
-                    page.goto(base + link)
-                    handled = f"{wait_done(page, args.page_timeout):.1f} s"
+                    for page, link in zip(pages, links, strict=True):
+                        page.goto(base + link)
+                    for page in pages:
+                        wait_done(page, args.page_timeout)
+                    handled = f"{time.monotonic() - started:.1f} s"
                 except Exception as exc:  # noqa: BLE001 - reported in the table
                     handled = f"not done ({type(exc).__name__})"
-                page.close()
+                for page in pages:
+                    page.close()
                 time.sleep(0.3)
                 rows.append((name, handled, probe.worst_s, probe.peak_rss - probe.start_rss))
         browser.close()

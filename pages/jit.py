@@ -86,7 +86,8 @@ if kept is None:
             failure = err
     if failure is None:
         m = kept.value
-        stages.done(f"Measured on {m.device} in {timing.format_seconds(m.seconds)}")
+        cut = " (cut at its time budget)" if m.cut else ""
+        stages.done(f"Measured on {m.device} in {timing.format_seconds(m.seconds)}{cut}")
     else:
         stages.clear()  # nothing was measured: no box beside the refusal
 if isinstance(failure, expr.ExprError):
@@ -99,13 +100,16 @@ elif failure is not None:
 
 def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> None:
     prof = m.profile
+    if m.cut:
+        st.warning(m.cut_note(), icon=":material/timer_off:")
     _ui.chart(jit.stage_figure(prof, m.device), key="jit_stage_chart")
     a, b, c = st.columns(3)
     a.metric("trace + lower + compile", timing.format_seconds(prof.compile_total_s))
     b.metric("first call", timing.format_seconds(prof.first_call_s))
     c.metric("steady call (median)", timing.format_seconds(prof.steady.median))
     st.caption(f"Steady state: {prof.steady.describe()}. A fresh function is compiled each time.")
-    st.markdown(jit.first_call_sentence(m.first_call, prof.first_call_s, prof.steady.median))
+    if m.first_call is not None:
+        st.markdown(jit.first_call_sentence(m.first_call, prof.first_call_s, prof.steady.median))
     st.markdown(jit.program_sentence(m.program))
     with st.expander("The compiled program's kernels", icon=":material/view_list:"):
         st.dataframe(jit.kernel_table(m.program), hide_index=True, key="jit_kernels")
@@ -124,6 +128,9 @@ def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> No
 
 def compare_tab(m: jit.Measurement, workload: jit.Workload) -> None:
     comp = m.comparison
+    if comp is None:
+        st.info(m.cut_note(), icon=":material/timer_off:")
+        return
     a, b = st.columns(2)
     a.metric("speedup: eager median / jit median", f"{comp.speedup:.2f}×")
     b.metric("from the quartiles", f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
@@ -161,6 +168,9 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
 
 def article_tab(m: jit.Measurement) -> None:
     art, comp = m.article, m.comparison
+    if art is None or comp is None:
+        st.info(m.cut_note(), icon=":material/timer_off:")
+        return
     a, b, c = st.columns(3)
     a.metric(f"article: naive loop ({art.loops} calls)", timing.format_seconds(art.naive_s))
     b.metric(f"article: jit loop ({art.loops} calls)", timing.format_seconds(art.jitted_s))

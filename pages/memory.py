@@ -91,6 +91,14 @@ def checkpointing(platform: str, device: str) -> None:
             f"{platform}: compiled and analysed only (no times, no gradient check).",
             icon=":material/info:",
         )
+    # A link may ask for the largest size and depth: heavy work waits for the visitor's button.
+    chosen_settings = (model, tuple(keys), loop, size, depth)
+    cost = memory.run_cost(*chosen_settings) if run else 0.0
+    if cost > memory.AUTO_RUN_S and not _ui.measure_button(
+        f"Run and time {words.count(len(keys), 'variant')}", "memory_run", chosen_settings
+    ):
+        st.info(memory.run_cost_note(cost, len(keys)), icon=":material/timer:")
+        return
     with _ui.measuring("Tracing, compiling and timing each variant…") as status:
         results = []
         try:

@@ -74,3 +74,31 @@ MARKDOWN_LINKS: tuple[tuple[str, str], ...] = (
         "/grad?grad_preset=type+a+formula&grad_formula=" + _q("x + " + LINK),
     ),
 )
+
+#: (what it is, path and query) — work the cost model used to misprice, and pages that measured
+#: on load (the hardening issue's third item): a sort priced as a few flops, nested sorts, and
+#: the memory page's largest size and depth.
+BUDGET_LINKS: tuple[tuple[str, str], ...] = (
+    (
+        "jit: sort of 2×1,000,000",
+        "/jit?jit_preset=Your+formula&jit_rows=2&jit_cols=1000000&jit_formula="
+        + _q("jnp.sort(x)"),
+    ),
+    (
+        "jit: 30 nested sorts",
+        "/jit?jit_preset=Your+formula&jit_rows=2&jit_cols=200000&jit_formula="
+        + _q("jnp.sort(" * 30 + "x" + ")" * 30),
+    ),
+    (
+        "memory: the largest size and depth",
+        "/memory?memory_model=mlp&memory_loop=unrolled&memory_size=512&memory_depth=12",
+    ),
+)
+
+#: (what it is, links opened at once) — in-server compute per link: each new seed trains anew.
+CONCURRENT_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "state: four new seeds at once",
+        tuple(f"/state?state_seed={seed}" for seed in (1001, 1002, 1003, 1004)),
+    ),
+)

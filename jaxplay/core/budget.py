@@ -16,9 +16,15 @@ and every primitive that will run, so the budget can be checked first:
   eager execution does (an output lives from the equation that makes it to its last use);
 - **the largest single intermediate**, named, so a refusal can say what was too big.
 
+- **seconds**: what one call will take on this machine, each primitive's work priced by a measured
+  table (:data:`SECONDS_PER_UNIT`): a flop is not a unit of time, and a comparison sort costs
+  about a thousand times more per counted element than a matmul's multiply-add (a 16×1,000,000
+  ``jnp.sort`` took 12 s a call while its 0.32 GFLOP looked like a few milliseconds).
+
 Sub-programs (``jit``, ``custom_jvp_call``, ``custom_vjp_call``, ``remat``, ``cond`` branches,
-``scan`` bodies times their length) are walked too. A ``while`` loop's trip count is not known
-before it runs: it is reported as unbounded, and :meth:`Budget.violations` refuses it.
+``scan`` bodies times their length, plus each trip's own overhead) are walked too, so nested
+sorts and sorts in a loop add up. A ``while`` loop's trip count is not known before it runs: it
+is reported as unbounded, and :meth:`Budget.violations` refuses it.
 """
 
 from __future__ import annotations
@@ -47,6 +53,27 @@ _FREE: frozenset[str] = frozenset(
         "bitcast_convert_type", "real", "imag",
     }
 )  # fmt: skip
+#: Seconds one unit of work of each kind takes, measured on the server's machine (CPU, jax
+#: 0.10.2) by ``.venv/bin/python benchmarks/op_costs.py`` (the worst size of each kind; the
+#: machine was shared, which errs towards refusing). Units: ``elementwise`` per element written
+#: (or read, if more), ``transcendental`` per flop-equivalent (:data:`TRANSCENDENTAL_COST` a
+#: element), ``matmul``/``conv``/``lapack`` per flop, ``sort``/``argsort`` per element × log2 of
+#: the sorted length × operand, ``cumulative`` per element × log2 of the scanned length,
+#: ``top_k`` per element × log2 k, ``scan_step`` per trip of a loop, ``dispatch`` per equation run
+#: eagerly (the eager side of a comparison pays one dispatch per primitive).
+SECONDS_PER_UNIT: dict[str, float] = {
+    "elementwise": 8.58e-09,
+    "transcendental": 2.62e-09,
+    "matmul": 2.6e-11,
+    "conv": 9.68e-11,
+    "lapack": 2.69e-10,
+    "sort": 2.23e-08,
+    "argsort": 1.84e-08,
+    "cumulative": 4.31e-09,
+    "top_k": 2.19e-09,
+    "scan_step": 7.88e-08,
+    "dispatch": 9.2e-05,
+}
 
 
 @dataclass(frozen=True)
@@ -61,6 +88,8 @@ class Footprint:
         largest: what that array is, e.g. ``"mul → float32[256,4096,4096]"``.
         equations: equations in the program, sub-programs included.
         unbounded: loops whose trip count is unknown before running (``while``).
+        seconds: what one call is predicted to take here, eagerly (each primitive's work priced
+            by :data:`SECONDS_PER_UNIT`, plus one dispatch per equation).
     """
 
     flops: float
@@ -69,6 +98,7 @@ class Footprint:
     largest: str
     equations: int
     unbounded: tuple[str, ...] = ()
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +108,8 @@ class Budget:
     max_flops: float
     max_peak_bytes: int
     max_equations: int = 20_000
+    #: Longest one call may be predicted to take (``None``: not limited).
+    max_seconds: float | None = None
 
     def violations(self, fp: Footprint) -> list[str]:
         problems = []
@@ -91,6 +123,12 @@ class Budget:
             problems.append(
                 f"one call needs about {format_flops(fp.flops)}; the limit is "
                 f"{format_flops(self.max_flops)}"
+            )
+        if self.max_seconds is not None and fp.seconds > self.max_seconds:
+            problems.append(
+                f"one call would take about {format_duration(fp.seconds)} here (sorts, scans "
+                "and loops priced by what they cost on this machine); the limit is "
+                f"{format_duration(self.max_seconds)}"
             )
         if fp.peak_bytes > self.max_peak_bytes:
             problems.append(
@@ -111,6 +149,15 @@ def format_flops(n: float) -> str:
         if n >= scale:
             return f"{n / scale:,.3g} {unit}"
     return f"{n:.0f} FLOP"
+
+
+def format_duration(seconds: float) -> str:
+    """``2.5 s``, ``3.1 min``, ``40 ms``."""
+    if seconds >= 120:
+        return f"{seconds / 60:.3g} min"
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    return f"{seconds * 1e3:.3g} ms"
 
 
 def format_bytes(n: float) -> str:
@@ -143,6 +190,7 @@ def footprint(closed_jaxpr: Any) -> Footprint:
         largest=walker.largest,
         equations=walker.equations,
         unbounded=tuple(dict.fromkeys(walker.unbounded)),
+        seconds=walker.seconds,
     )
 
 
@@ -270,6 +318,12 @@ def _cumulative(eqn: Any) -> float:
     return _elements(aval) * max(1.0, math.log2(max(2, length)))
 
 
+def _top_k(eqn: Any) -> float:
+    aval = eqn.invars[0].aval
+    k = eqn.params.get("k", 1)
+    return _elements(aval) * max(1.0, math.log2(max(2, k)))
+
+
 def _reduction(eqn: Any) -> float:
     return float(sum(_elements(v.aval) for v in eqn.invars))
 
@@ -295,6 +349,7 @@ FLOP_RULES: dict[str, Callable[[Any], float]] = {
     "cummax": _cumulative,
     "cummin": _cumulative,
     "cumlogsumexp": _cumulative,
+    "top_k": _top_k,
     "reduce_sum": _reduction,
     "reduce_max": _reduction,
     "reduce_min": _reduction,
@@ -305,6 +360,41 @@ FLOP_RULES: dict[str, Callable[[Any], float]] = {
     "argmin": _reduction,
     "reduce_precision": _reduction,
 }
+
+
+#: Which row of :data:`SECONDS_PER_UNIT` prices a primitive's flops (the rest: elementwise).
+SECONDS_KIND: dict[str, str] = {
+    "dot_general": "matmul",
+    "conv_general_dilated": "conv",
+    **dict.fromkeys(
+        ("lu", "cholesky", "triangular_solve", "qr", "geqrf", "householder_product", "svd",
+         "eigh", "eig", "schur", "hessenberg", "tridiagonal"),
+        "lapack",
+    ),
+    "cumsum": "cumulative",
+    "cumprod": "cumulative",
+    "cummax": "cumulative",
+    "cummin": "cumulative",
+    "cumlogsumexp": "cumulative",
+    "top_k": "top_k",
+}  # fmt: skip
+
+
+def _seconds(eqn: Any, flops: float) -> float:
+    """Predicted seconds of one run of a primitive whose flop rule gave ``flops``."""
+    name = eqn.primitive.name
+    if name == "sort":  # keys with their payloads (argsort): the dearer of the two measured
+        return flops * max(SECONDS_PER_UNIT["sort"], SECONDS_PER_UNIT["argsort"])
+    kind = SECONDS_KIND.get(name)
+    if kind is not None:
+        return flops * SECONDS_PER_UNIT[kind]
+    if name in _TRANSCENDENTAL:
+        return flops * SECONDS_PER_UNIT["transcendental"]
+    moved = max(
+        sum(_elements(v.aval) for v in eqn.outvars),
+        sum(_elements(v.aval) for v in eqn.invars if not _is_literal(v)),
+    )
+    return max(moved, flops) * SECONDS_PER_UNIT["elementwise"]
 
 
 def _elementwise(eqn: Any) -> float:
@@ -318,10 +408,13 @@ def _elementwise(eqn: Any) -> float:
 @dataclass
 class _Walker:
     flops: float = 0.0
+    seconds: float = 0.0
     equations: int = 0
     largest_bytes: int = 0
     largest: str = "none"
     unbounded: list[str] = field(default_factory=list)
+    #: How deep in sub-programs the walk is: only top-level equations are dispatched one by one.
+    depth: int = 0
 
     def note(self, eqn: Any) -> None:
         for var in eqn.outvars:
@@ -363,24 +456,29 @@ class _Walker:
     def equation(self, eqn: Any, times: float) -> int:
         """Count one equation; return the bytes its sub-programs hold beyond its outputs."""
         self.equations += 1
+        if self.depth == 0:
+            self.seconds += times * SECONDS_PER_UNIT["dispatch"]
         self.note(eqn)
         name = eqn.primitive.name
         subs = list(_sub_jaxprs(eqn.params))
         if name == "while":
             self.unbounded.append("while")
+            self.depth += 1
             for _, sub in subs:
                 self.program(sub, times)
+            self.depth -= 1
             return 0
         if name == "cond":
             costs = []
             transient = 0
             for _, sub in subs:
-                branch = _Walker()
+                branch = _Walker(depth=self.depth + 1)
                 transient = max(transient, branch.program(sub, times))
                 costs.append(branch)
-            worst = max(costs, key=lambda w: w.flops, default=None)
+            worst = max(costs, key=lambda w: w.seconds, default=None)
             if worst is not None:
-                self.flops += worst.flops
+                self.flops += max(w.flops for w in costs)
+                self.seconds += worst.seconds
                 self.equations += sum(w.equations for w in costs)
                 self.unbounded += [u for w in costs for u in w.unbounded]
                 if worst.largest_bytes > self.largest_bytes:
@@ -388,12 +486,20 @@ class _Walker:
             return transient
         if subs:
             repeat = float(eqn.params.get("length", 1)) if name == "scan" else 1.0
+            if name == "scan":
+                self.seconds += times * repeat * SECONDS_PER_UNIT["scan_step"]
             transient = 0
-            for param, sub in subs:
-                if name == "custom_jvp_call" and param != "call_jaxpr":
-                    continue
-                transient = max(transient, self.program(sub, times * repeat))
+            self.depth += 1
+            try:
+                for param, sub in subs:
+                    if name == "custom_jvp_call" and param != "call_jaxpr":
+                        continue
+                    transient = max(transient, self.program(sub, times * repeat))
+            finally:
+                self.depth -= 1
             return transient
         rule = FLOP_RULES.get(name, _elementwise)
-        self.flops += times * rule(eqn)
+        flops = rule(eqn)
+        self.flops += times * flops
+        self.seconds += times * _seconds(eqn, flops)
         return 0

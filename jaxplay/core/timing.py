@@ -9,6 +9,12 @@ and caches are out of the steady state, (3) batches sub-millisecond calls like
 show the median with its spread rather than one lucky number. Every measurement holds the
 measurement lock of :mod:`jaxplay.core.turns`, so two visitors never time at once.
 
+A measurement may be given a :class:`Deadline`, a wall-clock budget shared by every harness call
+that makes it up: past it no call starts (not even the samples ``min_repeats`` asks for), so the
+measurement lock is never held longer than the budget plus the one call in flight, and what was
+measured so far comes back marked ``cut``. A single call longer than the budget cannot be cut
+this way: the caller refuses it first, from its predicted cost (:mod:`jaxplay.core.budget`).
+
 - :func:`measure`: steady-state per-call time of one function;
 - :func:`compare_jit`: eager against jitted, samples interleaved so drift hits both alike;
 - :func:`profile_jit`: trace, lower, compile, first call and steady state as separate numbers, plus
@@ -26,6 +32,44 @@ import numpy as np
 
 from jaxplay.core import compilation
 from jaxplay.core.turns import exclusive
+
+
+class Deadline:
+    """A wall-clock budget for one measurement, shared by the harness calls that make it up.
+
+    Arguments:
+        seconds: the budget, counted from when the deadline is made.
+        clock: the clock to read (tests pass a fake one).
+
+    ``cut`` is set by a harness function that stopped early because the budget was spent, so the
+    caller can say the measurement was cut.
+    """
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.seconds = float(seconds)
+        self._clock = clock
+        self._end = clock() + self.seconds
+        self.cut = False
+
+    @property
+    def expired(self) -> bool:
+        return self._clock() >= self._end
+
+    def remaining(self) -> float:
+        """Seconds left (0 once expired)."""
+        return max(0.0, self._end - self._clock())
+
+    def allows(self, seconds: float) -> bool:
+        """Whether work expected to take ``seconds`` fits in what is left (NaN never fits)."""
+        return seconds <= self.remaining()
+
+
+def _due(deadline: Deadline | None) -> bool:
+    """True (and the deadline marked cut) if ``deadline`` is spent."""
+    if deadline is None or not deadline.expired:
+        return False
+    deadline.cut = True
+    return True
 
 
 def block(tree: Any) -> Any:
@@ -54,31 +98,37 @@ class Timing:
         samples: per-call time of each sample (a sample's total divided by ``number``).
         number: calls per sample (more than 1 for fast functions, as ``timeit.autorange`` does).
         warmup: calls made and discarded before sampling.
+        cut: the measurement's :class:`Deadline` stopped it early (fewer samples than asked
+            for, perhaps none: then every statistic is NaN).
     """
 
     samples: tuple[float, ...]
     number: int
     warmup: int
+    cut: bool = False
+
+    def _stat(self, reduce: Callable[[Any], Any]) -> float:
+        return float(reduce(self.samples)) if self.samples else float("nan")
 
     @property
     def median(self) -> float:
-        return float(np.median(self.samples))
+        return self._stat(np.median)
 
     @property
     def min(self) -> float:
-        return float(np.min(self.samples))
+        return self._stat(np.min)
 
     @property
     def max(self) -> float:
-        return float(np.max(self.samples))
+        return self._stat(np.max)
 
     @property
     def q1(self) -> float:
-        return float(np.percentile(self.samples, 25))
+        return self._stat(lambda v: np.percentile(v, 25))
 
     @property
     def q3(self) -> float:
-        return float(np.percentile(self.samples, 75))
+        return self._stat(lambda v: np.percentile(v, 75))
 
     @property
     def iqr(self) -> float:
@@ -91,9 +141,12 @@ class Timing:
 
     def describe(self) -> str:
         """``"1.23 ms ± 0.05 ms (median ± IQR/2, 25 samples × 10 calls)"``."""
+        if not self.samples:
+            return "no sample (cut: the measurement's time budget was spent first)"
+        cut = "; cut at the measurement's time budget" if self.cut else ""
         return (
             f"{format_seconds(self.median)} ± {format_seconds(self.iqr / 2)} "
-            f"(median ± IQR/2, {self.repeats} samples × {self.number} calls)"
+            f"(median ± IQR/2, {self.repeats} samples × {self.number} calls{cut})"
         )
 
 
@@ -115,12 +168,20 @@ def _time_batch(call: Callable[[], Any], number: int) -> float:
     return time.perf_counter() - start
 
 
-def autorange(call: Callable[[], Any], target_s: float = 0.02, max_number: int = 100_000) -> int:
-    """Calls per sample so that one sample lasts at least ``target_s`` (1, 2, 5, 10, 20, ...)."""
+def autorange(
+    call: Callable[[], Any],
+    target_s: float = 0.02,
+    max_number: int = 100_000,
+    deadline: Deadline | None = None,
+) -> int:
+    """Calls per sample so that one sample lasts at least ``target_s`` (1, 2, 5, 10, 20, ...);
+    the count reached so far once ``deadline`` is spent."""
     number = 1
     while number < max_number:
         for factor in (1, 2, 5):
             n = number * factor
+            if _due(deadline):
+                return n
             if _time_batch(call, n) >= target_s:
                 return n
         number *= 10
@@ -136,6 +197,7 @@ def measure(
     max_repeats: int = 200,
     sample_target_s: float = 0.01,
     lock: bool = True,
+    deadline: Deadline | None = None,
     **kwargs: Any,
 ) -> Timing:
     """Steady-state per-call time of ``fn(*args, **kwargs)``.
@@ -148,6 +210,8 @@ def measure(
         min_repeats, max_repeats: bounds on the number of samples.
         sample_target_s: a sample lasts at least this long; fast functions are called in batches.
         lock: hold :data:`MEASURE_LOCK` (set False when the caller already holds it).
+        deadline: the whole measurement's wall-clock budget: no call starts once it is spent
+            (the result is then marked ``cut``).
 
     Returns:
         A :class:`Timing` with every per-call sample.
@@ -158,15 +222,21 @@ def measure(
 
     def run() -> Timing:
         for _ in range(max(0, warmup)):
+            if _due(deadline):
+                return Timing((), 1, warmup, cut=True)
             block(call())
-        number = autorange(call, sample_target_s)
+        number = autorange(call, sample_target_s, deadline=deadline)
         samples: list[float] = []
-        deadline = time.perf_counter() + budget_s
+        end = time.perf_counter() + budget_s
+        cut = False
         while len(samples) < max_repeats and (
-            len(samples) < min_repeats or time.perf_counter() < deadline
+            len(samples) < min_repeats or time.perf_counter() < end
         ):
+            if _due(deadline):
+                cut = True
+                break
             samples.append(_time_batch(call, number) / number)
-        return Timing(tuple(samples), number, warmup)
+        return Timing(tuple(samples), number, warmup, cut)
 
     if not lock:
         return run()
@@ -238,6 +308,7 @@ def compare_jit(
     sample_target_s: float = 0.01,
     lock: bool = True,
     on_stage: Callable[[str], None] | None = None,
+    deadline: Deadline | None = None,
     **kwargs: Any,
 ) -> JitComparison:
     """Time ``fn`` eagerly and under ``jax.jit``, interleaving their samples.
@@ -256,6 +327,7 @@ def compare_jit(
         sample_target_s: a sample lasts at least this long.
         lock: hold :data:`MEASURE_LOCK`.
         on_stage: told ``"warming up"`` and then ``"sampling"`` as each starts (a page shows it).
+        deadline: the whole measurement's wall-clock budget (see :func:`measure`).
 
     Returns:
         A :class:`JitComparison`; ``.speedup`` is eager median / jitted median.
@@ -274,22 +346,34 @@ def compare_jit(
         block((args, kwargs))
         _tell(on_stage, "warming up")
         for _ in range(max(1, warmup)):
+            if _due(deadline):
+                return JitComparison(Timing((), 1, warmup, True), Timing((), 1, warmup, True))
             block(eager())
+            if _due(deadline):
+                return JitComparison(Timing((), 1, warmup, True), Timing((), 1, warmup, True))
             block(jitted())
-        n_eager = autorange(eager, sample_target_s)
-        n_jitted = autorange(jitted, sample_target_s)
+        n_eager = autorange(eager, sample_target_s, deadline=deadline)
+        n_jitted = autorange(jitted, sample_target_s, deadline=deadline)
         _tell(on_stage, "sampling")
         eager_samples: list[float] = []
         jitted_samples: list[float] = []
-        deadline = time.perf_counter() + budget_s
+        end = time.perf_counter() + budget_s
+        cut = False
         while len(eager_samples) < max_repeats and (
-            len(eager_samples) < min_repeats or time.perf_counter() < deadline
+            len(eager_samples) < min_repeats or time.perf_counter() < end
         ):
-            eager_samples.append(_per_call(eager, n_eager))
+            if _due(deadline):
+                cut = True
+                break
+            eager_s = _per_call(eager, n_eager)
+            if _due(deadline):  # a pair or nothing: the samples stay interleaved
+                cut = True
+                break
+            eager_samples.append(eager_s)
             jitted_samples.append(_per_call(jitted, n_jitted))
         return JitComparison(
-            Timing(tuple(eager_samples), n_eager, warmup),
-            Timing(tuple(jitted_samples), n_jitted, warmup),
+            Timing(tuple(eager_samples), n_eager, warmup, cut),
+            Timing(tuple(jitted_samples), n_jitted, warmup, cut),
         )
 
     if not lock:
@@ -375,6 +459,7 @@ def profile_jit(
     warmup: int = 1,
     lock: bool = True,
     on_stage: Callable[[str], None] | None = None,
+    deadline: Deadline | None = None,
 ) -> JitProfile:
     """Time each stage of ``jax.jit(fn)`` separately through the ahead-of-time API.
 
@@ -391,6 +476,8 @@ def profile_jit(
         lock: hold :data:`MEASURE_LOCK`.
         on_stage: told ``"tracing"``, ``"lowering"``, ``"compiling"``, ``"first call"`` and
             ``"steady calls"`` as each starts (a page shows it; its own time is not counted).
+        deadline: the whole measurement's wall-clock budget (see :func:`measure`): spent before
+            the first call, the first call is not made (NaN) and the steady state has no sample.
 
     The arguments are waited for before the first stopwatch starts: an input still being
     computed (JAX dispatches asynchronously) would otherwise be timed as part of the compile or
@@ -405,11 +492,21 @@ def profile_jit(
         block(args)
         aot = compilation.compile_aot(fn, *args, static_argnums=static_argnums, on_stage=on_stage)
         _tell(on_stage, "first call")
+        if _due(deadline):
+            steady = Timing((), 1, warmup, cut=True)
+            return JitProfile(aot.trace_s, aot.lower_s, aot.compile_s, float("nan"), steady, aot)
         start = time.perf_counter()
         block(aot.compiled(*aot.call_args))
         first_call_s = time.perf_counter() - start
         _tell(on_stage, "steady calls")
-        steady = measure(aot.compiled, *aot.call_args, budget_s=budget_s, warmup=warmup, lock=False)
+        steady = measure(
+            aot.compiled,
+            *aot.call_args,
+            budget_s=budget_s,
+            warmup=warmup,
+            lock=False,
+            deadline=deadline,
+        )
         return JitProfile(aot.trace_s, aot.lower_s, aot.compile_s, first_call_s, steady, aot)
 
     if not lock:

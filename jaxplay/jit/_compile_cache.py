@@ -22,12 +22,12 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from jaxplay.core import cpu_limit
 from jaxplay.core.timing import format_seconds
 from jaxplay.hosting import environment
 from jaxplay.jit._lab import Workload, check
@@ -132,7 +132,8 @@ def _run_process(directory: str, workload: Workload, timeout_s: float) -> tuple[
                        workload.formula])  # fmt: skip
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", CACHE_CHILD, directory, spec],
+        # The worker's CPU-time limit covers this child too (it would get a whole one afresh).
+        cpu_limit.python_command(CACHE_CHILD, directory, spec),
         env=environment.child_environment(),
         capture_output=True,
         text=True,

@@ -29,9 +29,14 @@ from jaxplay.core import budget, compilation, expr, timing, turns
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
-#: What one call may cost: its work (LAPACK calls counted by their operation counts) and the
-#: memory it holds at once when run op by op, as the eager side of every comparison runs it.
-BUDGET = budget.Budget(max_flops=40e9, max_peak_bytes=512 * 2**20)
+#: Longest one call may be predicted to take (sorts, scans and loops priced by what they cost
+#: here): a measurement is cut at its time budget, but only between calls, so a call longer than
+#: that budget must be refused before it runs.
+MAX_CALL_S = 2.0
+#: What one call may cost: its work (LAPACK calls counted by their operation counts), its
+#: predicted time and the memory it holds at once when run op by op, as the eager side of every
+#: comparison runs it.
+BUDGET = budget.Budget(max_flops=40e9, max_peak_bytes=512 * 2**20, max_seconds=MAX_CALL_S)
 #: Dtypes a visitor may pick (float64 needs ``jax_enable_x64``, which this server leaves off).
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
 

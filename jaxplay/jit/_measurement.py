@@ -29,6 +29,11 @@ from jaxplay.jit._stopwatch import ArticleTiming, article_timing
 #: Sampling time of the steady state (``profile_jit``) and of eager against jit.
 PROFILE_BUDGET_S = 0.3
 COMPARE_BUDGET_S = 0.5
+#: Wall-clock budget of one whole measurement, counted from when it takes the measurement lock:
+#: past it no call starts, so the lock is held at most this plus one call (a call is at most
+#: :data:`jaxplay.jit._lab.MAX_CALL_S`, predicted before anything runs). What was measured by
+#: then is shown, marked as cut; the parts not reached are said to be missing.
+MEASUREMENT_BUDGET_S = 15.0
 #: Calls in each of the article's two stopwatch loops.
 ARTICLE_LOOPS = 10
 #: Fresh executables whose first two calls are timed to take the first call apart.
@@ -71,23 +76,48 @@ class Measurement:
         workload: what was measured.
         device: where, e.g. ``"cpu (cpu)"``.
         profile: each stage of jit (its executable's arguments dropped: the inputs are not kept).
-        comparison: eager against jit, interleaved samples.
-        article: the article's ``time.time()`` measurement of the same function and size.
-        first_call: first and second calls of fresh executables.
+        comparison: eager against jit, interleaved samples (``None``: cut before it started).
+        article: the article's ``time.time()`` measurement of the same function and size
+            (``None``: cut, the time budget did not leave room for its calls).
+        first_call: first and second calls of fresh executables (``None``: cut).
         program: counts from the compiled program (kernels, bytes, ops).
         reference: this machine's measured roofs.
         seconds: wall time of the whole measurement.
+        cut: the measurement's time budget (:data:`MEASUREMENT_BUDGET_S`) stopped it early.
+        locked_s: how long it held the measurement lock (the budget applies to this part).
     """
 
     workload: Workload
     device: str
     profile: timing.JitProfile
-    comparison: timing.JitComparison
-    article: ArticleTiming
-    first_call: FirstCall
+    comparison: timing.JitComparison | None
+    article: ArticleTiming | None
+    first_call: FirstCall | None
     program: CompiledProgram
     reference: roofline.MachineReference
     seconds: float
+    cut: bool = False
+    locked_s: float = 0.0
+
+    def cut_note(self) -> str:
+        """What the time budget cut, in a sentence (empty when nothing was)."""
+        if not self.cut:
+            return ""
+        missing = [
+            name
+            for name, part in (
+                ("eager against jit", self.comparison),
+                ("the article's stopwatch", self.article),
+                ("the first call taken apart", self.first_call),
+            )
+            if part is None
+        ]
+        text = (
+            f"Cut at the measurement's time budget ({MEASUREMENT_BUDGET_S:g} s, so that one "
+            "visitor's measurement cannot keep everyone else waiting): what is shown was "
+            "measured, with fewer samples than usual"
+        )
+        return text + (f"; not measured: {', '.join(missing)}." if missing else ".")
 
 
 def key_of(workload: Workload) -> tuple[str, int, int, str, str]:
@@ -100,6 +130,7 @@ def measure(
     workload: Workload,
     report: Report | None = None,
     on_queue: Callable[[int], None] | None = None,
+    budget_s: float = MEASUREMENT_BUDGET_S,
 ) -> Measurement:
     """Measure ``workload`` stage by stage, telling ``report`` each stage as it starts.
 
@@ -107,6 +138,8 @@ def measure(
         workload: the function and size.
         report: ``report(stage, fraction_done)``; called in this thread, between stopwatches.
         on_queue: told the queue position if another measurement holds the lock.
+        budget_s: the wall-clock budget once the lock is held (see
+            :data:`MEASUREMENT_BUDGET_S`); past it no call starts and the result is ``cut``.
 
     Raises:
         SizeError, ExprError, TypeError: as :func:`jaxplay.jit.check` (nothing was run).
@@ -124,23 +157,46 @@ def measure(
     stage(STAGES[0])
     check(workload)
     fn = function_of(workload)
+    comparison: timing.JitComparison | None = None
+    article: ArticleTiming | None = None
+    anatomy: FirstCall | None = None
     with turns.exclusive(on_wait=on_queue):
+        locked = time.perf_counter()
+        deadline = timing.Deadline(budget_s)
         stage("drawing the inputs")
         args = timing.block(inputs(workload))
         profile = timing.profile_jit(
-            fn, *args, budget_s=PROFILE_BUDGET_S, lock=False, on_stage=timing_stage
+            fn,
+            *args,
+            budget_s=PROFILE_BUDGET_S,
+            lock=False,
+            on_stage=timing_stage,
+            deadline=deadline,
         )
-        comparison = timing.compare_jit(
-            fn, *args, budget_s=COMPARE_BUDGET_S, lock=False, on_stage=timing_stage
-        )
+        if not deadline.expired:
+            comparison = timing.compare_jit(
+                fn,
+                *args,
+                budget_s=COMPARE_BUDGET_S,
+                lock=False,
+                on_stage=timing_stage,
+                deadline=deadline,
+            )
+        # The last two parts make a fixed number of calls: each runs only if those calls fit in
+        # what is left of the budget, judged by the calls just measured.
+        call_s = max(profile.first_call_s, profile.steady.median)
         stage("running the article's stopwatch")
-        article = article_timing(fn, *args, loops=ARTICLE_LOOPS, lock=False)
+        if deadline.allows(2 * ARTICLE_LOOPS * call_s + profile.compile_total_s):
+            article = article_timing(fn, *args, loops=ARTICLE_LOOPS, lock=False)
         stage("taking the first call apart (fresh executables)")
         # A slow call (a large matmul) gets one fresh executable, not three: the anatomy's
         # calls must not cost more than the rest of the measurement.
         fresh = FIRST_CALL_EXECUTABLES if profile.steady.median < 0.05 else 1
-        anatomy = first_call_anatomy(fn, *args, executables=fresh, lock=False)
+        if deadline.allows((fresh + 1) * (2 * call_s + profile.compile_total_s)):
+            anatomy = first_call_anatomy(fn, *args, executables=fresh, lock=False)
         program = read_program(profile, fn, *args)
+        cut = deadline.cut or None in (comparison, article, anatomy)
+        locked_s = time.perf_counter() - locked
     stage("measuring this machine's roofs (once per server)")
     reference = roofline.machine_reference()
     kept_profile = dataclasses.replace(profile, aot=dataclasses.replace(profile.aot, call_args=()))
@@ -154,6 +210,8 @@ def measure(
         program=program,
         reference=reference,
         seconds=time.perf_counter() - start,
+        cut=cut,
+        locked_s=locked_s,
     )
 
 

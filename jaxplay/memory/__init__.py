@@ -1,10 +1,10 @@
 """The memory page: what gradient checkpointing saves, and what XLA fuses.
 
 Checkpointing variants of the article's layer and of an MLP, with their saved residuals, compiled
-memory and gradient time (``_remat``), told in sentences, tables and a chart
-(``_remat_report``); an elementwise op chain run eagerly and jitted, with the
-kernels XLA fused and the bytes they move (``_fusion``). The article's function comes from
-:mod:`jaxplay.article`.
+memory and gradient time (``_remat``), what running them will cost (``_run_cost``), told in
+sentences, tables and a chart (``_remat_report``); an elementwise op chain run eagerly and
+jitted, with the kernels XLA fused and the bytes they move (``_fusion``). The article's function
+comes from :mod:`jaxplay.article`.
 """
 
 from jaxplay.article import memory_intensive_layer as memory_intensive_layer
@@ -64,3 +64,8 @@ from ._remat_report import remat_story as remat_story
 from ._remat_report import residual_rows as residual_rows
 from ._remat_report import residual_story as residual_story
 from ._remat_report import summary_rows as summary_rows
+from ._run_cost import AUTO_RUN_S as AUTO_RUN_S
+from ._run_cost import CALLS_PER_VARIANT as CALLS_PER_VARIANT
+from ._run_cost import run_cost as run_cost
+from ._run_cost import run_cost_note as run_cost_note
+from ._run_cost import variant_call_s as variant_call_s

@@ -47,6 +47,9 @@ GRAD_RTOL = 1e-3
 #: Most entries of each gradient leaf kept (evenly spaced) to compare variants: a cached result
 #: then holds at most 1 MiB per leaf, whatever the size (a 4096-wide MLP's gradient is 800 MB).
 GRADIENT_SAMPLE = 1 << 18
+#: Wall-clock budget of timing one variant (:class:`jaxplay.core.timing.Deadline`): past it no
+#: further sample starts, and the time shown is the median of the samples taken.
+VARIANT_BUDGET_S = 10.0
 #: Variants the page starts with (the rest are one click away).
 DEFAULT_VARIANTS: tuple[str, ...] = ("none", "whole", "per_round", "per_round_names")
 
@@ -507,7 +510,8 @@ def analyse_variant(
             roles=roles,
         )
     params, x = model.inputs(size, depth)
-    profile = timing.profile_jit(grad, params, x, budget_s=budget_s, warmup=1)
+    deadline = timing.Deadline(VARIANT_BUDGET_S)
+    profile = timing.profile_jit(grad, params, x, budget_s=budget_s, warmup=1, deadline=deadline)
     gradient = timing.block(profile.aot.compiled(*profile.aot.call_args))
     leaves = tuple(np.asarray(_sample(leaf)) for leaf in jax.tree_util.tree_leaves(gradient))
     return RematResult(

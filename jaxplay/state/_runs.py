@@ -4,19 +4,23 @@ Why a module of its own: the page compares loops by what they really did: every 
 programs ``jit`` compiled for the step (:func:`jaxplay.core.jax_private.cache_size`), and what
 happens when the trained parameters are used afterwards (the full-data loss, or the error JAX
 raises for parameters that are leaked tracers). The sizes a visitor picks are bounded here, before
-any work starts.
+any work starts, and a run takes its turn like any measurement
+(:func:`jaxplay.core.turns.exclusive`): each new seed in a link costs seconds of server CPU, so in
+public mode one visitor's runs wait for their throttle and everyone's runs queue behind one
+another instead of starving a bystander.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 
 from jaxplay.article import code
-from jaxplay.core import capture, jax_private
+from jaxplay.core import capture, jax_private, turns
 from jaxplay.state import _loops, _model
 
 MAX_STEPS = 200
@@ -128,10 +132,23 @@ def full_data_loss(params, x, y):
     return _model.loss_fn(params, x, y)
 
 
-def train(loop_key: str, setup: Setup) -> TrainingRun:
-    """Train with the loop registered under ``loop_key`` (sizes checked before any work)."""
+def train(
+    loop_key: str, setup: Setup, on_wait: Callable[[int], None] | None = None
+) -> TrainingRun:
+    """Train with the loop registered under ``loop_key`` (sizes checked before any work).
+
+    Arguments:
+        loop_key: a key of the loop registry.
+        setup: seed, steps, hidden units, optimizer and learning rate.
+        on_wait: told the queue position if another measurement or run holds the lock.
+    """
     setup = setup.check()
     loop = find_loop(loop_key)
+    with turns.exclusive(on_wait=on_wait):
+        return _train(loop, setup)
+
+
+def _train(loop: Loop, setup: Setup) -> TrainingRun:
     x, y = _model.make_data(setup.seed, _model.N_EXAMPLES, _model.FEATURES, _model.NOISE)
     params = _model.init_params(jax.random.key(setup.seed + 1), _model.FEATURES, setup.hidden)
     init, update = _model.OPTIMIZERS[setup.optimizer]
