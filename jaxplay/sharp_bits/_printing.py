@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture
+from jaxplay.core import capture, claims
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 
@@ -60,6 +60,7 @@ def count_lines(printed: str) -> tuple[int, int, int]:
     return len(plain), len(debug), sum("Tracer" in line for line in plain)
 
 
+@claims.states("sharp_bits.print_at_trace", "sharp_bits.debug_print_every_call")
 def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any) -> str:
     calls, batch = params["calls"], params["batch"]
     plain, debug, tracers = count_lines(outcome.stdout)
