@@ -262,8 +262,13 @@ def _debug_nans(x: float) -> Verdict:
     jnp_lines = jnp_run.stdout.count(_nans.DEOPTIMIZED)
     lax_lines = lax_run.stdout.count(_nans.DEOPTIMIZED)
     op = "sqrt" if x > 0 else "log"
+    page = capture.run(_nans.with_debug_nans, x)
+    sentence = _nans.explain_debug_nans("debug_nans", {"x": x}, page, None)
     holds = (
-        jnp_run.error_type == "FloatingPointError"
+        "re-ran the function once" in sentence
+        and "re-runs printed" not in sentence
+        and page.stdout.count(_nans.DEOPTIMIZED) == jnp_lines
+        and jnp_run.error_type == "FloatingPointError"
         and f"encountered in {op}" in jnp_run.message
         and len(calls) == 2  # traced once, re-run once
         and lax_lines == 1
@@ -274,7 +279,7 @@ def _debug_nans(x: float) -> Verdict:
         holds,
         f"x = {x:g}: the Python ran {len(calls)} times (one trace, then re-runs); "
         f"{jnp_lines} de-optimized lines with jnp ops, {lax_lines} with lax ops; "
-        f"error: {jnp_run.message}",
+        f"error: {jnp_run.message}; the page said: {sentence}",
     )
 
 
