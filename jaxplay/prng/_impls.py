@@ -95,7 +95,7 @@ class ImplInfo:
     vmap_exact: bool = True
 
 
-def _words(key: jax.Array) -> tuple[int, ...]:
+def _key_data(key: jax.Array) -> tuple[int, ...]:
     return tuple(int(w) for w in np.asarray(jrandom.key_data(key)).reshape(-1))
 
 
@@ -127,8 +127,8 @@ def impl_infos(seed: int) -> tuple[ImplInfo, ...]:
                 tuple(data.shape),
                 tuple(int(w) for w in data),
                 tuple(float(v) for v in np.asarray(jrandom.normal(key, (4,)))),
-                _words(jrandom.split(key)[0]),
-                _words(jrandom.fold_in(key, 1)),
+                _key_data(jrandom.split(key)[0]),
+                _key_data(jrandom.fold_in(key, 1)),
                 vmap_is_exact(key),
             )
         )

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxplay.core import capture, claims, jax_private
+from jaxplay.core import capture, claims, compilation, jax_private
 from jaxplay.sharp_bits import _nans, _printing, _purity, _types, _updates
 
 Verdict = claims.Verdict
@@ -309,6 +309,24 @@ def _checkify(_: None) -> Verdict:
 # --- printing and purity -----------------------------------------------------------------------
 
 
+def _fresh_calls(transform: str, calls: int = 3, batch: int = 2) -> str:
+    """What ``calls`` calls of a fresh copy of ``show_both`` under ``transform`` printed."""
+
+    def run() -> None:
+        fresh = compilation.fresh_function(_printing.show_both)
+        f = {
+            "eager": fresh,
+            "jit": jax.jit(fresh),
+            "vmap": jax.vmap(fresh),
+            "jit_vmap": jax.jit(jax.vmap(fresh)),
+        }[transform]
+        xs = jnp.arange(float(batch))
+        for _ in range(calls):
+            f(xs)
+
+    return capture.run(run).stdout
+
+
 @claims.claim(
     "sharp_bits.print_at_trace",
     "print runs on every eager call, but under jit only while tracing (once, showing a tracer); "
@@ -316,17 +334,28 @@ def _checkify(_: None) -> Verdict:
     cases=("eager", "jit", "vmap", "jit_vmap"),
 )
 def _print_at_trace(variant: str) -> Verdict:
-    fn = {
-        "eager": _printing.call_eagerly,
-        "jit": _printing.call_jitted,
-        "vmap": _printing.call_vmapped,
-        "jit_vmap": _printing.call_jit_of_vmap,
-    }[variant]
-    plain, _, tracers = _printing.count_lines(capture.run(fn, 3, 2).stdout)
+    plain, _, tracers = _printing.count_lines(_fresh_calls(variant))
     expected = {"eager": (3, 0), "jit": (1, 1), "vmap": (3, 3), "jit_vmap": (1, 1)}[variant]
     return Verdict(
         (plain, tracers) == expected, f"{variant}: {plain} print lines, {tracers} with a tracer"
     )
+
+
+@claims.claim(
+    "sharp_bits.jit_reuses_trace",
+    "A new jax.jit wrapper of a function already traced for these shapes reuses the trace: its "
+    "print does not run again.",
+)
+def _jit_reuses_trace(_: None) -> Verdict:
+    fresh = compilation.fresh_function(_printing.show_both)
+    xs = jnp.arange(2.0)
+
+    def twice() -> None:
+        jax.jit(fresh)(xs)
+        jax.jit(fresh)(xs)  # another wrapper, the same function
+
+    plain, _, _ = _printing.count_lines(capture.run(twice).stdout)
+    return Verdict(plain == 1, f"two jax.jit wrappers of one function printed {plain} lines")
 
 
 @claims.claim(
@@ -335,13 +364,7 @@ def _print_at_trace(variant: str) -> Verdict:
     cases=("eager", "jit", "vmap", "jit_vmap"),
 )
 def _debug_print(variant: str) -> Verdict:
-    fn = {
-        "eager": _printing.call_eagerly,
-        "jit": _printing.call_jitted,
-        "vmap": _printing.call_vmapped,
-        "jit_vmap": _printing.call_jit_of_vmap,
-    }[variant]
-    _, debug, _ = _printing.count_lines(capture.run(fn, 3, 2).stdout)
+    _, debug, _ = _printing.count_lines(_fresh_calls(variant))
     expected = 3 if variant in ("eager", "jit") else 6
     return Verdict(debug == expected, f"{variant}: {debug} debug.print lines over 3 calls of 2")
 

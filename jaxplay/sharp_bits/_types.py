@@ -127,6 +127,7 @@ def converts(jaxpr: Any, names: tuple[str, ...] = ("x", "y")) -> list[tuple[str,
     ]
 
 
+@claims.states_nothing("writes out the converts the jaxpr JAX made holds")
 def _convert_words(found: list[tuple[str, str, bool]]) -> str:
     if not found:
         return "no input is converted"

@@ -17,7 +17,7 @@ Verdict = claims.Verdict
 SMALL = _runs.Setup(seed=0, steps=3, hidden=2, optimizer="adam", lr=0.03)
 
 
-def _summary(run: _runs.TrainingRun) -> str:
+def _observed(run: _runs.TrainingRun) -> str:
     after = run.after.error_type or f"loss {run.after.value}"
     return (
         f"{run.loop}: {run.compiles} program(s), {run.distinct_losses} distinct losses over "
@@ -33,7 +33,7 @@ def _summary(run: _runs.TrainingRun) -> str:
 def _threaded(_: None) -> Verdict:
     run = _runs.train("threaded", SMALL)
     holds = run.compiles in (1, None) and run.distinct_losses == SMALL.steps and run.after.ok
-    return Verdict(holds, _summary(run))
+    return Verdict(holds, _observed(run))
 
 
 @claims.claim(
@@ -44,7 +44,7 @@ def _threaded(_: None) -> Verdict:
 def _globals(_: None) -> Verdict:
     run = _runs.train("globals", SMALL)
     holds = run.compiles in (1, None) and run.distinct_losses == 1 and run.after.ok
-    return Verdict(holds, _summary(run))
+    return Verdict(holds, _observed(run))
 
 
 @claims.claim(
@@ -60,4 +60,4 @@ def _self(_: None) -> Verdict:
         and run.distinct_losses == 1
         and run.after.error_type == "UnexpectedTracerError"
     )
-    return Verdict(holds, _summary(run))
+    return Verdict(holds, _observed(run))
