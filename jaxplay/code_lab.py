@@ -13,6 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from jaxplay import sandbox
+from jaxplay.core import claims
 from jaxplay.core.figures import plain
 from jaxplay.core.timing import format_seconds
 from jaxplay.sandbox import ArraySummary
@@ -98,6 +99,7 @@ def mark_line(source: str, line: int | None, context: int = 2) -> str | None:
     )
 
 
+@claims.states_nothing("our own timing harness's medians, measured in the sandbox")
 def timing_summary(data: dict[str, Any]) -> dict[str, str]:
     """Display strings for a ``compare_jit`` inspection: medians, speed-up and what was measured."""
 
@@ -122,6 +124,7 @@ def timing_summary(data: dict[str, Any]) -> dict[str, str]:
     }
 
 
+@claims.states_nothing("the sandbox's own limits and isolation, not JAX's behaviour")
 def describe_limits(pool: sandbox.WorkerPool | None = None) -> str:
     """One line for the page: the sandbox in use, the limits of a run and what enforces them.
 

@@ -12,9 +12,11 @@ from pages import _ui
 
 st.title(":material/casino: PRNG keys")
 st.write(
-    "JAX has no hidden random state: every random number comes from an explicit **key**, and "
-    "the same key always gives the same numbers, under `jit`, `vmap` or on another device. "
-    "Start from the article's seed, then derive, inspect and misuse keys."
+    "JAX has no hidden random state: every random number comes from an explicit **key**. With "
+    "the default implementation (threefry2x32) the same key gives the same numbers under "
+    "`jit`, `vmap` or on another device; the experimental `rbg` and `unsafe_rbg` do not under "
+    "`vmap` (see *Typed keys & implementations*). Start from the article's seed, then derive, "
+    "inspect and misuse keys."
 )
 
 
@@ -167,7 +169,7 @@ def tree_section(seed: int) -> None:
 
 
 def impl_section(seed: int) -> None:
-    """Typed vs legacy keys; threefry, rbg and unsafe_rbg."""
+    """Typed vs legacy keys; every implementation JAX registers."""
     st.markdown("**Legacy `PRNGKey` arrays and typed keys** hold the same words:")
     forms = cached("key_forms", seed)
     st.dataframe(
@@ -195,17 +197,15 @@ def impl_section(seed: int) -> None:
                 "key data": str(i.data),
                 "normal(key, (4,))": str(np.round(i.samples, 4)),
                 "split(key)[0]": prng.key_hex(i.split_data),
+                "fold_in(key, 1)": prng.key_hex(i.fold_data),
+                "vmap = loop over keys": "yes" if i.vmap_exact else "no",
             }
             for i in impls
         ),
         hide_index=True,
         key="prng_impls",
     )
-    st.caption(
-        "`rbg` and `unsafe_rbg` draw with XLA's RngBitGenerator and differ only in how they "
-        "split; `threefry2x32` is the default and the only one guaranteed identical on every "
-        "backend and sharding."
-    )
+    st.caption(prng.explain_impls(impls))
     n_time = st.select_slider(
         "Numbers per draw",
         [10_000, 100_000, 1_000_000, 10_000_000],
@@ -318,7 +318,7 @@ def pitfalls_section(seed: int) -> None:
         where = "in a fresh sandboxed worker" if outcome.where == "sandbox" else outcome.where
         st.caption(f"Ran {where}.")
 
-    st.subheader("2 · Same key, same numbers under any transform")
+    st.subheader("2 · Same key, same numbers under any transform (threefry2x32)")
     agreement = cached("transform_agreement", seed)
     for name, values in agreement.results.items():
         st.text(f"{name:>10}: {values[0].round(5)}")

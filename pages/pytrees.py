@@ -210,30 +210,19 @@ def static_tab() -> None:
     )
     failed = lab.failed
     if failed is not None:
-        kinds = sorted({r.error.split(":")[0] for r in lab.rows if r.error})
-        st.error(
-            f"{count(sum(1 for r in lab.rows if r.error), 'call')} of {lab.calls} raised "
-            f"({', '.join(kinds)}): a meta field must be hashable and compare like a plain "
-            "Python value, and an array is neither.",
-            icon=":material/error:",
-        )
+        st.error(pytrees.explain_failure(lab), icon=":material/error:")
         _ui.error_code(failed.error)
     elif lab.compilations is None:
         st.info("This JAX does not say how many programs a jitted function holds.")
     else:
-        st.success(
-            f"{count(lab.calls, 'call')}, {count(lab.distinct_dynamic, 'distinct data value')}"
-            f" ({count(lab.distinct_types, 'leaf type')}), "
-            f"{count(lab.distinct_static, 'distinct meta value')}: **jit compiled "
-            f"{count(lab.compilations, 'program')}**.",
-            icon=":material/memory:",
-        )
+        st.success(pytrees.explain_compiles(lab), icon=":material/memory:")
         st.caption(
             "One program per distinct meta value and per leaf type (shape, dtype, weak type): "
             "a new value of a data field reuses the program. A Python float is weakly typed, a "
             "`jnp.float32` is not, so the two get a program each."
         )
-    _ui.show_code(pytrees.Scaled, pytrees.apply, pytrees.find_change(lab.change).build)
+    chosen = pytrees.find_change(lab.change)
+    _ui.show_code(pytrees.Scaled, chosen.fn, chosen.build)
     _ui.code_lab_button(
         pytrees.static_snippet(lab.change, int(calls), int(distinct)), key="pytrees_open_static"
     )
@@ -259,24 +248,24 @@ def empty_tab() -> None:
     if demo.none_is_leaf:
         st.markdown(
             f"With `is_leaf`, `None` is a leaf: **{count(len(demo.leaves), 'leaf', 'leaves')}**"
-            f", and `jax.tree.map` called `describe_leaf` {count(demo.calls, 'time')}, once with "
+            f", and `jax.tree.map` called `show_leaf` {count(demo.calls, 'time')}, once with "
             "`None`, which the function must handle. `[]`, `()` and `{}` still hold no leaf."
         )
     else:
         st.markdown(
             f"**{count(len(demo.leaves), 'leaf', 'leaves')}** in a tree of "
             f"{count(len(found.nodes), 'node')}: `None`, `[]`, `()` and `{{}}` are nodes without "
-            f"children, so `jax.tree.map` called `describe_leaf` {count(demo.calls, 'time')} "
+            f"children, so `jax.tree.map` called `show_leaf` {count(demo.calls, 'time')} "
             "and left them in place."
         )
     st.markdown("**Leaves**")
     st.code("\n".join(demo.leaves), language=None)
-    st.markdown("**`jax.tree.map(describe_leaf, tree, is_leaf=…)`**")
+    st.markdown("**`jax.tree.map(show_leaf, tree, is_leaf=…)`**")
     st.code(demo.described, language=None, wrap_lines=True)
     st.markdown("**`jax.grad` of a loss of `weights`, with respect to the whole tree**")
     st.code(demo.grads, language=None, wrap_lines=True)
     st.caption("`grad` hands the leafless nodes back as they were: optional parameters ride along.")
-    _ui.show_code(pytrees.none_leaves, pytrees.describe_leaf)
+    _ui.show_code(pytrees.none_leaves, pytrees.show_leaf)
     _ui.code_lab_button(pytrees.empty_snippet(demo.none_is_leaf), key="pytrees_open_empty")
 
 

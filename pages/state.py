@@ -3,7 +3,6 @@
 import streamlit as st
 
 from jaxplay import state
-from jaxplay.core import words
 from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/model_training: Stateful computations")
@@ -76,37 +75,9 @@ b.metric(
     f"{wrong.last - wrong.first:+.4f} from the first step",
     delta_color="inverse",
 )
-start = (
-    f"Both start at a loss of **{threaded.first:.4f}**."
-    if f"{threaded.first:.4f}" == f"{wrong.first:.4f}"
-    else f"They start at losses of **{threaded.first:.4f}** and **{wrong.first:.4f}**."
-)
-st.markdown(
-    f"{start} With the state threaded, the loss "
-    f"went to **{threaded.last:.4f}** after {len(threaded.losses)} steps "
-    f"({words.count(threaded.distinct_losses, 'different value')}), and `jit` compiled the "
-    f"step {words.times(threaded.compiles)}. The hidden-state version's "
-    f"loss {'**stays at ' if wrong.distinct_losses == 1 else 'went to **'}"
-    f"{wrong.last:.4f}** after {len(wrong.losses)} steps "
-    f"({words.count(wrong.distinct_losses, 'different value')}), its step compiled "
-    f"{words.times(wrong.compiles)}."
-)
+st.markdown(state.explain_runs(threaded, wrong))
 if wrong.distinct_losses == 1:
-    if wrong_loop.key == "globals":
-        st.info(
-            "`jit` read the params, the optimizer state and the key from the globals once, "
-            "while tracing, and baked them into the program as constants. The loop updates the "
-            "globals after every step, but nothing traces the step again, so every step starts "
-            "from the initial parameters.",
-            icon=":material/lightbulb:",
-        )
-    else:
-        st.info(
-            "The first call ran the Python of `_step`, which assigned tracers to `self.params`, "
-            "`self.opt_state` and `self.key`. Later calls run the compiled program, which reads "
-            "the values baked in at that trace and never writes to `self`.",
-            icon=":material/lightbulb:",
-        )
+    st.info(state.explain_stuck(wrong_loop.key), icon=":material/lightbulb:")
 _ui.chart(
     state.loss_figure(
         [("state threaded", threaded.losses), (wrong_loop.title.lower(), wrong.losses)]

@@ -130,11 +130,18 @@ def test_a_python_float_gets_a_program_of_its_own() -> None:
     assert lab.distinct_types == 2 and lab.compilations == 2
 
 
-def test_an_array_in_a_static_field_raises() -> None:
+def test_an_array_in_a_static_field_raises_jaxs_own_error() -> None:
+    """JAX's ValueError from comparing meta fields, never our demo's dict lookup (TypeError).
+
+    The first call is accepted in a fresh process only: once any call with such a layer is
+    cached, every call compares against it and raises."""
     lab = pytrees.static_lab("array", 3)
-    assert [r.error.split(":")[0] for r in lab.rows] == ["TypeError", "ValueError", "ValueError"]
-    assert "arrays cannot be passed as metadata fields" in lab.rows[1].error
-    assert lab.failed is lab.rows[0]
+    kinds = [(r.error or "ok").split(":")[0] for r in lab.rows]
+    assert kinds[1:] == ["ValueError", "ValueError"] and kinds[0] in ("ok", "ValueError")
+    assert all("arrays cannot be passed as metadata fields" in r.error for r in lab.rows[1:])
+    assert lab.failed is next(r for r in lab.rows if r.error)
+    sentence = pytrees.explain_failure(lab)
+    assert "compared the meta fields" in sentence and "TypeError" not in sentence
 
 
 def test_static_lab_bounds_its_sizes() -> None:

@@ -68,3 +68,28 @@ def hide_frames_of(path: str) -> None:
             source_info_util.register_exclusion(path)
     except Exception:  # private API: see the docstring
         pass
+
+
+def prng_impl_names() -> tuple[str, ...] | None:
+    """The PRNG implementations this JAX registers, by the name ``jax.random.key(impl=...)``
+    takes, or ``None`` if JAX will not say (then try known names with the public API)."""
+    try:
+        from jax._src.random import prng
+
+        return tuple(str(name) for name in prng.prngs)
+    except Exception:  # private API: unknown, never a crash
+        return None
+
+
+def check_static_indices(on: bool = True) -> Any:
+    """The thread-local ``jax_check_static_indices`` context manager (``with ...:``), or ``None``.
+
+    JAX has no public context manager for this flag; the config state itself is one, scoped to
+    the calling thread like ``jax.debug_nans``, so the server's global setting is never touched.
+    """
+    try:
+        from jax._src import config
+
+        return config.check_static_indices(on)
+    except Exception:  # private API: no context means the claim cannot be checked here
+        return None

@@ -23,6 +23,7 @@ from ._figures import tree_positions as tree_positions
 from ._impls import ImplInfo as ImplInfo
 from ._impls import ImplTiming as ImplTiming
 from ._impls import KeyForm as KeyForm
+from ._impls import explain_impls as explain_impls
 from ._impls import impl_infos as impl_infos
 from ._impls import key_forms as key_forms
 from ._impls import time_impl as time_impl
@@ -64,6 +65,7 @@ from ._seeds import as_signed as as_signed
 from ._seeds import describe_seed as describe_seed
 from ._seeds import key_hex as key_hex
 from ._seeds import parse_seed as parse_seed
+from ._seeds import registered_impls as registered_impls
 from ._seeds import seed_rule as seed_rule
 from ._seeds import threefry_seed_words as threefry_seed_words
 from ._streams import ParallelStats as ParallelStats

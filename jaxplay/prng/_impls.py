@@ -1,8 +1,12 @@
 """Typed keys against legacy ``PRNGKey`` arrays, and JAX's PRNG implementations side by side.
 
 Why: a legacy key is two uint32 words any code may mistake for data; a typed key carries its
-implementation in its dtype. The same seed is shown in every form and under ``threefry2x32``,
-``rbg`` and ``unsafe_rbg``, with the time each takes to draw numbers.
+implementation in its dtype. The same seed is shown in every form and under every implementation
+this JAX registers (:data:`IMPLS`, read from JAX: ``threefry2x32`` and ``threefry4x32``,
+``philox2x32`` and ``philox4x32``, ``rbg`` and ``unsafe_rbg`` in JAX 0.10), with the time each
+takes to draw numbers. What the page says about them (``rbg`` and ``unsafe_rbg`` differ in
+``split`` and ``fold_in``; ``vmap`` over rbg keys is not a map over them) is checked by the
+``prng`` claims.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import jax.random as jrandom
 import numpy as np
 from jax import jit
 
-from jaxplay.core import timing
+from jaxplay.core import claims, timing, words
 from jaxplay.prng._seeds import IMPLS, MAX_TIMED_NUMBERS
 
 
@@ -77,6 +81,8 @@ class ImplInfo:
         data: the key words.
         samples: ``normal(key, (4,))``.
         split_data: the words of ``split(key)[0]``.
+        fold_data: the words of ``fold_in(key, 1)``.
+        vmap_exact: whether ``vmap(normal)`` over 3 split keys equals a loop over them.
     """
 
     impl: str
@@ -85,6 +91,27 @@ class ImplInfo:
     data: tuple[int, ...]
     samples: tuple[float, ...]
     split_data: tuple[int, ...]
+    fold_data: tuple[int, ...] = ()
+    vmap_exact: bool = True
+
+
+def _key_data(key: jax.Array) -> tuple[int, ...]:
+    return tuple(int(w) for w in np.asarray(jrandom.key_data(key)).reshape(-1))
+
+
+def vmap_is_exact(key: jax.Array, n_keys: int = 3) -> bool:
+    """Whether ``vmap(normal)`` over ``split(key, n_keys)`` equals a loop over the same keys
+    (both in one jitted program: one compile per implementation)."""
+
+    @jax.jit
+    def both(key: jax.Array) -> tuple[jax.Array, jax.Array]:
+        keys = jrandom.split(key, n_keys)
+        mapped = jax.vmap(lambda k: jrandom.normal(k, (4,)))(keys)
+        looped = jnp.stack([jrandom.normal(keys[i], (4,)) for i in range(n_keys)])
+        return mapped, looped
+
+    mapped, looped = both(key)
+    return bool(np.array_equal(np.asarray(mapped), np.asarray(looped)))
 
 
 def impl_infos(seed: int) -> tuple[ImplInfo, ...]:
@@ -100,10 +127,56 @@ def impl_infos(seed: int) -> tuple[ImplInfo, ...]:
                 tuple(data.shape),
                 tuple(int(w) for w in data),
                 tuple(float(v) for v in np.asarray(jrandom.normal(key, (4,)))),
-                tuple(int(w) for w in np.asarray(jrandom.key_data(jrandom.split(key)[0]))),
+                _key_data(jrandom.split(key)[0]),
+                _key_data(jrandom.fold_in(key, 1)),
+                vmap_is_exact(key),
             )
         )
     return tuple(infos)
+
+
+@claims.states("prng.registered_impls", "prng.rbg_derivation", "prng.vmap_exact", "prng.portable")
+def explain_impls(infos: tuple[ImplInfo, ...]) -> str:
+    """The caption under the implementations table: what differs, from the rows (Markdown)."""
+    import jax as _jax
+
+    by_name = {i.impl: i for i in infos}
+    text = (
+        f"JAX {_jax.__version__} ships {words.count(len(infos), 'implementation')}: "
+        + ", ".join(f"`{i.impl}`" for i in infos)
+        + f" (`{infos[0].impl}` is the default)."
+    )
+    rbg, unsafe = by_name.get("rbg"), by_name.get("unsafe_rbg")
+    if rbg and unsafe:
+        differs = [
+            name
+            for name, a, b in (
+                ("`split`", rbg.split_data, unsafe.split_data),
+                ("`fold_in`", rbg.fold_data, unsafe.fold_data),
+            )
+            if a != b
+        ]
+        same = "the same draws" if rbg.samples == unsafe.samples else "different draws"
+        text += claims.qualify(
+            "prng.rbg_derivation",
+            " `rbg` and `unsafe_rbg` draw with XLA's RngBitGenerator: from the same seed they "
+            f"give {same}, and differ in {' and '.join(differs) or 'nothing shown here'} "
+            "(`rbg` derives keys the threefry way, `unsafe_rbg` with RngBitGenerator too).",
+        )
+    inexact = [f"`{i.impl}`" for i in infos if not i.vmap_exact]
+    if inexact:
+        text += claims.qualify(
+            "prng.vmap_exact",
+            f" Under `vmap` over a batch of keys, {' and '.join(inexact)} give other numbers "
+            "than a loop over the same keys (the batch is drawn from the first key); the others "
+            "map exactly.",
+        )
+    text += claims.qualify(
+        "prng.portable",
+        " JAX documents threefry and Philox as identical across CPU, GPU and TPU and across "
+        "shardings; rbg and unsafe_rbg as identical across shardings only.",
+    )
+    return text
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import jax
 import jax.random as jrandom
 import numpy as np
 
+from jaxplay.core import claims, jax_private
 from jaxplay.core.markdown import code
 
 #: The article's seed (section 5): 41 bits, so x64 decides what it means.
@@ -24,8 +25,38 @@ INT64_MAX = 2**63 - 1
 WORD = 0xFFFFFFFF
 #: A typed seed longer than this is refused before anything is computed.
 MAX_SEED_DIGITS = 40
+#: Names JAX's documentation lists, tried one by one when JAX will not list its registry.
+DOCUMENTED_IMPLS = (
+    "threefry2x32",
+    "threefry4x32",
+    "philox2x32",
+    "philox4x32",
+    "rbg",
+    "unsafe_rbg",
+)
+
+
+def registered_impls() -> tuple[str, ...]:
+    """The PRNG implementations this JAX ships, read from JAX at import, the default first.
+
+    From JAX's own registry where it says (:func:`jaxplay.core.jax_private.prng_impl_names`);
+    otherwise the documented names that ``jax.random.key(0, impl=...)`` accepts.
+    """
+    names = jax_private.prng_impl_names()
+    if names is None:
+        names = []
+        for name in DOCUMENTED_IMPLS:
+            try:
+                jrandom.key(0, impl=name)
+            except (ValueError, TypeError):
+                continue
+            names.append(name)
+    default = str(jax.config.jax_default_prng_impl)
+    return tuple(sorted(names, key=lambda name: name != default))  # stable: JAX's order
+
+
 #: The PRNG implementations JAX ships, by the name ``jax.random.key(seed, impl=...)`` takes.
-IMPLS: tuple[str, ...] = ("threefry2x32", "rbg", "unsafe_rbg")
+IMPLS: tuple[str, ...] = registered_impls()
 MAX_TREE_NODES = 121
 MAX_TREE_DEPTH = 6
 MAX_TREE_BRANCHING = 4
@@ -75,6 +106,7 @@ def parse_seed(text: str) -> int:
     return int(s)
 
 
+@claims.states("prng.threefry_seed_rule")
 def threefry_seed_words(seed: int, x64: bool) -> tuple[int, int]:
     """The two uint32 words of ``PRNGKey(seed)`` by threefry's seeding rule, without JAX.
 
@@ -180,6 +212,7 @@ def as_signed(seed: int, bits: int) -> int:
     return seed - (1 << bits) if seed >> (bits - 1) else seed
 
 
+@claims.states("prng.threefry_seed_rule")
 def seed_rule(info: SeedInfo) -> str:
     """The seeding rule in words, with this seed's numbers from the run (Markdown).
 
@@ -211,6 +244,7 @@ def seed_rule(info: SeedInfo) -> str:
     return text
 
 
+@claims.states_nothing("returns the key words JAX computed, as data")
 def _key_words(seed: int, x64: bool) -> SeedOutcome:
     # jax.enable_x64 is a thread-local config context: only this thread sees the change.
     with jax.enable_x64(x64):
@@ -221,6 +255,7 @@ def _key_words(seed: int, x64: bool) -> SeedOutcome:
     return SeedOutcome(x64, tuple(int(w) for w in data), None)
 
 
+@claims.states("prng.threefry_seed_rule", "prng.seed_range")
 def describe_seed(seed: int) -> SeedInfo:
     """The key data JAX derives from ``seed`` with x64 off and with x64 on.
 

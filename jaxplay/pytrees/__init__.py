@@ -28,10 +28,10 @@ from ._classes import find_registration as find_registration
 from ._classes import layer_loss as layer_loss
 from ._classes import register_affine as register_affine
 from ._empty import EmptyDemo as EmptyDemo
-from ._empty import describe_leaf as describe_leaf
 from ._empty import empty_demo as empty_demo
 from ._empty import empty_snippet as empty_snippet
 from ._empty import none_leaves as none_leaves
+from ._empty import show_leaf as show_leaf
 from ._examples import DEFAULT_LITERAL as DEFAULT_LITERAL
 from ._examples import EXAMPLES as EXAMPLES
 from ._examples import LITERAL as LITERAL
@@ -64,6 +64,9 @@ from ._static import MAX_CALLS as MAX_CALLS
 from ._static import Scaled as Scaled
 from ._static import StaticLab as StaticLab
 from ._static import apply as apply
+from ._static import apply_tanh as apply_tanh
+from ._static import explain_compiles as explain_compiles
+from ._static import explain_failure as explain_failure
 from ._static import find_change as find_change
 from ._static import static_lab as static_lab
 from ._static import static_snippet as static_snippet

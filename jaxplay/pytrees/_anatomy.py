@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay.article import code
+from jaxplay.core import claims
 
 #: Arrays up to this many elements are written out in full; larger ones as ``f32[4,8]``.
 MAX_SHOWN_ELEMENTS = 8
@@ -175,6 +176,7 @@ def _dict_orders(value: Any, where: str = "") -> list[tuple[str, tuple[str, ...]
     return found
 
 
+@claims.states("pytrees.flatten_sorts_dict_keys")
 def describe(tree: Any, fn: Callable[[Any], Any]) -> Anatomy:
     """Run :func:`tree_functions` on ``tree`` and describe the tree and its results."""
     leaves, treedef, mapped, positions = tree_functions(tree, fn)

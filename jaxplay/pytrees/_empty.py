@@ -19,7 +19,7 @@ from jaxplay.pytrees._anatomy import short
 from jaxplay.pytrees._examples import none_and_empty
 
 
-def describe_leaf(x):
+def show_leaf(x):
     return "None" if x is None else f"{x.dtype}{list(x.shape)}"
 
 
@@ -27,7 +27,7 @@ def none_leaves(none_is_leaf):
     tree = none_and_empty()
     is_leaf = (lambda x: x is None) if none_is_leaf else None
     leaves = jax.tree.leaves(tree, is_leaf=is_leaf)
-    described = jax.tree.map(describe_leaf, tree, is_leaf=is_leaf)
+    described = jax.tree.map(show_leaf, tree, is_leaf=is_leaf)
     grads = jax.grad(lambda params: jnp.sum(params["weights"] ** 2))(tree)
     return leaves, described, grads
 
@@ -39,9 +39,9 @@ class EmptyDemo:
     Attributes:
         none_is_leaf: whether ``is_leaf`` made ``None`` a leaf.
         leaves: the leaves found, written short.
-        described: the tree after ``jax.tree.map(describe_leaf, ...)``.
+        described: the tree after ``jax.tree.map(show_leaf, ...)``.
         grads: the gradient of a loss of ``weights`` with respect to the whole tree.
-        calls: how many times ``jax.tree.map`` called ``describe_leaf``.
+        calls: how many times ``jax.tree.map`` called ``show_leaf``.
     """
 
     none_is_leaf: bool
@@ -71,7 +71,7 @@ def empty_snippet(none_is_leaf: bool) -> str:
         none_and_empty,
         "",
         "",
-        describe_leaf,
+        show_leaf,
         "",
         "",
         none_leaves,

@@ -6,7 +6,11 @@ the tree's structure, which is part of jit's cache key, so each new value compil
 value must hash and compare like a plain Python value (an array cannot). A leaf's type counts too:
 a Python float is weakly typed, a ``jnp.float32`` is not, and each gets a program of its own. The
 lab calls a fresh jitted function with a sequence of layers and reads the number of compiled
-programs after each call (:func:`jaxplay.core.jax_private.cache_size`).
+programs after each call (:func:`jaxplay.core.jax_private.cache_size`). An array in a meta field
+is accepted while nothing is cached to compare it with (the first call in a fresh process); every
+later call raises ``ValueError`` when ``jit`` compares the meta fields with the cached ones. The
+lab's function for that change never reads the field, so the error shown is JAX's own, not a
+dict lookup's (claim ``pytrees.array_meta_field``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxplay.article import code
-from jaxplay.core import capture, compilation, jax_private
+from jaxplay.core import capture, claims, compilation, jax_private, words
 
 #: Most calls in one run of the lab.
 MAX_CALLS = 8
@@ -44,6 +48,10 @@ class Scaled:
 
 def apply(layer, x):
     return ACTIVATIONS[layer.activation](layer.scale * x)
+
+
+def apply_tanh(layer, x):
+    return jnp.tanh(layer.scale * x)  # the meta field is never read: only jit looks at it
 
 
 def dynamic_changes(n, distinct):
@@ -70,13 +78,15 @@ class Change:
     key: str
     title: str
     build: Any
+    #: The function the lab jits and calls with each layer.
+    fn: Any = apply
 
 
 CHANGES: tuple[Change, ...] = (
     Change("dynamic", "the dynamic field's value", dynamic_changes),
     Change("static", "the static field's value", static_changes),
     Change("weak", "the dynamic field: Python float vs jnp.float32", weak_type_changes),
-    Change("array", "an array in the static field", array_in_static),
+    Change("array", "an array in the static field", array_in_static, apply_tanh),
 )
 
 
@@ -165,8 +175,9 @@ def static_lab(change: str, n: int, distinct: int = 2) -> StaticLab:
         raise ValueError(f"calls must be between 1 and {MAX_CALLS}")
     if not 1 <= distinct <= len(ACTIVATIONS):
         raise ValueError(f"distinct static values must be between 1 and {len(ACTIVATIONS)}")
-    layers = find_change(change).build(n, distinct)
-    jitted = jax.jit(compilation.fresh_function(apply))
+    chosen = find_change(change)
+    layers = chosen.build(n, distinct)
+    jitted = jax.jit(compilation.fresh_function(chosen.fn))
     x = jnp.linspace(-1.0, 1.0, 4)
     rows = []
     before = 0
@@ -186,9 +197,51 @@ def static_lab(change: str, n: int, distinct: int = 2) -> StaticLab:
     return StaticLab(change=change, rows=tuple(rows))
 
 
+@claims.states("pytrees.array_meta_field")
+def explain_failure(lab: StaticLab) -> str:
+    """What the calls that raised did, for a lab with a failed call (Markdown)."""
+    raised = [r for r in lab.rows if r.error]
+    kinds = sorted({r.error.split(":")[0] for r in raised if r.error})
+    first = lab.rows.index(raised[0]) + 1
+    text = (
+        f"{words.count(len(raised), 'call')} of {lab.calls} raised ({', '.join(kinds)}), "
+        f"from call {first} on"
+    )
+    if lab.change == "array":
+        if first > 1:
+            text += f": `jit` accepted the first {words.count(first - 1, 'call')} (nothing cached"
+            text += " to compare with), then raised"
+        else:
+            text += (
+                ": this server had already cached a call with such a layer (an earlier run), so "
+                "even the first call raised"
+            )
+        text += (
+            " when `jit` compared the meta fields with the cached ones. A meta field must be "
+            "hashable and compare like a plain Python value; an array does neither. The "
+            "function never reads the field: the error is JAX's own."
+        )
+        return claims.qualify("pytrees.array_meta_field", text)
+    return text + "."
+
+
+@claims.states("pytrees.one_program_per_meta_and_leaf_type")
+def explain_compiles(lab: StaticLab) -> str:
+    """How many programs the calls compiled, and the rule (Markdown)."""
+    return claims.qualify(
+        "pytrees.one_program_per_meta_and_leaf_type",
+        f"{words.count(lab.calls, 'call')}, "
+        f"{words.count(lab.distinct_dynamic, 'distinct data value')} "
+        f"({words.count(lab.distinct_types, 'leaf type')}), "
+        f"{words.count(lab.distinct_static, 'distinct meta value')}: **jit compiled "
+        f"{words.count(lab.compilations or 0, 'program')}**.",
+    )
+
+
 def static_snippet(change: str, n: int, distinct: int) -> str:
     """A Code Lab cell running the same calls, counting traces (one per compiled program here)."""
-    build = find_change(change).build
+    chosen = find_change(change)
+    build, fn = chosen.build, chosen.fn
     return code(
         "import dataclasses\nimport functools\nfrom typing import Any\n\n"
         "import jax\nimport jax.numpy as jnp\n\n"
@@ -197,14 +250,15 @@ def static_snippet(change: str, n: int, distinct: int) -> str:
         Scaled,
         "",
         "",
-        apply,
+        fn,
         "",
         "",
         build,
         "",
         "",
         "traces = []",
-        "jitted = jax.jit(lambda layer, x: (traces.append(layer.activation), apply(layer, x))[1])",
+        "jitted = jax.jit(lambda layer, x: (traces.append(layer.activation), "
+        f"{fn.__name__}(layer, x))[1])",
         f"for layer in {build.__name__}({n}, {distinct}):",
         "    jitted(layer, jnp.linspace(-1.0, 1.0, 4))",
         '    print("scale", layer.scale, "activation", layer.activation, "-> traces so far:", '

@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 from jax.experimental import checkify
 
-from jaxplay.core import capture, markdown
+from jaxplay.core import capture, claims, markdown, words
 from jaxplay.core.words import numbers
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
@@ -85,6 +85,7 @@ def gradient_figure(variant: str, params: Mapping[str, Any]) -> go.Figure:
     return fig
 
 
+@claims.states("sharp_bits.where_nan_gradient")
 def explain_where(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
@@ -125,8 +126,11 @@ def with_debug_nans(x):
 
 
 _PRIMITIVE = re.compile(r"invalid value \(nan\) encountered in (\w+)")
+#: What JAX prints each time a jitted function found a NaN and calls its de-optimized version.
+DEOPTIMIZED = "Calling the de-optimized version"
 
 
+@claims.states("sharp_bits.debug_nans_reruns_once")
 def explain_debug_nans(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
@@ -136,18 +140,29 @@ def explain_debug_nans(
     if value is None:
         found = _PRIMITIVE.search(outcome.message)
         where = f"`{found.group(1)}`" if found else "an operation"
-        reran = outcome.stdout.count("de-optimized")
-        return (
+        printed = outcome.stdout.count(DEOPTIMIZED)
+        sentence = (
             f"`debug_nans` raised {outcome.error_type} at {where}, the first operation whose "
-            f"output held a NaN for x = {x:g}"
-            + (
-                f" (JAX saw the NaN in the compiled output, then re-ran the function op by op "
-                f"to find it: {reran} such re-run{'s' * (reran != 1)} printed above)."
-                if reran
-                else "."
-            )
-            + after
+            f"output held a NaN for x = {x:g}."
         )
+        if printed:
+            inner = printed - 1
+            sentence += claims.qualify(
+                "sharp_bits.debug_nans_reruns_once",
+                f" JAX printed {words.count(printed, 'line')} saying it was "
+                "calling the de-optimized version (shown below): the jitted `log_then_sqrt` "
+                "found a NaN in its output and re-ran the function once, op by op"
+                + (
+                    f"; the other came from `jnp.{found.group(1) if found else 'sqrt'}`, itself "
+                    "a jitted function, when the re-run reached it."
+                    if inner == 1
+                    else f"; the other {inner} came from jnp's own jitted functions as the "
+                    "re-run reached them."
+                    if inner
+                    else "."
+                ),
+            )
+        return sentence + after
     out = np.asarray(value)
     nans = int(np.isnan(out).sum())
     if nans:
@@ -186,6 +201,7 @@ def both_checked_and_thrown(x, index):
     return out
 
 
+@claims.states("sharp_bits.checkify_reports")
 def explain_checkify(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
@@ -247,9 +263,9 @@ DEBUG_NANS = Case(
     title="jax_debug_nans",
     intro=(
         "A NaN deep inside a jitted function comes out silently. With `jax_debug_nans` on, JAX "
-        "checks every output for NaNs and, when it finds one, re-runs the function op by op to "
-        "raise `FloatingPointError` at the first operation that made it. The function here is "
-        "`sqrt(log(v))` on `v = [4, x]`."
+        "checks every output for NaNs and, when it finds one, re-runs the function once, op by "
+        "op, to raise `FloatingPointError` at the first operation that made it. The function "
+        "here is `sqrt(log(v))` on `v = [4, x]`."
     ),
     params=(Param("x", "x", 0.5, -2.0, 4.0, 0.25),),
     variants=(

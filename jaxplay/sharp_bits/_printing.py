@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture
+from jaxplay.core import capture, claims
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 
@@ -60,6 +60,11 @@ def count_lines(printed: str) -> tuple[int, int, int]:
     return len(plain), len(debug), sum("Tracer" in line for line in plain)
 
 
+@claims.states(
+    "sharp_bits.print_at_trace",
+    "sharp_bits.debug_print_every_call",
+    "sharp_bits.jit_reuses_trace",
+)
 def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any) -> str:
     calls, batch = params["calls"], params["batch"]
     plain, debug, tracers = count_lines(outcome.stdout)
@@ -76,6 +81,13 @@ def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, v
                 if plain < calls
                 else ", once per call."
             )
+        )
+    elif plain == 0:
+        sentence += claims.qualify(
+            "sharp_bits.jit_reuses_trace",
+            " `print` printed nothing: this server had already traced `show_both` for these "
+            "shapes (an earlier run), and `jit` reuses a trace across `jax.jit` wrappers of the "
+            "same function. In a fresh process it prints once, while tracing.",
         )
     else:
         sentence += " Eagerly both run on every call and both print the values."

@@ -1,6 +1,6 @@
 """Pure functions and hidden state under ``jit``: Python runs while tracing, not on each call.
 
-``jit`` runs a function's Python once per new input type, with tracers, and records the array
+``jit`` runs a function's Python once per new input signature, with tracers, and records the array
 operations; later calls run that record. A Python side effect (appending to a list) therefore
 happens at trace time only, and a global the function reads is read once and baked into the
 program as a constant. The server cannot use real module globals (every visitor shares them), so
@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture, words
+from jaxplay.core import capture, claims, words
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 
@@ -66,6 +66,7 @@ def pass_it_in(calls):
     return {"scale at each call": scales, "f(1.0, scale) at each call": outputs}
 
 
+@claims.states("sharp_bits.side_effect_at_trace", "sharp_bits.global_baked_in")
 def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any) -> str:
     calls = params["calls"]
     if value is None:
@@ -99,10 +100,11 @@ CASE = Case(
     key="purity",
     title="Pure functions",
     intro=(
-        "`jit` runs your Python **once**, with tracers, and compiles the array operations it "
-        "saw. Anything else the Python does (a side effect, reading a global) happens at trace "
-        "time only. Functions under `jit` should be **pure**: everything in through arguments, "
-        "everything out through the return value."
+        "`jit` runs your Python **once** per new input signature (shapes, dtypes, static "
+        "values), with tracers, and compiles the array operations it saw. Anything else the "
+        "Python does (a side effect, reading a global) happens at trace time only. Functions "
+        "under `jit` should be **pure**: everything in through arguments, everything out "
+        "through the return value."
     ),
     params=(Param("calls", "Calls", 3, 1, 8),),
     variants=(

@@ -4,9 +4,13 @@ JAX computes in 32 bits unless ``jax_enable_x64`` is on: a request for float64 i
 float32 with a warning, and a Python integer too big for int32 is refused. Here x64 is switched on
 only through the ``jax.enable_x64(True)`` context manager, for the calling thread, so the server's
 setting is untouched. A Python scalar is **weakly typed**: it takes the type of the array it meets
-(``jnp.float16(1) + 1.0`` stays float16), while a NumPy or JAX scalar has a type of its own. Passed
-as an argument to a traced function, a Python float is a weakly typed float32, and the jaxpr shows
-the ``convert_element_type`` that strips the weak type before it meets a strongly typed array.
+when both are of the same kind (``jnp.float16(1) + 1.0`` stays float16, ``int8 + 1`` stays int8);
+across kinds it does not (an int8 array ``+ 1.0`` is float32). A NumPy or JAX scalar has a type of
+its own. Passed as an argument to a traced function, a Python float is a weakly typed float32, and
+the jaxpr shows the ``convert_element_type`` JAX adds: for a floating array it converts the float
+to the array's dtype; for an integer array it converts the *array* to a weakly typed float32 and
+uses the float as is (:data:`CONVERTED`, checked against the jaxpr by
+``sharp_bits.weak_float_convert``).
 """
 
 from __future__ import annotations
@@ -18,10 +22,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxplay.core import capture, markdown
+from jaxplay.core import capture, claims, markdown
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 DTYPES = ("float16", "bfloat16", "float32", "int8", "int32")
+
+#: In ``x * y`` with ``y`` a Python float argument, which operand the jaxpr converts, by x's kind:
+#: the float to x's dtype when x is floating; x itself to a weak float32 when x is an integer.
+CONVERTED = {"floating": "y", "integer": "x"}
+#: What ``x + 1.0`` (a weakly typed Python float) comes out as, by x's kind.
+PLUS_FLOAT = {"floating": "x's dtype", "integer": "float32"}
+
+
+def kind(dtype: Any) -> str:
+    """``"floating"`` or ``"integer"``: the kind a weak scalar must share to take x's type."""
+    return "floating" if jnp.issubdtype(jnp.dtype(dtype), jnp.floating) else "integer"
 
 
 def default_dtypes():
@@ -46,6 +61,7 @@ def int32_wraps():
     return jnp.int32(2**31 - 1) + 1
 
 
+@claims.states("sharp_bits.x64_truncates", "sharp_bits.int32_wraps")
 def explain_x64(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
@@ -101,6 +117,28 @@ def count_converts(jaxpr: Any) -> tuple[int, int]:
     return len(eqns), sum(e.primitive.name == "convert_element_type" for e in eqns)
 
 
+def converts(jaxpr: Any, names: tuple[str, ...] = ("x", "y")) -> list[tuple[str, str, bool]]:
+    """Each ``convert_element_type`` of the jaxpr's inputs: ``(input name, new dtype, weak)``."""
+    inputs = dict(zip(jaxpr.jaxpr.invars, names, strict=False))
+    return [
+        (inputs[e.invars[0]], jnp.dtype(e.params["new_dtype"]).name, bool(e.params["weak_type"]))
+        for e in jaxpr.jaxpr.eqns
+        if e.primitive.name == "convert_element_type" and e.invars[0] in inputs
+    ]
+
+
+@claims.states_nothing("writes out the converts the jaxpr JAX made holds")
+def _convert_words(found: list[tuple[str, str, bool]]) -> str:
+    if not found:
+        return "no input is converted"
+    said = {"x": "x (the array)", "y": "y (the Python float)"}
+    return "; ".join(
+        f"{said[name]} is converted to {'a weakly typed ' if weak else ''}{dtype}"
+        for name, dtype, weak in found
+    )
+
+
+@claims.states("sharp_bits.weak_float_convert", "sharp_bits.weak_same_kind")
 def explain_weak(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
@@ -108,21 +146,28 @@ def explain_weak(
     if value is None:
         return f"It raised {outcome.error_type}."
     if variant == "jaxpr":
-        (n_weak, c_weak), (n_strong, c_strong) = (count_converts(j) for j in value.values())
-        return (
+        weak, strong = value.values()
+        (n_weak, c_weak), (n_strong, c_strong) = count_converts(weak), count_converts(strong)
+        return claims.qualify(
+            "sharp_bits.weak_float_convert",
             f"With x of {dtype}: y = 2.0 (a Python float, a weakly typed float32 argument) "
-            f"gives {n_weak} equations, {c_weak} of them `convert_element_type`; "
-            f"y = jnp.float32(2.0) gives {n_strong}, {c_strong} converting."
+            f"gives {n_weak} equations, {c_weak} of them `convert_element_type`: "
+            f"{_convert_words(converts(weak))}. y = jnp.float32(2.0) gives {n_strong}, "
+            f"{c_strong} converting: {_convert_words(converts(strong))}.",
         )
     got = {k: str(v) for k, v in value.items()}
     if got["x + 1.0"] == got["x"]:
-        how = "the weakly typed Python float took x's type"
+        how = "the weakly typed Python float took x's type: both are floating"
     else:
-        how = f"an integer array and a Python float give {got['x + 1.0']}"
-    return (
+        how = (
+            f"a weakly typed float takes x's type only within the same kind: an integer array "
+            f"and a Python float give {got['x + 1.0']}"
+        )
+    return claims.qualify(
+        "sharp_bits.weak_same_kind",
         f"x is {got['x']}: `x + 1.0` is {got['x + 1.0']} ({how}), "
         f"`x + jnp.float32(1.0)` is {got['x + jnp.float32(1.0)']}, "
-        f"`x + np.float64(1.0)` is {got['x + np.float64(1.0)']} and `x + 1` is {got['x + 1']}."
+        f"`x + np.float64(1.0)` is {got['x + np.float64(1.0)']} and `x + 1` is {got['x + 1']}.",
     )
 
 
@@ -155,8 +200,9 @@ WEAK = Case(
     title="Weak types",
     intro=(
         "A Python scalar has no dtype of its own: it is **weakly typed** and takes the type of "
-        "the array it meets, so `jnp.float32(1) + 1.0` stays float32. NumPy and JAX scalars are "
-        "strongly typed and promote by JAX's type lattice."
+        "the array it meets when both are of the same kind, so `jnp.float16(1) + 1.0` stays "
+        "float16 and an int8 array `+ 1` stays int8, but an int8 array `+ 1.0` is float32. "
+        "NumPy and JAX scalars are strongly typed and promote by JAX's type lattice."
     ),
     params=(Param("dtype", "dtype of x", "float32", options=DTYPES),),
     variants=(
@@ -166,8 +212,9 @@ WEAK = Case(
             "The convert a Python float makes",
             jaxpr_with_python_float,
             (multiply_add,),
-            note="A Python float passed as an argument is traced as a weakly typed float32; "
-            "the jaxpr converts it before it meets a strongly typed array.",
+            note="A Python float passed as an argument is traced as a weakly typed float32. "
+            "With a floating x the jaxpr converts the float to x's dtype; with an integer x it "
+            "converts x itself to a weakly typed float32 and uses the float as is.",
         ),
     ),
     explain=explain_weak,

@@ -1,11 +1,15 @@
-"""In-place updates and out-of-bounds indexing: JAX arrays are immutable, and never raise for an
-index out of range.
+"""In-place updates and out-of-bounds indexing: JAX arrays are immutable, and an index out of
+range usually does not raise.
 
 ``x[i] = v`` raises ``TypeError``: a JAX array cannot change. ``x.at[i].set(v)`` (and ``add``,
-``min``, …) returns a new array instead, and under ``jit`` XLA does the update in place when it
-can. Out-of-bounds indices cannot raise inside a compiled program (there is no way to stop a
-running kernel), so JAX defines what happens: a read (gather) clamps the index into range, a
-write (scatter) is dropped, and ``mode=`` chooses otherwise. NumPy raises ``IndexError``.
+``min``, …) returns a new array instead. Under ``jit`` XLA does the update in place only when it
+owns the buffer: for an array made inside the function, or a donated argument; a plain argument
+is copied first (the compiled HLO starts with a ``copy``). A compiled program cannot stop to raise
+for a traced index, so JAX defines what happens: ``x[i]`` and ``.at[i].get()`` clamp the index
+into range, a write (scatter) is dropped, ``jnp.take`` and ``take_along_axis`` fill with NaN, and
+``mode=`` chooses otherwise. Three exceptions raise ``IndexError``: any index into a size-0 axis
+(eagerly and under ``jit``), and, with ``jax_check_static_indices`` on, a static index (a Python
+int) out of range. NumPy raises ``IndexError`` for every index out of range.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxplay.core import capture
+from jaxplay.core import capture, claims
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 #: Length of the demo array (its positions are 0 to SIZE - 1, or -SIZE to -1).
@@ -65,6 +69,17 @@ def at_set_drop(index, value):
     return x, y
 
 
+#: What JAX does with an index out of range, by the way it is used (the page's rule, checked
+#: against JAX eagerly and under ``jit`` by the ``sharp_bits`` claims of the same names).
+OUT_OF_BOUNDS = {
+    "gather": "clamp",  # x[i], x.at[i].get()
+    "scatter": "drop",  # x.at[i].set(v)
+    "take": "fill",  # jnp.take, jnp.take_along_axis: NaN for floats
+    "size-zero": "raise",  # any index into a size-0 axis: IndexError
+    "static-checked": "raise",  # a static index with jax_check_static_indices on
+}
+
+
 def in_bounds(index: int, size: int = SIZE) -> bool:
     """Whether NumPy accepts ``index`` for an array of ``size`` (negative ones count back)."""
     return -size <= index < size
@@ -76,6 +91,7 @@ def changes(x: Any, y: Any) -> list[tuple[int, float, float]]:
     return [(int(i), float(before[i]), float(after[i])) for i in np.flatnonzero(before != after)]
 
 
+@claims.states_nothing("lists the differences between two arrays JAX returned")
 def describe_changes(x: Any, y: Any) -> str:
     found = changes(x, y)
     if not found:
@@ -90,6 +106,7 @@ def _where(index: int) -> str:
     return f"Index {index} is out of bounds (positions 0 to {SIZE - 1}, or {-SIZE} to -1)"
 
 
+@claims.states("sharp_bits.immutable", "sharp_bits.repeated_add_accumulates")
 def explain_updates(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
@@ -127,11 +144,29 @@ def gather_fill(index):
     return x.at[index].get(mode="fill", fill_value=jnp.nan)
 
 
+def take(index):
+    x = jnp.arange(5.0) * 10
+    return jnp.take(x, index)
+
+
+def size_zero(index):
+    x = jnp.zeros(0)
+    return x[index]
+
+
+@claims.states("sharp_bits.gather_clamps", "sharp_bits.scatter_drops", "sharp_bits.take_fills")
 def explain_bounds(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
     index = params["index"]
     if value is None:
+        if variant == "size-zero":
+            return claims.qualify(
+                "sharp_bits.size_zero_raises",
+                f"`x[{index}]` on an array of size 0 raised {outcome.error_type}: JAX checks an "
+                "index into a size-0 axis (there is no element to clamp to), eagerly and under "
+                "`jit`.",
+            )
         return f"{_where(index)}: NumPy raised {outcome.error_type}."
     if variant == "scatter":
         x = np.arange(SIZE, dtype=np.float32) * 10
@@ -140,11 +175,25 @@ def explain_bounds(
         )
     got = float(np.asarray(value))
     if np.isnan(got):
+        if variant == "take":
+            return claims.qualify(
+                "sharp_bits.take_fills",
+                f"{_where(index)}: `jnp.take` returned nan: its default `mode` is 'fill', "
+                "not clamping.",
+            )
         return f"{_where(index)}: the read returned nan, the `fill_value`."
     position = int(got // 10)
-    sentence = f"{_where(index)}: `x[{index}]` returned {got:g}, the value at position {position}"
+    read = {"take": f"jnp.take(x, {index})", "fill": f"x.at[{index}].get(mode='fill')"}
+    sentence = (
+        f"{_where(index)}: `{read.get(variant, f'x[{index}]')}` returned {got:g}, the value at "
+        f"position {position}"
+    )
     if not in_bounds(index) and variant != "numpy":
-        return sentence + ": JAX clamped the index into range instead of raising."
+        return claims.qualify(
+            "sharp_bits.gather_clamps",
+            sentence + ": JAX clamped the index into range instead of raising (with "
+            "`jax_check_static_indices` on, this static index would raise `IndexError`).",
+        )
     return sentence + "."
 
 
@@ -155,8 +204,9 @@ UPDATES = Case(
     title="In-place updates",
     intro=(
         "JAX arrays are **immutable**: `x[i] = v` raises. The `.at[]` methods return an "
-        "updated copy instead (`set`, `add`, `multiply`, `min`, `max`, `get`), and under `jit` "
-        "XLA makes the copy disappear when `x` is not used again."
+        "updated copy instead (`set`, `add`, `multiply`, `min`, `max`, `get`). Under `jit` XLA "
+        "makes the copy disappear only when it owns `x`'s buffer: `x` made inside the function, "
+        "or a donated argument (`donate_argnums`); a plain argument is copied first."
     ),
     params=(
         Param("index", "Index", 2, -8, 8),
@@ -199,9 +249,11 @@ BOUNDS = Case(
     key="bounds",
     title="Out-of-bounds indexing",
     intro=(
-        "A compiled program cannot stop to raise an `IndexError`, so JAX never raises for an "
-        "index out of range: reads (gathers) **clamp** the index, writes (scatters) are "
-        "**dropped**. `x = jnp.arange(5.0) * 10`, so each value tells its position."
+        "A compiled program cannot stop to raise an `IndexError`, so for an index out of range "
+        "JAX usually does not raise: `x[i]` **clamps** the index, writes (scatters) are "
+        "**dropped**, and `jnp.take` **fills** with NaN. It does raise for any index into a "
+        "size-0 axis, and for a static index out of range when `jax_check_static_indices` is "
+        "on. `x = jnp.arange(5.0) * 10`, so each value tells its position."
     ),
     params=(Param("index", "Index", 7, -12, 12),),
     variants=(
@@ -222,6 +274,20 @@ BOUNDS = Case(
             "x.at[i].get(mode='fill', fill_value=nan)",
             gather_fill,
             note="Ask for a fill value to see out-of-bounds reads instead of clamped ones.",
+        ),
+        Variant(
+            "take",
+            "jnp.take(x, i)",
+            take,
+            note="`jnp.take` and `jnp.take_along_axis` default to `mode='fill'`: NaN out of "
+            "bounds, not a clamped value.",
+        ),
+        Variant(
+            "size-zero",
+            "x[i] on a size-0 array",
+            size_zero,
+            note="With no element to clamp to, JAX raises, eagerly and under `jit`.",
+            raises="IndexError",
         ),
     ),
     explain=explain_bounds,

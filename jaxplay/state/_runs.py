@@ -20,7 +20,7 @@ from typing import Any
 import jax
 
 from jaxplay.article import code
-from jaxplay.core import capture, jax_private, turns
+from jaxplay.core import capture, claims, jax_private, turns, words
 from jaxplay.state import _loops, _model
 
 MAX_STEPS = 200
@@ -176,6 +176,52 @@ def _train(loop: Loop, setup: Setup) -> TrainingRun:
         compiles=jax_private.cache_size(step),
         after=after,
     )
+
+
+@claims.states_nothing("the losses and compile counts measured in the two runs")
+def explain_runs(threaded: TrainingRun, hidden: TrainingRun) -> str:
+    """The paragraph comparing the threaded run with the hidden-state one (Markdown)."""
+    start = (
+        f"Both start at a loss of **{threaded.first:.4f}**."
+        if f"{threaded.first:.4f}" == f"{hidden.first:.4f}"
+        else f"They start at losses of **{threaded.first:.4f}** and **{hidden.first:.4f}**."
+    )
+    return (
+        f"{start} With the state threaded, the loss went to **{threaded.last:.4f}** after "
+        f"{len(threaded.losses)} steps "
+        f"({words.count(threaded.distinct_losses, 'different value')}), and `jit` compiled the "
+        f"step {words.times(threaded.compiles)}. The hidden-state version's loss "
+        f"{'**stays at ' if hidden.distinct_losses == 1 else 'went to **'}{hidden.last:.4f}** "
+        f"after {len(hidden.losses)} steps "
+        f"({words.count(hidden.distinct_losses, 'different value')}), its step compiled "
+        f"{words.times(hidden.compiles)}."
+    )
+
+
+#: Why each hidden-state loop never learns, by loop key (the claim of the same key checks it).
+WHY_STUCK = {
+    "globals": (
+        "state.globals_baked_in",
+        "`jit` read the params, the optimizer state and the key from the globals once, while "
+        "tracing, and baked them into the program as constants. The loop updates the globals "
+        "after every step, but nothing traces the step again, so every step starts from the "
+        "initial parameters.",
+    ),
+    "self": (
+        "state.self_keeps_tracers",
+        "The first call ran the Python of `_step`, which assigned tracers to `self.params`, "
+        "`self.opt_state` and `self.key`. Later calls run the compiled program, which reads "
+        "the values baked in at that trace and never writes to `self`; using `self.params` "
+        "afterwards raises `UnexpectedTracerError`.",
+    ),
+}
+
+
+@claims.states("state.globals_baked_in", "state.self_keeps_tracers")
+def explain_stuck(loop_key: str) -> str:
+    """Why the hidden-state loop ``loop_key`` never learns (Markdown), qualified by its claim."""
+    key, sentence = WHY_STUCK[loop_key]
+    return claims.qualify(key, sentence)
 
 
 def training_snippet(loop_key: str, setup: Setup) -> str:
