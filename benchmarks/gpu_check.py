@@ -8,7 +8,7 @@ It checks, and prints as a table:
 
 1. JAX's default backend is the GPU;
 2. every registered page renders under Streamlit's AppTest (``app.py``, then ``switch_page``,
-   as ``tests/conftest.py``'s ``open_page`` does) with no exception, on the GPU backend;
+   as ``tests/support/apptest.py``'s ``open_page`` does) with no exception, on the GPU backend;
 3. a Code Lab run in the bubblewrap sandbox sees the GPU (``jax.devices()`` inside the run);
 4. ``--concurrent`` sandbox runs at once each allocate ``--gib`` GiB on the GPU and hold it
    until all have it: all succeed (as the hosting guide says, with

@@ -1,8 +1,8 @@
 """Hostile links against a public server: the worst health-check stall and the memory growth.
 
 Starts ``streamlit run app.py`` in public mode, opens each link of
-``tests/hostile_payloads.py`` in turn in a fresh headless chromium session, and meanwhile polls
-the health endpoint (``/_stcore/health``) every 100 ms from another thread and samples the
+``jaxplay/hosting/hostile_links.py`` in turn in a fresh headless chromium session, and meanwhile
+polls the health endpoint (``/_stcore/health``) every 100 ms from another thread and samples the
 server process's resident memory. A stall is the longest time the health check took to answer
 while a link was being handled: the server's GIL held by one visitor's input shows up here;
 the growth is the server's peak resident memory while it handled the link, over what it held
@@ -26,13 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from tests.browser_support import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    streamlit_server,
-    wait_for_run,
-)
-from tests.hostile_payloads import HEAVY_LINKS, MARKDOWN_LINKS  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from jaxplay.hosting.hostile_links import HEAVY_LINKS, MARKDOWN_LINKS  # noqa: E402
+from tests.support.browser import streamlit_server, wait_for_run  # noqa: E402 - for now
 
 GOAL_STALL_S = 2.0
 GOAL_GROWTH_BYTES = 2 * 2**30

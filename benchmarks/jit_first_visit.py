@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TIMEOUT_MS = 180_000

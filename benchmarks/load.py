@@ -31,7 +31,8 @@ from playwright.async_api import Page, WebSocket, async_playwright  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 from jaxplay.hosting import catalog  # noqa: E402
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.support.browser import streamlit_server  # noqa: E402 - the launcher, for now
 
 ACTION_TIMEOUT_MS = 120_000
 #: Pages every session visits in turn (the Code Lab is visited by the snippet step).
