@@ -49,6 +49,18 @@ def test_measure_batches_fast_calls_and_keeps_all_samples() -> None:
     assert "samples" in t.describe()
 
 
+def test_the_budget_scale_stretches_every_sampling_budget(monkeypatch) -> None:  # noqa: ANN001
+    """The suite's small scale (tests/conftest.py) makes a measurement take its minimum samples;
+    a scale of 1 gives the budget asked for."""
+    slow = lambda: time.sleep(0.002)  # noqa: E731
+    monkeypatch.setattr(timing, "BUDGET_SCALE", 0.0)
+    assert timing.measure(slow, budget_s=10.0, min_repeats=3).repeats == 3
+    comparison = timing.compare_jit(_softmax, jnp.ones(4), budget_s=10.0, min_repeats=3)
+    assert len(comparison.pair_ratios) == 3
+    monkeypatch.setattr(timing, "BUDGET_SCALE", 1.0)
+    assert timing.measure(slow, budget_s=0.2, min_repeats=3).repeats > 3
+
+
 def test_format_seconds_picks_a_readable_unit() -> None:
     assert timing.format_seconds(1.5) == "1.5 s"
     assert timing.format_seconds(2.5e-3) == "2.5 ms"
