@@ -196,7 +196,8 @@ def test_a_size_where_the_three_differ_is_named() -> None:
 
 
 def test_batching_is_timed_for_every_method_and_charted() -> None:
-    bt = vz.time_batching((1, 4), d_in=8, d_out=4, budget_s=0.01)
+    sizes = vz.check_batch_sizes((4, 1, 4))
+    bt = vz.combine([vz.time_batch(n, d_in=8, d_out=4, budget_s=0.01) for n in sizes], 8, 4)
     assert bt.agree and bt.batch_sizes == (1, 4)
     for name in vz.METHODS:
         assert len(bt.timings[name]) == 2
