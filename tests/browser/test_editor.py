@@ -17,7 +17,6 @@ from playwright.sync_api import expect
 from tests.support.browser import (
     exception_texts,
     require_chromium,
-    streamlit_server,
     wait_for_run,
 )
 
@@ -27,12 +26,6 @@ require_chromium()
 
 SHOTS = Path(tempfile.mkdtemp(prefix="jaxplay-editor-"))
 RUN_TIMEOUT_MS = 90_000
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    with streamlit_server("app.py") as url:
-        yield url
 
 
 @pytest.fixture

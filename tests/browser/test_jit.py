@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import exception_texts, require_chromium, streamlit_server
+from tests.support.browser import exception_texts, require_chromium
 
 pytestmark = pytest.mark.browser
 
@@ -17,12 +17,6 @@ IDLE = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     return !!app && app.getAttribute('data-test-script-state') === 'notRunning';
 }"""
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    with streamlit_server("app.py") as url:
-        yield url
 
 
 def _idle(page) -> None:  # noqa: ANN001

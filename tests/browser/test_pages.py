@@ -30,12 +30,6 @@ require_chromium()
 SHOTS = Path(tempfile.mkdtemp(prefix="jaxplay-screens-"))
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    with streamlit_server("app.py") as url:
-        yield url
-
-
 def _url(base: str, spec: catalog.PageSpec) -> str:
     return base + "/" if spec is catalog.HOME else f"{base}/{spec.url_path}"
 

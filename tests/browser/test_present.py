@@ -36,7 +36,6 @@ from tests.support.browser import (
     act,
     exception_texts,
     require_chromium,
-    streamlit_server,
     wait_for_run,
 )
 
@@ -100,12 +99,6 @@ SMALL_CHART_TEXT_JS = """() => [
     .filter((t) => t.textContent.trim() && t.getClientRects().length)
     .map((t) => [t.textContent.trim().slice(0, 30), parseFloat(getComputedStyle(t).fontSize)])
     .filter(([, size]) => size < 10)"""
-
-
-@pytest.fixture(scope="module")
-def app_url():
-    with streamlit_server("app.py") as url:
-        yield url
 
 
 @pytest.fixture
