@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+import jax  # noqa: E402
 import pytest  # noqa: E402
 from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 
@@ -66,7 +67,7 @@ def _code_of(item: pytest.Item, cache: dict[Any, str]) -> str:
     such as ``pool`` that starts a ``WorkerPool`` marks its tests)."""
     parts = [_source(getattr(item, "function", None) or (lambda: None), cache)]
     info = getattr(item, "_fixtureinfo", None)
-    for defs in (info.name2fixturedefs.values() if info else ()):
+    for defs in info.name2fixturedefs.values() if info else ():
         for fixturedef in defs:
             if getattr(fixturedef.func, "__module__", __name__) != __name__:
                 parts.append(_source(fixturedef.func, cache))
@@ -93,6 +94,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # One xdist worker runs the browser tests one after another (they share servers
             # and each drives a chromium); the other workers take the rest.
             item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+#: Folders whose tests run with Equinox's strictness: an implicit broadcast between arrays of
+#: different ranks raises. Not the topics' and pages' tests: the article's code, shown as the
+#: article writes it, broadcasts a bias of rank 1 over a batch (``x @ W.T + b``) on purpose.
+STRICT_RANKS = {"core"}
+
+
+@pytest.fixture(autouse=True)
+def _strict_rank_promotion(request: pytest.FixtureRequest) -> Iterator[None]:
+    folder = Path(str(request.node.path)).resolve().relative_to(TESTS).parts[0]
+    if folder not in STRICT_RANKS:
+        yield
+        return
+    with jax.numpy_rank_promotion("raise"):
+        yield
 
 
 @pytest.fixture(autouse=True)
