@@ -129,7 +129,7 @@ _FINISHED_JS = """() => {
 }"""
 
 
-def visit(browser, url: str) -> tuple[float, object]:  # noqa: ANN001 - playwright Browser
+def visit(browser, url: str) -> tuple[float, object]:
     """Open ``url`` in a fresh session (its own cookies): seconds until the script finished,
     and the session's browser context (closed by the caller once the server is quiet: closing
     it earlier would end the session and stop its script)."""

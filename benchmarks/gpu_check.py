@@ -125,7 +125,7 @@ def check_pages() -> list[Check]:
                     detail += f"; exception: {str(errors[0])[:200]}"
                 elif not titles:
                     detail += "; no title rendered"
-            except Exception as err:  # noqa: BLE001 - reported as a failed check
+            except Exception as err:
                 ok, detail = False, f"{type(err).__name__}: {str(err)[:200]}"
             checks.append(Check(f"page renders: {spec.url_path}", ok, detail))
     finally:
@@ -133,7 +133,7 @@ def check_pages() -> list[Check]:
     return checks
 
 
-def _pool(workers: int):  # noqa: ANN202 - a jaxplay WorkerPool
+def _pool(workers: int):
     from jaxplay.sandbox import RunnerConfig, WorkerPool
 
     config = RunnerConfig.from_env()

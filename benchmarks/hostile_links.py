@@ -97,7 +97,7 @@ def server_pid(base: str) -> int:
     raise RuntimeError("could not find the server process")
 
 
-def wait_done(page, timeout_s: float) -> float:  # noqa: ANN001 - playwright Page
+def wait_done(page, timeout_s: float) -> float:
     """Seconds until the page's script has finished (the app's own script state, as the browser
     tests wait: Streamlit 1.67's status widget never says "Running")."""
     started = time.monotonic()
@@ -125,7 +125,7 @@ def main() -> int:
                 try:
                     page.goto(base + link)
                     handled = f"{wait_done(page, args.page_timeout):.1f} s"
-                except Exception as exc:  # noqa: BLE001 - reported in the table
+                except Exception as exc:
                     handled = f"not done ({type(exc).__name__})"
                 page.close()
                 time.sleep(0.3)

@@ -138,7 +138,7 @@ def rendered(page: Page, title: str) -> None:
         raise RuntimeError(f"an exception box on {title}")
 
 
-def one_server(root: Path, browser) -> dict[str, tuple[float, float]]:  # noqa: ANN001
+def one_server(root: Path, browser) -> dict[str, tuple[float, float]]:
     """(CPU seconds, wall seconds) of each step of :data:`STEPS` on a fresh server."""
     costs: dict[str, tuple[float, float]] = {}
     with server(root) as (url, pid):

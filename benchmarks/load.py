@@ -167,7 +167,7 @@ async def run_snippet(page: Page, lab: catalog.PageSpec, marker: str) -> float:
     return time.perf_counter() - start
 
 
-async def session(browser, url: str, index: int, deadline: float, stats: Stats) -> None:  # noqa: ANN001
+async def session(browser, url: str, index: int, deadline: float, stats: Stats) -> None:
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
     track_runs(page)
@@ -187,13 +187,13 @@ async def session(browser, url: str, index: int, deadline: float, stats: Stats) 
                     stats.widget_moves += 1
                 doing = "running a snippet"
                 stats.snippet_s.append(await run_snippet(page, lab, f"s{index}-{step}"))
-            except Exception as err:  # noqa: BLE001 - every failure is counted and reported
+            except Exception as err:
                 stats.failures.append(
                     f"session {index} step {step} ({spec.url_path}, {doing}): {err!r}"[:300]
                 )
                 await page.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
             step += 1
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         stats.failures.append(f"session {index} could not start: {err!r}"[:300])
     finally:
         await context.close()

@@ -24,7 +24,7 @@ import os
 
 os.environ.setdefault("JAXPLAY_CPU_DEVICES", "8")
 
-from jaxplay.hosting import environment  # noqa: E402
+from jaxplay.hosting import environment
 
 environment.configure()
 

@@ -73,7 +73,7 @@ def _address(base: str, spec: catalog.PageSpec) -> str:
 class Tour:
     """One visitor's tour of one page; ``failures`` says what broke, and after what."""
 
-    def __init__(self, page, address: str, visitor: str) -> None:  # noqa: ANN001
+    def __init__(self, page, address: str, visitor: str) -> None:
         self.page, self.address, self.visitor = page, address, visitor
         self.failures: list[str] = []
         self.pressed: set[tuple[str, str]] = set()
@@ -163,7 +163,7 @@ class Tour:
 
 
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
-def test_two_visitors_click_through(app_url: str, browser, spec: catalog.PageSpec) -> None:  # noqa: ANN001
+def test_two_visitors_click_through(app_url: str, browser, spec: catalog.PageSpec) -> None:
     failures, logs = [], []
     for visitor in ("first visitor", "second visitor"):
         context = browser.new_context(viewport={"width": 1400, "height": 900})

@@ -34,7 +34,7 @@ def browser_context_args(browser_context_args: dict) -> dict:
     return {**browser_context_args, "viewport": {"width": 1024, "height": 768}}
 
 
-def _open(page, url: str) -> None:  # noqa: ANN001 - playwright Page
+def _open(page, url: str) -> None:
     page.goto(f"{url}/code-lab")
     wait_for_run(page)
     page.locator(".cm-content").wait_for(timeout=60_000)
@@ -46,15 +46,15 @@ def _open(page, url: str) -> None:  # noqa: ANN001 - playwright Page
         notice.wait_for(state="hidden", timeout=10_000)
 
 
-def _lines(page) -> list[str]:  # noqa: ANN001 - playwright Page
+def _lines(page) -> list[str]:
     return page.locator(".cm-line").all_text_contents()
 
 
-def _focused(page) -> bool:  # noqa: ANN001 - playwright Page
+def _focused(page) -> bool:
     return "cm-focused" in (page.locator(".cm-editor").get_attribute("class") or "")
 
 
-def _printed(page, text: str, shot: str) -> None:  # noqa: ANN001 - playwright Page
+def _printed(page, text: str, shot: str) -> None:
     """Wait for a code block showing ``text`` (the run's printed output or its error)."""
     block = page.locator('[data-testid="stCode"]').filter(has_text=text)
     try:
@@ -64,7 +64,7 @@ def _printed(page, text: str, shot: str) -> None:  # noqa: ANN001 - playwright P
     assert not exception_texts(page), f"exception; screenshot: {SHOTS / shot}.png"
 
 
-def test_type_with_tab_and_auto_indent_then_ctrl_enter_runs(app_url: str, page) -> None:  # noqa: ANN001
+def test_type_with_tab_and_auto_indent_then_ctrl_enter_runs(app_url: str, page) -> None:
     _open(page, app_url)
     run = page.get_by_role("button", name="Run")
     box = run.bounding_box()
@@ -121,7 +121,7 @@ def test_type_with_tab_and_auto_indent_then_ctrl_enter_runs(app_url: str, page) 
     expect(page.locator(".cm-content")).not_to_be_focused(timeout=5_000)
 
 
-def test_a_failed_run_marks_its_line(app_url: str, page) -> None:  # noqa: ANN001
+def test_a_failed_run_marks_its_line(app_url: str, page) -> None:
     _open(page, app_url)
     page.locator(".cm-content").click()
     page.keyboard.press("Control+a")
@@ -153,7 +153,7 @@ def test_a_failed_run_marks_its_line(app_url: str, page) -> None:  # noqa: ANN00
     assert scroller["y"] <= line_box["y"] <= scroller["y"] + scroller["height"] - line_box["height"]
 
 
-def test_the_editor_loads_nothing_from_other_sites(app_url: str, page) -> None:  # noqa: ANN001
+def test_the_editor_loads_nothing_from_other_sites(app_url: str, page) -> None:
     requests: list[tuple[str, str]] = []
     page.on("request", lambda r: requests.append((r.resource_type, r.url)))
     _open(page, app_url)

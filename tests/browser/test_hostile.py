@@ -29,7 +29,7 @@ require_chromium()
 RESPONSIVE_S = 2.0
 
 
-def _home_load_s(browser, base: str) -> float:  # noqa: ANN001
+def _home_load_s(browser, base: str) -> float:
     """Seconds a fresh browser page takes to show the home page's title."""
     page = browser.new_page()
     try:
@@ -61,7 +61,7 @@ def _health_latencies(base: str, stop: threading.Event, out: list[float]) -> Non
 
 
 @pytest.mark.parametrize("name,link", HEAVY_LINKS, ids=[n for n, _ in HEAVY_LINKS])
-def test_a_heavy_link_leaves_the_server_responsive(public_url: str, browser, name, link) -> None:  # noqa: ANN001
+def test_a_heavy_link_leaves_the_server_responsive(public_url: str, browser, name, link) -> None:
     warm = browser.new_page()
     warm.goto(public_url + "/")
     wait_for_run(warm)
@@ -86,7 +86,7 @@ def test_a_heavy_link_leaves_the_server_responsive(public_url: str, browser, nam
 
 
 @pytest.mark.parametrize("name,link", MARKDOWN_LINKS, ids=[n for n, _ in MARKDOWN_LINKS])
-def test_markdown_in_a_link_shows_as_text(public_url: str, browser, name, link) -> None:  # noqa: ANN001
+def test_markdown_in_a_link_shows_as_text(public_url: str, browser, name, link) -> None:
     page = browser.new_page()
     try:
         page.goto(public_url + link)

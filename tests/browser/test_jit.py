@@ -19,12 +19,12 @@ IDLE = """() => {
 }"""
 
 
-def _idle(page) -> None:  # noqa: ANN001
+def _idle(page) -> None:
     page.wait_for_timeout(500)
     page.wait_for_function(IDLE, timeout=RUN_MS)
 
 
-def test_the_measurement_shows_its_stages_then_a_refusal_clears_it(app_url: str, page) -> None:  # noqa: ANN001
+def test_the_measurement_shows_its_stages_then_a_refusal_clears_it(app_url: str, page) -> None:
     page.set_viewport_size({"width": 1024, "height": 768})
     # A size nobody measured yet in this server: its stages are measured while we watch.
     page.goto(

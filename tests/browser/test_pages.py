@@ -35,7 +35,7 @@ def _url(base: str, spec: catalog.PageSpec) -> str:
 
 
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
-def test_page_loads_in_chromium(app_url: str, page, spec: catalog.PageSpec) -> None:  # noqa: ANN001
+def test_page_loads_in_chromium(app_url: str, page, spec: catalog.PageSpec) -> None:
     page.goto(_url(app_url, spec))
     wait_for_run(page)
     shot = SHOTS / f"{spec.url_path}.png"
@@ -184,7 +184,7 @@ def test_every_page_has_a_first_visit() -> None:
 
 
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
-def test_first_visit_by_a_shared_link_gets_the_page(page, spec: catalog.PageSpec) -> None:  # noqa: ANN001
+def test_first_visit_by_a_shared_link_gets_the_page(page, spec: catalog.PageSpec) -> None:
     """A fresh server whose first visitor opens a page's link runs it through app.py.
 
     Streamlit starts in its legacy ``pages/`` mode (see pages/_legacy.py): the page must show, no
@@ -216,7 +216,7 @@ def test_first_visit_by_a_shared_link_gets_the_page(page, spec: catalog.PageSpec
         assert not exception_texts(page), shot
 
 
-def test_detector_catches_a_raising_page(page) -> None:  # noqa: ANN001
+def test_detector_catches_a_raising_page(page) -> None:
     """The check above can fail: on a page that raises, it finds the exception box."""
     with streamlit_server("tests/fixtures/broken_app.py") as url:
         page.goto(url + "/")

@@ -102,7 +102,7 @@ SMALL_CHART_TEXT_JS = """() => [
 
 
 @pytest.fixture
-def zoomed(browser):  # noqa: ANN001, ANN201 - pytest-playwright's browser
+def zoomed(browser):
     context = browser.new_context(**ZOOMED)
     page = context.new_page()
     foreign: list[str] = []
@@ -121,7 +121,7 @@ def _address(base: str, spec: catalog.PageSpec, query: str = "") -> str:
     return (base + "/" if spec is catalog.HOME else f"{base}/{spec.url_path}") + query
 
 
-def screenshot(page, name: str) -> Path:  # noqa: ANN001
+def screenshot(page, name: str) -> Path:
     """What the projector shows (the window, not the whole page), as a small palette PNG; only
     present mode's go to the README's folder."""
     folder = TEMP if name.startswith("plain-") else SHOTS
@@ -134,7 +134,7 @@ def screenshot(page, name: str) -> Path:  # noqa: ANN001
 
 @pytest.mark.parametrize("present", [True, False], ids=["present", "plain"])
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
-def test_no_text_is_clipped(app_url: str, zoomed, spec: catalog.PageSpec, present: bool) -> None:  # noqa: ANN001
+def test_no_text_is_clipped(app_url: str, zoomed, spec: catalog.PageSpec, present: bool) -> None:
     """In present mode (screenshot kept) and without it, at 150% zoom."""
     page = zoomed
     page.goto(_address(app_url, spec, "?present=1" if present else ""))
@@ -155,7 +155,7 @@ def test_no_text_is_clipped(app_url: str, zoomed, spec: catalog.PageSpec, presen
 
 
 @pytest.mark.parametrize("query", ["", "?present=1"])
-def test_the_code_labs_run_is_in_view(app_url: str, zoomed, query: str) -> None:  # noqa: ANN001
+def test_the_code_labs_run_is_in_view(app_url: str, zoomed, query: str) -> None:
     page = zoomed
     page.goto(_address(app_url, catalog.find("code-lab"), query))
     wait_for_run(page, RUN_MS)
@@ -164,7 +164,7 @@ def test_the_code_labs_run_is_in_view(app_url: str, zoomed, query: str) -> None:
     assert box is not None and box["y"] + box["height"] <= ZOOMED["viewport"]["height"], box
 
 
-def _sidebar_open(page) -> bool:  # noqa: ANN001
+def _sidebar_open(page) -> bool:
     return page.evaluate(
         """() => {
             const s = document.querySelector('[data-testid="stSidebar"]');
@@ -173,7 +173,7 @@ def _sidebar_open(page) -> bool:  # noqa: ANN001
     )
 
 
-def test_the_sidebar_stays_collapsed_across_pages(app_url: str, browser) -> None:  # noqa: ANN001
+def test_the_sidebar_stays_collapsed_across_pages(app_url: str, browser) -> None:
     # At 100% zoom on a 1024 px wide window the sidebar starts open: collapse it, change page.
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     page = context.new_page()
@@ -200,7 +200,7 @@ def test_the_sidebar_stays_collapsed_across_pages(app_url: str, browser) -> None
         context.close()
 
 
-def test_present_mode_starts_collapsed_and_survives_the_navigation(app_url: str, zoomed) -> None:  # noqa: ANN001
+def test_present_mode_starts_collapsed_and_survives_the_navigation(app_url: str, zoomed) -> None:
     page = zoomed
     page.goto(_address(app_url, catalog.HOME, "?present=1"))
     wait_for_run(page, RUN_MS)

@@ -32,28 +32,28 @@ SHARED = {"vmap_layout": "X is (D, batch)", "vmap_jaxpr_batch": "5", "vmap_tab":
 DEFAULTS = {"vmap_layout": "X is (batch, D)", "vmap_jaxpr_batch": "4", "vmap_tab": "in_axes editor"}
 
 
-def _tab(page) -> str:  # noqa: ANN001 - playwright Page
+def _tab(page) -> str:
     return page.locator('.st-key-vmap_tab [role="tab"][aria-selected="true"]').inner_text()
 
 
-def _layout(page) -> str:  # noqa: ANN001 - playwright Page
+def _layout(page) -> str:
     """The option the X-layout selectbox shows."""
     box = page.locator('.st-key-vmap_layout input[role="combobox"]')
     box.wait_for(timeout=90_000)
     return box.input_value()
 
 
-def _batch(page) -> str:  # noqa: ANN001 - playwright Page
+def _batch(page) -> str:
     thumb = page.locator('.st-key-vmap_jaxpr_batch [data-testid="stSliderThumbValue"]')
     thumb.wait_for(timeout=90_000)
     return thumb.inner_text().strip()
 
 
-def _params(page) -> dict[str, str]:  # noqa: ANN001 - playwright Page
+def _params(page) -> dict[str, str]:
     return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query).items()}
 
 
-def _check_clean(page, shot: str) -> None:  # noqa: ANN001 - playwright Page
+def _check_clean(page, shot: str) -> None:
     path = SHOTS / f"{shot}.png"
     page.screenshot(path=str(path), full_page=True)
     errors = exception_texts(page)
@@ -62,7 +62,7 @@ def _check_clean(page, shot: str) -> None:  # noqa: ANN001 - playwright Page
     assert IGNORED_NOTE not in main, f"part of the link was ignored; screenshot: {path}"
 
 
-def _go(page, title: str) -> None:  # noqa: ANN001 - playwright Page
+def _go(page, title: str) -> None:
     """Switch page by the sidebar navigation, as a visitor does."""
     nav = page.locator('[data-testid="stSidebarNav"]')
     nav.get_by_role("link", name=title, exact=True).click()
@@ -70,7 +70,7 @@ def _go(page, title: str) -> None:  # noqa: ANN001 - playwright Page
     wait_for_run(page)
 
 
-def test_shared_link_opens_the_shared_view(page) -> None:  # noqa: ANN001 - playwright Page
+def test_shared_link_opens_the_shared_view(page) -> None:
     vmap, grad = catalog.find("vmap"), catalog.find("grad")
     query = "&".join(f"{k}={v.replace(' ', '+')}" for k, v in SHARED.items())
     with streamlit_server("app.py") as url:

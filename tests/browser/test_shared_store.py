@@ -25,7 +25,7 @@ EXAMPLE = article.by_id("jit-softmax-as-written")
 MARKER = "def jitted_softmax(x):"  # a line of EXAMPLE that the Code Lab's default code lacks
 
 
-def test_a_link_shared_on_one_instance_opens_on_another(  # noqa: ANN001 - playwright Page
+def test_a_link_shared_on_one_instance_opens_on_another(
     page, postgres_server: Server
 ) -> None:
     assert MARKER in EXAMPLE.source

@@ -40,11 +40,11 @@ def slow_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def _main_text(page) -> str:  # noqa: ANN001
+def _main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
 
-def test_wait_for_run_outlasts_the_run_a_click_caused(slow_app: str, page) -> None:  # noqa: ANN001
+def test_wait_for_run_outlasts_the_run_a_click_caused(slow_app: str, page) -> None:
     page.goto(slow_app)
     wait_for_run(page)
     assert "done" not in _main_text(page)

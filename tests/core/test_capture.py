@@ -114,7 +114,7 @@ def test_a_thread_python_did_not_start_writes_to_the_capture_that_owns_callbacks
     assert out.text == "from the capturing thread\nfrom a callback thread\n"
 
 
-def test_prints_outside_any_capture_reach_the_real_stdout(capsys) -> None:  # noqa: ANN001
+def test_prints_outside_any_capture_reach_the_real_stdout(capsys) -> None:
     with capture.printed() as out:
         thread = threading.Thread(target=print, args=("another visitor",))
         thread.start()

@@ -49,10 +49,10 @@ def test_measure_batches_fast_calls_and_keeps_all_samples() -> None:
     assert "samples" in t.describe()
 
 
-def test_the_budget_scale_stretches_every_sampling_budget(monkeypatch) -> None:  # noqa: ANN001
+def test_the_budget_scale_stretches_every_sampling_budget(monkeypatch) -> None:
     """The suite's small scale (tests/conftest.py) makes a measurement take its minimum samples;
     a scale of 1 gives the budget asked for."""
-    slow = lambda: time.sleep(0.002)  # noqa: E731
+    slow = lambda: time.sleep(0.002)
     monkeypatch.setattr(timing, "BUDGET_SCALE", 0.0)
     assert timing.measure(slow, budget_s=10.0, min_repeats=3).repeats == 3
     comparison = timing.compare_jit(_softmax, jnp.ones(4), budget_s=10.0, min_repeats=3)
@@ -112,7 +112,7 @@ def test_profile_jit_waits_for_its_arguments_and_reports_each_stage(monkeypatch)
     events: list[str] = []
     original = timing.block
 
-    def recording_block(tree):  # noqa: ANN001, ANN202
+    def recording_block(tree):
         events.append("block")
         return original(tree)
 

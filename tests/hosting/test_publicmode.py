@@ -150,7 +150,7 @@ def test_scrub_keeps_other_text_and_partial_names() -> None:
 
 
 def test_a_real_jax_error_loses_its_paths() -> None:
-    def branchy(x):  # noqa: ANN001, ANN202
+    def branchy(x):
         return x if x > 0 else -x
 
     with pytest.raises(jax.errors.TracerBoolConversionError) as info:
@@ -199,7 +199,7 @@ def test_visitor_is_the_address_or_the_proxys_last_entry_or_the_session() -> Non
     proxied = publicmode.PublicConfig.from_env({"JAXPLAY_TRUSTED_PROXY": "1"})
     by_session = publicmode.PublicConfig.from_env({"JAXPLAY_VISITOR_KEY": "session"})
 
-    def who(config, address=None, forwarded=()):  # noqa: ANN001, ANN202
+    def who(config, address=None, forwarded=()):
         return publicmode.visitor_from(
             address=address, forwarded_for=list(forwarded), session_id="s1", config=config
         )
@@ -245,7 +245,7 @@ def test_runs_over_the_limit_are_refused_with_the_wait_named() -> None:
         pool.shutdown()
 
 
-def _in_visitor_context(visitor: str | None, fn) -> list[float]:  # noqa: ANN001
+def _in_visitor_context(visitor: str | None, fn) -> list[float]:
     def run() -> None:
         turns.current_visitor.set(visitor)
         turns.throttle_notice.set(notices.append)
@@ -311,7 +311,7 @@ def test_the_server_wide_limit_holds_for_a_new_visitor_every_time() -> None:
         assert waits[:4] == [[], [], [], []]  # four fresh visitors measure at once
         assert waits[4] == [pytest.approx(15.0)] and waits[5] == [pytest.approx(15.0)]
         # Waiting for the server did not use up the visitor's own budget.
-        assert per_visitor._buckets["session:4"].tokens == pytest.approx(29.0)  # noqa: SLF001
+        assert per_visitor._buckets["session:4"].tokens == pytest.approx(29.0)
     finally:
         turns.set_throttle(None)
 
@@ -320,10 +320,10 @@ def test_apply_switches_the_throttle_with_the_mode() -> None:
     try:
         config = publicmode.apply({"JAXPLAY_PUBLIC": "1", "JAXPLAY_BENCHMARKS_PER_MINUTE": "7"})
         assert config.public and config.benchmarks_per_minute == 7
-        assert turns._throttle is not None  # noqa: SLF001
+        assert turns._throttle is not None
         assert publicmode.benchmark_limiter(7).capacity == 7
         assert not publicmode.apply({}).public
-        assert turns._throttle is None  # noqa: SLF001
+        assert turns._throttle is None
     finally:
         turns.set_throttle(None)
 
@@ -332,7 +332,7 @@ def test_apply_switches_the_throttle_with_the_mode() -> None:
 
 
 @pytest.fixture
-def public_env(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def public_env(monkeypatch: pytest.MonkeyPatch):
     """Public mode without bubblewrap; the runner pool is rebuilt from it and removed after."""
     runner.shutdown()
     monkeypatch.setenv("JAXPLAY_PUBLIC", "1")
@@ -345,7 +345,7 @@ def public_env(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
         turns.set_throttle(None)
 
 
-def test_public_mode_refuses_code_without_the_sandbox(public_env) -> None:  # noqa: ANN001
+def test_public_mode_refuses_code_without_the_sandbox(public_env) -> None:
     result = runner.run_code("print('hello')", visitor="ann")
     assert not result.ok and result.error is not None and result.error.kind == "refused"
     assert "JAXPLAY_PUBLIC=1" in result.error.message and "bubblewrap" in result.error.message
@@ -360,14 +360,14 @@ def test_public_mode_refuses_code_without_the_sandbox(public_env) -> None:  # no
     assert "Public server" in sidebar and "7 runs" in sidebar and "30 measurements" in sidebar
     assert f"{runner.Limits.timeout_s:g} s" in sidebar
     assert "0 running, 0 queued" in sidebar and "measurements waiting: 0" in sidebar
-    assert turns._throttle is not None  # noqa: SLF001 - app.py switched the throttle on
+    assert turns._throttle is not None
 
 
 def test_outside_public_mode_the_sidebar_stays_quiet() -> None:
     at = open_page(catalog.HOME)
     assert_clean(at)
     assert not any("Public server" in c.value for c in at.sidebar.caption)
-    assert turns._throttle is None  # noqa: SLF001
+    assert turns._throttle is None
 
 
 def test_pages_show_errors_and_compiled_code_without_server_paths() -> None:
@@ -408,7 +408,7 @@ def test_streamlit_never_shows_error_details() -> None:
 def test_queue_status_never_starts_a_pool() -> None:
     runner.shutdown()
     assert runner.current_status() is None
-    assert runner._shared_pool is None  # noqa: SLF001 - asking started nothing
+    assert runner._shared_pool is None
     assert publicmode.queue_text(None, 0) == "Code runs: no runs yet · measurements waiting: 0"
     status = {"running": 2, "queued": 3}
     assert publicmode.queue_text(status, 1) == (
@@ -416,7 +416,7 @@ def test_queue_status_never_starts_a_pool() -> None:
     )
 
 
-def test_runs_count_against_the_visitor_of_the_script_run(monkeypatch) -> None:  # noqa: ANN001
+def test_runs_count_against_the_visitor_of_the_script_run(monkeypatch) -> None:
     seen: list[str | None] = []
 
     class Pool:

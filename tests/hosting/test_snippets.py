@@ -150,7 +150,7 @@ def test_concurrent_saves_from_threads(make_store: Callable[..., SnippetStore]) 
         try:
             for i in range(20):
                 store.save(f"t{n} = {i}", visitor=f"v{n}")
-        except BaseException as err:  # noqa: BLE001 - collected for the assertion
+        except BaseException as err:
             errors.append(err)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
@@ -249,7 +249,7 @@ def test_two_instances_share_the_global_limit_atomically(
                 stored.append(store.save(f"w{n}_{i} = 1", visitor=f"v{n}-{i}").snippet.id)
             except SnippetError as err:
                 refused.append(str(err))
-            except BaseException as err:  # noqa: BLE001 - collected for the assertion
+            except BaseException as err:
                 failed.append(err)
 
     threads = [threading.Thread(target=work, args=(instances[n % 2], n)) for n in range(12)]

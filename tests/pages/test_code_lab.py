@@ -93,7 +93,7 @@ def test_a_matrix_gets_a_heatmap() -> None:
     assert len(charts) == 1
 
 
-def test_public_server_without_bwrap_refuses_with_a_message(monkeypatch) -> None:  # noqa: ANN001
+def test_public_server_without_bwrap_refuses_with_a_message(monkeypatch) -> None:
     from jaxplay import sandbox as runner
 
     runner.shutdown()

@@ -17,7 +17,7 @@ TABS = ("Pipeline builder", "Per-sample gradients", "jacfwd vs jacrev", "Hessian
 IGNORED_NOTE = "Parts of this link were ignored"
 
 
-def _texts(elements) -> list[str]:  # noqa: ANN001
+def _texts(elements) -> list[str]:
     """The texts as shown (Markdown's backslash escapes removed)."""
     return [re.sub(r"\\(.)", r"\1", e.value) for e in elements]
 

@@ -17,7 +17,7 @@ from tests.support.page_texts import PAYLOAD, hostile_links, markdown_texts, sho
 SPEC = catalog.find("devices")
 
 
-def _texts(elements) -> str:  # noqa: ANN001 - an AppTest element list
+def _texts(elements) -> str:
     """What the reader sees of the elements (Markdown rendered: escapes gone; code as is)."""
     return "\n".join(
         str(e.value) if type(e).__name__ == "Code" else shown(str(e.value)) for e in elements

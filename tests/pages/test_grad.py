@@ -26,7 +26,7 @@ TABS = (
 DEEP_TANH = "jnp.tanh(" * 39 + "x" + ")" * 39
 
 
-def _texts(elements) -> list[str]:  # noqa: ANN001
+def _texts(elements) -> list[str]:
     """The texts as shown (Markdown's backslash escapes removed)."""
     return [re.sub(r"\\(.)", r"\1", e.value) for e in elements]
 

@@ -13,7 +13,7 @@ from tests.support.markdown_check import active_elements
 SPEC = catalog.find("pytrees")
 
 
-def texts(elements) -> str:  # noqa: ANN001
+def texts(elements) -> str:
     return "\n".join(str(e.value) for e in elements)
 
 

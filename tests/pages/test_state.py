@@ -10,7 +10,7 @@ from tests.support.apptest import assert_clean, editor_text, open_page
 SPEC = catalog.find("state")
 
 
-def texts(elements) -> str:  # noqa: ANN001
+def texts(elements) -> str:
     return "\n".join(str(e.value) for e in elements)
 
 

@@ -12,7 +12,7 @@ from tests.support.page_texts import PAYLOAD, hostile_links
 SPEC = catalog.find("vmap")
 
 
-def _texts(elements) -> list[str]:  # noqa: ANN001
+def _texts(elements) -> list[str]:
     return [e.value for e in elements]
 
 

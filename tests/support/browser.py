@@ -121,14 +121,14 @@ _DRAWN_JS = """() => {
 QUIET_MS = 400
 
 
-def runs_done(page) -> dict | None:  # noqa: ANN001 - playwright Page
+def runs_done(page) -> dict | None:
     """Where the page's script runs stand now; pass it to :func:`wait_for_run` as ``before``
     when the next action (a click, a key) will make the app run its script again."""
     page.wait_for_selector('[data-testid="stApp"]', state="attached", timeout=90_000)
     return page.evaluate(_RUN_STATE_JS)
 
 
-def wait_for_run(page, timeout_ms: int = 90_000, before: dict | None = None) -> None:  # noqa: ANN001
+def wait_for_run(page, timeout_ms: int = 90_000, before: dict | None = None) -> None:
     """Wait until the app is rendered and its script has finished running.
 
     ``before`` (from :func:`runs_done`, taken before an action) makes the wait also last until a
@@ -163,14 +163,14 @@ def wait_for_run(page, timeout_ms: int = 90_000, before: dict | None = None) -> 
         page.wait_for_function(idle, arg=[_RUN_STATE_JS, None, QUIET_MS], **args)
 
 
-def act(page, action, timeout_ms: int = 90_000) -> None:  # noqa: ANN001 - playwright Page
+def act(page, action, timeout_ms: int = 90_000) -> None:
     """Do ``action()`` (a click, a key press) and wait until the run it caused has finished."""
     before = runs_done(page)
     action()
     wait_for_run(page, timeout_ms=timeout_ms, before=before)
 
 
-def exception_texts(page) -> list[str]:  # noqa: ANN001 - playwright Page
+def exception_texts(page) -> list[str]:
     """The text of every Streamlit exception or error-details box on the page."""
     boxes = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
     texts = []

@@ -148,7 +148,7 @@ def test_refused_before_jax() -> None:
         devices.shard_layout((2,), ("x",), (128,), ())
 
 
-def _filled_by_block(fig) -> dict[int, list[tuple[str, str]]]:  # noqa: ANN001
+def _filled_by_block(fig) -> dict[int, list[tuple[str, str]]]:
     """``{block: [(device, fillcolor), ...]}`` from the shapes' names."""
     out: dict[int, list[tuple[str, str]]] = {}
     for shape in fig.layout.shapes:

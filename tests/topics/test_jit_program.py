@@ -78,11 +78,11 @@ def _run_example(size: str) -> str:
     source = jit_article_example().source.replace("(1000, 1000)", size)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(source, "<example>", "exec"), {"__name__": "__main__"})  # noqa: S102
+        exec(compile(source, "<example>", "exec"), {"__name__": "__main__"})
     return out.getvalue()
 
 
-def jit_article_example():  # noqa: ANN201
+def jit_article_example():
     from jaxplay import article
 
     return article.by_id("jit-softmax-fixed")

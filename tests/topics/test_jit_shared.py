@@ -14,7 +14,7 @@ def test_a_second_caller_joins_the_measurement_in_progress_and_sees_its_stages()
     started, release = threading.Event(), threading.Event()
     calls: list[str] = []
 
-    def slow(report):  # noqa: ANN001
+    def slow(report):
         calls.append("measured")
         report("compiling", 0.5)
         started.set()
@@ -79,7 +79,7 @@ def test_a_failure_is_not_kept_and_reaches_the_callers_waiting_for_it() -> None:
     store: SharedResults[str] = SharedResults(max_entries=2)
     started, release = threading.Event(), threading.Event()
 
-    def failing(report):  # noqa: ANN001
+    def failing(report):
         started.set()
         release.wait(10)
         raise TypeError("x @ x needs a square x")
@@ -112,7 +112,7 @@ def test_a_measurement_stopped_by_its_page_is_taken_over_by_a_waiting_caller() -
     store: SharedResults[str] = SharedResults(max_entries=2)
     started, release = threading.Event(), threading.Event()
 
-    def stopped(report):  # noqa: ANN001
+    def stopped(report):
         started.set()
         release.wait(10)
         raise _Stopped

@@ -15,7 +15,7 @@ def runs() -> dict[str, state.TrainingRun]:
     return {loop.key: state.train(loop.key, SETUP) for loop in state.LOOPS}
 
 
-def test_the_threaded_loop_learns_and_compiles_its_step_once(runs) -> None:  # noqa: ANN001
+def test_the_threaded_loop_learns_and_compiles_its_step_once(runs) -> None:
     run = runs["threaded"]
     assert len(run.losses) == SETUP.steps and run.finite
     assert run.last < 0.8 * run.first
@@ -25,14 +25,14 @@ def test_the_threaded_loop_learns_and_compiles_its_step_once(runs) -> None:  # n
 
 
 @pytest.mark.parametrize("loop", ["globals", "self"])
-def test_hidden_state_never_changes_the_loss(runs, loop: str) -> None:  # noqa: ANN001
+def test_hidden_state_never_changes_the_loss(runs, loop: str) -> None:
     run = runs[loop]
     assert run.distinct_losses == 1
     assert run.compiles == 1
     assert run.first == pytest.approx(runs["threaded"].first, rel=1e-5)
 
 
-def test_using_state_mutated_inside_jit_raises_unexpected_tracer_error(runs) -> None:  # noqa: ANN001
+def test_using_state_mutated_inside_jit_raises_unexpected_tracer_error(runs) -> None:
     assert runs["self"].after.error_type == "UnexpectedTracerError"
     assert runs["globals"].after.ok  # its globals hold real arrays: the first step's update
 
@@ -58,6 +58,6 @@ def test_sizes_are_bounded_before_any_work(setup: state.Setup) -> None:
         state.train("threaded", setup)
 
 
-def test_loss_figure_draws_both_curves_on_a_log_axis(runs) -> None:  # noqa: ANN001
+def test_loss_figure_draws_both_curves_on_a_log_axis(runs) -> None:
     fig = state.loss_figure([("a", runs["threaded"].losses), ("b", runs["globals"].losses)])
     assert len(fig.data) == 2 and fig.layout.yaxis.type == "log"
