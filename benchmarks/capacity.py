@@ -70,7 +70,7 @@ from benchmarks.load import (  # noqa: E402
     wait_rendered,
 )
 from jaxplay.hosting import serve  # noqa: E402
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 QUIET_WINDOW_S = 1.0

@@ -53,7 +53,8 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.support.browser import streamlit_server  # noqa: E402 - the launcher, for now
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 VISITORS = ("first visitor (caches cold)", "second visitor", "third visitor")
@@ -128,7 +129,7 @@ _FINISHED_JS = """() => {
 }"""
 
 
-def visit(browser, url: str) -> tuple[float, object]:  # noqa: ANN001 - playwright Browser
+def visit(browser, url: str) -> tuple[float, object]:
     """Open ``url`` in a fresh session (its own cookies): seconds until the script finished,
     and the session's browser context (closed by the caller once the server is quiet: closing
     it earlier would end the session and stop its script)."""

@@ -8,7 +8,7 @@ It checks, and prints as a table:
 
 1. JAX's default backend is the GPU;
 2. every registered page renders under Streamlit's AppTest (``app.py``, then ``switch_page``,
-   as ``tests/conftest.py``'s ``open_page`` does) with no exception, on the GPU backend;
+   as ``tests/support/apptest.py``'s ``open_page`` does) with no exception, on the GPU backend;
 3. a Code Lab run in the bubblewrap sandbox sees the GPU (``jax.devices()`` inside the run);
 4. ``--concurrent`` sandbox runs at once each allocate ``--gib`` GiB on the GPU and hold it
    until all have it: all succeed (as the hosting guide says, with
@@ -125,7 +125,7 @@ def check_pages() -> list[Check]:
                     detail += f"; exception: {str(errors[0])[:200]}"
                 elif not titles:
                     detail += "; no title rendered"
-            except Exception as err:  # noqa: BLE001 - reported as a failed check
+            except Exception as err:
                 ok, detail = False, f"{type(err).__name__}: {str(err)[:200]}"
             checks.append(Check(f"page renders: {spec.url_path}", ok, detail))
     finally:
@@ -133,7 +133,7 @@ def check_pages() -> list[Check]:
     return checks
 
 
-def _pool(workers: int):  # noqa: ANN202 - a jaxplay WorkerPool
+def _pool(workers: int):
     from jaxplay.sandbox import RunnerConfig, WorkerPool
 
     config = RunnerConfig.from_env()

@@ -1,8 +1,8 @@
 """Hostile links against a public server: the worst health-check stall and the memory growth.
 
 Starts ``streamlit run app.py`` in public mode, opens each link of
-``tests/hostile_payloads.py`` (every ``*_LINKS`` table there: formulas and sizes, Markdown, the
-mispriced work and pages that measured on load) in turn in a fresh headless chromium session,
+``jaxplay/hosting/hostile_links.py`` (every ``*_LINKS`` table there: formulas and sizes, Markdown,
+the mispriced work and pages that measured on load) in turn in a fresh headless chromium session,
 opens each group of ``CONCURRENT_LINKS`` at once (four new seeds of the state page), and polls
 the health endpoint (``/_stcore/health``) every 100 ms from another thread and samples the
 server process's resident memory. A stall is the longest time the health check took to answer
@@ -30,13 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from tests import hostile_payloads  # noqa: E402
-from tests.browser_support import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    streamlit_server,
-    wait_for_run,
-)
+from jaxplay.hosting import hostile_links as hostile_payloads  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.support.browser import streamlit_server, wait_for_run  # noqa: E402
 
 GOAL_STALL_S = 2.0
 GOAL_GROWTH_BYTES = 2 * 2**30
@@ -105,7 +101,7 @@ def server_pid(base: str) -> int:
     raise RuntimeError("could not find the server process")
 
 
-def wait_done(page, timeout_s: float) -> float:  # noqa: ANN001 - playwright Page
+def wait_done(page, timeout_s: float) -> float:
     """Seconds until the page's script has finished (the app's own script state, as the browser
     tests wait: Streamlit 1.67's status widget never says "Running")."""
     started = time.monotonic()
@@ -114,7 +110,7 @@ def wait_done(page, timeout_s: float) -> float:  # noqa: ANN001 - playwright Pag
 
 
 def link_tables() -> dict[str, tuple[tuple[str, str], ...]]:
-    """Every ``*_LINKS`` table of (name, link) pairs in ``tests/hostile_payloads.py``."""
+    """Every ``*_LINKS`` table of (name, link) pairs in ``jaxplay/hosting/hostile_links.py``."""
     return {
         name: table
         for name, table in vars(hostile_payloads).items()
@@ -161,7 +157,7 @@ def main() -> int:
                     for page in pages:
                         wait_done(page, args.page_timeout)
                     handled = f"{time.monotonic() - started:.1f} s"
-                except Exception as exc:  # noqa: BLE001 - reported in the table
+                except Exception as exc:
                     handled = f"not done ({type(exc).__name__})"
                 for page in pages:
                     page.close()

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
 from jaxplay.hosting import serve  # noqa: E402
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 TIMEOUT_MS = 180_000
@@ -109,7 +109,7 @@ def rendered(page: Page, title: str) -> None:
         raise RuntimeError(f"an exception box on {title}")
 
 
-def one_server(root: Path, browser) -> dict[str, tuple[float, float]]:  # noqa: ANN001
+def one_server(root: Path, browser) -> dict[str, tuple[float, float]]:
     """(CPU seconds, wall seconds) of each step of :data:`STEPS` on a fresh server."""
     costs: dict[str, tuple[float, float]] = {}
     with server(root) as (url, pid):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jaxplay.hosting import environment  # noqa: E402
+from jaxplay.hosting import environment
 
 environment.configure()
 

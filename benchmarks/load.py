@@ -31,7 +31,8 @@ from playwright.async_api import Page, WebSocket, async_playwright  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 from jaxplay.hosting import catalog  # noqa: E402
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.support.browser import streamlit_server  # noqa: E402 - the launcher, for now
 
 ACTION_TIMEOUT_MS = 120_000
 #: Pages every session visits in turn (the Code Lab is visited by the snippet step).
@@ -166,7 +167,7 @@ async def run_snippet(page: Page, lab: catalog.PageSpec, marker: str) -> float:
     return time.perf_counter() - start
 
 
-async def session(browser, url: str, index: int, deadline: float, stats: Stats) -> None:  # noqa: ANN001
+async def session(browser, url: str, index: int, deadline: float, stats: Stats) -> None:
     context = await browser.new_context(viewport={"width": 1280, "height": 900})
     page = await context.new_page()
     track_runs(page)
@@ -186,13 +187,13 @@ async def session(browser, url: str, index: int, deadline: float, stats: Stats) 
                     stats.widget_moves += 1
                 doing = "running a snippet"
                 stats.snippet_s.append(await run_snippet(page, lab, f"s{index}-{step}"))
-            except Exception as err:  # noqa: BLE001 - every failure is counted and reported
+            except Exception as err:
                 stats.failures.append(
                     f"session {index} step {step} ({spec.url_path}, {doing}): {err!r}"[:300]
                 )
                 await page.goto(url + "/", timeout=ACTION_TIMEOUT_MS)
             step += 1
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         stats.failures.append(f"session {index} could not start: {err!r}"[:300])
     finally:
         await context.close()

@@ -129,7 +129,7 @@ class RoomVisitor(User):
         }
         self._act(VIEW, lambda: self.visitor.open(page_name(random.choice(args.pages))))
 
-    def _act(self, kind: str, action) -> Run | None:  # noqa: ANN001 - a callable returning a Run
+    def _act(self, kind: str, action) -> Run | None:
         stage = SHARED.stage
         SHARED.in_flight += 1
         started = time.monotonic()

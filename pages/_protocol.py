@@ -38,7 +38,7 @@ def install() -> None:
         def handle_backmsg(self: AppSession, msg: Any) -> None:
             try:
                 msg_type, operation = msg.WhichOneof("type"), _operation(msg)
-            except Exception:  # noqa: BLE001 - Streamlit's own handler reports a bad message
+            except Exception:
                 return original(self, msg)
             reason = protocol.refusal(msg_type, operation)
             if reason is not None:

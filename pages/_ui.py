@@ -62,7 +62,7 @@ def visitor_id() -> str:
     try:
         forwarded = list(st.context.headers.get_all("X-Forwarded-For"))
         address = st.context.ip_address
-    except Exception:  # noqa: BLE001 - no request context (e.g. a bare script run)
+    except Exception:
         forwarded, address = [], None
     return publicmode.visitor_from(
         address=address,

@@ -20,7 +20,7 @@ def run_case(case: str, variant: str, params: tuple[tuple[str, object], ...]) ->
     return sharp_bits.run(case, variant, **dict(params))
 
 
-def param_widget(case: sharp_bits.Case, param: sharp_bits.Param, column) -> object:  # noqa: ANN001
+def param_widget(case: sharp_bits.Case, param: sharp_bits.Param, column) -> object:
     key = f"sharp_{case.key}_{param.name}"
     if param.kind == "choice":
         return column.selectbox(

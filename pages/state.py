@@ -16,7 +16,7 @@ st.write(
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def train(loop: str, seed: int, steps: int, hidden: int, optimizer: str, lr: float):  # noqa: ANN201
+def train(loop: str, seed: int, steps: int, hidden: int, optimizer: str, lr: float):
     return state.train(loop, state.Setup(seed, steps, hidden, optimizer, lr))
 
 

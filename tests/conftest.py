@@ -1,28 +1,115 @@
-"""Test setup: JAX's process settings before anything starts its backend, and shared helpers."""
+"""Test setup: JAX's process settings before anything starts its backend, markers, fixtures.
+
+Where a test goes and how it is marked (``-m`` selects what a change needs):
+
+- ``tests/core``, ``tests/hosting``, ``tests/sandbox``, ``tests/topics``: one folder per layer of
+  ``jaxplay`` (the topics folder holds every topic's and the article's logic);
+- ``tests/pages``: the pages in Streamlit's ``AppTest`` (``test_<page>.py``), and what holds for
+  every page; ``tests/browser``: a real chromium against ``streamlit run``;
+- ``tests/repo``: the repository as a whole (layers, README, lint and types, benchmarks);
+- ``tests/support``: helpers only (no tests).
+
+Markers are applied here, never by hand: ``browser`` to ``tests/browser``; ``apptest`` to
+``tests/pages`` and to any test whose code or fixtures name ``open_page`` or ``AppTest``;
+``sandbox`` to ``tests/sandbox`` and to any test whose code or fixtures name ``WorkerPool``;
+``postgres`` to any test that uses the ``postgres_server`` fixture or a fixture's
+``"postgresql"`` case. So ``-m "not browser and not
+apptest"`` is the quick unit half.
+"""
 
 from __future__ import annotations
 
-import json
+import inspect
 import os
 
 os.environ.setdefault("JAXPLAY_CPU_DEVICES", "8")
 
-from jaxplay.hosting import environment  # noqa: E402
+from jaxplay.hosting import environment
 
 environment.configure()
 
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+import jax  # noqa: E402
 import pytest  # noqa: E402
 from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from jaxplay.hosting import catalog  # noqa: E402
-from tests import postgres_support  # noqa: E402
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from jaxplay.core import timing  # noqa: E402
+from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.support import postgres as postgres_support  # noqa: E402
 
-APP_TIMEOUT_S = 120
+# Measurements under test take their minimum samples: tests check what a measurement returns,
+# not how fast (benchmarks/ measures that). In this process only (AppTest too, not a server).
+timing.BUDGET_SCALE = 0.05
+
+TESTS = Path(__file__).resolve().parent
+#: Folder -> markers every test in it gets.
+FOLDER_MARKERS = {"browser": ("browser",), "pages": ("apptest",), "sandbox": ("sandbox",)}
+#: Marker -> names whose mention in a test's code (or its fixtures' code) gives it the marker.
+NAMED_MARKERS = {"apptest": ("open_page", "AppTest"), "sandbox": ("WorkerPool",)}
+#: Marker -> fixtures whose use gives it.
+FIXTURE_MARKERS = {"postgres": ("postgres_server",)}
+
+
+def _source(fn: Callable[..., Any], cache: dict[Any, str]) -> str:
+    if fn not in cache:
+        try:
+            cache[fn] = inspect.getsource(fn)
+        except (OSError, TypeError):
+            cache[fn] = ""
+    return cache[fn]
+
+
+def _code_of(item: pytest.Item, cache: dict[Any, str]) -> str:
+    """The source of the test function and of every fixture it uses but this file's (a fixture
+    such as ``pool`` that starts a ``WorkerPool`` marks its tests)."""
+    parts = [_source(getattr(item, "function", None) or (lambda: None), cache)]
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in info.name2fixturedefs.values() if info else ():
+        for fixturedef in defs:
+            if getattr(fixturedef.func, "__module__", __name__) != __name__:
+                parts.append(_source(fixturedef.func, cache))
+    return "\n".join(parts)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the ``xdist_group`` marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cache: dict[Any, str] = {}
+    for item in items:
+        folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
+        names = set(FOLDER_MARKERS.get(folder, ()))
+        code = _code_of(item, cache)
+        names |= {m for m, words in NAMED_MARKERS.items() if any(w in code for w in words)}
+        fixtures = set(getattr(item, "fixturenames", ()))
+        names |= {m for m, used in FIXTURE_MARKERS.items() if fixtures & set(used)}
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params.values() if callspec else ()
+        if any(isinstance(v, str) and v == "postgresql" for v in params):
+            names.add("postgres")  # the PostgreSQL case of a fixture over both snippet stores
+        for name in sorted(names - {m.name for m in item.iter_markers()}):
+            item.add_marker(name)
+        if "browser" in names:
+            # One xdist worker runs the browser tests one after another (they share servers
+            # and each drives a chromium); the other workers take the rest.
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+#: Folders whose tests run with Equinox's strictness: an implicit broadcast between arrays of
+#: different ranks raises. Not the topics' and pages' tests: the article's code, shown as the
+#: article writes it, broadcasts a bias of rank 1 over a batch (``x @ W.T + b``) on purpose.
+STRICT_RANKS = {"core"}
+
+
+@pytest.fixture(autouse=True)
+def _strict_rank_promotion(request: pytest.FixtureRequest) -> Iterator[None]:
+    folder = Path(str(request.node.path)).resolve().relative_to(TESTS).parts[0]
+    if folder not in STRICT_RANKS:
+        yield
+        return
+    with jax.numpy_rank_promotion("raise"):
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -41,42 +128,6 @@ def _through_app_navigation(monkeypatch: pytest.MonkeyPatch) -> None:
         PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-def open_page(spec: catalog.PageSpec, **session: object) -> AppTest:
-    """Run ``app.py``, switch to ``spec`` and run it, as a visitor clicking its link would.
-
-    Keyword arguments are put into ``session_state`` before the page runs (widget values by key).
-    """
-    at = AppTest.from_file(str(catalog.ROOT / "app.py"), default_timeout=APP_TIMEOUT_S)
-    at.run()
-    at.switch_page(spec.path)
-    for key, value in session.items():
-        at.session_state[key] = value
-    at.run()
-    return at
-
-
-def editor(at: AppTest, key: str = "code_lab_editor") -> dict[str, Any]:
-    """What the page sent to the code editor ``key`` (``pages/_editor.py``) in the last run.
-
-    AppTest runs no JavaScript, so a custom component is opaque to it; this is the component's
-    data: ``doc`` (the code the editor shows), ``revision`` and ``error_line``.
-    """
-    found = [e for e in at.get("bidi_component") if e.key == key]
-    assert len(found) == 1, f"{len(found)} editors with key {key!r}"
-    return json.loads(found[0].proto.json)
-
-
-def editor_text(at: AppTest, key: str = "code_lab_editor") -> str:
-    """The code the editor ``key`` shows after the last run (the browser has no edits of its own
-    in an AppTest)."""
-    return editor(at, key)["doc"]
-
-
-def assert_clean(at: AppTest) -> None:
-    """No exception element and no uncaught error on the page."""
-    assert not at.exception, [e.value for e in at.exception]
 
 
 @pytest.fixture(scope="session")

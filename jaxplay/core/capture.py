@@ -62,7 +62,7 @@ class Printed:
 
 def _foreign_thread() -> bool:
     """Whether the calling thread was started outside Python's ``threading`` (by XLA)."""
-    return isinstance(threading.current_thread(), threading._DummyThread)  # noqa: SLF001
+    return isinstance(threading.current_thread(), threading._DummyThread)
 
 
 class _Router:
@@ -125,7 +125,7 @@ def _warnings_of_this_thread() -> Iterator[list[str]]:
         warnings.simplefilter("always")
         passed_on = warnings.showwarning
 
-        def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+        def show(message, category, filename, lineno, file=None, line=None):
             if threading.get_ident() == me:
                 caught.append(f"{category.__name__}: {message}")
             else:

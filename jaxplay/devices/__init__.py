@@ -66,7 +66,6 @@ from ._explicit import auto_mesh as auto_mesh
 from ._explicit import explicit_mesh as explicit_mesh
 from ._explicit import explicit_mesh_shape as explicit_mesh_shape
 from ._explicit import explicit_script as explicit_script
-from ._explicit import find_step as find_step
 from ._explicit import read_type as read_type
 from ._explicit import run_explicit_steps as run_explicit_steps
 from ._multiprocess import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S

@@ -289,14 +289,6 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
 )
 
 
-def find_step(key: str) -> Step:
-    """The step registered under ``key``; ``KeyError`` if none is."""
-    for step in EXPLICIT_STEPS:
-        if step.key == key:
-            return step
-    raise KeyError(key)
-
-
 def _describe(value: Any) -> str:
     parts = value if isinstance(value, tuple) else (value,)
     return "; ".join(str(p) for p in parts)

@@ -246,7 +246,7 @@ def modes_on_vectors(
     params = (w1 / math.sqrt(n_in), b1 * 0.1, w2 / math.sqrt(hidden), b2 * 0.1)
 
     def products(params: tuple[Any, ...], x: Any, v: Any, u: Any) -> tuple[Any, Any, Any]:
-        net = lambda x: small_network(params, x)  # noqa: E731
+        net = lambda x: small_network(params, x)
         _, jv = jax.jvp(net, (x,), (v,))
         _, pullback = jax.vjp(net, x)
         (ujt,) = pullback(u)

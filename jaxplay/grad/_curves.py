@@ -53,7 +53,7 @@ def scalar_function(source: str) -> Expression:
         out = jax.eval_shape(f, jax.ShapeDtypeStruct((), jnp.float32))
     except ExprError:
         raise
-    except Exception as err:  # noqa: BLE001 - any failure to evaluate is the formula's fault
+    except Exception as err:
         raise ExprError(
             f"f(x) cannot be evaluated at a number x: {type(err).__name__}: {err}"
         ) from None

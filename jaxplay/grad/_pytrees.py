@@ -189,7 +189,7 @@ def hessian_diagonal(init: str) -> HessianDiagonal:
         code=HESSIAN_DIAG_AS_WRITTEN,
     )
     theta, unravel = ravel_pytree(params)
-    flat_loss = lambda t: complex_loss(unravel(t), x)  # noqa: E731
+    flat_loss = lambda t: complex_loss(unravel(t), x)
     via_hessian = jax.jit(lambda t: jnp.diag(jax.hessian(flat_loss)(t)))(theta)
     basis = np.eye(theta.size, dtype=np.float32)
     via_hvp = jax.jit(jax.vmap(lambda e: jnp.vdot(e, hvp(flat_loss, theta, e))))(basis)

@@ -377,7 +377,7 @@ class WorkerPool:
             with self._lock:
                 self._all.add(worker)
             worker.wait_ready(self.config.start_timeout_s)
-        except Exception as exc:  # noqa: BLE001 - logged, reported to the next run
+        except Exception as exc:
             if not self._closed:
                 log.warning("jaxplay runner: a worker failed to start: %s", exc)
             if worker is not None:

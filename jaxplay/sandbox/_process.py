@@ -76,7 +76,7 @@ class _Spawner:
                 continue
             try:
                 future.set_result(call())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            except BaseException as exc:
                 future.set_exception(exc)
 
     def run(self, call: Callable[[], Any]) -> Any:

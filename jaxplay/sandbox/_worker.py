@@ -198,7 +198,7 @@ def run_source(source: str, namespace: dict[str, Any]) -> tuple[Any, dict[str, A
     try:
         exec(body, namespace)
         value = eval(tail, namespace) if tail is not None else None
-    except BaseException as exc:  # noqa: BLE001 - everything the user raises is a result
+    except BaseException as exc:
         _leave_if_forked(pid)
         return None, _error(exc)
     _leave_if_forked(pid)
@@ -216,7 +216,7 @@ def _safe_repr(value: Any) -> str | None:
         return None
     try:
         text = repr(value)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         text = f"<repr failed: {type(exc).__name__}: {exc}>"
     return text if len(text) <= _MAX_REPR else text[:_MAX_REPR] + " …"
 
@@ -257,7 +257,7 @@ def summarize_array(name: str, value: Any) -> dict[str, Any] | None:
                 summary["mean"] = float(full.mean())
         elif kind == "c":
             summary["preview"] = np.vectorize(str)(corner).tolist() if corner.ndim else str(corner)
-    except Exception:  # noqa: BLE001 - e.g. typed PRNG keys, deleted buffers: no preview
+    except Exception:
         pass
     return summary
 
@@ -269,7 +269,7 @@ def summarize_namespace(namespace: dict[str, Any], limit: int = 32) -> list[dict
             continue
         try:
             summary = summarize_array(name, value)
-        except Exception:  # noqa: BLE001
+        except Exception:
             summary = None
         if summary is not None:
             out.append(summary)
@@ -326,7 +326,7 @@ def resolve_inspectors(request: dict[str, Any] | None) -> dict[str, Inspector | 
             continue
         try:
             resolved[name] = _resolve(INSPECTORS[name])
-        except Exception as exc:  # noqa: BLE001 - reported as that inspector's error
+        except Exception as exc:
             resolved[name] = f"The inspector {name!r} could not be loaded: {exc}"
     return resolved
 
@@ -351,7 +351,7 @@ def run_inspections(
             example_argument(list(a["shape"]), str(a["dtype"]), i)
             for i, a in enumerate(request.get("args", []))
         )
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return {n: {"error": f"Bad example argument: {exc}"} for n in names}
     for inspector in names:
         bound = resolved.get(inspector, f"Unknown inspector {inspector!r}.")
@@ -360,7 +360,7 @@ def run_inspections(
             continue
         try:
             out[inspector] = bound(fn, args)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             tb, line = _user_traceback(exc)
             out[inspector] = {
                 "error": f"{type(exc).__name__}: {exc}"[:20_000],
@@ -386,7 +386,7 @@ def run_task(task: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
         function = getattr(importlib.import_module(module_name), name)
         value = wire.encode(function(**dict(task.get("kwargs") or {})))
         json.dumps(value)  # fails here, with a message, rather than in _send
-    except BaseException as exc:  # noqa: BLE001 - reported to the server
+    except BaseException as exc:
         error = _error(exc)
         error["traceback"] = ""
         return None, error
@@ -491,7 +491,7 @@ def main(argv: list[str] | None = None) -> None:
         message["arrays"] = summarize_namespace(namespace)
         if job.get("inspect") and error is None:
             message["inspections"] = run_inspections(job["inspect"], namespace, inspectors)
-    except BaseException as exc:  # noqa: BLE001 - a broken __repr__ must not lose the run
+    except BaseException as exc:
         message.setdefault("value_repr", None)
         message.setdefault("arrays", [])
         message["inspections"] = {"error": f"{type(exc).__name__}: {exc}"}

@@ -42,7 +42,6 @@ from ._batching import batching_figure as batching_figure
 from ._batching import check_batch_sizes as check_batch_sizes
 from ._batching import combine as combine
 from ._batching import time_batch as time_batch
-from ._batching import time_batching as time_batching
 from ._conv import CUSTOM_KERNEL as CUSTOM_KERNEL
 from ._conv import DRAWINGS as DRAWINGS
 from ._conv import KERNELS as KERNELS

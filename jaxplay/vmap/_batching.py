@@ -111,21 +111,6 @@ def combine(
     )
 
 
-def time_batching(
-    batch_sizes: Sequence[int],
-    d_in: int = TIMING_D_IN,
-    d_out: int = TIMING_D_OUT,
-    budget_s: float = 0.3,
-) -> BatchTiming:
-    """:func:`time_batch` at each size (sorted, distinct), combined: the page's sweep in one call.
-
-    The page calls :func:`time_batch` per size itself (cached per size) and draws its progress
-    between the calls; this is the same sweep for scripts and tests.
-    """
-    sizes = check_batch_sizes(batch_sizes)
-    return combine([time_batch(n, d_in, d_out, budget_s) for n in sizes], d_in, d_out)
-
-
 def batching_figure(bt: BatchTiming) -> go.Figure:
     """Median time per batch (bars: quartiles) against batch size, one line per method."""
     fig = go.Figure()

@@ -1,0 +1,53 @@
+"""The browser tests' own waiting: ``wait_for_run`` returns only once the script run an action
+caused has finished (in Streamlit 1.67 the status widget never says "Running")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.browser import act, require_chromium, streamlit_server, wait_for_run
+
+pytestmark = pytest.mark.browser
+
+require_chromium()
+
+#: A script whose run, after a click, lasts a while and then shows its result; a second run
+#: follows on its own (st.rerun), as a page that fixes up its address does.
+SLOW_APP = """
+import time
+import streamlit as st
+
+st.title("Waiting")
+runs = st.session_state.setdefault("runs", 0)
+if st.button("Go", key="go"):
+    time.sleep(1.5)
+    st.session_state.runs = runs + 1
+    st.rerun()
+if runs:
+    time.sleep(0.5)
+    st.markdown(f"done {runs}")
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    script = Path(tmp_path_factory.mktemp("app")) / "slow.py"
+    script.write_text(SLOW_APP)
+    with streamlit_server(str(script)) as url:
+        yield url
+
+
+def _main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_wait_for_run_outlasts_the_run_a_click_caused(slow_app: str, page) -> None:
+    page.goto(slow_app)
+    wait_for_run(page)
+    assert "done" not in _main_text(page)
+    for n in (1, 2):
+        act(page, lambda: page.locator(".st-key-go button").click())
+        assert f"done {n}" in _main_text(page)

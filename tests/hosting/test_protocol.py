@@ -1,0 +1,147 @@
+"""A public server ignores the client messages that change shared state (issue 20, item 4).
+
+Any client can send Streamlit's ``clear_cache`` message; it emptied every cache on the server and,
+with the snippet store kept in ``st.cache_resource``, reset every visitor's share limit.
+"""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.runtime.app_session import AppSession
+
+import pages._protocol
+from jaxplay.hosting import catalog, protocol, snippets
+from tests.support.apptest import open_page
+
+
+class _Session(AppSession):
+    """An ``AppSession`` with only what its message handlers touch (no runtime behind it)."""
+
+    def __init__(self) -> None:
+        self._session_state = {}  # type: ignore[assignment]
+
+    def __del__(self) -> None:
+        pass
+
+
+def _unguarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streamlit's own handler for this test (an earlier test's app run may have installed the
+    guard); whatever was there is put back after it."""
+    current = AppSession.handle_backmsg
+    monkeypatch.setattr(
+        AppSession, "handle_backmsg", getattr(current, "_jaxplay_original", current)
+    )
+
+
+@pytest.fixture
+def guarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard installed over Streamlit, taken off again after the test."""
+    _unguarded(monkeypatch)
+    assert not getattr(AppSession.handle_backmsg, "_jaxplay_guard", False)
+    pages._protocol.install()
+    pages._protocol.install()  # app.py calls it every run: the second call changes nothing
+
+
+def _cached_calls() -> tuple[list[int], object]:
+    calls: list[int] = []
+    st.cache_resource.clear()  # the same function in every test: start empty
+
+    @st.cache_resource(max_entries=4)
+    def measured(x: int) -> int:
+        calls.append(x)
+        return x
+
+    return calls, measured
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_clear_cache_from_a_client_is_ignored_in_public_mode(
+    guarded: None, monkeypatch: pytest.MonkeyPatch, public: bool
+) -> None:
+    if public:
+        monkeypatch.setenv("JAXPLAY_PUBLIC", "1")
+    else:
+        monkeypatch.delenv("JAXPLAY_PUBLIC", raising=False)
+    calls, measured = _cached_calls()
+    measured(1)  # type: ignore[operator]
+    _Session().handle_backmsg(BackMsg(clear_cache=True))
+    measured(1)  # type: ignore[operator]
+    # Public: the cached result survives; private (a developer's own server): Streamlit's own.
+    assert calls == ([1] if public else [1, 1])
+
+
+def test_the_guard_is_installed_once(guarded: None) -> None:
+    wrapper = AppSession.handle_backmsg
+    pages._protocol.install()
+    assert AppSession.handle_backmsg is wrapper
+    assert getattr(wrapper, "_jaxplay_guard", False)
+
+
+def test_the_app_installs_the_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    _unguarded(monkeypatch)
+    open_page(catalog.HOME)
+    assert getattr(AppSession.handle_backmsg, "_jaxplay_guard", False)
+
+
+def test_every_message_a_client_may_send_has_a_decision() -> None:
+    """A Streamlit upgrade that adds a message type fails here until someone decides on it."""
+    handled_in_session = {
+        "rerun_script",
+        "stop_script",
+        "app_heartbeat",
+        "file_urls_request",
+        "backend_operation_request",
+    }
+    types = {field.name for field in BackMsg.DESCRIPTOR.oneofs_by_name["type"].fields}
+    assert types == handled_in_session | set(protocol.REFUSED)
+    payload = BackMsg.DESCRIPTOR.fields_by_name["backend_operation_request"].message_type
+    operations = {field.name for field in payload.oneofs_by_name["payload"].fields}
+    assert operations == {"deferred_file", "dataframe_chunk"} | set(protocol.REFUSED_OPERATIONS)
+
+
+def test_the_rule_refuses_only_in_public_mode() -> None:
+    public = {"JAXPLAY_PUBLIC": "1"}
+    for msg_type in protocol.REFUSED:
+        assert protocol.refusal(msg_type, environ=public)
+        assert protocol.refusal(msg_type, environ={}) is None
+    for msg_type in ("rerun_script", "stop_script", "app_heartbeat", "file_urls_request"):
+        assert protocol.refusal(msg_type, environ=public) is None
+    op = "backend_operation_request"
+    assert protocol.refusal(op, "install_skills", environ=public)
+    assert protocol.refusal(op, "dataframe_chunk", environ=public) is None
+
+
+def test_the_debug_messages_stay_refused_by_streamlit() -> None:
+    """Streamlit handles the two debug messages before ``handle_backmsg``: it refuses them unless
+    in development mode or its own e2e tests, neither of which a pip-installed server is in."""
+    from streamlit import config
+
+    assert not config.get_option("global.developmentMode")
+    assert not config.get_option("global.e2eTest")
+
+
+def test_the_snippet_store_and_its_share_limit_outlive_streamlit_caches(tmp_path) -> None:
+    store = snippets.shared_store(str(tmp_path / "s.sqlite3"))
+    store.limiter.try_acquire("visitor")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    assert snippets.shared_store(str(tmp_path / "s.sqlite3")) is store
+    store.close()
+
+
+def test_no_page_keeps_limits_or_stores_in_a_streamlit_cache() -> None:
+    """``st.cache_resource`` is emptied by one client message: nothing that counts visitors (a
+    rate limiter, the snippet store holding one) may live there."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef) or node.returns is None:
+                continue
+            cached = any("cache_resource" in ast.unparse(d) for d in node.decorator_list)
+            returns = ast.unparse(node.returns)
+            assert not (cached and ("Store" in returns or "Limiter" in returns)), (path, node.name)

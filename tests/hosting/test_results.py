@@ -1,0 +1,199 @@
+"""The shared result store: computed once per deployment, across processes, never for another
+environment, values read back only as the types named, and a store that fails never loses a page.
+
+Both backends (a SQLite file, a throwaway PostgreSQL schema) run the same tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxplay.hosting import results
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    name: str
+    samples: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True)
+class Other:
+    name: str
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "results.sqlite3")
+    return request.getfixturevalue("postgres_url")
+
+
+def _store(location: str, environment: str = "env-a", **kwargs: object) -> results.ResultStore:
+    return results.ResultStore(location, environment, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_result_is_computed_once_and_read_back_as_its_type(location: str) -> None:
+    store = _store(location)
+    calls: list[int] = []
+
+    def compute() -> Measured:
+        calls.append(1)
+        return Measured("softmax", np.array([1.5, 2.5], dtype=np.float32))
+
+    first = store.get_or_compute("jit.measurement", ("softmax", 100), compute, [Measured])
+    again = _store(location).get_or_compute(
+        "jit.measurement", ["softmax", 100], compute, [Measured]
+    )
+    assert first.computed_here and not again.computed_here
+    assert calls == [1]
+    assert isinstance(again.value, Measured) and again.value.name == "softmax"
+    np.testing.assert_array_equal(again.value.samples, [1.5, 2.5])
+    assert store.computations("jit.measurement", ("softmax", 100)) == 1
+
+
+def test_another_environment_never_gets_the_result(location: str) -> None:
+    """A timing from another device, host or JAX is a number this server did not measure."""
+    _store(location, "gpu H200").get_or_compute("k", (1,), lambda: Other("gpu"), [Other])
+    here = _store(location, "cpu").get_or_compute("k", (1,), lambda: Other("cpu"), [Other])
+    assert here.computed_here and here.value == Other("cpu")
+
+
+def test_a_stored_value_of_an_unnamed_type_is_not_shown_but_computed_anew(location: str) -> None:
+    store = _store(location)
+    store.get_or_compute("k", (1,), lambda: Other("stored"), [Other])
+    assert store.get("k", (1,), [Measured]) is None  # Other is not among the allowed
+    got = store.get_or_compute("k", (1,), lambda: Measured("new", np.zeros(1)), [Measured])
+    assert got.computed_here and got.value.name == "new"
+
+
+def test_a_failed_computation_releases_its_lease(location: str) -> None:
+    store = _store(location)
+    with pytest.raises(RuntimeError, match="boom"):
+        store.get_or_compute("k", (1,), lambda: (_ for _ in ()).throw(RuntimeError("boom")), [])
+    got = store.get_or_compute("k", (1,), lambda: 42, [])
+    assert got.computed_here and got.value == 42
+
+
+def test_a_dead_owners_lease_expires_and_is_taken_over(location: str) -> None:
+    dead = _store(location, lease_s=0.2)
+    with dead._connection() as db:  # a process that took the lease and died
+        assert dead._claim(db, results.result_key("k", (1,), "env-a"), "k", False)
+    start = time.monotonic()
+    got = _store(location, lease_s=0.2).get_or_compute("k", (1,), lambda: "mine", [])
+    assert got.value == "mine" and time.monotonic() - start < 10
+
+
+def test_measure_again_replaces_the_result_for_everyone(location: str) -> None:
+    store = _store(location)
+    store.get_or_compute("k", (1,), lambda: 1, [])
+    assert store.get_or_compute("k", (1,), lambda: 2, [], force=True).value == 2
+    assert _store(location).get("k", (1,), []).value == 2
+    assert store.computations("k", (1,)) == 2
+
+
+def test_a_value_too_large_to_keep_is_still_returned(location: str, monkeypatch) -> None:
+    monkeypatch.setattr(results, "MAX_VALUE_BYTES", 100)
+    store = _store(location)
+    got = store.get_or_compute("k", (1,), lambda: "x" * 500, [])
+    assert got.value == "x" * 500 and store.get("k", (1,), []) is None
+
+
+def test_the_store_drops_the_least_recently_used_beyond_its_size(tmp_path: Path) -> None:
+    store = _store(str(tmp_path / "r.sqlite3"), max_bytes=2_500)
+    for i in range(6):
+        store.get_or_compute("k", (i,), lambda i=i: "v" * 1000 + str(i), [])
+    kept = [i for i in range(6) if store.get("k", (i,), []) is not None]
+    assert kept == [4, 5]
+
+
+def test_an_unusable_store_computes_without_it(tmp_path: Path) -> None:
+    store = _store(str(tmp_path / "r.sqlite3"))
+    (tmp_path / "r.sqlite3").unlink()
+    (tmp_path / "r.sqlite3").mkdir()  # the file is gone and a folder is in its place
+    store.close()
+    assert store.get_or_compute("k", (1,), lambda: "still", []).value == "still"
+
+
+def _burst_worker(location: str, log: str, barrier: object) -> str:
+    store = results.ResultStore(location, "env-a", poll_s=0.02)
+    barrier.wait()  # type: ignore[attr-defined]
+
+    def compute() -> str:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write("computed\n")
+        time.sleep(0.5)
+        return "the result"
+
+    return json.dumps(store.get_or_compute("page.default", ("a",), compute, []).value)
+
+
+def test_a_burst_of_processes_computes_once(location: str, tmp_path: Path) -> None:
+    """Four server processes opening the same page at once: one measures, three wait for it."""
+    log = tmp_path / "computed.log"
+    context = multiprocessing.get_context("spawn")  # never fork a process that runs JAX
+    with context.Manager() as manager:
+        barrier = manager.Barrier(4)
+        with context.Pool(4) as pool:
+            got = pool.starmap(_burst_worker, [(location, str(log), barrier)] * 4)
+    assert got == ['"the result"'] * 4
+    assert log.read_text(encoding="utf-8").count("computed") == 1
+
+
+def test_the_fingerprint_names_jax_the_device_and_the_host() -> None:
+    import jax
+
+    parts = json.loads(results.fingerprint())
+    assert parts["jax"] == jax.__version__
+    assert parts["platform"] == jax.devices()[0].platform
+    assert parts["devices"] == str(len(jax.devices()))
+    assert parts["host"]
+
+
+@results.stored("demo.square", Measured)
+def _square(name: str, n: int) -> Measured:
+    _square.calls += 1  # type: ignore[attr-defined]
+    return Measured(name, np.arange(n, dtype=np.float32) ** 2)
+
+
+def test_a_stored_function_runs_once_per_deployment(tmp_path: Path, monkeypatch) -> None:
+    _square.calls = 0  # type: ignore[attr-defined]
+    monkeypatch.delenv("JAXPLAY_RESULT_DB", raising=False)
+    _square("a", 3)
+    _square("a", 3)
+    assert _square.calls == 2  # type: ignore[attr-defined]  # no store: plain calls
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(tmp_path / "r.sqlite3"))
+    first, second = _square("a", 3), _square("a", 3)
+    assert _square.calls == 3  # type: ignore[attr-defined]
+    assert second.name == "a" and list(second.samples) == [0.0, 1.0, 4.0] == list(first.samples)
+
+
+def test_a_pages_result_is_computed_once_for_every_server_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two server processes share the store: the second's empty Streamlit cache (cleared here,
+    as a fresh process has it) is filled from the store, not by computing again."""
+    import streamlit as st
+
+    from jaxplay.hosting import catalog
+    from tests.support.apptest import assert_clean, open_page
+
+    location = tmp_path / "results.sqlite3"
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(location))
+    spec = catalog.find("vmap")
+    for _ in range(2):  # the first process, then the second
+        st.cache_data.clear()
+        at = open_page(spec, vmap_in_axes="(0, None)", vmap_out_axes="0")
+        assert_clean(at)
+    store = results.shared_store()
+    assert store is not None
+    kind = "vmap.outcome"
+    inputs = [["(0, None)", "0", "X is (batch, D)", "W shared: (H, D)"], []]
+    assert store.computations(kind, inputs) == 1

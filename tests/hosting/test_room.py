@@ -1,0 +1,152 @@
+"""Two server processes behind HAProxy (``jaxplay.hosting.serve``): sticky sessions, shared links.
+
+Visitors here speak Streamlit's websocket protocol (``benchmarks/_protocol.py``), no browser. The
+proxy's cookie names the process that served the visitor first; a visitor that sends another
+process's cookie is sent there, which is how these tests reach a chosen process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchmarks._protocol import Visitor
+from jaxplay.hosting import catalog, serve
+from tests.support.browser import require_haproxy
+
+require_haproxy()
+
+#: Every visitor its own visitor (the tests' connections all come from 127.0.0.1).
+ENV = {"JAXPLAY_PUBLIC": "1", "JAXPLAY_VISITOR_KEY": "session"}
+
+
+def test_the_config_puts_one_cookie_per_process_and_haproxy_accepts_it(tmp_path: Path) -> None:
+    config = serve.haproxy_config(8600, [8601, 8602])
+    assert f"cookie {serve.COOKIE} insert" in config
+    assert "server s0 127.0.0.1:8601 check cookie s0" in config
+    assert "server s1 127.0.0.1:8602 check cookie s1" in config
+    assert "option httpchk GET /_stcore/health" in config
+    path = tmp_path / "haproxy.cfg"
+    path.write_text(config, encoding="utf-8")
+    haproxy = serve.haproxy_path()
+    assert haproxy is not None
+    checked = subprocess.run([haproxy, "-c", "-f", str(path)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[serve.Room]:
+    db = tmp_path_factory.mktemp("room") / "snippets.sqlite3"
+    with serve.Room(processes=2, env=ENV, snippet_db=str(db)) as room:
+        assert room.proxied and len(room.pids) == 2
+        yield room
+
+
+def _on(room: serve.Room, process: int) -> Visitor:
+    """A visitor the proxy sends to process ``process`` (by its cookie)."""
+    visitor = Visitor(room.url)
+    visitor.cookie = f"{serve.COOKIE}=s{process}"
+    return visitor
+
+
+def test_the_proxy_spreads_new_visitors_and_sets_its_cookie(room: serve.Room) -> None:
+    cookies = set()
+    for _ in range(4):
+        visitor = Visitor(room.url)
+        visitor.connect()
+        visitor.close()
+        cookies.add(visitor.cookie)
+    assert cookies == {f"{serve.COOKIE}=s0", f"{serve.COOKIE}=s1"}
+
+
+def test_a_session_stays_on_its_process_across_reruns_and_reconnects(room: serve.Room) -> None:
+    visitor = Visitor(room.url)
+    assert not visitor.open("").errors
+    session = visitor.session_id
+    assert session and visitor.cookie.startswith(f"{serve.COOKIE}=s")
+    for _ in range(3):
+        assert not visitor.open("sharp-bits").errors
+        assert visitor.session_id == session
+    # A reconnect asks for the same session: only the process that holds it can give it back.
+    for _ in range(3):
+        visitor.reconnect()
+        assert not visitor.open("").errors
+        assert visitor.session_id == session
+    # The same session id sent to the other process is unknown there: a new session begins.
+    other = "s1" if visitor.cookie.endswith("s0") else "s0"
+    stranger = _on(room, int(other[1]))
+    stranger.session_id = session
+    stranger.open("")
+    assert stranger.session_id != session
+
+
+def test_a_link_shared_on_one_process_opens_on_the_other(room: serve.Room) -> None:
+    author = _on(room, 0)
+    author.open("code-lab")
+    shared = author.click("code_lab_share")
+    assert not shared.errors, shared.errors
+    links = [m for t in shared.texts if (m := re.search(r"code-lab\?snippet=(\w+)", t))]
+    assert links, shared.texts
+    snippet = links[0].group(1)
+
+    reader = _on(room, 1)
+    opened = reader.open("code-lab", query_string=f"snippet={snippet}")
+    assert not opened.errors, opened.errors
+    assert "Loaded the shared snippet." in opened.texts, opened.texts
+    # A link nobody made is refused on that process, so the check above can fail.
+    missing = _on(room, 1).open("code-lab", query_string="snippet=nosuchsnippet0")
+    assert "Loaded the shared snippet." not in missing.texts
+
+
+def test_an_idle_room_asks_no_browser_to_refresh_the_sidebar(room: serve.Room) -> None:
+    """No code run and no measurement waits here: the queue line sets no fragment timer."""
+    visitor = Visitor(room.url)
+    shown = visitor.open("sharp-bits")
+    assert not shown.errors
+    assert any("measurements waiting: 0" in t for t in shown.texts), shown.texts
+    assert shown.auto_reruns == {} and visitor.timers == {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_the_launcher_serves_until_sigterm_then_stops_every_process() -> None:
+    port = serve.free_port()
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "jaxplay.hosting.serve", "--processes", "2", "--port", str(port)],
+        cwd=catalog.ROOT,
+        env={**os.environ, **ENV},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert launcher.stdout is not None
+        line = launcher.stdout.readline()  # printed once the room answers
+        assert f"jaxplay on http://127.0.0.1:{port}" in line, line
+        assert serve.healthy(f"http://127.0.0.1:{port}")
+        children = [
+            int(c)
+            for c in Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()
+        ]
+        assert len(children) == 3  # two servers and the proxy
+        launcher.send_signal(signal.SIGTERM)
+        assert launcher.wait(timeout=60) == 0
+        assert not any(_alive(pid) for pid in children)
+        assert not serve.healthy(f"http://127.0.0.1:{port}", timeout_s=1)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()

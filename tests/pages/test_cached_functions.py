@@ -1,0 +1,196 @@
+"""Cached functions return data: none calls a Streamlit element or something that could draw.
+
+Streamlit replays a cached function's elements for the next caller; an element the function
+wrote into a block created outside it (a progress bar, a status box) cannot be replayed and
+crashes that next visitor's page (``CacheReplayClosureError``). So in ``app.py`` and every file of
+``pages/`` (globbed, so a new page is checked too), a function decorated with ``st.cache_data``
+or ``st.cache_resource`` may not call:
+
+* anything from ``streamlit`` or ``pages`` (``st.progress``, ``_ui.measuring``, ...);
+* a function of its own file that does (found transitively);
+* one of its parameters, or a variable of an enclosing function (a closure), nor pass a
+  parameter on as a callback (``on_progress=_progress``) or take a ``Callable`` parameter.
+
+Progress and queue notes are drawn by the page around the call.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FILES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py")])
+DRAWING_PACKAGES = ("streamlit", "pages")
+CACHES = ("cache_data", "cache_resource")
+CALLBACK_KEYWORDS = ("callback", "progress", "status")
+
+
+def _root(node: ast.AST) -> str | None:
+    """The leftmost name of ``a.b.c`` or ``a().b``; ``None`` for anything else."""
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def drawing_imports(tree: ast.Module) -> set[str]:
+    """Names the module binds to Streamlit or to the app's page helpers."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in DRAWING_PACKAGES:
+                    names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in (
+            DRAWING_PACKAGES
+        ):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def _calls(node: ast.AST) -> list[ast.Call]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+
+
+def drawing_functions(tree: ast.Module, drawing: set[str]) -> set[str]:
+    """The module's own functions that call something that draws (transitively)."""
+    functions = {
+        n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    found: set[str] = set()
+    while True:
+        more = {
+            name
+            for name, fn in functions.items()
+            if name not in found and any(_root(c.func) in drawing | found for c in _calls(fn))
+        }
+        if not more:
+            return found
+        found |= more
+
+
+def _is_cache(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return isinstance(target, ast.Attribute) and target.attr in CACHES
+
+
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
+    a = fn.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
+
+
+def _enclosing_names(tree: ast.Module, target: ast.AST) -> set[str]:
+    """Names bound in the functions around ``target`` (its closure's variables)."""
+    names: set[str] = set()
+
+    def visit(node: ast.AST, inside: list[ast.AST]) -> bool:
+        if node is target:
+            for fn in inside:
+                names.update(p.arg for p in _parameters(fn))
+                for n in ast.walk(fn):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                        names.add(n.id)
+            return True
+        scope = [*inside, node] if isinstance(node, (ast.FunctionDef, ast.Lambda)) else inside
+        return any(visit(child, scope) for child in ast.iter_child_nodes(node))
+
+    visit(tree, [])
+    return names
+
+
+def problems(source: str) -> list[str]:
+    """What each cached function of ``source`` does that could draw, as readable lines."""
+    tree = ast.parse(source)
+    drawing = drawing_imports(tree)
+    drawers = drawing_functions(tree, drawing)
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not any(_is_cache(d) for d in fn.decorator_list):
+            continue
+        params = {p.arg for p in _parameters(fn)}
+        closure = _enclosing_names(tree, fn) - params
+        where = f"{fn.name} (line {fn.lineno})"
+        for p in _parameters(fn):
+            if p.annotation is not None and "Callable" in ast.unparse(p.annotation):
+                found.append(f"{where} takes a callable parameter {p.arg}")
+        for call in _calls(ast.Module(body=fn.body, type_ignores=[])):
+            root, text = _root(call.func), ast.unparse(call.func)
+            if root in drawing:
+                found.append(f"{where} calls {text}, which draws")
+            elif root in drawers:
+                found.append(f"{where} calls {text}, a function of this page that draws")
+            elif isinstance(call.func, ast.Name) and root in params:
+                found.append(f"{where} calls its parameter {text}")
+            elif root in closure:
+                found.append(f"{where} calls {text} from the function around it (a closure)")
+            for kw in call.keywords:
+                passed = kw.value.id if isinstance(kw.value, ast.Name) else None
+                callback = kw.arg and (kw.arg.startswith("on_") or kw.arg in CALLBACK_KEYWORDS)
+                if passed in params | closure and callback:
+                    found.append(f"{where} passes {passed} on as {kw.arg}, a callback")
+    return found
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_cached_functions_draw_nothing(path: Path) -> None:
+    found = problems(path.read_text(encoding="utf-8"))
+    assert not found, "\n".join(found)
+
+
+HEADER = "import streamlit as st\nfrom pages import _ui\nfrom jaxplay import vmap as vz\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (  # the crash of issue 17: a progress callback handed through the cache
+            "@st.cache_data(max_entries=8)\n"
+            "def batching(sizes, _progress=None):\n"
+            "    return vz.time_batching(sizes, on_progress=_progress)\n",
+            "passes _progress on as on_progress",
+        ),
+        (
+            "@st.cache_data\ndef f(x):\n    st.progress(0.5)\n    return x\n",
+            "calls st.progress, which draws",
+        ),
+        (
+            "@st.cache_resource(max_entries=2)\n"
+            "def f(x):\n    with _ui.measuring('x'):\n        return x\n",
+            "calls _ui.measuring",
+        ),
+        ("@st.cache_data\ndef f(x, report):\n    report(x)\n    return x\n", "calls its parameter"),
+        (
+            "def note(text):\n    st.caption(text)\n\n"
+            "def helper(x):\n    note(x)\n    return x\n\n"
+            "@st.cache_data\ndef f(x):\n    return helper(x)\n",
+            "calls helper, a function of this page that draws",
+        ),
+        (
+            "def page():\n    bar = st.progress(0)\n\n"
+            "    @st.cache_data\n    def f(x):\n        bar.progress(x)\n        return x\n",
+            "calls bar.progress from the function around it",
+        ),
+        (
+            "from collections.abc import Callable\n"
+            "@st.cache_data\ndef f(x, done: Callable[[int], None]):\n    return x\n",
+            "takes a callable parameter done",
+        ),
+    ],
+)
+def test_the_check_finds_what_could_draw(body: str, expected: str) -> None:
+    found = problems(HEADER + body)
+    assert any(expected in line for line in found), found
+
+
+def test_the_check_passes_data_functions() -> None:
+    source = HEADER + (
+        "def label(x):\n    return f'{x}'\n\n"
+        "@st.cache_data(max_entries=4, show_spinner='Working…')\n"
+        "def f(sizes: tuple[int, ...], _visitor: str | None = None):\n"
+        "    return vz.time_batching(sizes, visitor=_visitor, name=label(sizes))\n"
+    )
+    assert problems(source) == []

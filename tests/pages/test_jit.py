@@ -1,0 +1,178 @@
+"""AppTests of the jit page: each preset, a typed formula, bad inputs, the labs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from markdown_it import MarkdownIt
+
+from jaxplay import jit
+from jaxplay.hosting import catalog
+from tests.support.apptest import assert_clean, open_page
+
+SMALL = {"jit_rows": 16, "jit_cols": 8}
+
+
+def _shown(markdown: str) -> str:
+    """Markdown as it reads on the page: backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.fixture(scope="module")
+def spec() -> catalog.PageSpec:
+    return catalog.find("jit")
+
+
+@pytest.mark.parametrize("preset", ["softmax", "chain", "layer"])
+def test_each_preset_is_measured(spec, preset: str) -> None:
+    at = open_page(spec, jit_preset=preset, **SMALL)
+    assert_clean(at)
+    assert not at.error
+    metrics = _metrics(at)
+    assert metrics["speedup: eager median / jit median"].endswith("×")
+    assert "steady call (median)" in metrics and "achieved GB/s" in metrics
+    assert any(
+        "naive_softmax" in c.value or "tanh_layer" in c.value or "sin" in c.value for c in at.code
+    )
+
+
+def test_a_typed_formula_is_measured(spec) -> None:
+    at = open_page(spec, jit_preset="formula", jit_formula="jnp.tanh(x) * 2 + x", **SMALL)
+    assert_clean(at)
+    assert not at.error
+    assert "speedup: eager median / jit median" in _metrics(at)
+
+
+def test_a_bad_formula_shows_the_parsers_message(spec) -> None:
+    at = open_page(spec, jit_preset="formula", jit_formula="jnp.sin(x) +* 2", **SMALL)
+    assert_clean(at)
+    assert len(at.error) == 1
+    assert "syntax error" in at.error[0].value
+    assert any(c.value.strip().endswith("^") for c in at.code)
+    assert "speedup: eager median / jit median" not in _metrics(at)
+
+
+def test_a_formula_that_fails_on_the_shape_is_reported(spec) -> None:
+    at = open_page(spec, jit_preset="formula", jit_formula="x @ x", **SMALL)
+    assert_clean(at)
+    assert "TypeError" in at.error[0].value
+
+
+def test_an_oversized_input_is_refused_naming_the_limit(spec) -> None:
+    at = open_page(spec, jit_rows=100_000, jit_cols=1_000)
+    assert_clean(at)
+    assert "16,000,000" in _shown(at.error[0].value)
+
+
+def test_compile_cache_panel_counts_and_explains(spec) -> None:
+    at = open_page(spec, **SMALL)
+    size = "compiled versions: `dynamic_control_flow._cache_size()`"
+    assert _metrics(at)[size] == "1"
+    at.toggle(key="jit_cache_tanh").set_value(False).run()
+    assert _metrics(at)[size] == "2"
+    assert any("Static" in c.value or "static" in c.value for c in at.code)
+    at.toggle(key="jit_cache_tanh").set_value(True).run()
+    assert _metrics(at)[size] == "2"
+    assert any("reused" in s.value for s in at.success)
+    at.number_input(key="jit_cache_len").set_value(7).run()
+    assert _metrics(at)[size] == "3"
+    assert_clean(at)
+
+
+def test_side_effects_and_the_sweep(spec) -> None:
+    at = open_page(spec, jit_rows=2, jit_cols=4)
+    metrics = _metrics(at)
+    assert metrics["counter after 2 eager calls"] == "2"
+    assert metrics["counter after 2 jitted calls"] == "1"
+    assert any("jax.debug.print (run time)" in c.value for c in at.code)
+    at.button(key="jit_sweep_run").click().run()
+    assert_clean(at)
+    assert any("Over 10 calls" in m.value for m in at.markdown)
+
+
+def _statuses(at) -> list[str]:
+    return [s.label for s in at.status]
+
+
+def test_a_measurement_shows_its_status_and_a_refusal_leaves_nothing_stale(spec) -> None:
+    at = open_page(spec, jit_preset="formula", jit_formula="x @ x.T", jit_rows=11, jit_cols=3)
+    assert_clean(at)
+    assert any(label.startswith("Measured on") for label in _statuses(at)), _statuses(at)
+    assert any("What XLA compiled" in m.value for m in at.markdown)
+    # The same formula on a tall x needs a 10**10-element result: refused before it runs.
+    at.number_input(key="jit_cols").set_value(1).run()
+    at.number_input(key="jit_rows").set_value(100_000).run()
+    assert_clean(at)
+    assert "the limit is 16,000,000" in _shown(at.error[0].value)
+    assert not _statuses(at)  # no status box beside the refusal
+    assert not _metrics(at).keys() & {"first call", "speedup: eager median / jit median"}
+    assert not any("What XLA compiled" in m.value for m in at.markdown)
+    assert not at.get("plotly_chart")
+    assert not [d for d in at.dataframe if "memory_analysis()" in d.value.columns]
+
+
+def test_two_visitors_with_the_same_settings_share_one_measurement(spec) -> None:
+    settings = {"jit_preset": "chain", "jit_rows": 13, "jit_cols": 5}
+    before = jit.MEASUREMENTS.measured
+    first = open_page(spec, **settings)
+    second = open_page(spec, **settings)
+    assert jit.MEASUREMENTS.measured == before + 1
+    assert _metrics(first)["first call"] == _metrics(second)["first call"]
+    assert any(label.startswith("Measured on") for label in _statuses(first))
+    assert not _statuses(second)  # nothing to wait for: no status box
+    provenance = [c.value for c in second.caption if c.value.startswith("Measured ")]
+    assert provenance and "Everyone who opens these settings" in provenance[0]
+
+
+def test_measure_again_measures_anew_for_everyone(spec) -> None:
+    settings = {"jit_preset": "chain", "jit_rows": 14, "jit_cols": 5}
+    at = open_page(spec, **settings)
+    before = jit.MEASUREMENTS.measured
+    at.button(key="jit_remeasure").click().run()
+    assert_clean(at)
+    assert jit.MEASUREMENTS.measured == before + 1
+    assert any("measurement 2 of these settings" in c.value for c in at.caption)
+    later = open_page(spec, **settings)
+    assert any("measurement 2 of these settings" in c.value for c in later.caption)
+
+
+def test_the_stages_tab_explains_the_first_call_and_the_compiled_program(spec) -> None:
+    at = open_page(spec, **SMALL)
+    texts = " ".join(m.value for m in at.markdown)
+    assert "What the first call includes" in texts and "function calls" in texts
+    assert "`exp` is computed once" in texts and "5 operations" in texts
+    units = [d.value for d in at.dataframe if "memory_analysis()" in d.value.columns]
+    assert units and units[0]["size"].str.endswith("B").all()
+
+
+def test_the_beyond_tabs_run_in_the_sandbox(spec) -> None:
+    at = open_page(spec, **SMALL)
+    for key in ("jit_donation_run", "jit_trace_run"):
+        at.button(key=key).click().run()
+        assert_clean(at)
+        assert not at.error, [e.value for e in at.error]
+    texts = " ".join(m.value for m in at.markdown)
+    assert "raises **RuntimeError**" in texts and "jit_naive_softmax" in texts
+    assert any(c.value.startswith("x + 1") and "deleted" in c.value for c in at.code)
+    assert at.get("download_button")
+
+
+def test_the_persistent_cache_tab_compares_two_processes(spec) -> None:
+    at = open_page(spec, jit_cache_rounds=1, **SMALL)
+    at.button(key="jit_compile_cache_run").click().run()
+    assert_clean(at)
+    assert any("second process" in m.value and "cache hit" in m.value for m in at.markdown)
+
+
+def test_a_formula_error_is_text_not_markdown(spec) -> None:
+    """``__import__`` is an unknown name; unescaped, the message rendered it as bold "import"."""
+    at = open_page(spec, jit_preset="formula", jit_formula="__import__", **SMALL)
+    assert_clean(at)
+    html = MarkdownIt("gfm-like").render(at.error[0].value)
+    assert "'__import__'" in html
+    assert "<strong>" not in html.split("not allowed:")[1]

@@ -1,0 +1,54 @@
+"""The stateful-computations page through AppTest: its numbers follow the settings, both
+hidden-state versions, and the Code Lab buttons."""
+
+from __future__ import annotations
+
+from jaxplay import state
+from jaxplay.hosting import catalog
+from tests.support.apptest import assert_clean, editor_text, open_page
+
+SPEC = catalog.find("state")
+
+
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+def test_default_view_states_the_runs_numbers() -> None:
+    at = open_page(SPEC, state_steps=30)
+    assert_clean(at)
+    threaded = state.train("threaded", state.Setup(0, 30, 8, "adam", 0.03))
+    wrong = state.train("globals", state.Setup(0, 30, 8, "adam", 0.03))
+    shown = texts(at.markdown)
+    assert f"the loss went to **{threaded.last:.4f}** after 30 steps" in shown
+    assert f"loss **stays at {wrong.last:.4f}** after 30 steps (1 different value)" in shown
+    assert "compiled the step once" in shown
+    assert "read the params, the optimizer state and the key from the globals once" in texts(
+        at.info
+    )
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Threaded: loss after 30 steps"] == f"{threaded.last:.4f}"
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_other_settings_other_sentence() -> None:
+    at = open_page(SPEC, state_steps=20, state_optimizer="momentum", state_lr=0.1, state_seed=3)
+    assert_clean(at)
+    threaded = state.train("threaded", state.Setup(3, 20, 8, "momentum", 0.1))
+    assert f"the loss went to **{threaded.last:.4f}** after 20 steps" in texts(at.markdown)
+
+
+def test_self_mutated_inside_jit_leaks_tracers() -> None:
+    at = open_page(SPEC, state_steps=20, state_hidden_kind="self")
+    assert_clean(at)
+    assert "assigned tracers to `self.params`" in texts(at.info)
+    assert "`loss_fn(trained, x, y)` raises **UnexpectedTracerError**" in texts(at.error)
+
+
+def test_code_lab_buttons_load_the_loops_that_ran() -> None:
+    at = open_page(SPEC, state_steps=20, state_hidden_kind="self")
+    at.button(key="state_open_hidden").click().run()
+    assert_clean(at)
+    expected = state.training_snippet("self", state.Setup(0, 20, 8, "adam", 0.03))
+    assert at.session_state["code_lab_source"] == expected
+    assert editor_text(at) == expected

@@ -1,0 +1,174 @@
+"""AppTests of the tracing page: every preset and view, bad inputs, the sandbox, the other tabs."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxplay import tracing
+from jaxplay.hosting import catalog
+from tests.support.apptest import assert_clean, open_page
+from tests.support.page_texts import PAYLOAD, hostile_links
+
+SPEC = catalog.find("tracing")
+
+
+def _html(at) -> str:
+    return "\n".join(str(e.proto.body) for e in at.get("html"))
+
+
+def _errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("key", [p.key for p in tracing.PRESETS])
+def test_every_preset_shows_four_panes_with_the_line_highlighted(key: str) -> None:
+    at = open_page(SPEC, tracing_preset=key)
+    assert_clean(at)
+    assert not _errors(at)
+    titles = " ".join(m.value for m in at.markdown)
+    for pane in ("**Python**", "**jaxpr**", "**StableHLO**", "**Optimized HLO**"):
+        assert pane in titles
+    assert "lines from line" in titles or "line from line" in titles
+    assert _html(at).count(tracing.HIGHLIGHT) >= 4  # source, jaxpr, StableHLO, HLO
+
+
+def test_picking_an_equation_highlights_its_source_line() -> None:
+    at = open_page(SPEC, tracing_preset="softmax", tracing_pick_by="jaxpr equation")
+    assert_clean(at)
+    box = at.selectbox(key="tracing_pick_eqn")
+    box.select_index(next(i for i, o in enumerate(box.options) if ": exp " in o)).run()
+    assert_clean(at)
+    lines, start = tracing.preset_source(tracing.find_preset("softmax"))[:2]
+    exp_line = start + next(i for i, t in enumerate(lines.splitlines()) if "jnp.exp" in t)
+    titles = " ".join(m.value for m in at.markdown)
+    assert f"**Python** · 1 line from line {exp_line}" in titles
+    assert f"**jaxpr** · 1 line from line {exp_line}" in titles
+
+
+def test_views_render() -> None:
+    for view in ("Equations", "XLA fusions", "Graph", "Diff"):
+        at = open_page(SPEC, tracing_preset="cond", tracing_view=view)
+        assert_clean(at)
+        assert not _errors(at), view
+    at = open_page(SPEC, tracing_preset="scan", tracing_view="Equations")
+    assert len(at.dataframe[0].value) == len(
+        tracing.stage(tracing.scan_example, [tracing.InputSpec((6, 3), "float32")]).equations
+    )
+
+
+def test_diff_unified_and_side_by_side() -> None:
+    at = open_page(SPEC, tracing_view="Diff", tracing_diff_mode="unified")
+    assert_clean(at)
+    assert any(c.language == "diff" and c.value.startswith("---") for c in at.code)
+    at = open_page(SPEC, tracing_view="Diff")
+    assert "rows differ" in " ".join(c.value for c in at.caption)
+
+
+def test_graph_shows_the_cap_message_only_when_capped() -> None:
+    at = open_page(SPEC, tracing_preset="while", tracing_view="Graph", tracing_expand=["0"])
+    assert_clean(at)
+    assert not at.warning
+    assert "9 equations" in " ".join(c.value for c in at.caption)
+
+
+def test_bad_shapes_are_refused_with_a_clear_message() -> None:
+    at = open_page(SPEC, tracing_seed_shape_0="100000, 100000")
+    assert_clean(at)
+    assert any("limit of" in e for e in _errors(at))
+    at = open_page(SPEC, tracing_seed_shape_0="3, x")
+    assert any("is not a size" in e for e in _errors(at))
+
+
+@pytest.mark.parametrize(
+    ("y_dtype", "equations", "weak"),
+    [(tracing.WEAK_FLOAT32, 3, True), ("float32", 2, False)],
+)
+def test_the_articles_x_times_y_plus_one_is_staged_as_it_calls_it(
+    y_dtype: str, equations: int, weak: bool
+) -> None:
+    """The article passes y = 2.0, a Python float: weakly typed, so converted first (three
+    equations); as a float32 array there is nothing to convert (two). The sentence counts them."""
+    at = open_page(SPEC, tracing_preset="seed", tracing_seed_dtype_1=y_dtype)
+    assert_clean(at)
+    story = next(m.value for m in at.markdown if m.value.startswith("The jaxpr has"))
+    assert story.startswith(f"The jaxpr has {equations} equations at the top level")
+    assert ("`y` is weakly typed" in story) == weak
+    assert ("`convert_element_type`" in story) == weak
+    assert at.selectbox(key="tracing_seed_dtype_1").value == y_dtype
+
+
+def test_visitor_text_renders_as_text() -> None:
+    at = open_page(SPEC, tracing_seed_shape_0=PAYLOAD)
+    assert_clean(at)
+    assert any("127" in e for e in _errors(at))
+    assert hostile_links(at) == []
+    # A shared Code Lab snippet is staged here without a Run click: its exception's text is
+    # shown as code.
+    source = f"raise ValueError({PAYLOAD!r})\n\ndef f(x):\n    return x\n"
+    at = open_page(SPEC, tracing_preset="code_lab", code_lab_source=source)
+    assert_clean(at)
+    assert any("127.0.0.1:9" in c.value for c in at.code)
+    assert hostile_links(at) == []
+
+
+def test_a_shape_mismatch_shows_jaxs_error() -> None:
+    at = open_page(SPEC, tracing_preset="mlp", tracing_mlp_shape_1="15, 32")
+    assert_clean(at)
+    assert any("JAX raised" in e for e in _errors(at))
+    assert any("TypeError" in c.value for c in at.code)
+
+
+def test_a_sandboxed_code_lab_function() -> None:
+    source = "import jax.numpy as jnp\n\n\ndef g(x, y):\n    z = jnp.tanh(x) * y\n    return z\n"
+    at = open_page(SPEC, tracing_preset="code_lab", code_lab_source=source)
+    assert_clean(at)
+    assert not _errors(at)
+    assert at.selectbox(key="tracing_function").value == "g"
+    assert "&lt;code-lab&gt;" in _html(at) or "code-lab" in _html(at)
+    assert "z = jnp.tanh(x) * y" in _html(at).replace("&#x27;", "'")
+
+
+def test_tracer_bool_conversion_in_user_code_is_explained() -> None:
+    source = "def f(x):\n    if x > 0:\n        return x\n    return -x\n"
+    at = open_page(
+        SPEC, tracing_preset="code_lab", code_lab_source=source, tracing_code_lab_shape_0="()"
+    )
+    assert_clean(at)
+    assert any("JAX raised" in e for e in _errors(at))
+    assert any("TracerBoolConversionError" in c.value for c in at.code)
+    assert any("Python `if` on a traced value" in i.value for i in at.info)
+
+
+def test_user_code_that_does_not_parse() -> None:
+    at = open_page(SPEC, tracing_preset="code_lab", code_lab_source="def f(:\n")
+    assert_clean(at)
+    assert any("does not parse" in e for e in _errors(at))
+
+
+def test_tracers_tab_shows_real_errors_and_explanations() -> None:
+    at = open_page(SPEC, tracing_tab="Tracers")
+    assert_clean(at)
+    errors = " ".join(_errors(at))
+    for name in ("TracerBoolConversionError", "ConcretizationTypeError", "UnexpectedTracerError"):
+        assert name in errors
+    assert any("DynamicJaxprTracer" in c.value for c in at.code)
+
+
+def test_recompilation_tab_counts_compilations() -> None:
+    at = open_page(SPEC, tracing_tab="Recompilation")
+    assert_clean(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Compilations"] == "2"
+    assert metrics["Cache size after the last call"] == "2"
+    at = open_page(SPEC, tracing_tab="Recompilation", tracing_scenario="unhashable")
+    assert any("Non-hashable" in c.value for c in at.code)
+
+
+def test_loops_tab() -> None:
+    at = open_page(SPEC, tracing_tab="Python vs lax loops", tracing_loop_max=16)
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert list(table["Python for loop"]) == [2, 4, 8, 16, 32]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Length 16: Python for loop 32 equations" in captions
+    assert f"Length 1: Python for loop {table['Python for loop'].iloc[0]} equations" in captions

@@ -1,0 +1,10 @@
+"""Helpers the tests share; no tests here.
+
+- :mod:`tests.support.apptest`: open a page through ``app.py`` in an ``AppTest``, read its editor;
+- :mod:`tests.support.browser`: ``streamlit run`` on a free port, waits on a real chromium page;
+- :mod:`tests.support.markdown_check`, :mod:`tests.support.page_texts`: Markdown as Streamlit
+  renders it, and the hostile links a run's texts would show;
+- :mod:`tests.support.postgres`: a throwaway PostgreSQL server.
+
+What the benchmarks use too lives in ``jaxplay.hosting`` (``chromium``, ``hostile_links``).
+"""

@@ -1,0 +1,101 @@
+"""What jit bought, read from the compiled program: counts, and the sentences made of them."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+
+import pytest
+
+from jaxplay import jit
+from jaxplay.core import timing
+
+
+def _program(preset: str, rows: int, cols: int, formula: str = jit.DEFAULT_FORMULA):
+    w = jit.Workload(preset, rows, cols, "float32", formula)
+    fn, args = jit.function_of(w), jit.inputs(w)
+    profile = timing.profile_jit(fn, *args, budget_s=0.01)
+    return jit.read_program(profile, fn, *args)
+
+
+@pytest.fixture(scope="module")
+def softmax() -> jit.CompiledProgram:
+    return _program("softmax", 1000, 1000)
+
+
+def test_the_softmax_is_not_one_pass_and_jit_computes_exp_once(softmax) -> None:
+    """Each claim of the page, checked on the compiled HLO (XLA:CPU here)."""
+    p = softmax
+    assert p.eager_ops == 5  # exp, exp, reduce_sum, broadcast_in_dim, div
+    assert len(p.kernels) > 1  # the divide needs the row sums: not one kernel
+    assert p.counts["exp"] == (2, 1)  # the jaxpr's two exps, compiled once
+    assert p.divided_eager == 1_000_000 and p.divided_compiled == 1_000
+    assert p.divide_as_multiply  # a reciprocal per row sum, then a multiply
+    assert p.waits_for == ("div", "reduce_sum")
+    assert p.bytes_accessed / p.input_bytes == pytest.approx(5.0, rel=0.05)
+
+
+def test_the_sentence_is_made_of_the_counts(softmax) -> None:
+    text = jit.program_sentence(softmax)
+    assert f"**{len(softmax.kernels)} kernels**" in text and "**5 operations**" in text
+    assert "`exp` is computed once (the jaxpr computes it twice" in text
+    assert "1,000,000 elements became 1,000 divisions" in text
+    assert "5.0× the 4 MB of its arguments" in text
+    assert "cannot be one pass over memory: `div` needs the result of `reduce_sum`" in text
+    assert "one pass over memory" not in text.replace("cannot be one pass over memory", "")
+
+
+def test_the_sentence_changes_with_the_size_and_the_function(softmax) -> None:
+    small = jit.program_sentence(_program("softmax", 10, 30))
+    assert small != jit.program_sentence(softmax)
+    assert "300 elements became 10 divisions" in small
+    chain = _program("chain", 100, 100)
+    text = jit.program_sentence(chain)
+    assert len(chain.kernels) == 1 and "**1 kernel**" in text
+    assert "one read of the input and one write of the result, nothing in between" in text
+    assert "`exp` is computed" not in text and "cannot be one pass" not in text
+
+
+def test_a_different_compiled_program_gives_a_different_sentence(softmax) -> None:
+    """The sentence follows the data, whatever a backend compiles (no fixed wording)."""
+    recomputed = dataclasses.replace(softmax, counts={"exp": (2, 3)}, divide_as_multiply=False)
+    text = jit.program_sentence(recomputed)
+    assert "appears 3 times in the compiled program against twice in the jaxpr" in text
+    assert "reciprocals" not in text
+
+
+def test_the_kernel_and_memory_tables_carry_their_units(softmax) -> None:
+    rows = jit.kernel_table(softmax)
+    assert [r["kernel"] for r in rows] == [k.name for k in softmax.kernels]
+    memory = jit.memory_table({"argument": 4_000_000, "temp": 4_000})
+    assert memory[0]["size"] == "4 MB" and memory[0]["bytes"] == "4,000,000"
+    assert memory[1]["size"] == "4 kB" and "temporaries" in memory[1]["what"]
+
+
+def _run_example(size: str) -> str:
+    """The article's fixed softmax example, run here with its input resized, what it printed."""
+    source = jit_article_example().source.replace("(1000, 1000)", size)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source, "<example>", "exec"), {"__name__": "__main__"})
+    return out.getvalue()
+
+
+def jit_article_example():
+    from jaxplay import article
+
+    return article.by_id("jit-softmax-fixed")
+
+
+def test_the_articles_fixed_example_prints_the_compiled_programs_counts() -> None:
+    """Its explanation states no number: the example prints them, from its own run."""
+    example = jit_article_example()
+    assert "(1000, 1000)" in example.source and "import jaxplay" not in example.source
+    assert not any(ch.isdigit() for ch in example.explanation.replace("1000x1000", "").replace(
+        "10000x1000", ""))  # fmt: skip
+    big, small = _run_example("(1000, 1000)"), _run_example("(10, 30)")
+    assert "exp in the jaxpr: 2" in big and "exp in the compiled program: 1" in big
+    assert "bytes read and written per call: 20,016,000 (5.0x the input)" in big
+    assert "bytes read and written per call: 20,016,000" not in small
+    assert "rows sum to 1: True" in small

@@ -1,0 +1,142 @@
+"""The op chain: eager against jit, the kernels XLA fused, bytes moved and where fusion stops."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxplay import memory
+from jaxplay.core.hlo import parse_fusions
+from tests.core.test_hlo import OLD_STYLE
+
+
+def test_run_chain_applies_the_ops_in_order():
+    x = jnp.linspace(-1.0, 1.0, 12, dtype=jnp.float32).reshape(3, 4)
+    got = memory.run_chain(("sin", "times 2", "plus 1", "minus row max"), x)
+    y = jnp.sin(x) * 2 + 1
+    np.testing.assert_allclose(got, y - y.max(axis=1, keepdims=True), rtol=1e-6)
+    source = memory.chain_source(("sin", "matmul"))
+    assert source.splitlines() == [
+        "def chain(x):",
+        "    y = x",
+        "    y = jnp.sin(y)",
+        "    y = (y @ y.T) / y.shape[1]",
+        "    return y",
+    ]
+
+
+def test_eager_dispatches_count_every_intermediate_written_and_read():
+    x = jnp.ones((8, 8), jnp.float32)
+    ops = ("sin", "cos", "times 2", "square")
+    dispatches = memory.eager_dispatches(ops, x)
+    assert [d.primitive for d in dispatches] == ["sin", "cos", "mul", "mul"]
+    size = 8 * 8 * 4
+    # y * 2 folds the 2 in as a literal; y * y reads y twice.
+    assert [d.read_bytes for d in dispatches] == [size, size, size, 2 * size]
+    assert all(d.written_bytes == size for d in dispatches)
+    reduction = memory.eager_dispatches(("minus row max",), x)
+    assert [d.primitive for d in reduction] == ["reduce_max", "broadcast_in_dim", "sub"]
+    assert reduction[0].written_bytes == 8 * 4
+
+
+@pytest.fixture(scope="module")
+def article_chain():
+    return memory.analyse_chain(memory.CHAIN_PRESETS["The article's chain, completed"], 64, 0.05)
+
+
+def test_jit_fuses_the_elementwise_chain_into_one_kernel(article_chain):
+    report = article_chain
+    assert len(report.dispatches) == len(report.ops)
+    assert report.kernels == 1 and len(report.fusions) == 1
+    assert report.fusions[0].primitives == ("sin", "cos", "mul", "exp", "add", "tanh")
+    # Fused: read the input once, write the result once; eager: every op reads and writes.
+    assert report.jit_bytes == 2 * 64 * 64 * 4
+    assert report.eager_bytes == 2 * len(report.ops) * 64 * 64 * 4
+    assert report.comparison.eager.median > 0 and report.comparison.jitted.median > 0
+    assert report.eager_gbps > 0 and report.jit_gbps > 0
+    assert report.reference.copy_bandwidth_gbps > 0
+    assert "GB/s" in memory.bandwidth_story(report)
+    story = memory.fusion_story(report)
+    assert f"Eager JAX runs {len(report.ops)} kernels" in story
+    assert "into 1 kernel, and `cost_analysis()` counts 2× the array's bytes" in story
+    assert f"cut the bytes moved {len(report.ops):.3g}×" in story
+
+
+@pytest.mark.parametrize(
+    ("preset", "boundary", "after"),
+    [
+        ("Fusion stops at a reduction", "reduce", {"exponential", "tanh"}),
+        ("Fusion stops at a matmul", "dot", {"tanh"}),
+    ],
+    ids=["reduce", "dot"],
+)
+def test_fusion_stops_at_a_boundary(preset, boundary, after):
+    """The reduction (or dot) ends its kernel: what follows it runs in another one. (XLA may copy
+    the cheap ops before it into both kernels rather than store them.)"""
+    report = memory.analyse_chain(memory.CHAIN_PRESETS[preset], 32, 0.02)
+    assert report.kernels >= 2
+    assert len(report.fusions) == len(parse_fusions(report.hlo_text))
+    kernels = [set(f.ops) for f in report.fusions] + [{op.opcode} for op in report.unfused]
+    assert any(boundary in ops for ops in kernels)
+    assert any(after & ops for ops in kernels)
+    assert not [ops for ops in kernels if boundary in ops and after & ops]
+    rows = memory.fusion_rows(report.fusions)
+    assert [r["kernel"] for r in rows] == [f.name for f in report.fusions]
+    story = memory.fusion_story(report)
+    stop = "minus row max" if boundary == "reduce" else "matmul"
+    assert f"into {report.kernels} kernels" in story and f"fusion stops at `{stop}`" in story
+    ratio = report.jit_bytes / (32 * 32 * 4)
+    assert f"counts {ratio:.3g}× the array's bytes" in story and ratio > 2
+    assert "no intermediate goes to memory" not in story
+
+
+def test_recomputed_primitives_are_those_in_several_kernels():
+    assert memory.recomputed_primitives(parse_fusions(OLD_STYLE)) == ()
+    text = """\
+%f1 (p: f32[4]) -> f32[] {
+  %p = f32[4]{0} parameter(0)
+  %s = f32[4]{0} sine(%p), metadata={op_name="jit(c)/sin"}
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%s, %z), dimensions={0}, to_apply=%add, metadata={op_name="jit(c)/reduce_max"}
+}
+
+%f2 (p: f32[4], q: f32[]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %q = f32[] parameter(1)
+  %s = f32[4]{0} sine(%p), metadata={op_name="jit(c)/sin"}
+  %b = f32[4]{0} broadcast(%q), dimensions={}, metadata={op_name="jit(c)/sub"}
+  ROOT %d = f32[4]{0} subtract(%s, %b), metadata={op_name="jit(c)/sub"}
+}
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %m = f32[] fusion(%x), kind=kLoop, calls=%f1
+  ROOT %o = f32[4]{0} fusion(%x, %m), kind=kLoop, calls=%f2
+}
+"""  # noqa: E501
+    found = parse_fusions(text)
+    assert [f.primitives for f in found] == [("sin", "reduce_max"), ("sin", "sub")]
+    assert memory.recomputed_primitives(found) == ("sin",)
+
+
+def test_chain_figure_compares_eager_and_jit(article_chain):
+    fig = memory.chain_figure(article_chain)
+    assert len(fig.data) == 3
+    assert list(fig.data[0].y) == [len(article_chain.dispatches), article_chain.kernels]
+    assert fig.data[2].y[1] == pytest.approx(article_chain.jit_gbps)
+    assert any("copy bandwidth" in a.text for a in fig.layout.annotations)
+    assert article_chain.device in fig.layout.title.text
+
+
+def test_check_chain_refuses_with_the_limit_named():
+    assert memory.check_chain(("sin",), 64, "cpu") is None
+    assert "empty" in (memory.check_chain((), 64, "cpu") or "")
+    assert "nope" in (memory.check_chain(("sin", "nope"), 64, "cpu") or "")
+    limit = memory.chain_limit("cpu")
+    assert str(limit) in (memory.check_chain(("sin",), limit + 1, "cpu") or "")
+    assert str(memory.MAX_CHAIN_OPS) in (
+        memory.check_chain(("sin",) * (memory.MAX_CHAIN_OPS + 1), 8, "cpu") or ""
+    )
+    with pytest.raises(ValueError, match="empty"):
+        memory.analyse_chain((), 8)
