@@ -68,3 +68,16 @@ def hide_frames_of(path: str) -> None:
             source_info_util.register_exclusion(path)
     except Exception:  # private API: see the docstring
         pass
+
+
+def cache_key_needs_lowered_module() -> bool | None:
+    """Whether the persistent compilation cache's key is computed from the lowered module (so
+    tracing and lowering run before any lookup, hit or miss), or ``None`` if JAX won't say."""
+    import inspect
+
+    try:
+        from jax._src import compilation_cache
+
+        return "module" in inspect.signature(compilation_cache.get_cache_key).parameters
+    except Exception:  # private API: any failure means "unknown", never a crash
+        return None
