@@ -299,6 +299,10 @@ def _cache_key(_: None) -> Verdict:
     needs = jax_private.cache_key_needs_lowered_module()
     return Verdict(
         needs is True,
-        "jax._src.compilation_cache.get_cache_key "
-        + ("takes the lowered module" if needs else "does not take the lowered module here"),
+        "JAX's compilation-cache key "
+        + (
+            "is computed from the lowered module"
+            if needs
+            else "is not (or not known to be) computed from the lowered module here"
+        ),
     )
