@@ -9,8 +9,8 @@ import streamlit as st  # noqa: E402
 
 import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, see pages/_legacy.py)
 from jaxplay import article, jit, sandbox  # noqa: E402
-from jaxplay.core import turns  # noqa: E402
-from jaxplay.hosting import catalog, links, publicmode  # noqa: E402
+from jaxplay.core import claims, markdown, turns  # noqa: E402
+from jaxplay.hosting import catalog, links, publicmode, settings  # noqa: E402
 from pages import _protocol  # noqa: E402
 
 # The tab icon is a file of the app's (sent inline as a data: URL): a Material icon name would
@@ -35,6 +35,11 @@ _protocol.install()
 public = publicmode.apply()
 turns.current_visitor.set(pages._ui.visitor_id())
 turns.throttle_notice.set(pages._ui.throttle_notice)
+# The pages' statements about JAX, checked once per process against the JAX it runs, in the
+# background (the first run starts it); each page then shows how its own statements fared.
+TOPICS = sorted({spec.url_path.replace("-", "_") for spec in catalog.TOPICS} - {"article"})
+if settings.check_claims():
+    claims.start_checking(TOPICS)
 if public.public:
     # The jit page's default view costs seconds to measure: measure it once, in the background,
     # when the server serves its first page, for every visitor (the first call starts it).
@@ -103,8 +108,26 @@ with st.sidebar:
 link_params = st.query_params.to_dict()
 settled = list(st.session_state.to_dict())
 link_notice = st.empty()
+
+
+def _claims_line(topic: str) -> None:
+    """One unobtrusive line: how this page's statements fared against this server's JAX."""
+    mark = claims.page_mark(topic)
+    if not (mark.checked or mark.pending) or not settings.check_claims():
+        return
+    st.caption(":material/fact_check: " + mark.line)
+    if mark.failed:
+        with st.expander("Statements that did not hold on this server's JAX"):
+            for failed in mark.failed:
+                st.markdown(
+                    f"- {claims.REGISTRY[failed.key].statement} "
+                    f"JAX {failed.jax_version} here: {markdown.escape(failed.observed)}"
+                )
+
+
 try:
     page.run()
+    _claims_line(page.url_path.replace("-", "_"))
 finally:
     # Also when the page stopped early (st.stop() after a bad input): the note still shows.
     ignored = links.ignored_params(

@@ -276,9 +276,9 @@ def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
     shape = runs[0].mesh_shape
     st.write(
         f"Every step below ran on a {shape[0]} × {shape[1]} mesh of this server's {platform} "
-        "devices with axes `i` and `j`, on a 32 × 16 float32 array. Code written the Auto way "
-        "raises on Explicit axes: each such step names the exception, and JAX raised exactly "
-        "that here."
+        "devices with axes `i` and `j`, on a 32 × 16 float32 array. Each step written as it "
+        "would be for Auto axes names the exception it raises on Explicit ones, and JAX raised "
+        "exactly that here."
     )
     for run in runs:
         step, outcome = run.step, run.outcome
@@ -286,9 +286,8 @@ def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
         wrapped(outcome.code)
         if outcome.ok:
             st.success(f"Returned: {markdown.code(outcome.value)}", icon=":material/check:")
-            for part in outcome.value.split("; "):
-                if said := devices.read_type(part, shape):
-                    st.markdown(said)
+            for said in devices.describe_step(run):
+                st.markdown(said)
         elif run.as_named:
             st.error(f"Raises `{outcome.error_type}`, as written:", icon=":material/error:")
             wrapped(outcome.message, None)

@@ -11,9 +11,10 @@ DEFAULT = jit.DEFAULT_WORKLOAD
 
 st.title(":material/speed: jit")
 st.write(
-    "`jax.jit` traces a function once, hands the whole program to XLA, and reuses the compiled "
-    "result. Pick a function and a size: see each stage, eager against jit, where jit starts to "
-    "pay, and why the article's stopwatch got a different answer."
+    "`jax.jit` traces a function once per new input signature (shapes, dtypes), hands the "
+    "whole program to XLA, and reuses the compiled result. Pick a function and a size: see "
+    "each stage, eager against jit, where jit starts to pay, and why the article's stopwatch "
+    "got a different answer."
 )
 
 

@@ -13,7 +13,8 @@ from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/account_tree: Tracing & jaxpr")
 st.write(
-    "`jit` runs your Python once with **tracers** in place of arrays and records a **jaxpr**; "
+    "`jit` runs your Python with **tracers** in place of arrays, once per new input signature "
+    "(shapes and dtypes), and records a **jaxpr**; "
     "JAX lowers it to **StableHLO**, and XLA optimizes that into the **HLO** it runs. Pick a "
     "function and a source line to see what each stage made of it."
 )

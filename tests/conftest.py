@@ -23,6 +23,9 @@ import inspect
 import os
 
 os.environ.setdefault("JAXPLAY_CPU_DEVICES", "8")
+# The start-up check of every claim runs them all in the background: tests/test_claims.py runs
+# them one by one instead, and tests/test_claims_page.py turns the check on for its page.
+os.environ.setdefault("JAXPLAY_CHECK_CLAIMS", "0")
 
 from jaxplay.hosting import environment
 

@@ -93,3 +93,16 @@ def check_static_indices(on: bool = True) -> Any:
         return config.check_static_indices(on)
     except Exception:  # private API: no context means the claim cannot be checked here
         return None
+
+
+def cache_key_needs_lowered_module() -> bool | None:
+    """Whether the persistent compilation cache's key is computed from the lowered module (so
+    tracing and lowering run before any lookup, hit or miss), or ``None`` if JAX won't say."""
+    import inspect
+
+    try:
+        from jax._src import compilation_cache
+
+        return "module" in inspect.signature(compilation_cache.get_cache_key).parameters
+    except Exception:  # private API: any failure means "unknown", never a crash
+        return None

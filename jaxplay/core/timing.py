@@ -517,3 +517,31 @@ def profile_jit(
         return run()
     with exclusive():
         return run()
+
+
+def traced_dispatches(fn: Callable[..., Any], *args: Any) -> dict[str, int]:
+    """How often each compiled program ran during one call of ``fn(*args)``, from a profiler
+    trace: the distinct ``run_id`` of each program's kernel events (``jit_exp``: 2).
+
+    ``fn`` is called once first, so the trace holds runs, not compiles. The profiler is one per
+    process: this raises if another trace is running.
+    """
+    import tempfile
+    from collections import defaultdict
+    from pathlib import Path
+
+    import jax
+
+    block(fn(*args))
+    runs: dict[str, set[Any]] = defaultdict(set)
+    with tempfile.TemporaryDirectory(prefix="jaxplay-dispatches-") as directory:
+        with jax.profiler.trace(directory):
+            block(fn(*args))
+        data = jax.profiler.ProfileData.from_file(str(next(Path(directory).rglob("*.xplane.pb"))))
+        for plane in data.planes:
+            for line in plane.lines:
+                for event in line.events:
+                    stats = dict(event.stats)
+                    if stats.get("hlo_module") and "run_id" in stats:
+                        runs[str(stats["hlo_module"])].add(stats["run_id"])
+    return {module: len(ids) for module, ids in runs.items()}

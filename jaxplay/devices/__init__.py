@@ -63,6 +63,7 @@ from ._explicit import EXPLICIT_STEPS as EXPLICIT_STEPS
 from ._explicit import Step as Step
 from ._explicit import StepRun as StepRun
 from ._explicit import auto_mesh as auto_mesh
+from ._explicit import describe_step as describe_step
 from ._explicit import explicit_mesh as explicit_mesh
 from ._explicit import explicit_mesh_shape as explicit_mesh_shape
 from ._explicit import explicit_script as explicit_script

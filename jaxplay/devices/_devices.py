@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from jaxplay.article import manual_device_placement
-from jaxplay.core import capture, timing
+from jaxplay.core import capture, claims, timing
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import format_bytes, log_axis, timing_line
 
@@ -128,6 +128,7 @@ def guarded_device_placement():
     return x_gpu, x_cpu
 
 
+@claims.states_nothing("names the device JAX reports for each array (``a.devices()``)")
 def describe_placed(arrays: Any) -> str:
     """Where each array of a tuple lives: ``x0 on TFRT_CPU_0 (cpu)`` etc."""
     return ", ".join(f"x{i} on {next(iter(a.devices()))}" for i, a in enumerate(arrays))

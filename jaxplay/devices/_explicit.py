@@ -2,13 +2,14 @@
 
 Why: since JAX 0.7, ``jax.make_mesh`` makes *Explicit* axes by default: an array's sharding is
 part of its type (``float32[32@i,16]``: axis 0 split over mesh axis ``i``), every operation
-computes the sharding of its result when it is traced, and where that is ambiguous (a matmul of
-two arrays split the same way) JAX raises instead of guessing. With *Auto* axes the sharding is
-not in the type and XLA's partitioner decides. This module runs each step for real on this
-server's devices: the types JAX reports, the errors it raises for code written the Auto way, and
-the fixes (``out_sharding``, ``jax.sharding.reshard``, ``jax.set_mesh``, ``shard_map`` with
-inferred ``in_specs``). ``jax.set_mesh`` is a thread-local context, so one visitor's mesh is never
-another's.
+computes the sharding of its result when it is traced, and where the result would be illegally
+sharded (a matmul of two arrays split over the same mesh axis) JAX raises instead of guessing.
+With *Auto* axes the sharding is not in the type (the array is still split: its ``.sharding``
+says how) and XLA's partitioner decides inside ``jit``. This module runs each step for real on
+this server's devices: the types JAX reports, the errors it raises for code written as it would
+be for Auto axes, and the fixes (``out_sharding``, ``jax.sharding.reshard``, ``jax.set_mesh``,
+``shard_map`` with inferred ``in_specs``). ``jax.set_mesh`` is a thread-local context, so one
+visitor's mesh is never another's.
 
 Each step is a small function whose source the page shows (:data:`EXPLICIT_STEPS`); the steps that
 fail as written name the exception they raise, and the tests check that JAX raises exactly that.
@@ -26,7 +27,7 @@ import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxplay.core import capture
+from jaxplay.core import capture, claims
 from jaxplay.core.capture import Outcome
 from jaxplay.core.words import count
 from jaxplay.devices._devices import devices_of
@@ -66,7 +67,7 @@ def sharding_in_the_type(mesh):
 def auto_axes_type(mesh):
     rows = NamedSharding(mesh, P("i", None))  # axis 0 split over i
     x = jax.device_put(jnp.ones((32, 16)), rows)
-    return mesh.axis_types, jax.typeof(x), x.sharding.spec
+    return mesh.axis_types, jax.typeof(x), x.sharding.spec, x.sharding.shard_shape(x.shape)
 
 
 def types_under_jit(mesh):
@@ -133,7 +134,7 @@ def constraint_auto(mesh):
         return jax.lax.with_sharding_constraint(a * 2, columns)
 
     y = f(x)
-    return jax.typeof(y), y.sharding.spec
+    return jax.typeof(y), y.sharding.spec, y.sharding.shard_shape(y.shape)
 
 
 def shard_map_as_written(mesh):
@@ -201,8 +202,9 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
         auto_axes_type,
         "auto",
         None,
-        "With `axis_types=(AxisType.Auto, ...)` the array is placed the same way, but its type "
-        "carries no sharding: under `jit`, XLA's partitioner decides how intermediates are split.",
+        "With `axis_types=(AxisType.Auto, ...)` the array is split the same way (its `.sharding` "
+        "and the block each device holds say so), but its type does not record it: under `jit`, "
+        "XLA's partitioner decides how intermediates are split.",
     ),
     Step(
         "jit",
@@ -216,12 +218,13 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
     ),
     Step(
         "matmul",
-        "An ambiguous result raises (as written the Auto way)",
+        "An illegally sharded result raises (as written for Auto axes)",
         matmul_as_written,
         "explicit",
         "ShardingTypeError",
-        "`x @ x.T` with both operands split over `i` would give a result split over `i` twice. "
-        "With Explicit axes JAX refuses to guess.",
+        "`x @ x.T` with both operands split over `i` would give a result split over `i` on both "
+        "of its axes, which is illegal: one mesh axis can split one array axis. With Explicit "
+        "axes JAX raises while tracing, naming the illegally sharded result.",
     ),
     Step(
         "matmul_fixed",
@@ -237,8 +240,9 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
         reshard_as_written,
         "explicit",
         "ValueError",
-        "A `PartitionSpec` names mesh axes, but which mesh? Outside a mesh context JAX cannot "
-        "tell.",
+        "A bare `PartitionSpec` names mesh axes, but of which mesh? Outside a mesh context JAX "
+        "cannot tell, and raises the same error on an Auto mesh: pass a `NamedSharding`, or "
+        "enter the mesh with `jax.set_mesh`.",
     ),
     Step(
         "reshard_fixed",
@@ -261,12 +265,13 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
     ),
     Step(
         "constraint_auto",
-        "with_sharding_constraint on Auto axes steers XLA",
+        "with_sharding_constraint on Auto axes constrains XLA",
         constraint_auto,
         "auto",
         None,
-        "With Auto axes it is a hint to XLA's partitioner inside `jit`, not an assert: no "
-        "error, the type stays plain, and the result's `.sharding` (shown) is where XLA put it.",
+        "With Auto axes it is a strict constraint on XLA's partitioner inside `jit` (not a "
+        "hint, and not an assert of the input's sharding): no error, the type stays plain, and "
+        "the result has exactly the requested sharding: its `.sharding` and block (shown).",
     ),
     Step(
         "shard_map",
@@ -289,6 +294,15 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
 )
 
 
+def find_step(key: str) -> Step:
+    """The step registered under ``key``; ``KeyError`` if none is."""
+    for step in EXPLICIT_STEPS:
+        if step.key == key:
+            return step
+    raise KeyError(key)
+
+
+@claims.states_nothing("formats the values a step returned as text")
 def _describe(value: Any) -> str:
     parts = value if isinstance(value, tuple) else (value,)
     return "; ".join(str(p) for p in parts)
@@ -326,10 +340,21 @@ _DIMS = re.compile(r"\d+(?:@(?:\w+|\([\w,]+\)))?")
 _TYPE = re.compile(r"^(?P<dtype>[a-z]+\d*)\[(?P<dims>[^\]]*)\]$")
 
 
-def read_type(text: str, mesh_shape: tuple[int, ...], names: tuple[str, ...] = NAMES) -> str:
+@claims.states("devices.type_reading_matches_shards", "devices.auto_type_records_no_sharding")
+def read_type(
+    text: str,
+    mesh_shape: tuple[int, ...],
+    names: tuple[str, ...] = NAMES,
+    *,
+    auto: bool = False,
+    block: tuple[int, ...] | None = None,
+) -> str:
     """A sharded type such as ``float32[32@i,16]`` in words, with each device's block size.
 
-    Returns "" for text that is not a type (the page then says nothing).
+    On Explicit axes the type records the sharding. On Auto axes (``auto=True``) it does not,
+    and the sentence says so; ``block`` (the shape of the block each device holds, from the
+    array's ``.sharding``) then says how it is split. Returns "" for text that is not a type
+    (the page then says nothing).
     """
     found = _TYPE.match(text.strip())
     if not found:
@@ -339,6 +364,8 @@ def read_type(text: str, mesh_shape: tuple[int, ...], names: tuple[str, ...] = N
     dims = found.group("dims")
     if ",".join(_DIMS.findall(dims)) != dims.replace(" ", ""):
         return ""
+    if auto:
+        return _read_auto(text, [int(d.partition("@")[0]) for d in _DIMS.findall(dims)], block)
     for axis, dim in enumerate(_DIMS.findall(dims)):
         m = _DIM.fullmatch(dim)
         if not m:
@@ -359,6 +386,38 @@ def read_type(text: str, mesh_shape: tuple[int, ...], names: tuple[str, ...] = N
             f"{count(pieces, 'piece')} of {each}"
         )
     return f"`{text}`: " + "; ".join(parts) + "."
+
+
+def _read_auto(text: str, shape: list[int], block: tuple[int, ...] | None) -> str:
+    head = f"`{text}`: on Auto axes the type does not record the sharding"
+    if block is None or len(block) != len(shape):
+        return head + "; read where the array lives from its `.sharding`."
+    parts = []
+    for axis, (size, each) in enumerate(zip(shape, block, strict=True)):
+        if each == size:
+            parts.append(f"axis {axis} ({size}) is whole on every device")
+        else:
+            pieces = size // each if each and size % each == 0 else f"{size / max(each, 1):g}"
+            parts.append(f"axis {axis} ({size}) is split: {pieces} pieces of {each}")
+    return head + ", but its `.sharding` does: " + "; ".join(parts) + "."
+
+
+_SHAPE = re.compile(r"^\((\d+(?:, \d+)*),?\)$")
+
+
+@claims.states("devices.type_reading_matches_shards", "devices.auto_type_records_no_sharding")
+def describe_step(run: StepRun) -> tuple[str, ...]:
+    """Each type a step returned, read out (Auto steps: with the block from its ``.sharding``)."""
+    if not run.outcome.ok:
+        return ()
+    parts = run.outcome.value.split("; ")
+    auto = run.step.axes == "auto"
+    block = None
+    if auto:
+        shapes = [m for p in parts if (m := _SHAPE.match(p))]
+        block = tuple(int(n) for n in shapes[-1].group(1).split(", ")) if shapes else None
+    said = (read_type(p, run.mesh_shape, auto=auto, block=block) for p in parts)
+    return tuple(s for s in said if s)
 
 
 def explicit_script(shape: tuple[int, int]) -> str:

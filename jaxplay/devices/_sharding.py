@@ -20,7 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly import colors as pcolors
 
-from jaxplay.core import timing
+from jaxplay.core import claims, timing
 from jaxplay.core.figures import plain, timing_line
 from jaxplay.core.words import count
 from jaxplay.devices._devices import devices_of
@@ -229,6 +229,7 @@ def _names(entry: SpecEntry) -> tuple[str, ...]:
     return entry if isinstance(entry, tuple) else (entry,)
 
 
+@claims.states("devices.spec_problems_raise")
 def explain(
     mesh_shape: tuple[int, ...],
     axis_names: tuple[str, ...],

@@ -155,6 +155,12 @@ SETTINGS: tuple[Setting, ...] = (
         "entry of `X-Forwarded-For` (only a proxy you run may set it).",
     ),
     Setting(
+        "JAXPLAY_CHECK_CLAIMS",
+        "1",
+        "`0` to skip checking the pages' statements about JAX against this server's JAX at "
+        "start-up (a background thread; each page then shows how its statements fared).",
+    ),
+    Setting(
         "JAXPLAY_SNIPPET_DB",
         "`~/.local/share/jaxplay/snippets.sqlite3`",
         "Where the Code Lab's shared snippets are stored: a SQLite file (created on first use) "
@@ -386,6 +392,12 @@ def visitor_key(environ: Mapping[str, str] | None = None) -> str:
 def trusted_proxy(environ: Mapping[str, str] | None = None) -> bool:
     """``JAXPLAY_TRUSTED_PROXY``: whether ``X-Forwarded-For`` comes from our own proxy."""
     return flag("JAXPLAY_TRUSTED_PROXY", environ)
+
+
+def check_claims(environ: Mapping[str, str] | None = None) -> bool:
+    """``JAXPLAY_CHECK_CLAIMS``: check the pages' claims at start-up (on unless set off)."""
+    raw = _raw("JAXPLAY_CHECK_CLAIMS", environ).lower()
+    return raw not in ("0", "false", "no", "off")
 
 
 def cpu_devices(environ: Mapping[str, str] | None = None) -> int:

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import cpu_limit
+from jaxplay.core import claims, cpu_limit
 from jaxplay.core.timing import format_seconds
 from jaxplay.hosting import environment
 from jaxplay.jit._lab import Workload, check
@@ -178,6 +178,7 @@ def persistent_cache_demo(
     return CacheDemo(tuple(pairs), entries, entry_bytes, device)
 
 
+@claims.states("jit.cache_skips_only_compile")
 def cache_sentence(demo: CacheDemo) -> str:
     """What the cache saved, in Markdown, from the measured medians."""
     from jaxplay.core.timing import format_seconds as fmt

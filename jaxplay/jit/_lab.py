@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay.article import naive_softmax
-from jaxplay.core import budget, compilation, expr, timing, turns
+from jaxplay.core import budget, claims, compilation, expr, timing, turns
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
@@ -332,6 +332,7 @@ def break_even_calls(point: SweepPoint) -> float | None:
 # --- the page's explanations (claims the tests check) -------------------------------------------
 
 
+@claims.states_nothing("compares the times measured here; states no rule of JAX")
 def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> str:
     """Where jit, compile included, starts to beat eager, and when it pays at the largest size."""
     if not points:

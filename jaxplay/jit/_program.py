@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import hlo, timing
+from jaxplay.core import claims, hlo, timing
 
 #: JAX primitives whose count the page compares between the jaxpr and the compiled program,
 #: with the HLO opcode each becomes (a rule table: one entry per primitive, nothing else).
@@ -74,7 +74,8 @@ class CompiledProgram:
     Attributes:
         function: the function's name.
         signature: its input types, e.g. ``float32[1000,1000]``.
-        eager_ops: equations of the jaxpr: what runs op by op, each dispatched on its own, eagerly.
+        eager_ops: equations of the jaxpr (not the eager dispatches: one ``jnp`` call can be
+            several equations in one dispatched program; the profiler trace counts those).
         kernels: what the compiled program runs, in program order.
         counts: for each primitive of :data:`COUNTED` in the jaxpr, (times in the jaxpr, times
             in the compiled program, inside fusions included).
@@ -188,15 +189,20 @@ def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
+@claims.states("jit.eager_dispatches_from_trace", "jit.cost_analysis_bytes")
 def program_sentence(program: CompiledProgram) -> str:
     """What jit made of the function, in Markdown, every count taken from ``program``."""
     p = program
     k = len(p.kernels)
     parts = [
         f"**What XLA compiled.** The jaxpr of `{p.function}` on {p.signature} has "
-        f"**{p.eager_ops} operation{'' if p.eager_ops == 1 else 's'}**; run eagerly, JAX "
-        f"dispatches each on its own. The compiled program runs **{k} kernel"
-        f"{'' if k == 1 else 's'}**"
+        f"**{p.eager_ops} operation{'' if p.eager_ops == 1 else 's'}** "
+        + claims.qualify(
+            "jit.eager_dispatches_from_trace",
+            "(run eagerly, each `jnp` call dispatches a small program of its own, which can "
+            "hold more than one of them: the *Profiler trace* tab counts the dispatches)",
+        )
+        + f". The compiled program runs **{k} kernel{'' if k == 1 else 's'}**"
     ]
     fused = [kernel for kernel in p.kernels if len(kernel.ops) > 1]
     if fused:
@@ -221,22 +227,29 @@ def program_sentence(program: CompiledProgram) -> str:
             f"The divide of {p.divided_eager:,} elements became {p.divided_compiled:,} "
             "divisions (reciprocals) and a multiply."
         )
+    once = p.bytes_accessed is not None and math.isclose(
+        p.bytes_accessed, p.input_bytes + p.output_bytes, rel_tol=0.01
+    )
     if p.bytes_accessed is not None and p.input_bytes:
         ratio = p.bytes_accessed / p.input_bytes
-        parts.append(
+        text = (
             f"XLA's cost analysis counts {human_bytes(p.bytes_accessed)} read and written per "
             f"call: {ratio:.1f}× the {human_bytes(p.input_bytes)} of its arguments"
-            + (
-                " — one read of the input and one write of the result, nothing in between."
-                if math.isclose(p.bytes_accessed, p.input_bytes + p.output_bytes, rel_tol=0.01)
-                else "."
-            )
         )
+        if once:
+            text += " — as many bytes as one read of the arguments and one write of the result"
+            text += "" if p.waits_for else ", nothing in between"
+        parts.append(claims.qualify("jit.cost_analysis_bytes", text + "."))
     if p.waits_for is not None:
         op, reduction = p.waits_for
         parts.append(
-            f"It cannot be one pass over memory: `{op}` needs the result of `{reduction}`, "
-            "which exists only after a whole pass over that reduction's input."
+            claims.qualify(
+                "jit.cost_analysis_bytes",
+                ("That counts bytes, not passes: " if once else "")
+                + f"the work cannot be one pass over the data: `{op}` needs the result of "
+                f"`{reduction}`, which exists only after a whole pass over that reduction's "
+                "input.",
+            )
         )
     return " ".join(parts)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture, compilation
+from jaxplay.core import capture, claims, compilation
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ def debug_print_demo(values: tuple[float, ...] = (0.0, 1.0, 2.0), calls: int = 2
     return PrintResult(tuple(capture.run(jitted, x).stdout for _ in range(calls)))
 
 
+@claims.states("jit.traces_once_per_signature")
 def side_effects_sentence(counter: CounterResult, printed: PrintResult) -> str:
     """What the counter and the prints show, in Markdown, every count from the results."""
     c = counter

@@ -3,7 +3,10 @@
 Why a module of its own: ``jax.profiler.trace`` records what really ran: every XLA kernel with
 its module and op name, on every thread (and on a GPU's streams). The page summarises the trace
 as the kernels that took the most time, grouped by program (the eager call runs one small
-program per operation; the jitted call runs one program of fused kernels), and offers the trace
+program per ``jnp`` call it dispatches, which is not one per jaxpr operation: ``jnp.sum(...,
+keepdims=True)`` is a reduction and a broadcast in one program; the jitted call runs one program
+of fused kernels), counts how often each program was dispatched (its runs: the distinct
+``run_id`` of its kernels' events), and offers the trace
 for download to open in Perfetto (ui.perfetto.dev) or TensorBoard.
 
 What JAX 0.10 writes under the log directory, ``plugins/profile/<run>/``: ``<host>.xplane.pb``
@@ -24,7 +27,8 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 
-from jaxplay.core import timing
+from jaxplay.core import claims, timing
+from jaxplay.core.words import count, times
 from jaxplay.jit._lab import Workload, check, function_of, inputs
 
 #: Largest trace offered for download (gzip-compressed bytes); a larger one is summarised only.
@@ -59,6 +63,8 @@ class TraceDemo:
     Attributes:
         kernels: the :data:`TOP` kernels by total time.
         modules: (program, kernel events, total seconds) for every program, most time first.
+        runs: (program, times it was dispatched) for every program, as ``modules`` orders them:
+            the distinct ``run_id`` stats of its kernel events (0 where the trace has none).
         events: events in the trace, all kinds.
         files: (name, bytes) of every file JAX wrote.
         download: the Perfetto trace, gzip-compressed and base64-encoded ("" if too large).
@@ -77,21 +83,26 @@ class TraceDemo:
     download_bytes: int
     what_ran: str
     function: str
+    runs: tuple[tuple[str, int], ...] = ()
 
     def download_data(self) -> bytes:
         """The trace file's bytes (``.json.gz``), or b"" when it was too large to send."""
         return base64.b64decode(self.download) if self.download else b""
 
 
-Summary = tuple[tuple[KernelTime, ...], tuple[tuple[str, int, float], ...], int]
+Summary = tuple[
+    tuple[KernelTime, ...], tuple[tuple[str, int, float], ...], int, tuple[tuple[str, int], ...]
+]
 
 
 def summarise_trace(xplane_path: str) -> Summary:
-    """Kernels and programs by time, and the event count, from an ``.xplane.pb`` file."""
+    """Kernels and programs by time, the event count, and each program's dispatches (distinct
+    ``run_id`` of its kernel events), from an ``.xplane.pb`` file."""
     import jax
 
     data = jax.profiler.ProfileData.from_file(xplane_path)
     per_op: dict[tuple[str, str], list[float]] = defaultdict(list)
+    run_ids: dict[str, set[object]] = defaultdict(set)
     events = 0
     for plane in data.planes:
         for line in plane.lines:
@@ -101,6 +112,8 @@ def summarise_trace(xplane_path: str) -> Summary:
                 module, op = stats.get("hlo_module"), stats.get("hlo_op")
                 if module and op:
                     per_op[(str(module), str(op))].append(event.duration_ns * 1e-9)
+                    if "run_id" in stats:
+                        run_ids[str(module)].add(stats["run_id"])
     kernels = sorted(
         (KernelTime(m, o, len(d), sum(d)) for (m, o), d in per_op.items()),
         key=lambda k: -k.total_s,
@@ -110,7 +123,8 @@ def summarise_trace(xplane_path: str) -> Summary:
         modules[k.module][0] += k.calls
         modules[k.module][1] += k.total_s
     ordered = sorted(((m, int(c), float(s)) for m, (c, s) in modules.items()), key=lambda r: -r[2])
-    return tuple(kernels[:TOP]), tuple(ordered), events
+    runs = tuple((m, len(run_ids.get(m, ()))) for m, _, _ in ordered)
+    return tuple(kernels[:TOP]), tuple(ordered), events, runs
 
 
 def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> TraceDemo:
@@ -144,7 +158,7 @@ def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> T
                     xplane = path
                 elif file == "perfetto_trace.json.gz":
                     perfetto = path
-        kernels, modules, events = summarise_trace(xplane) if xplane else ((), (), 0)
+        kernels, modules, events, runs = summarise_trace(xplane) if xplane else ((), (), 0, ())
         raw = b""
         if perfetto:
             with open(perfetto, "rb") as f:
@@ -160,9 +174,11 @@ def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> T
         download_bytes=len(raw),
         what_ran=f"1 eager call, then {JIT_CALLS} calls of jax.jit({name})",
         function=name,
+        runs=runs,
     )
 
 
+@claims.states("jit.eager_dispatches_from_trace")
 def trace_sentence(demo: TraceDemo) -> str:
     """What the trace shows, in Markdown, every figure from ``demo``."""
     from jaxplay.core.timing import format_seconds as fmt
@@ -183,11 +199,20 @@ def trace_sentence(demo: TraceDemo) -> str:
         f"{len(demo.modules)} compiled program{'s' if len(demo.modules) != 1 else ''}, most "
         f"time first: {programs}."
     )
-    if eager and len(eager) < len(demo.modules):
+    runs = dict(demo.runs)
+    if eager and len(eager) < len(demo.modules) and all(runs.get(name) for name in eager):
+        dispatches = sum(runs[name] for name in eager)
+        each = ", ".join(f"`{name}` {times(runs[name])}" for name in eager)
+        text += claims.qualify(
+            "jit.eager_dispatches_from_trace",
+            f" The eager call made {count(dispatches, 'dispatch', 'dispatches')} of "
+            f"{count(len(eager), 'program')} of its own ({each}), counted from the trace; the "
+            f"jitted calls ran one program, `{jitted}`, {times(runs.get(jitted, 0))}.",
+        )
+    elif eager and len(eager) < len(demo.modules):
         text += (
-            f" The eager call ran {len(eager)} program{'s' if len(eager) != 1 else ''} of its "
-            f"own, one per operation that launched a kernel; the jitted calls ran one, "
-            f"`{jitted}`."
+            f" The eager call ran {count(len(eager), 'program')} of its own; the jitted calls "
+            f"ran one, `{jitted}`."
         )
     return text + " The kernels that took the most time:"
 

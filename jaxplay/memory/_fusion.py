@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal
 
-from jaxplay.core import compilation, roofline, timing
+from jaxplay.core import claims, compilation, roofline, timing
 from jaxplay.core.hlo import Fusion, HloOp, entry_ops, parse_fusions
 from jaxplay.core.words import count
 
@@ -184,7 +184,10 @@ class ChainReport:
     Attributes:
         ops: the chain's op keys.
         size: side of the square float32 input.
-        dispatches: the eager kernels (one per op JAX dispatches).
+        dispatches: the jaxpr's operations as eager JAX runs them (their bytes read and written).
+        programs: (program, runs) that one eager call dispatched, counted from a profiler trace
+            (one per ``jnp`` call, not one per operation: ``jnp.max(..., keepdims=True)`` is a
+            reduction and a broadcast in one); ``()`` when the trace could not be taken.
         fusions: the jitted program's fusions, from its optimized HLO.
         unfused: kernels of the jitted program outside any fusion (a lone ``dot`` or library call).
         hlo_text: the optimized HLO.
@@ -204,6 +207,7 @@ class ChainReport:
     comparison: timing.JitComparison
     reference: roofline.MachineReference
     device: str
+    programs: tuple[tuple[str, int], ...] = ()
 
     @property
     def eager_bytes(self) -> int:
@@ -249,6 +253,10 @@ def analyse_chain(ops: Sequence[str], size: int, budget_s: float = 0.5) -> Chain
     reference = roofline.machine_reference()
     comparison = timing.compare_jit(chain, x, budget_s=budget_s)
     unfused = tuple(op for op in entry_ops(aot.hlo_text) if op.opcode not in _NOT_KERNELS)
+    try:
+        programs = tuple(sorted(timing.traced_dispatches(chain, x).items()))
+    except Exception:  # the profiler is one per process: another trace may be running
+        programs = ()
     return ChainReport(
         ops=ops,
         size=size,
@@ -260,6 +268,7 @@ def analyse_chain(ops: Sequence[str], size: int, budget_s: float = 0.5) -> Chain
         comparison=comparison,
         reference=reference,
         device=roofline.device_label(),
+        programs=programs,
     )
 
 
@@ -273,6 +282,7 @@ def recomputed_primitives(fusions: Sequence[Fusion]) -> tuple[str, ...]:
     return tuple(p for p, n in seen.items() if n > 1)
 
 
+@claims.states("memory.eager_dispatches_from_trace", "memory.fusion_bytes_are_xlas")
 def fusion_story(report: ChainReport) -> str:
     """What the compiled program does with the chain, from the program itself (Markdown).
 
@@ -285,10 +295,21 @@ def fusion_story(report: ChainReport) -> str:
     ratio = report.jit_bytes / array
     eager_ratio = report.eager_bytes / array
     kernels = count(report.kernels, "kernel")
+    operations = count(len(report.dispatches), "operation")
+    if report.programs:
+        calls = sum(n for _, n in report.programs)
+        eager = claims.qualify(
+            "memory.eager_dispatches_from_trace",
+            f"Eager JAX ran the jaxpr's {operations} as "
+            f"{count(calls, 'dispatched program', 'dispatched programs')} (counted in a "
+            "profiler trace: one per `jnp` call, which can hold several operations)",
+        )
+    else:
+        eager = f"Eager JAX runs the jaxpr's {operations} one `jnp` call at a time"
     text = (
-        f"Eager JAX runs {count(len(report.dispatches), 'kernel')}, one per primitive, each "
-        f"writing its result to memory for the next to read back: {eager_ratio:.3g}× the input "
-        f"array's {array / 2**20:.3g} MiB. Under `jit`, XLA compiled the "
+        f"{eager}, each writing its result to memory for the next to read back: about "
+        f"{eager_ratio:.3g}× the input array's {array / 2**20:.3g} MiB (each operation's inputs "
+        "and output). Under `jit`, XLA compiled the "
         f"{count(len(report.ops), 'op')} into {kernels}, and `cost_analysis()` counts "
         f"{ratio:.3g}× the array's bytes "
     )
@@ -308,6 +329,7 @@ def fusion_story(report: ChainReport) -> str:
     return text + f"Fusing cut the bytes moved {saved:.3g}×."
 
 
+@claims.states("memory.fusion_bytes_are_xlas")
 def bandwidth_story(report: ChainReport) -> str:
     """One paragraph on what the measured numbers say: memory-bound or compute-bound, and why."""
     roof = report.reference.copy_bandwidth_gbps

@@ -13,12 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from jaxplay.core import claims
 from jaxplay.core.figures import quartile_bars, timing_values
 from jaxplay.core.timing import format_seconds
 from jaxplay.core.words import count
 from jaxplay.memory._remat import Model, RematResult
 
 
+@claims.states("memory.checkpoint_saves_fewer_residuals")
 def residual_story(result: RematResult) -> str:
     """The saved residuals in one sentence, counted from what JAX reported (Markdown)."""
     if not result.residuals:
@@ -35,6 +37,7 @@ def residual_story(result: RematResult) -> str:
     return text
 
 
+@claims.states("memory.checkpoint_lowers_to_barriers", "memory.checkpoint_saves_fewer_residuals")
 def remat_story(
     results: Sequence[RematResult], model: Model, loop: str, platform: str
 ) -> list[str]:

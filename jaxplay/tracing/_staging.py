@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import hlo, jax_private, untrusted
+from jaxplay.core import claims, hlo, jax_private, untrusted
 from jaxplay.tracing._inputs import InputSpec, shape_structs
 from jaxplay.tracing._jaxpr_tree import (
     Atom,
@@ -321,6 +321,7 @@ def stage(
     return staged
 
 
+@claims.states("tracing.story_names_the_conversions")
 def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str]) -> str:
     """The top level of the staged jaxpr counted from it, and each argument JAX converted before
     using it, with why: a weakly typed argument (a Python float) takes the other operand's dtype;

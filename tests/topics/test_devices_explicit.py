@@ -22,11 +22,11 @@ def test_each_step_raises_exactly_what_it_names(runs, step: devices.Step) -> Non
 
 def test_the_types_are_jaxs(runs) -> None:
     assert runs["type"].outcome.value == "(Explicit, Explicit); float32[32@i,16]"
-    assert runs["auto"].outcome.value == "(Auto, Auto); float32[32,16]; P('i', None)"
+    assert runs["auto"].outcome.value == "(Auto, Auto); float32[32,16]; P('i', None); (16, 16)"
     assert runs["jit"].outcome.value == "float32[32@i,16]; float32[16]"
     assert runs["matmul_fixed"].outcome.value == "float32[32@i,32]"
     assert runs["reshard_fixed"].outcome.value == "float32[32@i,16]; float32[32,16@j]"
-    assert runs["constraint_auto"].outcome.value == "float32[32,16]; P(None, 'j')"
+    assert runs["constraint_auto"].outcome.value == "float32[32,16]; P(None, 'j'); (32, 4)"
     # In-specs inferred from the type: each of the 2 devices along i sees 16 of the 32 rows.
     assert runs["shard_map_fixed"].outcome.value == "float32[32@i,16]; (16, 16); float32[32@j,16]"
     assert "set_mesh" in runs["reshard"].outcome.message
@@ -46,6 +46,16 @@ def test_the_types_are_jaxs(runs) -> None:
 def test_a_type_is_read_out_with_each_devices_block(text: str, shape, said: str) -> None:
     assert said in devices.read_type(text, shape)
     assert devices.read_type("not a type", shape) == ""
+
+
+def test_an_auto_type_is_read_from_its_sharding(runs) -> None:
+    """The Auto steps' arrays are split though their types carry no ``@``: the page says so."""
+    auto = devices.describe_step(runs["auto"])
+    assert auto and "does not record the sharding" in auto[0]
+    assert "axis 0 (32) is split: 2 pieces of 16" in auto[0]
+    constrained = devices.describe_step(runs["constraint_auto"])
+    assert "axis 1 (16) is split: 4 pieces of 4" in constrained[0]
+    assert "axis 0 (32) is whole on every device" in constrained[0]
 
 
 def test_the_mesh_fits_the_devices() -> None:

@@ -69,9 +69,14 @@ def test_a_trace_is_summarised_by_kernel_and_offered_whole() -> None:
     rows = jit.trace_table(demo)
     assert rows[0]["program"] == demo.kernels[0].module
     eager = len(programs) - 1
+    runs = dict(demo.runs)
+    dispatches = sum(n for name, n in runs.items() if name != "jit_naive_softmax")
+    assert runs["jit_naive_softmax"] == jit._trace.JIT_CALLS and runs["jit_exp"] == 2
     text = jit.trace_sentence(demo)
-    assert f"The eager call ran {eager} programs of its own" in text
-    assert "the jitted calls ran one, `jit_naive_softmax`" in text
+    # 5 jaxpr operations, 4 dispatches (exp twice; keepdims' broadcast inside the sum's program).
+    assert f"The eager call made {dispatches} dispatches of {eager} programs of its own" in text
+    assert "`jit_exp` twice" in text and "one per operation" not in text
+    assert "the jitted calls ran one program, `jit_naive_softmax`, 3 times" in text
 
 
 @pytest.mark.parametrize("demo", sorted(jit.SANDBOXED))

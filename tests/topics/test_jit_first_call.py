@@ -43,3 +43,18 @@ def test_the_sentence_follows_the_numbers_when_the_device_part_grows() -> None:
     assert "comes after the call returned, while the device works" in device
     same = jit.first_call_sentence(_anatomy((20e-6, 300e-6), (20e-6, 300e-6)), 3e-4, 3e-4)
     assert "costs no more than the second" in same
+
+
+def test_a_result_ready_at_return_is_not_called_host_time() -> None:
+    """On the CPU backend a call can run the whole program before returning (``is_ready()``
+    true at return): the time before returning then holds the device's work too."""
+    ready = jit.FirstCall(
+        first=(CallSplit(600e-6, 620e-6, True),) * 3,
+        second=(CallSplit(20e-6, 30e-6, True),) * 3,
+        python_calls=(112, 1),
+        python_files=(("jax/_src/interpreters/pxla.py", 40),),
+    )
+    text = jit.first_call_sentence(ready, 2e-3, 25e-6)
+    assert "3 of the 3 first calls returned a result that was already ready" in text
+    assert "cannot split host from device" in text and "not in the device" not in text
+

@@ -1,0 +1,46 @@
+"""The Compose page's statements about JAX, each checked against JAX itself."""
+
+from __future__ import annotations
+
+from jaxplay.compose import _hvp, _jacobians
+from jaxplay.core import claims
+from jaxplay.core.claims import Verdict
+
+
+@claims.claim(
+    "compose.jacfwd_equals_jacrev",
+    "`jacfwd` and `jacrev` compute the same Jacobian (they differ in cost, not in result), of "
+    "shape (outputs, inputs), for tall and wide networks alike.",
+    cases=((3, 12), (12, 3)),
+)
+def _jacobians_agree(case: tuple[int, int]) -> Verdict:
+    n_in, n_out = case
+    shape, diff = _jacobians.jacobians_agree(n_in, n_out)
+    return Verdict(
+        tuple(shape) == (n_out, n_in) and diff < 1e-4,
+        f"Jacobian {shape}, max |jacfwd - jacrev| {diff:.3g}",
+    )
+
+
+@claims.claim(
+    "compose.hvp_ways_agree",
+    "Forward over reverse, reverse over reverse and the full Hessian times v give the same "
+    "Hessian-vector product.",
+    cases=(4, 16),
+)
+def _hvp_agree(n: int) -> Verdict:
+    gap = _hvp.hvp_agreement(n)
+    return Verdict(gap < 1e-3, f"largest gap between the three ways at n = {n}: {gap:.3g}")
+
+
+@claims.claim(
+    "compose.jit_of_hvp_taking_f_raises",
+    "The article's `jit` of an `hvp` that takes the function `f` as an argument raises as "
+    "written (a function is not an array), and runs with `f` static or closed over.",
+)
+def _jit_hvp(_: None) -> Verdict:
+    made = _hvp.jit_hvp(5)
+    return Verdict(
+        made.as_written.error_type == "TypeError" and made.fixes_agree,
+        f"as written: {made.as_written.headline}; the fixes agree: {made.fixes_agree}",
+    )

@@ -1,0 +1,190 @@
+"""The devices page's statements about JAX, each checked against JAX on this server's devices.
+
+Every check places a small array (32 × 16, as the page does) on a mesh of this process's devices
+and compares what the page would say with what JAX reports: the block each device holds
+(``addressable_shards``), ``.sharding``, ``jax.typeof`` and the exception actually raised.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxplay.core import claims
+from jaxplay.core.claims import Verdict
+from jaxplay.devices import _explicit, _sharding
+from jaxplay.devices._devices import devices_of
+
+#: (axis types, the PartitionSpec's entries, mesh shape): what the explicit-sharding steps place.
+PLACEMENTS: tuple[tuple[str, tuple[Any, ...], tuple[int, int]], ...] = tuple(
+    (axes, spec, shape)
+    for axes in ("explicit", "auto")
+    for spec in (("i", None), (None, "j"), (("i", "j"), None), (None, None))
+    for shape in ((2, 4), (2, 2))
+)
+
+
+def _mesh(axes: str, shape: tuple[int, int]) -> Any:
+    pool = devices_of(None)
+    if shape[0] * shape[1] > len(pool):
+        shape = _explicit.explicit_mesh_shape(len(pool))
+    devices = pool[: shape[0] * shape[1]]
+    make = _explicit.explicit_mesh if axes == "explicit" else _explicit.auto_mesh
+    return make(shape, devices), shape
+
+
+def _placed(axes: str, spec: tuple[Any, ...], shape: tuple[int, int]) -> tuple[Any, Any]:
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh, shape = _mesh(axes, shape)
+    x = jax.device_put(jnp.ones(_explicit.EXPLICIT_SHAPE), NamedSharding(mesh, P(*spec)))
+    return x, shape
+
+
+def _expected_phrases(full: tuple[int, ...], block: tuple[int, ...]) -> list[str]:
+    """What a true reading says of each axis, from the block JAX placed on a device."""
+    said = []
+    for axis, (size, each) in enumerate(zip(full, block, strict=True)):
+        if each == size:
+            said.append(f"axis {axis} ({size}) is whole on every device")
+        else:
+            said.append(f"{size // each} pieces of {each}")
+    return said
+
+
+@claims.claim(
+    "devices.type_reading_matches_shards",
+    "The page's reading of an array's type and sharding (which axes are split, into how many "
+    "pieces of what size) is the block each device holds, on Explicit and Auto axes alike.",
+    cases=PLACEMENTS,
+)
+def _reading_matches(case: tuple[str, tuple[Any, ...], tuple[int, int]]) -> Verdict:
+    import jax
+
+    axes, spec, shape = case
+    x, shape = _placed(axes, spec, shape)
+    block = tuple(x.addressable_shards[0].data.shape)
+    auto = axes == "auto"
+    reported = x.sharding.shard_shape(x.shape) if auto else None
+    said = _explicit.read_type(str(jax.typeof(x)), shape, auto=auto, block=reported)
+    missing = [p for p in _expected_phrases(x.shape, block) if p not in said]
+    return Verdict(not missing, f"each device holds a {block} block; the page said: {said!r}")
+
+
+@claims.claim(
+    "devices.auto_type_records_no_sharding",
+    "On Auto axes an array split over the mesh has a type with no `@`: the type does not record "
+    "the sharding, its `.sharding` does.",
+    cases=tuple(p for p in PLACEMENTS if p[0] == "auto" and p[1] != (None, None)),
+)
+def _auto_type(case: tuple[str, tuple[Any, ...], tuple[int, int]]) -> Verdict:
+    import jax
+
+    x, _ = _placed(*case)
+    typed = str(jax.typeof(x))
+    block = tuple(x.addressable_shards[0].data.shape)
+    return Verdict(
+        "@" not in typed and block != tuple(x.shape),
+        f"type {typed}, each device holding {block} of {tuple(x.shape)}",
+    )
+
+
+@claims.claim(
+    "devices.constraint_auto_is_strict",
+    "On Auto axes `with_sharding_constraint` inside `jit` is a strict constraint, not a hint: "
+    "the result has exactly the requested sharding, whatever the input's.",
+    cases=((None, "j"), ("j", None), (("i", "j"), None), (None, None), ("i", "j")),
+)
+def _constraint_strict(spec: tuple[Any, ...]) -> Verdict:
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    x, shape = _placed("auto", ("i", None), (2, 4))
+    wanted = NamedSharding(x.sharding.mesh, P(*spec))
+    y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, wanted))(x)
+    same = y.sharding.is_equivalent_to(wanted, y.ndim)
+    return Verdict(
+        same and y.addressable_shards[0].data.shape == wanted.shard_shape(y.shape),
+        f"asked for {wanted.spec}, got {y.sharding}",
+    )
+
+
+@claims.claim(
+    "devices.explicit_steps_raise_as_named",
+    "Each explicit-sharding step written as for Auto axes raises exactly the exception it names "
+    "(the matmul's error calls its result illegally sharded), and each fix runs.",
+)
+def _steps_as_named(_: None) -> Verdict:
+    runs = _explicit.run_explicit_steps()
+    wrong = [f"{r.step.key}: {r.outcome.headline}" for r in runs if not r.as_named]
+    matmul = next(r for r in runs if r.step.key == "matmul")
+    named = "illegally sharded" in matmul.outcome.message
+    titled = "illegally sharded" in matmul.step.title and "ambiguous" not in matmul.step.title
+    if not (named and titled):
+        wrong.append(f"matmul: JAX said {matmul.outcome.message!r}, the step {matmul.step.title!r}")
+    return Verdict(not wrong, "; ".join(wrong))
+
+
+@claims.claim(
+    "devices.bare_spec_needs_a_mesh",
+    "`reshard` with a bare PartitionSpec outside a mesh context raises the same ValueError on "
+    "Explicit and Auto meshes: it is not a difference between the two.",
+    cases=("explicit", "auto"),
+)
+def _bare_spec(axes: str) -> Verdict:
+    import jax
+    from jax.sharding import PartitionSpec as P
+
+    x, _ = _placed(axes, ("i", None), (2, 4))
+    step = _explicit.find_step("reshard")
+    try:
+        jax.sharding.reshard(x, P(None, "j"))
+    except Exception as error:
+        raised = type(error).__name__
+        return Verdict(
+            raised == step.raises and "set_mesh" in str(error) and "Auto" in step.lesson,
+            f"on {axes} axes JAX raised {raised}: {error}",
+        )
+    return Verdict(False, f"on {axes} axes reshard(x, P(None, 'j')) ran without a mesh")
+
+
+#: (mesh shape, axis names, array shape, spec): each branch of :func:`_sharding.explain`, and
+#: one that works.
+SpecCase = tuple[tuple[int, ...], tuple[str, ...], tuple[int, ...], tuple[Any, ...]]
+SPEC_CASES: tuple[SpecCase, ...] = (
+    ((2, 4), ("a", "b"), (8, 8), ("a", "b", None)),
+    ((2, 4), ("a", "b"), (8, 8), ("c", None)),
+    ((2, 4), ("a", "b"), (8, 8), ("a", "a")),
+    ((2, 4), ("a", "b"), (6, 8), ("b", None)),
+    ((2, 4), ("a", "b"), (8, 8), (("a", "b"), None)),
+    ((2, 4), ("a", "b"), (6, 8), (None, ("a", "b"))),
+)
+
+
+@claims.claim(
+    "devices.spec_problems_raise",
+    "The sharding tab's plain reasons name what JAX refuses: a spec longer than the array, an "
+    "axis not in the mesh, a mesh axis used twice, an axis not a multiple of its pieces; JAX "
+    "accepts every spec the tab finds nothing wrong with.",
+    cases=SPEC_CASES,
+)
+def _spec_problems(case: tuple[Any, ...]) -> Verdict:
+    import jax
+    import numpy as np
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh_shape, names, shape, spec = case
+    pool = devices_of(None)
+    if int(np.prod(mesh_shape)) > len(pool):
+        return Verdict(True, "too few devices here to place this case")
+    plain = _sharding.explain(mesh_shape, names, shape, spec)
+    try:
+        mesh = jax.make_mesh(mesh_shape, names, devices=pool[: int(np.prod(mesh_shape))])
+        jax.device_put(np.zeros(shape, np.float32), NamedSharding(mesh, P(*spec)))
+    except Exception as error:
+        return Verdict(plain is not None, f"JAX raised {type(error).__name__}; the tab: {plain}")
+    return Verdict(plain is None, f"JAX placed it; the tab said: {plain}")

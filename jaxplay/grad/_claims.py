@@ -1,0 +1,40 @@
+"""The grad page's statements about JAX, each checked against JAX itself."""
+
+from __future__ import annotations
+
+from jaxplay.core import claims
+from jaxplay.core.claims import Verdict
+from jaxplay.grad import _custom_jvp
+
+#: The transforms that need a forward-mode (JVP) rule: a ``custom_vjp`` function refuses them.
+FORWARD = ("jax.jvp(f, (x,), (1.0,))[1]", "jacfwd(f)(x)", "hessian(f)(x)", "jax.linearize")
+
+
+@claims.claim(
+    "grad.custom_jvp_serves_every_transform",
+    "A `custom_jvp` rule serves every transform (JAX transposes it for reverse mode); a "
+    "`custom_vjp` rule serves reverse mode only: forward-mode transforms of it raise.",
+    cases=(0.5,),
+)
+def _custom_rules(x: float) -> Verdict:
+    rules = _custom_jvp.custom_rules(x)
+    forward = {c for c in rules.vjp_refusals if c.startswith(FORWARD)}
+    expected = {r.call for r in rules.rows if r.call.startswith(FORWARD)}
+    holds = not rules.jvp_refusals and forward == expected == set(rules.vjp_refusals)
+    return Verdict(
+        holds,
+        f"custom_jvp refused {rules.jvp_refusals}; custom_vjp refused {rules.vjp_refusals}",
+    )
+
+
+@claims.claim(
+    "grad.stop_gradient_cuts_the_path",
+    "`stop_gradient` makes its argument a constant for differentiation: d/dx of "
+    "`stop_gradient(x) * x` is x, not 2x.",
+    cases=(0.5, 3.0),
+)
+def _stop_gradient(x: float) -> Verdict:
+    import jax
+
+    got = float(jax.grad(lambda v: jax.lax.stop_gradient(v) * v)(x))
+    return Verdict(abs(got - x) < 1e-6, f"JAX gave {got} at x = {x}")

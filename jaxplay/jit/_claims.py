@@ -1,0 +1,308 @@
+"""The jit page's statements about JAX, each checked against JAX itself.
+
+Every check runs a small case of what the page runs (its presets, at small sizes) and compares
+the page's sentence with JAX's own answer: ``memory_analysis()``, ``cost_analysis()``, the
+profiler trace, ``is_ready()`` at return, how often JAX ran the Python function.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from jaxplay.core import claims
+from jaxplay.core.claims import Verdict
+from jaxplay.jit import _donation, _first_call, _program, _side_effects, _trace
+from jaxplay.jit._lab import Workload, function_of, inputs
+from jaxplay.jit._program import human_bytes
+
+#: (preset, dtype, formula): what the donation claim compiles, at :data:`DONATION_SIZE`.
+DONATION_CASES = (
+    ("softmax", "float32", ""),
+    ("layer", "float32", ""),
+    ("chain", "bfloat16", ""),
+)
+DONATION_SIZE = (64, 32)
+#: A figure as :func:`human_bytes` writes it.
+_BYTES = r"[\d.]+ (?:[kMG]B|B)"
+
+
+def _xla_peak(fn: Any, args: tuple[Any, ...], donate: bool) -> int:
+    import jax
+
+    compiled = jax.jit(fn, donate_argnums=(0,) if donate else ()).lower(*args).compile()
+    return int(compiled.memory_analysis().peak_memory_in_bytes)
+
+
+@claims.claim(
+    "jit.donation_peak_is_xlas",
+    "The donation sentence's peak is XLA's own (`memory_analysis().peak_memory_in_bytes`) with "
+    "and without donating, and it says 'drops' only when XLA's figure does.",
+    cases=DONATION_CASES,
+)
+def _donation_peak(case: tuple[str, str, str]) -> Verdict:
+    import warnings
+
+    preset, dtype, formula = case
+    rows, cols = DONATION_SIZE
+    result = _donation.donation_demo(preset, rows, cols, dtype, formula)
+    text = _donation.donation_sentence(result)
+    workload = Workload(preset, rows, cols, dtype, formula)
+    fn = function_of(workload)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an unusable donation warns; the page shows that
+        plain = _xla_peak(fn, inputs(workload), donate=False)
+        donated = _xla_peak(fn, inputs(workload), donate=True)
+    said = re.search(rf"(drops|rises) from ({_BYTES}) to ({_BYTES})", text)
+    stays = re.search(rf"stays at ({_BYTES})", text)
+    a, b = human_bytes(plain), human_bytes(donated)
+    if said:
+        verb, before, after = said.groups()
+        ok = (
+            (before, after) == (a, b) and before != after and (verb == "drops") == (donated < plain)
+        )
+    elif stays:
+        ok = stays.group(1) == a == b
+    else:
+        ok = result.donated.alias_bytes <= 0
+    return Verdict(ok, f"XLA's peak: {a} without donation, {b} with; the page said: {text!r}")
+
+
+#: What an output of ``x`` (float32[64,32]) can be: (code, an output of the same bytes).
+ALIAS_CASES = (
+    ("x.T * 2", True),
+    ("(x * 2).reshape(-1)", True),
+    ("jax.lax.bitcast_convert_type(x, jnp.int32)", True),
+    ("(x * 2).astype(jnp.int32)", True),
+    ("x[:32] * 2", False),
+    ("jnp.sum(x, axis=1)", False),
+)
+
+
+@claims.claim(
+    "jit.donation_aliases_same_size",
+    "A donated argument's buffer is reused by any output with as many bytes (a transpose, a "
+    "reshape, another dtype of the same width), not only one of the same shape and dtype.",
+    cases=ALIAS_CASES,
+)
+def _aliases(case: tuple[str, bool]) -> Verdict:
+    import warnings
+
+    import jax
+    import jax.numpy as jnp
+
+    code, same_size = case
+    x = jnp.ones((64, 32), jnp.float32)
+    fn = eval(f"lambda x: {code}", {"jax": jax, "jnp": jnp})  # our own constant cases
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = jax.jit(fn, donate_argnums=0).lower(x).compile().memory_analysis()
+    aliased = int(stats.alias_size_in_bytes)
+    holds = (aliased == x.nbytes) if same_size else aliased == 0
+    if holds and not same_size:
+        unused = _donation.donation_sentence(
+            _donation.donation_demo("formula", 64, 32, "float32", "jnp.sum(x, axis=1)")
+        )
+        holds = "as many bytes as `x`" in unused and "shape and dtype" not in unused
+        return Verdict(holds, f"the page said: {unused!r}")
+    return Verdict(holds, f"{code}: XLA aliased {aliased} of x's {x.nbytes} bytes")
+
+
+@claims.claim(
+    "jit.first_call_ready_at_return",
+    "The first-call sentence calls the time before a call returns host time only when the "
+    "result was not ready yet (`is_ready()`): on the CPU backend a call can run the whole "
+    "program before it returns.",
+)
+def _first_call_ready(_: None) -> Verdict:
+    import jax.numpy as jnp
+
+    from jaxplay.article import naive_softmax
+    from jaxplay.core import compilation, timing
+
+    x = jnp.ones((64, 64))
+    anatomy = _first_call.first_call_anatomy(naive_softmax, x, executables=1, lock=False)
+    aot = compilation.compile_aot(naive_softmax, x)
+    result = aot.compiled(*aot.call_args)
+    ready = result.is_ready()
+    timing.block(result)
+    text = _first_call.first_call_sentence(anatomy, anatomy.first_ready_s, anatomy.second_ready_s)
+    host_only = "not in the device" in text or "the device's work came after" in text
+    return Verdict(
+        not (ready and host_only),
+        f"a fresh executable's first result was {'' if ready else 'not '}ready when the call "
+        f"returned; the page said: {text!r}",
+    )
+
+
+def _eager_trace(fn: Any, x: Any) -> tuple[dict[str, int], _trace.TraceDemo]:
+    """Each program an eager call of ``fn`` dispatched and how often (distinct ``run_id`` of
+    its kernels' events in a profiler trace), and the page's summary of the same trace."""
+    import jax
+
+    from jaxplay.core import timing
+
+    name = fn.__name__
+    jitted = jax.jit(fn)
+    timing.block((fn(x), jitted(x)))  # compile first: the trace then holds runs only
+    with tempfile.TemporaryDirectory(prefix="jaxplay-claim-") as directory:
+        with jax.profiler.trace(directory):
+            timing.block(fn(x))
+            timing.block(jitted(x))
+        path = str(next(Path(directory).rglob("*.xplane.pb")))
+        data = jax.profiler.ProfileData.from_file(path)
+        runs: dict[str, set[Any]] = defaultdict(set)
+        for plane in data.planes:
+            for line in plane.lines:
+                for event in line.events:
+                    stats = dict(event.stats)
+                    if stats.get("hlo_module") and "run_id" in stats:
+                        runs[str(stats["hlo_module"])].add(stats["run_id"])
+        kernels, modules, events, counted = _trace.summarise_trace(path)
+    demo = _trace.TraceDemo(
+        kernels,
+        modules,
+        events,
+        (),
+        "",
+        "",
+        0,
+        f"1 eager call, then 1 of jax.jit({name})",
+        name,
+        counted,
+    )
+    return {m: len(r) for m, r in runs.items() if m != f"jit_{name}"}, demo
+
+
+@claims.claim(
+    "jit.eager_dispatches_from_trace",
+    "An eager call dispatches one small program per `jnp` call, not one per jaxpr operation "
+    "(the naive softmax's 5 operations are 4 dispatches of 3 programs); the page's counts come "
+    "from the profiler trace, and no sentence says each operation is dispatched on its own.",
+    cases=("softmax", "chain"),
+)
+def _eager_dispatches(preset: str) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+
+    from jaxplay.core import timing
+
+    fn = function_of(Workload(preset, 32, 32, "float32", ""))
+    x = jnp.ones((32, 32))
+    runs, demo = _eager_trace(fn, x)
+    dispatches = sum(runs.values())
+    text = _trace.trace_sentence(demo)
+    said = re.search(r"made ([\d,]+) dispatch", text)
+    if not said or int(said.group(1).replace(",", "")) != dispatches:
+        return Verdict(False, f"the trace holds {dispatches} dispatches {runs}; page: {text!r}")
+    profile = timing.profile_jit(fn, x, budget_s=0.01, lock=False)
+    program = _program.read_program(profile, fn, x)
+    sentence = _program.program_sentence(program)
+    operations = len(jax.make_jaxpr(fn)(x).jaxpr.eqns)
+    each = "dispatches each on its own" in sentence or "one per operation" in text
+    return Verdict(
+        not (each and operations != dispatches),
+        f"{operations} jaxpr operations, {dispatches} dispatches in the trace; the page said: "
+        f"{sentence!r}",
+    )
+
+
+#: (preset, formula, rows, cols): the programs whose bytes the cost-analysis sentence states;
+#: ``x - jnp.max(x)`` is one kernel that counts one read and one write yet waits for the max.
+COST_CASES = (
+    ("softmax", "", 100, 50),
+    ("chain", "", 100, 50),
+    ("formula", "x - jnp.max(x)", 100, 50),
+)
+
+
+@claims.claim(
+    "jit.cost_analysis_bytes",
+    "The bytes the page quotes are XLA's `cost_analysis()['bytes accessed']`, and a byte count "
+    "equal to one read and one write is not called one pass when the work needs a reduction "
+    "first.",
+    cases=COST_CASES,
+)
+def _cost_bytes(case: tuple[str, str, int, int]) -> Verdict:
+    import types
+
+    import jax
+
+    preset, formula, rows, cols = case
+    workload = Workload(preset, rows, cols, "float32", formula)
+    fn, args = function_of(workload), inputs(workload)
+    compiled = jax.jit(fn).lower(*args).compile()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    # What read_program reads of a timing profile: the optimized HLO and XLA's cost analysis.
+    profile = types.SimpleNamespace(hlo_text=compiled.as_text(), cost=cost)
+    program = _program.read_program(profile, fn, *args)  # type: ignore[arg-type]
+    text = _program.program_sentence(program)
+    quoted = f"counts {human_bytes(cost['bytes accessed'])} read and written"
+    contradiction = "nothing in between" in text and "one pass" in text
+    return Verdict(
+        quoted in text and not contradiction,
+        f"XLA counts {cost['bytes accessed']:,.0f} bytes; the page said: {text!r}",
+    )
+
+
+@claims.claim(
+    "jit.traces_once_per_signature",
+    "jit runs the Python function once per new input signature: again for a new shape or "
+    "dtype, not for new values of the same shape and dtype; Python's `print` runs only then, "
+    "`jax.debug.print` on every call.",
+)
+def _once_per_signature(_: None) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+
+    counter = _side_effects.impure_counter_demo(calls=2)
+    ran = []
+
+    def f(x):
+        ran.append(x.shape)
+        return x * 2
+
+    g = jax.jit(f)
+    g(jnp.ones(3))
+    g(jnp.zeros(3))  # new values: no new trace
+    g(jnp.ones(4))  # new shape
+    g(jnp.ones(4, jnp.int32))  # new dtype
+    printed = _side_effects.debug_print_demo(calls=3)
+    traced = sum("print (trace time)" in t for t in printed.outputs)
+    at_run = sum("jax.debug.print (run time)" in t for t in printed.outputs)
+    text = _side_effects.side_effects_sentence(counter, printed)
+    holds = (
+        (counter.eager_count, counter.jit_count, counter.jit_count_after_new_shape) == (2, 1, 2)
+        and len(ran) == 3
+        and (traced, at_run) == (1, 3)
+        and "new shape (a new trace)" in text
+    )
+    return Verdict(
+        holds,
+        f"counter {counter}; Python ran {len(ran)} times for 4 calls; print in {traced} of 3 "
+        f"calls, jax.debug.print in {at_run}",
+    )
+
+
+@claims.claim(
+    "jit.cache_skips_only_compile",
+    "The persistent compilation cache saves the compile only: its key is computed from the "
+    "lowered program, so tracing and lowering run in every process, hit or miss.",
+)
+def _cache_key(_: None) -> Verdict:
+    from jaxplay.core import jax_private
+
+    needs = jax_private.cache_key_needs_lowered_module()
+    return Verdict(
+        needs is True,
+        "JAX's compilation-cache key "
+        + (
+            "is computed from the lowered module"
+            if needs
+            else "is not (or not known to be) computed from the lowered module here"
+        ),
+    )

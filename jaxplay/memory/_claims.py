@@ -1,0 +1,117 @@
+"""The memory page's statements about JAX, each checked against JAX itself."""
+
+from __future__ import annotations
+
+from jaxplay.core import claims
+from jaxplay.core.claims import Verdict
+from jaxplay.memory import _fusion
+
+
+@claims.claim(
+    "memory.eager_dispatches_from_trace",
+    "Eager JAX dispatches one small program per `jnp` call, not one per jaxpr operation (the "
+    "row max with `keepdims` is a reduction and a broadcast in one program); the page counts "
+    "them from a profiler trace.",
+    cases=tuple(_fusion.CHAIN_PRESETS),
+)
+def _eager(preset: str) -> Verdict:
+    import jax.numpy as jnp
+
+    from jaxplay.core import timing
+
+    ops = _fusion.CHAIN_PRESETS[preset]
+    x = jnp.ones((16, 16), jnp.float32)
+    runs = timing.traced_dispatches(lambda v: _fusion.run_chain(ops, v), x)
+    operations = len(_fusion.eager_dispatches(ops, x))
+    # The sentence as the page builds it, on a report holding what the trace counted.
+    report = _report(ops, tuple(sorted(runs.items())), operations)
+    text = _fusion.fusion_story(report)
+    said = f"as {sum(runs.values())} dispatched program"
+    one_per = "one per primitive" in text or "one per operation" in text
+    return Verdict(
+        said in text and not (one_per and sum(runs.values()) != operations),
+        f"{operations} jaxpr operations, {sum(runs.values())} dispatches {runs}; page: {text!r}",
+    )
+
+
+def _report(ops: tuple[str, ...], programs: tuple[tuple[str, int], ...], n: int) -> object:
+    """A :class:`_fusion.ChainReport` for the sentence only (no timing: a story needs none)."""
+    import types
+
+    dispatches = tuple(_fusion.Dispatch("op", 1024, 1024) for _ in range(n))
+    return types.SimpleNamespace(
+        ops=ops,
+        size=16,
+        dispatches=dispatches,
+        programs=programs,
+        kernels=1,
+        jit_bytes=2048.0,
+        eager_bytes=sum(d.read_bytes + d.written_bytes for d in dispatches),
+    )
+
+
+@claims.claim(
+    "memory.fusion_bytes_are_xlas",
+    "The fused chain's bytes are XLA's `cost_analysis()['bytes accessed']`: for a chain of "
+    "elementwise ops fused into one kernel, one read of the input and one write of the result.",
+    cases=("The article's chain, completed", "Cheap ops: memory-bound, where fusion pays"),
+)
+def _fused_bytes(preset: str) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+
+    ops = _fusion.CHAIN_PRESETS[preset]
+    x = jnp.ones((64, 64), jnp.float32)
+    compiled = jax.jit(lambda v: _fusion.run_chain(ops, v)).lower(x).compile()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    got = float(cost["bytes accessed"])
+    return Verdict(got == 2 * x.nbytes, f"XLA counts {got:,.0f} bytes for a {x.nbytes:,}-byte x")
+
+
+@claims.claim(
+    "memory.checkpoint_lowers_to_barriers",
+    "`jax.checkpoint` puts its recomputation behind optimization barriers in JAX's lowered "
+    "program (which XLA may remove when it compiles); without it there are none.",
+)
+def _barriers(_: None) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+
+    def f(x):
+        return jnp.sum(jnp.sin(jnp.sin(x)))
+
+    x = jnp.ones(8)
+    lowered = jax.jit(jax.grad(jax.checkpoint(f))).lower(x).as_text()
+    plain = jax.jit(jax.grad(f)).lower(x).as_text()
+    barriers = lowered.count("optimization_barrier")
+    return Verdict(
+        barriers > 0 and "optimization_barrier" not in plain,
+        f"{barriers} optimization barriers with checkpoint, "
+        f"{plain.count('optimization_barrier')} without",
+    )
+
+
+@claims.claim(
+    "memory.checkpoint_saves_fewer_residuals",
+    "Under `jax.checkpoint` the backward pass saves fewer residuals (only the inputs by "
+    "default) and recomputes the rest; the counts are JAX's own saved residuals.",
+)
+def _residuals(_: None) -> Verdict:
+    import jax.numpy as jnp
+
+    from jaxplay.core import jax_private
+
+    def f(x):
+        return jnp.sum(jnp.sin(jnp.cos(jnp.sin(x))))
+
+    import jax
+
+    x = jnp.ones(8)
+    plain = jax_private.saved_residuals(f, x)
+    kept = jax_private.saved_residuals(jax.checkpoint(f), x)
+    if plain is None or kept is None:
+        return Verdict(False, "JAX's saved_residuals is not reachable on this JAX")
+    return Verdict(
+        len(kept) < len(plain), f"{len(plain)} residuals plain, {len(kept)} checkpointed"
+    )

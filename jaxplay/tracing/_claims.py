@@ -1,0 +1,49 @@
+"""The tracing page's statements about JAX, each checked against the jaxpr JAX staged."""
+
+from __future__ import annotations
+
+import re
+
+from jaxplay.core import claims
+from jaxplay.core.claims import Verdict
+from jaxplay.tracing import _inputs, _presets, _staging
+
+W = _inputs.WEAK_FLOAT32
+#: (x's dtype, y's dtype) for the seed ``x * y + 1``: each branch of the jaxpr story (a weak
+#: float meeting a float, an int, itself; a strong dtype promoted), every kind the page offers.
+PAIRS = (
+    ("float32", W),
+    ("bfloat16", W),
+    ("int8", W),
+    ("int32", "float32"),
+    ("float32", "bfloat16"),
+    ("uint8", "int8"),
+    ("bool", "float16"),
+    (W, W),
+)
+
+
+@claims.claim(
+    "tracing.story_names_the_conversions",
+    "The jaxpr story names exactly the arguments the staged jaxpr converts, and the dtype it "
+    "converts them to: a Python float takes the array's dtype only within the same kind (with "
+    "an integer array, the array is converted to a weak float32).",
+    cases=PAIRS,
+)
+def _conversions(pair: tuple[str, str]) -> Verdict:
+    preset = _presets.find_preset("seed")
+    args = [_inputs.InputSpec((3,), pair[0]), _inputs.InputSpec((), pair[1])]
+    staged = _staging.stage(preset.fn, args)
+    text = _staging.jaxpr_story(staged, args, preset.arg_names)
+    names = {atom.name: preset.arg_names[i] for i, atom in enumerate(staged.jaxpr.invars)}
+    converted = {}
+    for eqn in staged.jaxpr.eqns:
+        if eqn.primitive == "convert_element_type" and eqn.inputs:
+            name = names.get(eqn.inputs[0].name)
+            found = re.search(r"new_dtype=(\w+)", eqn.params)
+            if name and found:
+                converted[name] = found.group(1)
+    said = set(re.findall(r"`(\w+)`(?: \(\w+\))? (?:is converted|is weakly typed)", text))
+    wrong = [f"{n} → {d}" for n, d in converted.items() if f"`{n}`" not in text or d not in text]
+    holds = not wrong and said == set(converted)
+    return Verdict(holds, f"the jaxpr converts {converted}; the story: {text!r}")
