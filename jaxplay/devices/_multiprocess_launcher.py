@@ -11,7 +11,7 @@ Run as a script (``python _multiprocess_launcher.py``, standard library only: it
 JAX nor ``jaxplay``). It starts each command with its stdout and stderr on the inherited file
 descriptors it is given, waits for all of them until the deadline (stopping early when one
 fails: the others would wait for it forever), kills and reaps each one, and prints one line:
-``JAXPLAY_CLUSTER {"status": ..., "pids": [...], "returncodes": [...]}``.
+``CLUSTER_REPORT {"status": ..., "pids": [...], "returncodes": [...]}``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-REPORT_PREFIX = "JAXPLAY_CLUSTER "
+REPORT_PREFIX = "CLUSTER_REPORT "
 
 
 def kill(proc: subprocess.Popen) -> None:

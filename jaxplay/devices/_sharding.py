@@ -1,5 +1,9 @@
 """Sharding made visible: a mesh, a ``PartitionSpec``, and which device holds which block.
 
+Long: the spec parser (a linear tokenizer, for text from a link), the placement read back from
+JAX, the layout figure and the data-parallel scaling sweep belong together: each reads the
+others' types, and the page shows them as one story.
+
 Why: a ``NamedSharding`` is two small objects (a mesh of devices with named axes, and a spec that
 says which array axis is split over which mesh axes) whose consequence is hard to picture. This
 module places a real array with a user's mesh and spec, reads back each device's shard (index,

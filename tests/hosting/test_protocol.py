@@ -137,7 +137,7 @@ def test_no_page_keeps_limits_or_stores_in_a_streamlit_cache() -> None:
     import ast
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.FunctionDef) or node.returns is None:

@@ -17,8 +17,8 @@ import pytest
 from jaxplay.hosting import snippets
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.hosting.snippets import SCHEMA_VERSION, SnippetError, SnippetStore
-from tests import test_snippets
-from tests.test_snippets import FakeClock, _sql
+from tests.hosting import test_snippets
+from tests.hosting.test_snippets import FakeClock, _sql
 
 # The two backends' fixtures of the store's own tests.
 location = test_snippets.location

@@ -19,9 +19,9 @@ from jaxplay import code_lab, devices, grad, pytrees
 from jaxplay.core import figures
 from jaxplay.hosting import catalog
 from jaxplay.sandbox import ArraySummary
-from tests.chart_check import HOST, LINK, PAYLOAD, tags_in
+from tests.pages.test_visitor_text import rendered_chart_tags
 from tests.support.apptest import open_page
-from tests.test_visitor_text import rendered_chart_tags
+from tests.support.chart_check import HOST, LINK, PAYLOAD, tags_in
 
 
 def test_the_sweep_sees_a_live_tag_in_a_chart() -> None:
