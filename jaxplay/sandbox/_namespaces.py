@@ -41,6 +41,7 @@ CAP_SYS_ADMIN = 21
 CAP_SETFCAP = 31
 _LAST_CAP = 63
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _CAP_VERSION_3 = 0x20080522
@@ -135,6 +136,12 @@ def set_hostname(name: str) -> None:
 def die_with_parent(signum: int = 9) -> None:
     """``PR_SET_PDEATHSIG``: the kernel sends ``signum`` when the parent thread ends."""
     _check(_libc().prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0), "prctl(PDEATHSIG)")
+
+
+def not_dumpable() -> None:
+    """``PR_SET_DUMPABLE 0``: processes without ``CAP_SYS_PTRACE`` cannot ptrace this one or
+    read its ``/proc`` files."""
+    _check(_libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(DUMPABLE)")
 
 
 class _CapHeader(ctypes.Structure):

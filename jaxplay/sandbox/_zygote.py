@@ -15,7 +15,8 @@ How a run is made (``Z`` the zygote, started like a worker: inside bubblewrap in
    ``bus`` read-only, as bubblewrap does), sized tmpfs on ``/tmp`` (bwrap mode, the
    interpreter's paths under it bound back read-only) or on the working directory (process
    mode) and on ``/dev/shm``, and reaps orphans.
-4. ``I`` forks ``R`` (PID 2): it drops every capability and runs the exec'd worker's own code
+4. ``I`` drops every capability (bounding set included), forks ``R`` (PID 2) and makes itself
+   undumpable (``R`` cannot ptrace it); ``R`` runs the exec'd worker's own code
    (:func:`jaxplay.sandbox._worker.main`): its own backend, the job, its limits, the result.
    When ``R`` ends, ``I`` exits with its status (``128 + signal`` for a signal, as bubblewrap
    reports it) and the kernel kills everything left in the namespace; ``C`` reports it, ``Z``
@@ -164,12 +165,15 @@ def _init(fds: list[int], config: dict[str, Any]) -> None:
         namespaces.mount_tmpfs("/dev/shm", scratch)
         namespaces.set_hostname("sandbox")
         namespaces.loopback_up()
+        # Nothing left to do that needs a capability; the run inherits none of them.
+        namespaces.set_capabilities(())
     except OSError as exc:
         print(f"jaxplay fork server: the run's namespaces failed: {exc}", file=sys.stderr)
         os._exit(71)
     pid = os.fork()
     if pid == 0:
         _run(fds, workdir)
+    namespaces.not_dumpable()  # the run cannot ptrace its init
     for fd in fds:
         os.close(fd)
     while True:
