@@ -324,8 +324,12 @@ class ForkServer:
         launch.process.close()
 
     def shutdown(self) -> None:
+        """Stop the zygote (one still importing JAX too) and every run it forked."""
+        self._closed = True
+        starting = self.zygote
+        if starting is not None:
+            self.sandbox.kill(starting)  # ends a start-up that holds the lock
         with self._lock:
-            self._closed = True
             self._stop_zygote()
 
     def describe(self) -> str:
