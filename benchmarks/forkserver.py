@@ -160,7 +160,8 @@ def child_extra(kind: str, visitors: int, seconds: float) -> dict[str, Any]:
             zygote = next(
                 p
                 for p in _descendants(pool.forkserver.zygote.process.pid)
-                if "jaxplay.sandbox._zygote" in _cmdline(p) and "bwrap" not in _cmdline(p)
+                if "jaxplay.sandbox._zygote" in _cmdline(p)
+                and not _cmdline(p).split()[0].endswith("bwrap")
             )
             out["zygote_memory"] = _memory(zygote)
             forks, readies = [], []
