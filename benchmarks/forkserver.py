@@ -124,7 +124,7 @@ def _worker_pid(worker: Any, kind: str) -> int | None:
     tree = _descendants(worker.launch.process.pid)
     if kind == "on":
         return tree[-1] if len(tree) >= 3 else None  # C -> I -> R
-    return next((p for p in tree if "jaxplay.sandbox._worker" in _cmdline(p)), None)
+    return next((p for p in tree if _cmdline(p).split()[:1] == [sys.executable]), None)
 
 
 def child_cost(kind: str, runs: int) -> dict[str, Any]:
