@@ -149,6 +149,8 @@ class ForkServer:
             message = {"type": "died", "reason": str(exc)}
         if message.get("type") != "ready":
             self._stop_zygote()
+            if self._closed:
+                raise RuntimeError("the fork server is shut down")
             reason = str(message.get("reason") or self._zygote_errors(launch))
             raise ForkServerUnavailable(reason)
         server_end.settimeout(None)
