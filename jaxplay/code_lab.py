@@ -131,13 +131,16 @@ def describe_limits(pool: sandbox.WorkerPool | None = None) -> str:
     ``pool`` defaults to the server's (:func:`jaxplay.sandbox.get_pool`). Under bubblewrap a
     run's ``/tmp`` and ``/dev/shm`` are in-memory file systems of ``scratch_mb`` each; whether the
     kernel also holds each run to its memory and process limits depends on the host's cgroups
-    (v1, a delegated v2 subtree, or none: then address-space and process rlimits alone).
+    (v1, a delegated v2 subtree, or none: then address-space and process rlimits alone). Each
+    run's process is forked from the fork server's zygote or, without it, a fresh interpreter
+    (:meth:`jaxplay.sandbox.WorkerPool.worker_kind`).
     """
     pool = pool or sandbox.get_pool()
     limits = pool.config.limits
     isolation = "bubblewrap sandbox" if pool.isolated else "plain process (no isolation)"
     parts = [
         isolation,
+        pool.worker_kind(),
         f"{limits.timeout_s:g} s",
         f"{limits.cpu_s:g} CPU s",
         f"{limits.memory_mb / 1024:.3g} GB memory (CPU)",

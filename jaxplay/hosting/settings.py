@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 #: How Code Lab runs are isolated (the first is the default).
 SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "process")
+FORKSERVER_MODES: tuple[str, ...] = ("auto", "on", "off")
 #: Sandbox workers kept started and waiting.
 DEFAULT_SPARES = 2
 #: Runs that may wait for a worker, server-wide.
@@ -86,6 +87,14 @@ SETTINGS: tuple[Setting, ...] = (
         "How Code Lab runs are isolated: `bwrap` (bubblewrap: no network, no server files), "
         "`process` (a plain child process: laptops only) or `auto` (bwrap when "
         "`/usr/bin/bwrap` exists).",
+    ),
+    Setting(
+        "JAXPLAY_FORKSERVER",
+        FORKSERVER_MODES[0],
+        "How a run's process is made: `on` (forked from a zygote that imported JAX once, in "
+        "user, PID, mount, IPC and network namespaces of its own: an eighth of the CPU), `off` "
+        "(a fresh interpreter per run) or `auto` (the fork server where the kernel allows "
+        "unprivileged user namespaces, else a fresh interpreter).",
     ),
     Setting(
         "JAXPLAY_RUNNER_SPARES",
@@ -333,6 +342,11 @@ def public_mode(environ: Mapping[str, str] | None = None) -> bool:
 def sandbox_mode(environ: Mapping[str, str] | None = None) -> str:
     """``JAXPLAY_SANDBOX``: ``auto``, ``bwrap`` or ``process``."""
     return choice("JAXPLAY_SANDBOX", SANDBOX_MODES, environ)
+
+
+def forkserver_mode(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_FORKSERVER``: ``auto``, ``on`` or ``off``."""
+    return choice("JAXPLAY_FORKSERVER", FORKSERVER_MODES, environ)
 
 
 def runner_spares(environ: Mapping[str, str] | None = None) -> int:

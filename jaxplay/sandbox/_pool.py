@@ -1,11 +1,13 @@
 """The pool of warm, single-use workers and the scheduling of runs onto them.
 
-Each worker is a fresh interpreter (``subprocess`` + exec, never a fork of a process where JAX
-runs) that imports JAX, starts its backend and waits for exactly one job; after it, the worker is
-killed with everything it started and a new spare takes its place. A few spares are kept warm so
-a run does not pay JAX's start-up. At most ``max_concurrent`` runs execute at once; the others
-wait in a first-come queue whose position the caller is told, and one visitor has at most one
-run in flight (a second waits for the first).
+Each worker is a process of its own that has started its JAX backend and waits for exactly one
+job: forked from the fork server's zygote, which imported JAX once and never started a backend
+(:mod:`jaxplay.sandbox._zygote`), or, where the host allows no user namespaces or
+``JAXPLAY_FORKSERVER=off``, a fresh interpreter (``subprocess`` + exec). After its job the
+worker is killed with everything it started and a new spare takes its place. A few spares are
+kept warm so a run does not pay its worker's start-up. At most ``max_concurrent`` runs execute
+at once; the others wait in a first-come queue whose position the caller is told, and one
+visitor has at most one run in flight (a second waits for the first).
 
 Long: the spares, the queue, the per-visitor rule and the reading of a run's pipes share one lock
 and its invariants; split into modules they would share private state instead.
@@ -33,6 +35,7 @@ from jaxplay.hosting import environment, settings
 from jaxplay.hosting.publicmode import scrub_paths
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import _protocol as protocol
+from jaxplay.sandbox._forkserver import ForkServer, ForkServerUnavailable
 from jaxplay.sandbox._inspectors import INSPECTORS
 from jaxplay.sandbox._process import Cgroups, Launch, Sandbox, make_sandbox
 from jaxplay.sandbox._results import (
@@ -69,6 +72,7 @@ class RunnerConfig:
     """
 
     sandbox: str = settings.SANDBOX_MODES[0]
+    forkserver: str = settings.FORKSERVER_MODES[0]
     public: bool = False
     spares: int = settings.DEFAULT_SPARES
     max_concurrent: int = 2
@@ -82,6 +86,7 @@ class RunnerConfig:
         public = settings.public_mode(environ)
         return cls(
             sandbox=settings.sandbox_mode(environ),
+            forkserver=settings.forkserver_mode(environ),
             public=public,
             runs_per_minute=settings.runs_per_minute(environ) if public else None,
             spares=settings.runner_spares(environ),
@@ -172,9 +177,12 @@ def validate_inspect(request: InspectRequest) -> str | None:
 
 
 class _Worker:
-    """The server's side of one worker: its process and the three pipes it reads."""
+    """The server's side of one worker: its process and the three pipes it reads.
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    ``forkserver``: fork the worker from its zygote instead of starting an interpreter.
+    """
+
+    def __init__(self, sandbox: Sandbox, forkserver: ForkServer | None = None) -> None:
         job_r, self.job_w = os.pipe()
         self.result_r, result_w = os.pipe()
         self.out_r, out_w = os.pipe()
@@ -196,8 +204,12 @@ class _Worker:
             str(err_w),
         ]
         self._fds = [self.job_w, self.result_r, self.out_r, self.err_r]
+        self.launcher: Sandbox | ForkServer = forkserver or sandbox
         try:
-            self.launch: Launch = sandbox.start(argv, worker_environment(), child_fds)
+            if forkserver is not None:
+                self.launch: Launch = forkserver.start(child_fds)
+            else:
+                self.launch = sandbox.start(argv, worker_environment(), child_fds)
         except BaseException:
             self._close_fds()
             raise
@@ -257,7 +269,7 @@ class _Worker:
         with self._stop_lock:
             if not self.killed:
                 self.killed = True
-                self.sandbox.kill(self.launch)
+                self.launcher.kill(self.launch)
 
     def stop(self) -> None:
         """Kill the worker, remove its cgroup and close the server's ends of its pipes."""
@@ -265,7 +277,7 @@ class _Worker:
         with self._stop_lock:
             if not self.cleaned:
                 self.cleaned = True
-                self.sandbox.stop(self.launch)
+                self.launcher.stop(self.launch)
             self._close_fds()
         if self.launch.process.stderr is not None:
             with contextlib.suppress(OSError):
@@ -313,6 +325,16 @@ class WorkerPool:
         self.sandbox = make_sandbox(
             self.config.sandbox, self.cgroups, scratch_mb=self.config.limits.scratch_mb
         )
+        self.forkserver = (
+            None
+            if self.config.forkserver == "off"
+            else ForkServer(
+                self.sandbox,
+                self.config.limits.scratch_mb,
+                worker_environment,
+                start_timeout_s=self.config.start_timeout_s,
+            )
+        )
         self._lock = threading.Condition()
         self._spares: deque[_Worker] = deque()
         self._starting = 0
@@ -332,6 +354,12 @@ class WorkerPool:
     def isolated(self) -> bool:
         return self.sandbox.isolated
 
+    def worker_kind(self) -> str:
+        """How each run's process is made, in a few words (for the Code Lab's limits line)."""
+        if self.forkserver is None:
+            return "a fresh interpreter per run"
+        return self.forkserver.describe()
+
     def refusal(self) -> str | None:
         """Why this pool refuses every run (public without isolation), or ``None``."""
         if self.config.public and not self.sandbox.isolated:
@@ -346,6 +374,7 @@ class WorkerPool:
         with self._lock:
             return {
                 "sandbox": self.sandbox.name,
+                "forkserver": self.forkserver is not None and self.forkserver.unusable is None,
                 "isolated": self.sandbox.isolated,
                 "cgroups": self.cgroups.available,
                 "spares_ready": len(self._spares),
@@ -373,7 +402,7 @@ class WorkerPool:
     def _start_spare(self) -> None:
         worker: _Worker | None = None
         try:
-            worker = _Worker(self.sandbox)
+            worker = self._new_worker()
             with self._lock:
                 self._all.add(worker)
             worker.wait_ready(self.config.start_timeout_s)
@@ -399,6 +428,22 @@ class WorkerPool:
             else:
                 self._spares.append(worker)
             self._lock.notify_all()
+
+    def _new_worker(self) -> _Worker:
+        """A worker forked by the fork server where it can be used, else an exec'd one."""
+        forkserver = self.forkserver
+        if forkserver is not None and (
+            forkserver.unusable is None or self.config.forkserver == "on"
+        ):
+            try:
+                return _Worker(self.sandbox, forkserver)
+            except ForkServerUnavailable as exc:
+                if self.config.forkserver == "on":
+                    raise RuntimeError(f"the fork server cannot run here: {exc}") from None
+                log.warning(
+                    "jaxplay runner: no fork server here (%s); a fresh interpreter per run", exc
+                )
+        return _Worker(self.sandbox)
 
     def _take_worker(self) -> _Worker | None:
         """A ready worker; starts one if none is ready or starting. ``None`` if start-up fails."""
@@ -803,6 +848,8 @@ class WorkerPool:
             self._lock.notify_all()
         for worker in workers:
             worker.stop()
+        if self.forkserver is not None:
+            self.forkserver.shutdown()
         self.cgroups.remove()
 
 

@@ -356,7 +356,8 @@ class WorkerGroup:
 class Launch:
     """A started worker process and what must be cleaned up after it."""
 
-    process: subprocess.Popen[bytes]
+    #: A ``subprocess.Popen``, or the fork server's handle of a forked run (same methods).
+    process: Any
     group: WorkerGroup | None
     workdir: Path | None = None
     extra: dict[str, str] = field(default_factory=dict)
@@ -388,16 +389,32 @@ class Sandbox:
     def available(self) -> bool:
         return True
 
-    def _command(self, argv: list[str], env: dict[str, str], workdir: Path | None) -> list[str]:
+    def _command(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        workdir: Path | None,
+        caps: tuple[str, ...] = (),
+    ) -> list[str]:
         raise NotImplementedError
 
     def _workdir(self) -> Path | None:
         return None
 
-    def start(self, argv: list[str], env: dict[str, str], pass_fds: tuple[int, ...]) -> Launch:
-        """Start ``argv`` (a worker command) with ``env`` as its whole environment."""
+    def start(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        pass_fds: tuple[int, ...],
+        caps: tuple[str, ...] = (),
+    ) -> Launch:
+        """Start ``argv`` (a worker command) with ``env`` as its whole environment.
+
+        ``caps``: capabilities bubblewrap leaves the process (the fork server's zygote needs
+        two at start-up; a worker none); the process sandbox ignores them.
+        """
         workdir = self._workdir()
-        command = self._command(argv, env, workdir)
+        command = self._command(argv, env, workdir, caps)
         group = self.cgroups.create() if self.cgroups is not None else None
         if group is not None:
             files = group.procs_files
@@ -465,7 +482,13 @@ class ProcessSandbox(Sandbox):
     def _workdir(self) -> Path:
         return Path(tempfile.mkdtemp(prefix="jaxplay-run-"))
 
-    def _command(self, argv: list[str], env: dict[str, str], workdir: Path | None) -> list[str]:
+    def _command(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        workdir: Path | None,
+        caps: tuple[str, ...] = (),
+    ) -> list[str]:
         if workdir is not None:
             env["HOME"] = env["TMPDIR"] = str(workdir)
         return argv
@@ -494,7 +517,13 @@ class BwrapSandbox(Sandbox):
         user namespaces); checked once per executable with a trivial sandbox."""
         return bwrap_usable(self.executable)
 
-    def _command(self, argv: list[str], env: dict[str, str], workdir: Path | None) -> list[str]:
+    def _command(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        workdir: Path | None,
+        caps: tuple[str, ...] = (),
+    ) -> list[str]:
         env["HOME"] = env["TMPDIR"] = SANDBOX_WORKDIR
         cmd = [
             self.executable,
@@ -504,6 +533,7 @@ class BwrapSandbox(Sandbox):
             "--clearenv",
             "--cap-drop",
             "ALL",
+            *(arg for cap in caps for arg in ("--cap-add", cap)),
             "--hostname",
             "sandbox",
         ]

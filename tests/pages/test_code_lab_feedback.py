@@ -101,7 +101,10 @@ def test_ctrl_enter_on_a_server_that_refuses_runs_says_why(
 def _pool(isolated: bool, cgroups: _process.Cgroups, scratch_mb: int = 64) -> SimpleNamespace:
     limits = Limits(scratch_mb=scratch_mb)
     return SimpleNamespace(
-        config=SimpleNamespace(limits=limits), isolated=isolated, cgroups=cgroups
+        config=SimpleNamespace(limits=limits),
+        isolated=isolated,
+        cgroups=cgroups,
+        worker_kind=lambda: "a fresh interpreter per run",
     )
 
 
@@ -115,6 +118,7 @@ def test_the_limits_line_says_what_the_kernel_enforces_here(tmp_path: Path) -> N
     assert "64 MB each for the in-memory /tmp and /dev/shm" in line
     assert "enforced by: cgroup v2: memory" in line
     assert "bubblewrap sandbox" in line
+    assert "bubblewrap sandbox · a fresh interpreter per run · " in line
 
     line = code_lab.describe_limits(_pool(True, none, scratch_mb=128))
     assert "128 MB each for the in-memory /tmp and /dev/shm" in line

@@ -27,9 +27,14 @@ from jaxplay.sandbox import _protocol as protocol
 from jaxplay.sandbox._results import decode_arrays, decode_error
 
 
-@pytest.fixture(scope="module")
-def pool():  # type: ignore[no-untyped-def]
-    p = WorkerPool(RunnerConfig(spares=2, max_concurrent=2, limits=Limits(timeout_s=20)))
+@pytest.fixture(scope="module", params=["auto", "off"], ids=["forkserver", "exec"])
+def pool(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """A pool whose workers are forked by the fork server (where the host allows it), and one
+    whose workers are fresh interpreters: every run-based test runs against both."""
+    config = RunnerConfig(
+        forkserver=request.param, spares=2, max_concurrent=2, limits=Limits(timeout_s=20)
+    )
+    p = WorkerPool(config)
     p.warm()
     yield p
     p.shutdown()
@@ -189,11 +194,14 @@ def test_user_output_on_raw_fds_and_closed_streams_keeps_the_result(pool: Worker
     assert result.stderr == "to stderr\n"
 
 
-#: User code that finds the worker's result pipe (its number is on the command line).
+#: User code that finds the worker's result pipe (its number is in the worker's frame; an exec'd
+#: worker also has it on its command line, a forked one has the zygote's).
 RESULT_FD = (
-    "import json, os\n"
-    "argv = open('/proc/self/cmdline', 'rb').read().split(b'\\0')\n"
-    "fd = int(argv[argv.index(b'--result-fd') + 1])\n"
+    "import json, os, sys\n"
+    "caller = sys._getframe()\n"
+    "while caller.f_code.co_name != 'main':\n"
+    "    caller = caller.f_back\n"
+    "fd = caller.f_locals['opts'].result_fd\n"
     "def frame(message):\n"
     "    body = json.dumps(message).encode()\n"
     "    return f'{len(body):08x}'.encode() + body\n"
@@ -410,7 +418,7 @@ def test_a_busy_worker_dies_with_the_server(mode: str) -> None:
         f"pool = WorkerPool(RunnerConfig(sandbox={mode!r}, spares=1))\n"
         "threading.Thread(target=pool.run, args=('import time\\ntime.sleep(1000)',),"
         " daemon=True).start()\n"
-        "while pool.status()['running'] == 0:\n    time.sleep(0.05)\n"
+        "while not any(w.info for w in list(pool._all)):\n    time.sleep(0.05)\n"
         "time.sleep(1.0)\nprint(list(pool._all)[0].launch.process.pid, flush=True)\nos._exit(0)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(os.getcwd())}

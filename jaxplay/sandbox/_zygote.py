@@ -1,0 +1,309 @@
+"""The fork server: a zygote that imports JAX once and forks one isolated process per run.
+
+Why: an exec'd worker pays JAX's import (about 2 CPU-s here) for every run; a process forked
+after ``import jax`` but before any backend exists starts its own backend in a tenth of that.
+
+How a run is made (``Z`` the zygote, started like a worker: inside bubblewrap in ``bwrap`` mode):
+
+1. The server sends ``Z`` a fork request with the run's pipes (``SCM_RIGHTS``). ``Z`` checks it
+   is fork-safe (below), forks ``C`` and reports the thread count it forked with.
+2. ``C`` closes every descriptor but the run's, says hello on a socket of its own; the kernel
+   tells the server ``C``'s pid (``SCM_CREDENTIALS``, translated into the server's PID
+   namespace), and the server moves ``C`` into the run's own cgroup before it answers.
+3. ``C`` unshares user, PID, mount, IPC, UTS and network namespaces and forks ``I``, PID 1 of
+   the new PID namespace: it mounts a fresh ``/proc`` (``sys``, ``sysrq-trigger``, ``irq``,
+   ``bus`` read-only, as bubblewrap does), sized tmpfs on ``/tmp`` (bwrap mode, the
+   interpreter's paths under it bound back read-only) or on the working directory (process
+   mode) and on ``/dev/shm``, and reaps orphans.
+4. ``I`` drops every capability (bounding set included), forks ``R`` (PID 2) and makes itself
+   undumpable (``R`` cannot ptrace it); ``R`` runs the exec'd worker's own code
+   (:func:`jaxplay.sandbox._worker.main`): its own backend, the job, its limits, the result.
+   When ``R`` ends, ``I`` exits with its status (``128 + signal`` for a signal, as bubblewrap
+   reports it) and the kernel kills everything left in the namespace; ``C`` reports it, ``Z``
+   reaps ``C`` and tells the server. ``C``, ``I`` and ``R`` each die with their parent.
+
+Two concurrent runs share nothing: neither can name the other's processes (PID namespaces,
+own ``/proc``), nor reach its files (own tmpfs), its abstract sockets (network namespaces) or
+its SysV IPC. ``Z`` itself runs no visitor code and receives no visitor data (requests carry an
+id and descriptors only), so a forked run's memory holds nothing of another visitor's.
+
+**The zygote holds no JAX object and no backend.** JAX objects are not fork-safe (a backend
+owns threads and device state), so ``Z`` only *imports*: ``jax``, ``jax.numpy``, numpy and the
+worker's modules (:data:`PRELOAD`), which create no backend at import. It never calls
+``jax.devices()``, creates no array and traces nothing. Before each fork it checks, and
+refuses to fork if either fails: ``jax._src.xla_bridge._backends`` is empty (so
+``_at_fork_handler_installed``, set with the first backend, is false too) and
+``/proc/self/task`` has one entry (no thread to be cut in half; numpy's OpenBLAS would start
+threads at import, so the zygote's environment sets ``OPENBLAS_NUM_THREADS=1``). A refused
+fork makes the pool fall back to exec'd workers. Tests ask a live zygote for both
+(``ForkServer.zygote_state``, :mod:`jaxplay.sandbox._forkserver`). Every child reseeds
+numpy's global generator (Python's ``random`` reseeds itself at fork).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+from typing import Any
+
+from jaxplay.sandbox import _namespaces as namespaces
+from jaxplay.sandbox._process import ROOT, _python_paths
+
+#: Modules the zygote imports once, so no run imports them (each checked to start no backend).
+PRELOAD = (
+    "jax",
+    "jax.numpy",
+    "numpy",
+    "jaxplay.sandbox._worker",
+    "jaxplay.sandbox._inspectors",
+    "jaxplay.core.wire",
+    "jaxplay.core.timing",
+    "jaxplay.tracing._sandboxed",
+)
+_MAX_PACKET = 65536
+
+
+# --- the zygote's side --------------------------------------------------------------------------
+
+
+def _send(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.send(json.dumps(message).encode())
+
+
+def _thread_count() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
+
+
+def fork_safety() -> str | None:
+    """Why this process must not fork now (a JAX backend exists, more than one thread)."""
+    xla_bridge = sys.modules.get("jax._src.xla_bridge")
+    if xla_bridge is not None and (
+        getattr(xla_bridge, "_backends", None)
+        or getattr(xla_bridge, "_at_fork_handler_installed", False)
+    ):
+        return "a JAX backend exists in the zygote"
+    threads = _thread_count()
+    if threads != 1:
+        return f"the zygote has {threads} threads"
+    return None
+
+
+def _state() -> dict[str, Any]:
+    xla_bridge = sys.modules.get("jax._src.xla_bridge")
+    return {
+        "type": "state",
+        "backends": sorted(getattr(xla_bridge, "_backends", {}) or {}),
+        "at_fork_handler": bool(getattr(xla_bridge, "_at_fork_handler_installed", False)),
+        "threads": _thread_count(),
+        "modules": [m for m in PRELOAD if m in sys.modules],
+        "pid": os.getpid(),
+    }
+
+
+def _exit_code(status: int) -> int:
+    """A wait status as a shell would report it (``128 + n`` for signal ``n``)."""
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+
+
+def _close_all_but(keep: set[int]) -> None:
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd not in keep:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _run(fds: list[int], workdir: str) -> None:
+    """``R``: the run itself, PID 2 of its namespace; never returns."""
+    try:
+        os.setsid()
+        os.chdir(workdir)
+        namespaces.set_capabilities(())
+        import numpy
+
+        numpy.random.seed()
+        from jaxplay.sandbox import _worker
+
+        job, result, out, err = fds
+        argv = ["--job-fd", str(job), "--result-fd", str(result)]
+        _worker.main([*argv, "--out-fd", str(out), "--err-fd", str(err)])
+    except BaseException as exc:  # noqa: BLE001 - reported on the run's start-up log
+        print(f"jaxplay fork server: the run failed to start: {exc!r}", file=sys.stderr)
+    os._exit(70)
+
+
+def _init(fds: list[int], config: dict[str, Any]) -> None:
+    """``I``: PID 1 of the run's namespaces: mounts, then reaps until the run ends."""
+    try:
+        namespaces.die_with_parent()
+        namespaces.private_mounts()
+        namespaces.mount_proc()
+        scratch = int(config["scratch_bytes"])
+        workdir = str(config["workdir"])
+        if config["cover_tmp"]:
+            kept = [p for p in config["keep"] if p.startswith("/tmp/") and os.path.isdir(p)]
+            handles = [os.open(p, os.O_PATH | os.O_DIRECTORY) for p in kept]
+            namespaces.mount_tmpfs("/tmp", scratch)
+            for path, fd in zip(kept, handles, strict=True):
+                namespaces.bind_fd(fd, path)
+                os.close(fd)
+            os.makedirs(workdir, exist_ok=True)
+        else:
+            namespaces.mount_tmpfs(workdir, scratch, mode="700")
+        namespaces.mount_tmpfs("/dev/shm", scratch)
+        namespaces.set_hostname("sandbox")
+        namespaces.loopback_up()
+        # Nothing left to do that needs a capability; the run inherits none of them.
+        namespaces.set_capabilities(())
+    except OSError as exc:
+        print(f"jaxplay fork server: the run's namespaces failed: {exc}", file=sys.stderr)
+        os._exit(71)
+    pid = os.fork()
+    if pid == 0:
+        _run(fds, workdir)
+    namespaces.not_dumpable()  # the run cannot ptrace its init
+    for fd in fds:
+        os.close(fd)
+    while True:
+        try:
+            done, status = os.wait()
+        except ChildProcessError:
+            os._exit(70)
+        if done == pid:
+            os._exit(_exit_code(status))
+
+
+def _child(zygote: int, fds: list[int], config: dict[str, Any]) -> None:
+    """``C``: joins its cgroup (through the server), makes the namespaces, waits; never returns."""
+    try:
+        os.setpgid(0, 0)
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        ctl, *run_fds, log_fd = fds
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        _close_all_but({0, 1, 2, ctl, *run_fds})
+        namespaces.die_with_parent()
+        if os.getppid() != zygote:
+            os._exit(0)
+        with socket.socket(fileno=ctl) as hello:
+            hello.sendall(b"h")
+            if hello.recv(1) != b"g":
+                os._exit(0)
+        namespaces.enter_run_namespaces()
+        pid = os.fork()
+        if pid == 0:
+            _init(run_fds, config)
+        for fd in run_fds:
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+        os._exit(_exit_code(status))
+    except BaseException as exc:  # noqa: BLE001 - on the run's start-up log
+        with contextlib.suppress(BaseException):
+            print(f"jaxplay fork server: the run failed to start: {exc!r}", file=sys.stderr)
+        os._exit(72)
+
+
+def _serve(sock: socket.socket, config: dict[str, Any]) -> None:
+    """The zygote's loop: fork on request, report each child's end; single-threaded."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children: dict[int, int] = {}
+    zygote = os.getpid()
+    while True:
+        ready, _, _ = select.select([sock, wake_r], [], [], 5.0)
+        if wake_r in ready:
+            with contextlib.suppress(OSError):
+                os.read(wake_r, 4096)
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            run = children.pop(pid, None)
+            if run is not None:
+                _send(sock, {"type": "exit", "id": run, "code": _exit_code(status)})
+        if sock not in ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(sock, _MAX_PACKET, 8)
+        if not data:
+            os._exit(0)  # the server closed its end
+        request = json.loads(data)
+        if request.get("type") == "state":
+            _send(sock, _state())
+            continue
+        run = int(request["id"])
+        reason = fork_safety()
+        if reason is not None or len(fds) != 6:
+            for fd in fds:
+                os.close(fd)
+            _send(sock, {"type": "refused", "id": run, "reason": reason or "bad request"})
+            continue
+        threads = _thread_count()
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            _child(zygote, list(fds), config)
+        for fd in fds:
+            os.close(fd)
+        children[pid] = run
+        _send(sock, {"type": "forked", "id": run, "threads_at_fork": threads})
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The zygote's entry point: ``python -m jaxplay.sandbox._zygote --control-fd N ...``."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--control-fd", type=int, required=True)
+    parser.add_argument("--scratch-bytes", type=int, required=True)
+    parser.add_argument("--bwrap", action="store_true")
+    opts = parser.parse_args(argv)
+    parent = os.getppid()
+    namespaces.die_with_parent()
+    if os.getppid() != parent:
+        os._exit(0)
+    sock = socket.socket(fileno=opts.control_fd)
+    if opts.bwrap:
+        namespaces.prepare_zygote()
+    reason = namespaces.probe()
+    if reason is not None:
+        _send(sock, {"type": "unusable", "reason": f"no namespaces for a run here: {reason}"})
+        os._exit(0)
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+        if fork_safety() is not None:
+            why = f"importing {name}: {fork_safety()}"
+            _send(sock, {"type": "unusable", "reason": why})
+            os._exit(0)
+    gc.collect()
+    gc.freeze()  # the children's collections then never touch (and copy) the zygote's pages
+    config = {
+        "scratch_bytes": opts.scratch_bytes,
+        "workdir": os.getcwd(),
+        "cover_tmp": opts.bwrap,
+        "keep": [*_python_paths(), str(ROOT / "jaxplay")],
+    }
+    _send(sock, {**_state(), "type": "ready"})
+    _serve(sock, config)
+
+
+if __name__ == "__main__":
+    main()
