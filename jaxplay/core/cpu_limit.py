@@ -47,7 +47,5 @@ def python_command(code: str, *args: str) -> list[str]:
     _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     # The hard limit one second later, as the sandbox sets its own: SIGXCPU first, then SIGKILL.
     ceiling = seconds + 1 if hard == resource.RLIM_INFINITY else min(seconds + 1, hard)
-    prelude = (
-        f"import resource; resource.setrlimit(resource.RLIMIT_CPU, ({seconds}, {ceiling}))\n"
-    )
+    prelude = f"import resource; resource.setrlimit(resource.RLIMIT_CPU, ({seconds}, {ceiling}))\n"
     return [sys.executable, "-c", prelude + code, *args]

@@ -81,8 +81,7 @@ MARKDOWN_LINKS: tuple[tuple[str, str], ...] = (
 BUDGET_LINKS: tuple[tuple[str, str], ...] = (
     (
         "jit: sort of 2×1,000,000",
-        "/jit?jit_preset=Your+formula&jit_rows=2&jit_cols=1000000&jit_formula="
-        + _q("jnp.sort(x)"),
+        "/jit?jit_preset=Your+formula&jit_rows=2&jit_cols=1000000&jit_formula=" + _q("jnp.sort(x)"),
     ),
     (
         "jit: 30 nested sorts",

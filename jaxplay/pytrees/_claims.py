@@ -97,8 +97,8 @@ def _empty_nodes(none_is_leaf: bool) -> Verdict:
     leaves, described, grads = _empty.none_leaves(none_is_leaf)
     expected = 2 if none_is_leaf else 1
     same = jax.tree.structure(grads) == jax.tree.structure(_examples.none_and_empty())
-    holds = len(leaves) == expected and same and described["bias"] == (
-        "None" if none_is_leaf else None
+    holds = (
+        len(leaves) == expected and same and described["bias"] == ("None" if none_is_leaf else None)
     )
     return Verdict(holds, f"is_leaf for None {none_is_leaf}: {len(leaves)} leaves, grad {grads}")
 
@@ -120,9 +120,7 @@ def _grad_tree(_: None) -> Verdict:
     xs, ys = jax.ShapeDtypeStruct((2, 3), jnp.float32), jax.ShapeDtypeStruct((2,), jnp.float32)
     grads = jax.eval_shape(jax.grad(_params.loss), params, xs, ys)
     same = jax.tree.structure(grads) == jax.tree.structure(params)
-    shapes = [g.shape for g in jax.tree.leaves(grads)] == [
-        p.shape for p in jax.tree.leaves(params)
-    ]
+    shapes = [g.shape for g in jax.tree.leaves(grads)] == [p.shape for p in jax.tree.leaves(params)]
     return Verdict(same and shapes, f"same structure {same}, same shapes {shapes}")
 
 

@@ -139,7 +139,7 @@ def _run(fds: list[int], workdir: str) -> None:
         job, result, out, err = fds
         argv = ["--job-fd", str(job), "--result-fd", str(result)]
         _worker.main([*argv, "--out-fd", str(out), "--err-fd", str(err)])
-    except BaseException as exc:  # noqa: BLE001 - reported on the run's start-up log
+    except BaseException as exc:
         print(f"jaxplay fork server: the run failed to start: {exc!r}", file=sys.stderr)
     os._exit(70)
 
@@ -210,7 +210,7 @@ def _child(zygote: int, fds: list[int], config: dict[str, Any]) -> None:
             os.close(fd)
         _, status = os.waitpid(pid, 0)
         os._exit(_exit_code(status))
-    except BaseException as exc:  # noqa: BLE001 - on the run's start-up log
+    except BaseException as exc:
         with contextlib.suppress(BaseException):
             print(f"jaxplay fork server: the run failed to start: {exc!r}", file=sys.stderr)
         os._exit(72)

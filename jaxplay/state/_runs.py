@@ -132,9 +132,7 @@ def full_data_loss(params, x, y):
     return _model.loss_fn(params, x, y)
 
 
-def train(
-    loop_key: str, setup: Setup, on_wait: Callable[[int], None] | None = None
-) -> TrainingRun:
+def train(loop_key: str, setup: Setup, on_wait: Callable[[int], None] | None = None) -> TrainingRun:
     """Train with the loop registered under ``loop_key`` (sizes checked before any work).
 
     Arguments:

@@ -25,9 +25,7 @@ EXAMPLE = article.by_id("jit-softmax-as-written")
 MARKER = "def jitted_softmax(x):"  # a line of EXAMPLE that the Code Lab's default code lacks
 
 
-def test_a_link_shared_on_one_instance_opens_on_another(
-    page, postgres_server: Server
-) -> None:
+def test_a_link_shared_on_one_instance_opens_on_another(page, postgres_server: Server) -> None:
     assert MARKER in EXAMPLE.source
     assert MARKER not in article.by_id(article.DEFAULT_ID).source
     database = postgres_server.new_schema()

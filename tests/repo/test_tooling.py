@@ -36,7 +36,6 @@ def test_ruff_finds_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.skip(reason="enabled once the repository is formatted (one `ruff format .`)")
 def test_ruff_format_changes_nothing() -> None:
     done = _run(_tool("ruff"), "format", "--check", "--no-cache", ".")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -17,9 +17,7 @@ import pytest
 from jaxplay.core import claims
 from jaxplay.hosting import catalog
 
-TOPICS = tuple(
-    sorted({spec.url_path.replace("-", "_") for spec in catalog.TOPICS} - {"article"})
-)
+TOPICS = tuple(sorted({spec.url_path.replace("-", "_") for spec in catalog.TOPICS} - {"article"}))
 REGISTRY = claims.gather(TOPICS)
 
 #: What a sentence builder is called: ``explain_*``/``describe_*`` and ``*_sentence``/``*_story``/

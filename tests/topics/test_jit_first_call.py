@@ -57,4 +57,3 @@ def test_a_result_ready_at_return_is_not_called_host_time() -> None:
     text = jit.first_call_sentence(ready, 2e-3, 25e-6)
     assert "3 of the 3 first calls returned a result that was already ready" in text
     assert "cannot split host from device" in text and "not in the device" not in text
-
