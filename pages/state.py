@@ -63,17 +63,19 @@ with st.status("Training…", expanded=False) as status:
     status.update(label=f"Trained both loops, {int(steps)} steps each", state="complete")
 
 a, b = st.columns(2)
+# A lower loss is better (inverse colours); a loss that did not move gets no arrow at all.
 a.metric(
     f"Threaded: loss after {len(threaded.losses)} steps",
     f"{threaded.last:.4f}",
-    f"{threaded.last - threaded.first:+.4f} from the first step",
+    state.loss_change_words(threaded),
     delta_color="inverse",
 )
 b.metric(
     f"Hidden state: loss after {len(wrong.losses)} steps",
     f"{wrong.last:.4f}",
-    f"{wrong.last - wrong.first:+.4f} from the first step",
-    delta_color="inverse",
+    state.loss_change_words(wrong) or "unchanged from the first step",
+    delta_color="inverse" if state.loss_change_words(wrong) else "off",
+    delta_arrow="auto" if state.loss_change_words(wrong) else "off",
 )
 st.markdown(state.explain_runs(threaded, wrong))
 if wrong.distinct_losses == 1:
@@ -93,6 +95,8 @@ with a:
 with b:
     st.caption(wrong_loop.title)
     _ui.show_outcome(wrong.after, what="`loss_fn(trained, x, y)`")
+if state.explain_after(threaded, wrong):
+    st.markdown(state.explain_after(threaded, wrong))
 
 _ui.show_code(*threaded_loop.parts, label="Show the threaded loop that ran", expanded=True)
 _ui.show_code(*wrong_loop.parts, label="Show the hidden-state loop that ran")

@@ -28,9 +28,11 @@ from ._runs import MAX_STEPS as MAX_STEPS
 from ._runs import Loop as Loop
 from ._runs import Setup as Setup
 from ._runs import TrainingRun as TrainingRun
+from ._runs import explain_after as explain_after
 from ._runs import explain_runs as explain_runs
 from ._runs import explain_stuck as explain_stuck
 from ._runs import find_loop as find_loop
 from ._runs import full_data_loss as full_data_loss
+from ._runs import loss_change_words as loss_change_words
 from ._runs import train as train
 from ._runs import training_snippet as training_snippet

@@ -176,6 +176,41 @@ def _train(loop: Loop, setup: Setup) -> TrainingRun:
     )
 
 
+@claims.states("state.globals_baked_in")
+def explain_after(threaded: TrainingRun, hidden: TrainingRun) -> str:
+    """Why the hidden-state loop's "trained" parameters do better than its flat loss said.
+
+    Said only when the run shows it: the loss stayed flat, yet the kept parameters give the
+    threaded loop's loss after exactly one step (every step started again from the parameters
+    baked in, and the loop kept the last step's output). ``""`` otherwise.
+    """
+    if hidden.distinct_losses != 1 or hidden.after.error_type or len(threaded.losses) < 2:
+        return ""
+    try:
+        after = float(hidden.after.value or "nan")
+    except ValueError:
+        return ""
+    one_step = threaded.losses[1]
+    if not math.isclose(after, one_step, rel_tol=1e-4):
+        return ""
+    return claims.qualify(
+        "state.globals_baked_in",
+        f"Using the hidden-state loop's parameters afterwards gives **{after:.4f}**, not the "
+        f"**{hidden.last:.4f}** its loss stayed at: the loop did store each step's new "
+        "parameters in the globals, but every step computed them from the initial parameters "
+        "baked into the program, so what it kept is one step of training — the threaded "
+        f"loop's loss after its first step is the same, **{one_step:.4f}**.",
+    )
+
+
+@claims.states_nothing("a change in a measured loss, as a metric's delta")
+def loss_change_words(run: TrainingRun) -> str | None:
+    """The metric's delta for a run: the change from its first step, or ``None`` (no arrow, no
+    colour) when the loss did not move at the precision shown."""
+    change = run.last - run.first
+    return None if f"{abs(change):.4f}" == "0.0000" else f"{change:+.4f} from the first step"
+
+
 @claims.states_nothing("the losses and compile counts measured in the two runs")
 def explain_runs(threaded: TrainingRun, hidden: TrainingRun) -> str:
     """The paragraph comparing the threaded run with the hidden-state one (Markdown)."""

@@ -52,3 +52,18 @@ def test_code_lab_buttons_load_the_loops_that_ran() -> None:
     expected = state.training_snippet("self", state.Setup(0, 20, 8, "adam", 0.03))
     assert at.session_state["code_lab_source"] == expected
     assert editor_text(at) == expected
+
+
+def test_a_flat_loss_has_no_red_arrow_and_the_kept_parameters_are_explained() -> None:
+    """The text said "stays at 0.9425" beside a red "+0.0000"; 0.829 afterwards had no word."""
+    at = open_page(SPEC, state_hidden_kind="globals")
+    assert_clean(at)
+    hidden = [m for m in at.metric if m.label.startswith("Hidden state")][0]
+    assert hidden.proto.delta == "unchanged from the first step"
+    from streamlit.proto.Metric_pb2 import Metric
+
+    assert hidden.proto.color == Metric.MetricColor.GRAY  # no better/worse colour
+    assert hidden.proto.direction == Metric.MetricDirection.NONE  # no arrow
+    texts = " ".join(m.value for m in at.markdown)
+    assert "computed them from the initial parameters" in texts
+    assert "loss after its first step is the same" in texts
