@@ -271,10 +271,13 @@ def fusion_panel(platform: str, device: str) -> None:
     _ui.show_code(memory.chain_source(ops), memory.run_chain, memory.analyse_chain)
 
 
-panel = st.radio(
-    "Panel", ["Checkpointing", "Fusion"], horizontal=True, key="memory_panel", bind="query-params"
+# Views are tabs on every page; only the open one runs, and a link names it (memory_panel).
+checkpoint_tab, fusion_tab = st.tabs(
+    ["Checkpointing", "Fusion"], key="memory_panel", bind="query-params", on_change="rerun"
 )
-if panel == "Checkpointing":
-    checkpointing(memory.platform(), roofline.device_label())
-else:
-    fusion_panel(memory.platform(), roofline.device_label())
+if checkpoint_tab.open:
+    with checkpoint_tab:
+        checkpointing(memory.platform(), roofline.device_label())
+if fusion_tab.open:
+    with fusion_tab:
+        fusion_panel(memory.platform(), roofline.device_label())

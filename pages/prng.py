@@ -394,16 +394,19 @@ SECTIONS = {
     "Pitfalls": pitfalls_section,
 }
 # Only the open tab runs (tabs that track state are lazy), and a link can name the tab. Without
-# a valid seed nothing below runs (the page does not st.stop(): app.py still checks the link).
-if seed is not None:
-    tabs = st.tabs(list(SECTIONS), key="prng_tab", bind="query-params", on_change="rerun")
-    if info.differs and not tabs[0].open:
-        seed_warning.warning(
-            f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
-            f"same key as seed {info.x32_twin}, and another key with x64 on. See *Seed → key*.",
-            icon=":material/warning:",
-        )
-    for tab, section in zip(tabs, SECTIONS.values(), strict=True):
-        if tab.open:
-            with tab:
+# a valid seed the tabs stay and say what they need (the page does not st.stop(): app.py still
+# checks the link).
+tabs = st.tabs(list(SECTIONS), key="prng_tab", bind="query-params", on_change="rerun")
+if seed is not None and info.differs and not tabs[0].open:
+    seed_warning.warning(
+        f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
+        f"same key as seed {info.x32_twin}, and another key with x64 on. See *Seed → key*.",
+        icon=":material/warning:",
+    )
+for tab, section in zip(tabs, SECTIONS.values(), strict=True):
+    if tab.open:
+        with tab:
+            if seed is None:  # the tabs stay, so a bad seed does not hide where they lead
+                st.info("This tab starts from the seed: fix the Seed box above to see it.")
+            else:
                 section(seed)

@@ -137,3 +137,11 @@ def test_fusion_panel_refuses_an_empty_chain():
     at.multiselect(key="memory_chain").set_value([]).run()
     assert "empty" in _texts(at.error)
     assert not at.table and not at.get("plotly_chart")  # no stale results beside it
+
+
+def test_the_views_are_tabs_and_a_link_still_names_one() -> None:
+    """The page switched views with a "Panel" radio; every page now uses tabs for views."""
+    at = open_page(SPEC, memory_panel="Fusion", memory_chain_size=8)
+    assert_clean(at)
+    assert [t.label for t in at.tabs] == ["Checkpointing", "Fusion"]
+    assert not at.radio

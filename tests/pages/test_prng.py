@@ -174,3 +174,17 @@ def test_derivation_timing_button() -> None:
     assert_clean(at)
     charts = {c.proto.id for c in at.get("plotly_chart")}
     assert any("prng_derive_chart" in cid for cid in charts), charts
+
+
+def test_a_bad_seed_keeps_the_tabs_and_says_what_they_need() -> None:
+    """One bad seed hid all five tabs; now they stay, and the open one says it needs a seed."""
+    at = open_page(SPEC, prng_seed="12abc", prng_tab="Key tree")
+    assert_clean(at)
+    assert [t.label for t in at.tabs] == [
+        "Seed → key",
+        "Key tree",
+        "Typed keys & implementations",
+        "Parallel streams",
+        "Pitfalls",
+    ]
+    assert any("fix the Seed box above" in i.value for i in at.info)
