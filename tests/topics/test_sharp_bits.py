@@ -166,3 +166,13 @@ def test_a_python_float_argument_shows_a_convert_in_the_jaxpr() -> None:
     assert "convert_element_type[new_dtype=float32 weak_type=False]" in run.outcome.value
     half = sharp_bits.run("weak", "jaxpr", dtype="float16")
     assert "jnp.float32(2.0) gives 3, 1 converting" in half.sentence
+
+
+def test_the_weak_types_case_shows_its_surprise_with_the_default_dtype() -> None:
+    """With float32 by default every row printed float32 and the gotcha never showed."""
+    case = sharp_bits.find_case("weak")
+    default = {p.name: p.default for p in case.params}
+    from jaxplay.sharp_bits import _types
+
+    rows = {k: str(v) for k, v in _types.promotion(default["dtype"]).items()}
+    assert rows["x + 1.0"] == rows["x"] != rows["x + jnp.float32(1.0)"]
