@@ -152,9 +152,12 @@ def first_call_sentence(anatomy: FirstCall, first_s: float, steady_s: float) -> 
     n = len(a.first)
     extra = a.first_ready_s - a.second_ready_s
     extra_host = a.first_returned_s - a.second_returned_s
+    # Said of the fresh executables, not the page's first call: another measurement.
+    theirs = f"the fresh executables' first-call extra {fmt(extra)} (over their own second call)"
     text = (
         f"**What the first call includes.** Here the first call took {fmt(first_s)} and a steady "
-        f"call {fmt(steady_s)}. To take it apart, {n} more executable{'s' if n != 1 else ''} of "
+        f"call {fmt(steady_s)} (the page's measurement). To take it apart, a second measurement: "
+        f"{n} more executable{'s' if n != 1 else ''} of "
         f"the same function were compiled afresh and each called twice (medians): the first "
         f"call took {fmt(a.first_ready_s)}, {fmt(a.first_returned_s)} of it before the call "
         f"returned to Python; the second took {fmt(a.second_ready_s)}, "
@@ -164,7 +167,7 @@ def first_call_sentence(anatomy: FirstCall, first_s: float, steady_s: float) -> 
     if extra > 0 and extra_host >= 0.5 * extra and ready_at_return:
         text += claims.qualify(
             "jit.first_call_ready_at_return",
-            f" So most of the first call's extra {fmt(extra)} passes before the call returns. "
+            f" So most of {theirs} passes before the call returns. "
             f"But {ready_at_return} of the {n} first call{'s' if n != 1 else ''} returned a "
             "result that was already ready (`is_ready()`): this backend ran the program before "
             "returning, so that time holds the device's work too, and these times cannot split "
@@ -173,15 +176,12 @@ def first_call_sentence(anatomy: FirstCall, first_s: float, steady_s: float) -> 
     elif extra > 0 and extra_host >= 0.5 * extra:
         text += claims.qualify(
             "jit.first_call_ready_at_return",
-            f" So most of the first call's extra {fmt(extra)} is spent on the host before the "
+            f" So most of {theirs} is spent on the host before the "
             "call returns: no first call's result was ready when it returned (`is_ready()`), "
             "so the device's work came after.",
         )
     elif extra > 0:
-        text += (
-            f" So most of the first call's extra {fmt(extra)} comes after the call returned, "
-            "while the device works."
-        )
+        text += f" So most of {theirs} comes after the call returned, while the device works."
     else:
         text += " Here the first call costs no more than the second."
     calls_first, calls_second = a.python_calls

@@ -31,9 +31,13 @@ def _anatomy(first: tuple[float, float], second: tuple[float, float]) -> jit.Fir
 
 def test_the_sentence_states_the_measured_split() -> None:
     host = jit.first_call_sentence(_anatomy((600e-6, 620e-6), (20e-6, 30e-6)), 2e-3, 25e-6)
-    assert "first call took 2 ms and a steady call 25 µs" in host
+    assert "first call took 2 ms and a steady call 25 µs (the page's measurement)" in host
+    assert "a second measurement: 3 more executables" in host  # each number says where from
     assert "3 more executables" in host and "the first call took 620 µs, 600 µs of it" in host
-    assert "most of the first call's extra 590 µs is spent on the host" in host
+    assert (
+        "most of the fresh executables' first-call extra 590 µs (over their own second call) is "
+        "spent on the host" in host
+    )
     assert "**112 function calls**" in host and "`jax/_src/interpreters/pxla.py` (40)" in host
     assert "later calls skip JAX's Python dispatch path" in host
 
