@@ -218,9 +218,10 @@ def explain_checkify(
     out_text = f"{float(np.asarray(out)):g}"
     if error is None:
         return f"{setting}, this check found nothing; the result is {out_text}."
+    # JAX's message last and on its own: it ends in its own full stop (it read ".;" mid-sentence).
     return (
-        f"{setting}, checkify reported {_failed(error)}: {markdown.code(error.strip())}; the "
-        f"result is still {out_text}."
+        f"{setting}, checkify reported {_failed(error)}, and the result is still {out_text}. "
+        f"Its message: {markdown.code(error.strip())}"
     )
 
 

@@ -176,3 +176,11 @@ def test_the_weak_types_case_shows_its_surprise_with_the_default_dtype() -> None
 
     rows = {k: str(v) for k, v in _types.promotion(default["dtype"]).items()}
     assert rows["x + 1.0"] == rows["x"] != rows["x + jnp.float32(1.0)"]
+
+
+def test_the_checkify_sentence_leaves_jaxs_message_whole_at_its_end() -> None:
+    """It read "…index 5.`; the result" (".;"): JAX's message now closes the sentence."""
+    case = sharp_bits.find_case("checkify")
+    for variant in case.variants:
+        run = sharp_bits.run("checkify", variant.key)
+        assert ".;" not in run.sentence and ".`;" not in run.sentence, run.sentence
