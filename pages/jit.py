@@ -113,7 +113,13 @@ def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> No
         st.markdown(jit.first_call_sentence(m.first_call, prof.first_call_s, prof.steady.median))
     st.markdown(jit.program_sentence(m.program))
     with st.expander("The compiled program's kernels", icon=":material/view_list:"):
-        st.dataframe(jit.kernel_table(m.program), hide_index=True, key="jit_kernels")
+        st.dataframe(
+            jit.kernel_table(m.program),
+            hide_index=True,
+            key="jit_kernels",
+            # A fused kernel's name is long (loop_exponential_reduce_fusion): shown whole.
+            column_config={"kernel": st.column_config.TextColumn(width="large")},
+        )
     with st.expander("jaxpr, StableHLO and optimized HLO", icon=":material/account_tree:"):
         for text in (prof.jaxpr_text, prof.stablehlo_text, prof.hlo_text):
             st.code(_ui.scrub(text), language=None)
