@@ -106,3 +106,18 @@ def cache_key_needs_lowered_module() -> bool | None:
         return "module" in inspect.signature(compilation_cache.get_cache_key).parameters
     except Exception:  # private API: any failure means "unknown", never a crash
         return None
+
+
+def backend_state() -> tuple[list[str], bool]:
+    """The JAX backends this process has started, and whether JAX installed its at-fork
+    handler (it does with the first backend): what a process that forks must find empty.
+
+    Read from ``sys.modules`` only: asking never imports JAX's backend code, let alone starts it.
+    """
+    import sys
+
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is None:
+        return [], False
+    backends = getattr(bridge, "_backends", None) or {}
+    return sorted(backends), bool(getattr(bridge, "_at_fork_handler_installed", False))

@@ -51,10 +51,6 @@ HEAVY_LINKS: tuple[tuple[str, str], ...] = (
         + _q("jnp.sum(x[:, :, None] * x[:, None, :])"),
     ),
     (
-        "devices: a 500 kB PartitionSpec",
-        "/devices?devices_tab=Sharding&devices_spec=" + _q(SPEC_500K),
-    ),
-    (
         "jit: inv of 4000×4000",
         "/jit?jit_preset=Your+formula&jit_rows=4000&jit_cols=4000&jit_formula="
         + _q("jnp.linalg.inv(x)"),
@@ -99,5 +95,17 @@ CONCURRENT_LINKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "state: four new seeds at once",
         tuple(f"/state?state_seed={seed}" for seed in (1001, 1002, 1003, 1004)),
+    ),
+)
+
+
+#: Links longer than the HTTP server reads: uvicorn answers them with an error before any of the
+#: app runs (chromium shows ERR_HTTP_RESPONSE_CODE_FAILURE), so a browser never delivers them;
+#: the parser's own cap is tested with the same text through AppTest
+#: (``tests/pages/test_text_caps.py``). Kept for the benchmark, which reports how they end.
+TOO_LONG_LINKS: tuple[tuple[str, str], ...] = (
+    (
+        "devices: a 500 kB PartitionSpec",
+        "/devices?devices_tab=Sharding&devices_spec=" + _q(SPEC_500K),
     ),
 )

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from jaxplay.hosting import catalog, snippets
+from jaxplay.hosting import catalog, environment, snippets
 
 HEALTH = "/_stcore/health"
 #: The cookie HAProxy inserts to keep a browser on its process.
@@ -273,6 +273,7 @@ class Proxy:
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
                 [executable, "-db", "-f", str(config)],
+                env=environment.child_environment(),  # the proxy needs none of the server's
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -121,14 +121,12 @@ def _first_call_ready(_: None) -> Verdict:
     import jax.numpy as jnp
 
     from jaxplay.article import naive_softmax
-    from jaxplay.core import compilation, timing
 
     x = jnp.ones((64, 64))
     anatomy = _first_call.first_call_anatomy(naive_softmax, x, executables=1, lock=False)
-    aot = compilation.compile_aot(naive_softmax, x)
-    result = aot.compiled(*aot.call_args)
-    ready = result.is_ready()
-    timing.block(result)
+    # What JAX said of these very calls (`is_ready()` at return), not of another call: whether a
+    # result is ready at return varies from call to call on a busy machine.
+    ready = any(c.ready_at_return for c in anatomy.first)
     text = _first_call.first_call_sentence(anatomy, anatomy.first_ready_s, anatomy.second_ready_s)
     host_only = "not in the device" in text or "the device's work came after" in text
     return Verdict(

@@ -1,5 +1,8 @@
 """Isolation of the workers, behind one small adapter so the pool never checks for a tool.
 
+Long: both sandboxes (bubblewrap and a plain process), their mounts, limits and cgroups, and the
+probe that picks one are one adapter: the pool and the fork server see only its small surface.
+
 Two sandboxes start a worker command:
 
 * :class:`BwrapSandbox` runs it inside Debian's bubblewrap: every namespace unshared (no network,

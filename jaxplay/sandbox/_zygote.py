@@ -31,7 +31,7 @@ id and descriptors only), so a forked run's memory holds nothing of another visi
 owns threads and device state), so ``Z`` only *imports*: ``jax``, ``jax.numpy``, numpy and the
 worker's modules (:data:`PRELOAD`), which create no backend at import. It never calls
 ``jax.devices()``, creates no array and traces nothing. Before each fork it checks, and
-refuses to fork if either fails: ``jax._src.xla_bridge._backends`` is empty (so
+refuses to fork if either fails: JAX's backend registry is empty (so
 ``_at_fork_handler_installed``, set with the first backend, is false too) and
 ``/proc/self/task`` has one entry (no thread to be cut in half; numpy's OpenBLAS would start
 threads at import, so the zygote's environment sets ``OPENBLAS_NUM_THREADS=1``). A refused
@@ -53,6 +53,7 @@ import socket
 import sys
 from typing import Any
 
+from jaxplay.core import jax_private
 from jaxplay.sandbox import _namespaces as namespaces
 from jaxplay.sandbox._process import ROOT, _python_paths
 
@@ -86,11 +87,8 @@ def _thread_count() -> int:
 
 def fork_safety() -> str | None:
     """Why this process must not fork now (a JAX backend exists, more than one thread)."""
-    xla_bridge = sys.modules.get("jax._src.xla_bridge")
-    if xla_bridge is not None and (
-        getattr(xla_bridge, "_backends", None)
-        or getattr(xla_bridge, "_at_fork_handler_installed", False)
-    ):
+    backends, at_fork = jax_private.backend_state()
+    if backends or at_fork:
         return "a JAX backend exists in the zygote"
     threads = _thread_count()
     if threads != 1:
@@ -99,11 +97,11 @@ def fork_safety() -> str | None:
 
 
 def _state() -> dict[str, Any]:
-    xla_bridge = sys.modules.get("jax._src.xla_bridge")
+    backends, at_fork = jax_private.backend_state()
     return {
         "type": "state",
-        "backends": sorted(getattr(xla_bridge, "_backends", {}) or {}),
-        "at_fork_handler": bool(getattr(xla_bridge, "_at_fork_handler_installed", False)),
+        "backends": backends,
+        "at_fork_handler": at_fork,
         "threads": _thread_count(),
         "modules": [m for m in PRELOAD if m in sys.modules],
         "pid": os.getpid(),
