@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from jaxplay import state
+from jaxplay import prng, state
 from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/model_training: Stateful computations")
@@ -50,7 +50,24 @@ wrong_key = left.segmented_control(
     key="state_hidden_kind",
     bind="query-params",
 )
-seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="state_seed", bind="query-params")
+# A text box read by the PRNG page's strict parser, as every seed box is: a number box turned
+# "1e30" into 1 without a word.
+seed_text = _ui.text_box(
+    right,
+    "Seed",
+    "0",
+    key="state_seed",
+    bind="query-params",
+    max_chars=prng.MAX_SEED_DIGITS + 2,
+    help="A whole number from 0 to 2147483647.",
+)
+try:
+    seed = prng.parse_seed(seed_text)
+    if not 0 <= seed < 2**31:
+        raise prng.SeedError(f"{seed} is outside 0 to 2147483647 (2**31 - 1).")
+except prng.SeedError as err:
+    st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
+    st.stop()
 setup = (int(seed), int(steps), int(hidden), optimizer or "adam", float(lr))
 threaded_loop = state.find_loop("threaded")
 wrong_loop = state.find_loop(wrong_key or "globals")

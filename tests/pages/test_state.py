@@ -32,7 +32,7 @@ def test_default_view_states_the_runs_numbers() -> None:
 
 
 def test_other_settings_other_sentence() -> None:
-    at = open_page(SPEC, state_steps=20, state_optimizer="momentum", state_lr=0.1, state_seed=3)
+    at = open_page(SPEC, state_steps=20, state_optimizer="momentum", state_lr=0.1, state_seed="3")
     assert_clean(at)
     threaded = state.train("threaded", state.Setup(3, 20, 8, "momentum", 0.1))
     assert f"the loss went to **{threaded.last:.4f}** after 20 steps" in texts(at.markdown)
@@ -67,3 +67,13 @@ def test_a_flat_loss_has_no_red_arrow_and_the_kept_parameters_are_explained() ->
     texts = " ".join(m.value for m in at.markdown)
     assert "computed them from the initial parameters" in texts
     assert "loss after its first step is the same" in texts
+
+
+def test_a_seed_that_is_not_a_whole_number_is_refused_with_why() -> None:
+    """The number box turned 1e30 into 1 silently; the seed box says what is wrong, as the PRNG
+    page's does, and trains nothing."""
+    for text, fragment in [("1e30", "write the number out in digits"), ("4294967296", "outside")]:
+        at = open_page(SPEC, state_seed=text)
+        assert_clean(at)
+        assert any(fragment in e.value for e in at.error), [e.value for e in at.error]
+        assert not at.metric
