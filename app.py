@@ -128,8 +128,10 @@ def _claims_line(topic: str) -> None:
 try:
     page.run()
     _claims_line(page.url_path.replace("-", "_"))
+except pages._ui.Stopped:
+    pass  # the page said why it ended early (pages._ui.stop)
 finally:
-    # Also when the page stopped early (st.stop() after a bad input): the note still shows.
+    # Also when the page ended early after a bad input: the note still shows.
     ignored = links.ignored_params(
         link_params,
         st.query_params.to_dict(),

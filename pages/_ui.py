@@ -11,7 +11,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import streamlit as st
 
@@ -35,6 +35,19 @@ def show_code(
         for obj in objects:
             source = obj if isinstance(obj, str) else inspect.getsource(obj)
             st.code(source, language="python")
+
+
+class Stopped(Exception):
+    """Raised by :func:`stop`; ``app.py`` catches it and finishes the run (its link notes)."""
+
+
+def stop() -> NoReturn:
+    """End the page here, after a message that says why.
+
+    Not ``st.stop()``: Streamlit keeps its stop request for the rest of the run, so every element
+    drawn after it, ``app.py``'s note on the parts of a link it ignored included, is dropped.
+    """
+    raise Stopped
 
 
 def expr_error(err: ExprError, source: str) -> None:

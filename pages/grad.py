@@ -116,10 +116,10 @@ try:
     ad.check_grid(float(lo), float(hi), POINTS)
 except expr.ExprError as err:
     _ui.expr_error(err, source)
-    st.stop()
+    _ui.stop()
 except ValueError as err:
     st.error(f"**Not drawn:** {markdown.escape(_ui.scrub(err))}", icon=":material/block:")
-    st.stop()
+    _ui.stop()
 typed = not ad.is_preset(source)
 
 plot, check, modes, rule, jvp_rule, stop, pytrees = st.tabs(

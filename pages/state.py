@@ -61,81 +61,99 @@ seed_text = _ui.text_box(
     max_chars=prng.MAX_SEED_DIGITS + 2,
     help="A whole number from 0 to 2147483647.",
 )
-try:
-    seed = prng.parse_seed(seed_text)
-    if not 0 <= seed < 2**31:
-        raise prng.SeedError(f"{seed} is outside 0 to 2147483647 (2**31 - 1).")
-except prng.SeedError as err:
-    st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
-    st.stop()
-setup = (int(seed), int(steps), int(hidden), optimizer or "adam", float(lr))
-threaded_loop = state.find_loop("threaded")
-wrong_loop = state.find_loop(wrong_key or "globals")
 
-with st.status("Training…", expanded=False) as status:
-    status.update(label=f"Training with the state threaded ({int(steps)} jitted steps)…")
-    threaded = train("threaded", *setup)
-    status.update(label=f"Training with hidden state ({wrong_loop.title.split(': ')[1]})…")
-    wrong = train(wrong_loop.key, *setup)
-    status.update(label=f"Trained both loops, {int(steps)} steps each", state="complete")
 
-a, b = st.columns(2)
-# A lower loss is better (inverse colours); a loss that did not move gets no arrow at all.
-a.metric(
-    f"Threaded: loss after {len(threaded.losses)} steps",
-    f"{threaded.last:.4f}",
-    state.loss_change_words(threaded),
-    delta_color="inverse",
-)
-b.metric(
-    f"Hidden state: loss after {len(wrong.losses)} steps",
-    f"{wrong.last:.4f}",
-    state.loss_change_words(wrong) or "unchanged from the first step",
-    delta_color="inverse" if state.loss_change_words(wrong) else "off",
-    delta_arrow="auto" if state.loss_change_words(wrong) else "off",
-)
-st.markdown(state.explain_runs(threaded, wrong))
-if wrong.distinct_losses == 1:
-    st.info(state.explain_stuck(wrong_loop.key), icon=":material/lightbulb:")
-_ui.chart(
-    state.loss_figure(
-        [("state threaded", threaded.losses), (wrong_loop.title.lower(), wrong.losses)]
-    ),
-    key="state_loss_chart",
-)
+def read_seed(text: str) -> int | None:
+    """The seed, or ``None`` after saying why ``text`` is not one (the page goes on without
+    training: ``st.stop()`` would also drop app.py's note on the link's ignored parts)."""
+    try:
+        seed = prng.parse_seed(text)
+        if not 0 <= seed < 2**31:
+            raise prng.SeedError(f"{seed} is outside 0 to 2147483647 (2**31 - 1).")
+    except prng.SeedError as err:
+        st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
+        return None
+    return int(seed)
 
-st.markdown("**Using the trained parameters afterwards** (`loss_fn(trained, x, y)` on all data):")
-a, b = st.columns(2)
-with a:
-    st.caption("State threaded")
-    _ui.show_outcome(threaded.after, what="`loss_fn(trained, x, y)`")
-with b:
-    st.caption(wrong_loop.title)
-    _ui.show_outcome(wrong.after, what="`loss_fn(trained, x, y)`")
-if state.explain_after(threaded, wrong):
-    st.markdown(state.explain_after(threaded, wrong))
 
-_ui.show_code(*threaded_loop.parts, label="Show the threaded loop that ran", expanded=True)
-_ui.show_code(*wrong_loop.parts, label="Show the hidden-state loop that ran")
-init, update = state.OPTIMIZERS[setup[3]]
-_ui.show_code(
-    state.make_data,
-    state.init_params,
-    state.predict,
-    state.loss_fn,
-    init,
-    update,
-    label="Show the model, the data and the optimizer",
-)
-actions = st.container(horizontal=True)
-with actions:
-    _ui.code_lab_button(
-        state.training_snippet("threaded", state.Setup(*setup)),
-        key="state_open_threaded",
-        label="Open the threaded loop in the Code Lab",
+def train_and_show(setup: tuple[int, int, int, str, float], wrong_key: str) -> None:
+    """Both loops trained with ``setup``, their losses, the chart and the code that ran."""
+    steps = setup[1]
+    threaded_loop = state.find_loop("threaded")
+    wrong_loop = state.find_loop(wrong_key)
+    with st.status("Training…", expanded=False) as status:
+        status.update(label=f"Training with the state threaded ({int(steps)} jitted steps)…")
+        threaded = train("threaded", *setup)
+        status.update(label=f"Training with hidden state ({wrong_loop.title.split(': ')[1]})…")
+        wrong = train(wrong_loop.key, *setup)
+        status.update(label=f"Trained both loops, {int(steps)} steps each", state="complete")
+
+    a, b = st.columns(2)
+    # A lower loss is better (inverse colours); a loss that did not move gets no arrow at all.
+    a.metric(
+        f"Threaded: loss after {len(threaded.losses)} steps",
+        f"{threaded.last:.4f}",
+        state.loss_change_words(threaded),
+        delta_color="inverse",
     )
-    _ui.code_lab_button(
-        state.training_snippet(wrong_loop.key, state.Setup(*setup)),
-        key="state_open_hidden",
-        label="Open the hidden-state loop in the Code Lab",
+    b.metric(
+        f"Hidden state: loss after {len(wrong.losses)} steps",
+        f"{wrong.last:.4f}",
+        state.loss_change_words(wrong) or "unchanged from the first step",
+        delta_color="inverse" if state.loss_change_words(wrong) else "off",
+        delta_arrow="auto" if state.loss_change_words(wrong) else "off",
+    )
+    st.markdown(state.explain_runs(threaded, wrong))
+    if wrong.distinct_losses == 1:
+        st.info(state.explain_stuck(wrong_loop.key), icon=":material/lightbulb:")
+    _ui.chart(
+        state.loss_figure(
+            [("state threaded", threaded.losses), (wrong_loop.title.lower(), wrong.losses)]
+        ),
+        key="state_loss_chart",
+    )
+
+    st.markdown(
+        "**Using the trained parameters afterwards** (`loss_fn(trained, x, y)` on all data):"
+    )
+    a, b = st.columns(2)
+    with a:
+        st.caption("State threaded")
+        _ui.show_outcome(threaded.after, what="`loss_fn(trained, x, y)`")
+    with b:
+        st.caption(wrong_loop.title)
+        _ui.show_outcome(wrong.after, what="`loss_fn(trained, x, y)`")
+    if state.explain_after(threaded, wrong):
+        st.markdown(state.explain_after(threaded, wrong))
+
+    _ui.show_code(*threaded_loop.parts, label="Show the threaded loop that ran", expanded=True)
+    _ui.show_code(*wrong_loop.parts, label="Show the hidden-state loop that ran")
+    init, update = state.OPTIMIZERS[setup[3]]
+    _ui.show_code(
+        state.make_data,
+        state.init_params,
+        state.predict,
+        state.loss_fn,
+        init,
+        update,
+        label="Show the model, the data and the optimizer",
+    )
+    actions = st.container(horizontal=True)
+    with actions:
+        _ui.code_lab_button(
+            state.training_snippet("threaded", state.Setup(*setup)),
+            key="state_open_threaded",
+            label="Open the threaded loop in the Code Lab",
+        )
+        _ui.code_lab_button(
+            state.training_snippet(wrong_loop.key, state.Setup(*setup)),
+            key="state_open_hidden",
+            label="Open the hidden-state loop in the Code Lab",
+        )
+
+
+seed = read_seed(seed_text)
+if seed is not None:
+    train_and_show(
+        (seed, int(steps), int(hidden), optimizer or "adam", float(lr)), wrong_key or "globals"
     )

@@ -14,7 +14,8 @@ Markers are applied here, never by hand: ``browser`` to ``tests/browser``; ``app
 ``sandbox`` to ``tests/sandbox`` and to any test whose code or fixtures name ``WorkerPool``;
 ``postgres`` to any test that uses the ``postgres_server`` fixture or a fixture's
 ``"postgresql"`` case. So ``-m "not browser and not
-apptest"`` is the quick unit half.
+apptest"`` is the quick unit half. One marker is set by hand: ``quiet``, on the few tests that
+time a bystander, which then run while no other xdist worker runs a test.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 from jaxplay.core import timing  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.support import postgres as postgres_support  # noqa: E402
+from tests.support.quiet import machine_share  # noqa: E402
 
 # Measurements under test take their minimum samples: tests check what a measurement returns,
 # not how fast (benchmarks/ measures that). In this process only (AppTest too, not a server).
@@ -112,6 +114,20 @@ def _strict_rank_promotion(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         return
     with jax.numpy_rank_promotion("raise"):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _quiet_machine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Under xdist, a test marked ``quiet`` runs while no other worker runs a test (it times a
+    bystander against a load it makes itself: another worker's load is not the server's)."""
+    if not hasattr(request.config, "workerinput"):
+        yield
+        return
+    exclusive = request.node.get_closest_marker("quiet") is not None
+    with machine_share(tmp_path_factory.getbasetemp().parent, exclusive):
         yield
 
 

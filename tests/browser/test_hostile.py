@@ -60,6 +60,8 @@ def _health_latencies(base: str, stop: threading.Event, out: list[float]) -> Non
         stop.wait(0.1)
 
 
+@pytest.mark.quiet  # the bystander's times are the server's, not another test's load
+@pytest.mark.timeout(600)  # waiting for the other workers' tests to end counts too
 @pytest.mark.parametrize("name,link", HEAVY_LINKS, ids=[n for n, _ in HEAVY_LINKS])
 def test_a_heavy_link_leaves_the_server_responsive(public_url: str, browser, name, link) -> None:
     warm = browser.new_page()

@@ -291,3 +291,23 @@ def test_tampered_link_falls_back_to_defaults(spec: catalog.PageSpec) -> None:
         assert _is_noted(name, notes), (name, notes)
         if name in now:
             assert shown(now[name], at, name) == shown(node, default, name), name
+
+
+@pytest.mark.parametrize(
+    "url_path,params,refusal",
+    [
+        ("grad", {"grad_preset": "type a formula", "grad_formula": "((]"}, "not allowed"),
+        ("grad", {"grad_preset": "type a formula", "grad_lo": "2", "grad_hi": "1"}, "Not drawn"),
+        ("state", {"state_seed": "1e30"}, "Not a seed"),
+    ],
+)
+def test_a_page_that_ends_early_still_notes_the_links_ignored_parts(
+    url_path: str, params: dict[str, str], refusal: str
+) -> None:
+    """A bad value in a link ends the page after its refusal; the note on the link's unknown
+    parts still shows and they leave the address (``st.stop()`` dropped both)."""
+    at = open_link(catalog.find(url_path), {UNKNOWN: "1", **params})
+    assert_clean(at)
+    assert any(refusal in e.value for e in at.error), [e.value for e in at.error]
+    assert f"{UNKNOWN} is not a setting" in _noted(at)
+    assert UNKNOWN not in at.query_params

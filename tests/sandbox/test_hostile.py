@@ -28,6 +28,9 @@ from jaxplay.sandbox import Limits, RunnerConfig, RunResult, WorkerPool  # noqa:
 from jaxplay.sandbox._process import bwrap_usable  # noqa: E402
 
 BWRAP = bwrap_usable()
+#: One xdist worker takes this module: each mode's pool runs every case at once, and a pool per
+#: worker would run them all again on the same two cores.
+pytestmark = pytest.mark.xdist_group("sandbox-hostile")
 LIMITS = Limits(timeout_s=3.0, cpu_s=6.0, memory_mb=512)
 
 #: name -> (source, expected kind(s), expected exception type or None, modes)
@@ -198,7 +201,11 @@ CASES: dict[str, tuple[str, str | tuple[str, ...], str | None, tuple[str, ...]]]
 #: forking a multi-threaded JAX process 64 times, growing memory a megabyte at a time.
 TIMEOUTS = {"thousands_of_files": 15.0, "fork_count": 10.0, "list_growth": 10.0}
 
-DAEMON_MARKER = {"bwrap": "987.6543", "process": "987.6544", "bwrap-exec": "987.6545"}
+#: The daemon's ``sleep`` argument, unique to this process: every xdist worker that runs a case
+#: of a mode starts its own pool, and another worker's daemon must not be taken for this one's.
+DAEMON_MARKER = {
+    mode: f"987.{os.getpid()}{i}" for i, mode in enumerate(("bwrap", "process", "bwrap-exec"))
+}
 
 
 def _source(name: str, mode: str) -> str:
