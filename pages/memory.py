@@ -271,7 +271,8 @@ def fusion_panel(platform: str, device: str) -> None:
     _ui.show_code(memory.chain_source(ops), memory.run_chain, memory.analyse_chain)
 
 
-# Views are tabs on every page; only the open one runs, and a link names it (memory_panel).
+# A page's views are tabs (README › Development); only the open one runs, and a link names it
+# (memory_panel).
 checkpoint_tab, fusion_tab = st.tabs(
     ["Checkpointing", "Fusion"], key="memory_panel", bind="query-params", on_change="rerun"
 )

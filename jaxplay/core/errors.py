@@ -8,7 +8,7 @@ patterns; the translation never replaces JAX's message, it is shown next to it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -21,17 +21,24 @@ class FriendlyError:
     message: str
 
 
-def explain_error(err: BaseException, table: Sequence[tuple[str, str]]) -> FriendlyError:
+#: An explanation: a template whose ``{0}``, ``{1}`` ... are the pattern's groups, or a function
+#: of those groups (when the words depend on their values, not only on their text).
+Explanation = str | Callable[..., str]
+
+
+def explain_error(err: BaseException, table: Sequence[tuple[str, Explanation]]) -> FriendlyError:
     """Plain words for a JAX error, from the first pattern of ``table`` its message matches.
 
     ``table`` holds ``(regular expression, explanation)`` pairs; ``{0}``, ``{1}`` ... in an
-    explanation are the pattern's groups. An error no pattern matches gets a general sentence.
+    explanation are the pattern's groups, and a callable explanation gets them as arguments.
+    An error no pattern matches gets a general sentence.
     """
     message = str(err)
     for pattern, plain in table:
         match = re.search(pattern, message, flags=re.S)
         if match:
-            return FriendlyError(plain.format(*match.groups()), type(err).__name__, message)
+            words = plain(*match.groups()) if callable(plain) else plain.format(*match.groups())
+            return FriendlyError(words, type(err).__name__, message)
     return FriendlyError(
         "JAX refused this combination; its message says why.", type(err).__name__, message
     )

@@ -31,6 +31,18 @@ def times(n: int | None) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n:,} times")
 
 
+def either(items: list[str]) -> str:
+    """Alternatives in prose: ``0``, ``0 or 1``, ``0, 1 or 2``.
+
+    Example:
+        >>> either(["0"]), either(["0", "1"]), either(["0", "1", "2"])
+        ('0', '0 or 1', '0, 1 or 2')
+    """
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
 def number(value: float, digits: int = 4) -> str:
     """A number for prose: ``digits`` significant figures, no float noise, ``nan``/``inf`` as is.
 
@@ -45,17 +57,26 @@ def number(value: float, digits: int = 4) -> str:
 
 
 def numbers(values: object, digits: int = 4) -> str:
-    """A list of numbers for prose, each through :func:`number`: ``[1.177, nan]``.
+    """A list of numbers for prose, written as JAX prints the array they come from.
 
-    Accepts anything NumPy can flatten (a list, an array, a JAX array).
+    An array of float32 (or narrower) shows each element as NumPy prints it: the shortest text
+    that reads back as the same float32, so a sentence and the array printed under it agree
+    (``[1.17741, nan]`` both). Anything else (Python floats, float64) goes through
+    :func:`number`.
 
     Example:
-        >>> numbers([1.1774100065231323, float("nan")])
-        '[1.177, nan]'
+        >>> import numpy as np
+        >>> numbers(np.array([1.1774100065231323, float("nan")], dtype=np.float32))
+        '[1.17741, nan]'
+        >>> numbers([1.1774100065231323, 2.0])
+        '[1.177, 2]'
     """
     import numpy as np
 
-    flat = np.asarray(values, dtype=float).ravel().tolist()
+    array = np.asarray(values)
+    if array.dtype.kind == "f" and array.dtype.itemsize <= 4:
+        return "[" + ", ".join(str(v) for v in array.ravel()) + "]"
+    flat = array.astype(float).ravel().tolist()
     return "[" + ", ".join(number(v, digits) for v in flat) + "]"
 
 

@@ -20,7 +20,7 @@ from jaxplay.article import (
     process_single_example,
 )
 from jaxplay.core import timing, words
-from jaxplay.core.errors import FriendlyError, explain_error
+from jaxplay.core.errors import Explanation, FriendlyError, explain_error
 
 MAX_AXES_TEXT = 80
 #: The largest ``|axis|`` the box reads: a bound on the text only. Whether an axis exists is for
@@ -208,8 +208,25 @@ def leaf_axes(
     return out
 
 
-#: (pattern in JAX's message, plain explanation). ``{0}``, ``{1}`` ... are the pattern's groups.
-_VMAP_ERRORS: tuple[tuple[str, str], ...] = (
+def _axis_range(axis: str, _rank_needed: str, rank: str, shape: str) -> str:
+    """The axes an input of ``rank`` axes has, by number: ``0 or 1 (−1 or −2 from the end)``."""
+    n = int(rank)
+    if n == 0:
+        return (
+            f"Axis {axis} does not exist on an input of shape {shape}: it is a scalar, with no "
+            "axis to map. Give it None."
+        )
+    forward = words.either([str(i) for i in range(n)])
+    backward = words.either([f"−{i}" for i in range(1, n + 1)])
+    return (
+        f"Axis {axis} does not exist on an input of shape {shape}: it has "
+        f"{words.count(n, 'axis', 'axes')}, so its axis is {forward} ({backward} from the end)."
+    )
+
+
+#: (pattern in JAX's message, plain explanation). ``{0}``, ``{1}`` ... are the pattern's groups;
+#: a function gets them as arguments.
+_VMAP_ERRORS: tuple[tuple[str, Explanation], ...] = (
     (
         r"inconsistent sizes for array axes to be mapped",
         "Every mapped axis must have the same length (the batch size), but they differ. "
@@ -224,8 +241,7 @@ _VMAP_ERRORS: tuple[tuple[str, str], ...] = (
     (
         r"along axis (-?\d+), which implies that its rank should be at least (\d+), but is only "
         r"(\d+) \(its shape is (\(.*?\))\)",
-        "Axis {0} does not exist on an input of shape {3}: it has {2} axes, so its axis is "
-        "0 to {2} − 1, or −1 to −{2} counting from the end.",
+        _axis_range,
     ),
     (
         r"at least one non-None value in in_axes",

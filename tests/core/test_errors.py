@@ -21,3 +21,18 @@ def test_an_unknown_error_keeps_jaxs_message() -> None:
     friendly = explain_error(RuntimeError("something new"), TABLE)
     assert friendly.error_type == "RuntimeError" and friendly.message == "something new"
     assert "its message says why" in friendly.plain
+
+
+def test_an_explanation_may_depend_on_the_values_it_names() -> None:
+    """A callable explanation gets the pattern's groups (vmap's axis range by the input's rank:
+    "0 or 1", not "0 to 2 − 1")."""
+    from jaxplay.core.errors import explain_error
+
+    def axes(rank: str) -> str:
+        return f"{int(rank) - 1} is the last axis"
+
+    got = explain_error(ValueError("rank is 3"), [(r"rank is (\d+)", axes)])
+    assert got.plain == "2 is the last axis"
+    assert (
+        explain_error(ValueError("rank is 3"), [(r"rank is (\d+)", "rank {0}")]).plain == "rank 3"
+    )

@@ -176,3 +176,15 @@ def test_a_formula_error_is_text_not_markdown(spec) -> None:
     html = MarkdownIt("gfm-like").render(at.error[0].value)
     assert "'__import__'" in html
     assert "<strong>" not in html.split("not allowed:")[1]
+
+
+def test_the_kernels_table_gives_a_kernels_name_room_to_show_whole(spec) -> None:
+    """A fused kernel's name (``loop_exponential_reduce_fusion``) was cut off in a narrow column."""
+    import json
+
+    at = open_page(spec, jit_preset="softmax", **SMALL)
+    table = next(d for d in at.dataframe if "kernel" in d.value.columns)
+    names = list(table.value["kernel"])
+    assert any("fusion" in name for name in names), names
+    config = json.loads(table.proto.columns)
+    assert config["kernel"]["width"] == "large", config

@@ -85,3 +85,19 @@ def test_visitor_text_in_the_boxes_renders_as_text() -> None:
     assert_clean(at)
     assert any("127" in t for t in _texts(at.warning))  # the kernel's refusal quotes it
     assert hostile_links(at) == []
+
+
+@pytest.mark.parametrize("layout", vz.LAYOUTS)
+@pytest.mark.parametrize("w_choice", vz.W_CHOICES)
+def test_the_answer_shown_solves_the_puzzle_the_page_poses(layout: str, w_choice: str) -> None:
+    """ "Show the answer" answered a question the page never asked: the page now poses it, and
+    typing the answer it shows for this X and W gives the loop's numbers."""
+    at = open_page(SPEC, vmap_layout=layout, vmap_w=w_choice)
+    markdown = " ".join(_texts(at.markdown))
+    assert "**The puzzle:**" in markdown and "Which `in_axes`" in markdown
+    expander = next(e for e in at.expander if e.label.startswith("Show the answer"))
+    answer = expander.code[0].value
+    assert answer == vz.correct_axes(layout, w_choice)
+    solved = open_page(SPEC, vmap_layout=layout, vmap_w=w_choice, vmap_in_axes=answer)
+    assert_clean(solved)
+    assert any("the same numbers as a loop" in s for s in _texts(solved.success))

@@ -3,6 +3,8 @@ each sentence is computed from the run (other parameters, other sentence)."""
 
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -95,6 +97,17 @@ def test_debug_nans_names_the_first_nan_and_leaves_the_flag_off(x: float, primit
     assert not jax.config.jax_debug_nans
     silent = sharp_bits.run("debug_nans", "plain", x=x)
     assert silent.outcome.ok and "1 NaN, no error" in silent.sentence
+
+
+@pytest.mark.parametrize("x", [0.5, -1.0, 2.0])
+def test_the_sentence_writes_the_values_as_the_block_under_it_prints_them(x: float) -> None:
+    """The returned array in the sentence reads as JAX printed it below (it said ``1.177`` over
+    a block printing ``1.17741``, and ``1.1774100065231323`` before that)."""
+    run = sharp_bits.run("debug_nans", "plain", x=x)
+    said = re.search(r"(?:returned|appears:) \[([^\]]*)\]", run.sentence)
+    assert said is not None, run.sentence
+    unspaced = "".join(run.outcome.value.split())
+    assert "".join(said.group(1).split()) in unspaced, (run.sentence, run.outcome.value)
 
 
 def test_debug_nans_is_quiet_without_a_nan() -> None:
