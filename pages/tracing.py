@@ -1,7 +1,6 @@
 """Tracing & jaxpr: one function at every stage, what tracers are, recompilation, and loops."""
 
 import inspect
-import math
 
 import pandas as pd
 import streamlit as st
@@ -414,27 +413,13 @@ def recompilation_tab() -> None:
         key=f"tracing_redefine_{key}",
         bind="query-params",
     )
-    calls = []
-    for i, row in enumerate(table.itertuples(index=False), start=1):
-        try:
-            shape = tracing.parse_shape(str(row[0] or ""))
-        except ValueError as err:
-            st.error(f"**Call {i}:** {markdown.escape(_ui.scrub(err))}", icon=":material/error:")
-            return
-        calls.append(tracing.LabCall(shape, str(row[1] or "float32"), str(row[2] or "True")))
-    if len(calls) > tracing.MAX_LAB_CALLS:
-        st.error(f"{len(calls)} calls is over the limit of {tracing.MAX_LAB_CALLS} per run.")
+    try:
+        calls = tracing.lab_calls(list(table.itertuples(index=False)))
+    except ValueError as err:
+        st.error(f"**Not run:** {markdown.escape(_ui.scrub(err))}.", icon=":material/error:")
         return
-    for i, call in enumerate(calls, start=1):
-        if math.prod(call.shape) > tracing.MAX_LAB_ELEMENTS:
-            st.error(
-                f"**Call {i}:** x has {math.prod(call.shape):,} elements; the lab takes at most "
-                f"{tracing.MAX_LAB_ELEMENTS:,} (it is about recompiling, not size).",
-                icon=":material/error:",
-            )
-            return
     with st.spinner("Calling the jitted function, logging each compilation…"):
-        run = lab(tuple(calls), redefine)
+        run = lab(calls, redefine)
     c1, c2 = st.columns(2)
     c1.metric("Compilations", run.compilations)
     c2.metric("Cache size after the last call", run.rows[-1].cache_size if run.rows else 0)

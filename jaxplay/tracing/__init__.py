@@ -102,6 +102,7 @@ from ._tracers import fix_partial_import as fix_partial_import
 from ._tracers import fix_size_with_static_argnums as fix_size_with_static_argnums
 from ._tracers import fori_loop_version as fori_loop_version
 from ._tracers import impure_counter as impure_counter
+from ._tracers import lab_calls as lab_calls
 from ._tracers import leaked_tracer as leaked_tracer
 from ._tracers import loop_growth as loop_growth
 from ._tracers import loop_growth_figure as loop_growth_figure

@@ -33,6 +33,8 @@ from jaxplay.core import capture, compilation, jax_private, jaxprs
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import format_count, log_axis
 
+from ._inputs import parse_shape
+
 # --- what a function sees -----------------------------------------------------------------------
 
 
@@ -319,6 +321,46 @@ class LabCall:
     shape: tuple[int, ...]
     dtype: str
     static: str
+
+
+#: Longest shape text in one lab row ("1024, 1024" is 10 characters).
+MAX_SHAPE_TEXT = 40
+
+
+def lab_calls(rows: Sequence[Sequence[object]]) -> tuple[LabCall, ...]:
+    """The lab's calls from the rows of its table (shape text, dtype, ``use_tanh``).
+
+    The rows are the client's: a data editor's edits arrive as JSON, whatever its column types
+    say. So the row count and every cell are checked before anything is parsed, and a dtype or
+    static value must be one the lab offers. Raises ``ValueError`` with a message fit to show.
+    """
+    if len(rows) > MAX_LAB_CALLS:
+        raise ValueError(f"{len(rows)} calls is over the limit of {MAX_LAB_CALLS} per run")
+    calls: list[LabCall] = []
+    for i, row in enumerate(rows, start=1):
+        cells = [*list(row)[:3], None, None, None][:3]
+        shape_text, dtype, static = ("" if cell is None else str(cell) for cell in cells)
+        if len(shape_text) > MAX_SHAPE_TEXT:
+            raise ValueError(
+                f"call {i}: the shape is {len(shape_text):,} characters long; the lab takes at "
+                f"most {MAX_SHAPE_TEXT}"
+            )
+        dtype, static = dtype or "float32", static or "True"
+        if dtype not in LAB_DTYPES:
+            raise ValueError(f"call {i}: x dtype is one of {', '.join(LAB_DTYPES)}")
+        if static not in STATIC_VALUES:
+            raise ValueError(f"call {i}: use_tanh is one of {', '.join(STATIC_VALUES)}")
+        try:
+            shape = parse_shape(shape_text)
+        except ValueError as err:
+            raise ValueError(f"call {i}: {err}") from None
+        if math.prod(shape) > MAX_LAB_ELEMENTS:
+            raise ValueError(
+                f"call {i}: x has {math.prod(shape):,} elements; the lab takes at most "
+                f"{MAX_LAB_ELEMENTS:,} (it is about recompiling, not size)"
+            )
+        calls.append(LabCall(shape, dtype, static))
+    return tuple(calls)
 
 
 @dataclass(frozen=True)

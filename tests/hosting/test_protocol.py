@@ -145,3 +145,19 @@ def test_no_page_keeps_limits_or_stores_in_a_streamlit_cache() -> None:
             cached = any("cache_resource" in ast.unparse(d) for d in node.decorator_list)
             returns = ast.unparse(node.returns)
             assert not (cached and ("Store" in returns or "Limiter" in returns)), (path, node.name)
+
+
+def test_a_client_message_is_bounded_near_what_the_app_needs() -> None:
+    """``server.maxMessageSize`` bounds what one client message carries before any cap in the
+    app can cut it: 50 MB let one message carry 50 MB of "code" (~600 MB of server memory per MB
+    parsed). The largest legitimate message, the editor's text at its cap as escaped JSON, fits."""
+    import json
+    import tomllib
+
+    from jaxplay import sandbox
+    from jaxplay.hosting import catalog
+
+    config = tomllib.loads((catalog.ROOT / ".streamlit" / "config.toml").read_text())
+    limit_mb = config["server"]["maxMessageSize"]
+    largest = len(json.dumps("\u4e2d" * sandbox.MAX_SOURCE_CHARS, ensure_ascii=True).encode())
+    assert largest < limit_mb * 2**20 <= 10 * 2**20, (largest, limit_mb)

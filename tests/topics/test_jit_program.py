@@ -110,3 +110,20 @@ def test_the_articles_fixed_example_prints_the_compiled_programs_counts() -> Non
     assert "bytes read and written per call: 20,016,000 (5.0x the input)" in big
     assert "bytes read and written per call: 20,016,000" not in small
     assert "rows sum to 1: True" in small
+
+
+def test_the_dispatch_claim_reads_the_article_pages_words_too(monkeypatch) -> None:
+    """The article's jit example said its jaxpr's operations were each "dispatched on its own"
+    when run eagerly; the profiler trace shows fewer dispatches. Put the old words back and the
+    claim fails."""
+    from jaxplay import article
+    from jaxplay.core import claims
+
+    claim = claims.gather(["jit"])["jit.eager_dispatches_from_trace"]
+    assert claim.run().holds
+    old = dataclasses.replace(
+        article.EXAMPLES[0], explanation="the jaxpr's operations (each is dispatched on its own)"
+    )
+    monkeypatch.setattr(article, "EXAMPLES", (old, *article.EXAMPLES[1:]))
+    result = claim.run()
+    assert not result.holds and "article page" in result.observed

@@ -181,3 +181,24 @@ def test_the_generic_inspection_caps() -> None:
     for _ in range(500):
         deep = [deep]
     assert "None" in repr(decode_inspections({"jaxpr": deep}, ("jaxpr",)))
+
+
+def test_the_recompilation_labs_rows_are_checked_before_parsing() -> None:
+    """The lab's table is a data editor: its rows arrive as the client's JSON, whatever the
+    column types say. Too many rows, a long cell, a dtype or static value the lab does not
+    offer: each refused with its reason, before any parse or compile."""
+    good = [("4, 8", "float32", "True"), ("3", "int32", "[1, 2] (a list)")]
+    calls = tracing.lab_calls(good)
+    assert [c.shape for c in calls] == [(4, 8), (3,)]
+    assert tracing.lab_calls([(None, None, None)]) == (tracing.LabCall((), "float32", "True"),)
+    refused = {
+        "over the limit": [("3", "float32", "True")] * (tracing.MAX_LAB_CALLS + 1),
+        "characters long": [("1, " * 100_000, "float32", "True")],
+        "x dtype is one of": [("3", "complex1024", "True")],
+        "use_tanh is one of": [("3", "float32", "__import__('os')")],
+        "not a size": [("3, x", "float32", "True")],
+        "recompiling, not size": [("2048, 2048", "float32", "True")],
+    }
+    for words, rows in refused.items():
+        with pytest.raises(ValueError, match=words):
+            tracing.lab_calls(rows)
