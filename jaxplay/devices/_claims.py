@@ -7,6 +7,7 @@ and compares what the page would say with what JAX reports: the block each devic
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from jaxplay.core import claims
@@ -106,9 +107,14 @@ def _constraint_strict(spec: tuple[Any, ...]) -> Verdict:
     wanted = NamedSharding(x.sharding.mesh, P(*spec))
     y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a * 2, wanted))(x)
     same = y.sharding.is_equivalent_to(wanted, y.ndim)
+    exact = same and y.addressable_shards[0].data.shape == wanted.shard_shape(y.shape)
+    # The page's words for it (the step's title and lesson) must say so, not call it a hint.
+    step = next(s for s in _explicit.EXPLICIT_STEPS if s.key == "constraint_auto")
+    words = f"{step.title} {step.lesson}".lower()
+    said = "strict" in words and re.search(r"(?<!not )\ba hint\b", words) is None
     return Verdict(
-        same and y.addressable_shards[0].data.shape == wanted.shard_shape(y.shape),
-        f"asked for {wanted.spec}, got {y.sharding}",
+        exact and said,
+        f"asked for {wanted.spec}, got {y.sharding}; the page says: {step.lesson!r}",
     )
 
 

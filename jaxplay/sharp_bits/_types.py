@@ -34,6 +34,20 @@ CONVERTED = {"floating": "y", "integer": "x"}
 PLUS_FLOAT = {"floating": "x's dtype", "integer": "float32"}
 
 
+def convert_note() -> str:
+    """The jaxpr variant's note, written from :data:`CONVERTED` (so the claim that checks the
+    table against the jaxpr checks these words)."""
+    what = {
+        "y": "converts the float to x's dtype",
+        "x": "converts x itself to a weakly typed float32 and uses the float as is",
+    }
+    return (
+        "A Python float passed as an argument is traced as a weakly typed float32. With a "
+        f"floating x the jaxpr {what[CONVERTED['floating']]}; with an integer x it "
+        f"{what[CONVERTED['integer']]}."
+    )
+
+
 def kind(dtype: Any) -> str:
     """``"floating"`` or ``"integer"``: the kind a weak scalar must share to take x's type."""
     return "floating" if jnp.issubdtype(jnp.dtype(dtype), jnp.floating) else "integer"
@@ -213,9 +227,7 @@ WEAK = Case(
             "The convert a Python float makes",
             jaxpr_with_python_float,
             (multiply_add,),
-            note="A Python float passed as an argument is traced as a weakly typed float32. "
-            "With a floating x the jaxpr converts the float to x's dtype; with an integer x it "
-            "converts x itself to a weakly typed float32 and uses the float as is.",
+            note=convert_note(),
         ),
     ),
     explain=explain_weak,

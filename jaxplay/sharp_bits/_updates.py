@@ -80,6 +80,33 @@ OUT_OF_BOUNDS = {
 }
 
 
+#: How the intro says each rule of :data:`OUT_OF_BOUNDS`.
+_DOES = {
+    "clamp": "**clamps** the index",
+    "drop": "are **dropped**",
+    "fill": "**fills** with NaN",
+    "raise": "raises",
+}
+
+
+def bounds_intro() -> str:
+    """The out-of-bounds case's intro, written from :data:`OUT_OF_BOUNDS` (so the claims that
+    check the table against JAX check these words)."""
+    rule = {use: _DOES[what] for use, what in OUT_OF_BOUNDS.items()}
+    raising = [use for use, what in OUT_OF_BOUNDS.items() if what == "raise"]
+    when = {
+        "size-zero": "for any index into a size-0 axis",
+        "static-checked": "for a static index out of range when `jax_check_static_indices` is on",
+    }
+    return (
+        "A compiled program cannot stop to raise an `IndexError`, so for an index out of range "
+        f"JAX usually does not raise: `x[i]` {rule['gather']}, writes (scatters) "
+        f"{rule['scatter']}, and `jnp.take` {rule['take']}. It does raise "
+        + " and ".join(when[use] for use in raising)
+        + ". `x = jnp.arange(5.0) * 10`, so each value tells its position."
+    )
+
+
 def in_bounds(index: int, size: int = SIZE) -> bool:
     """Whether NumPy accepts ``index`` for an array of ``size`` (negative ones count back)."""
     return -size <= index < size
@@ -248,13 +275,7 @@ UPDATES = Case(
 BOUNDS = Case(
     key="bounds",
     title="Out-of-bounds indexing",
-    intro=(
-        "A compiled program cannot stop to raise an `IndexError`, so for an index out of range "
-        "JAX usually does not raise: `x[i]` **clamps** the index, writes (scatters) are "
-        "**dropped**, and `jnp.take` **fills** with NaN. It does raise for any index into a "
-        "size-0 axis, and for a static index out of range when `jax_check_static_indices` is "
-        "on. `x = jnp.arange(5.0) * 10`, so each value tells its position."
-    ),
+    intro=bounds_intro(),
     params=(Param("index", "Index", 7, -12, 12),),
     variants=(
         Variant("gather", "x[i] (JAX)", gather, note="Out of bounds, the read is clamped."),

@@ -77,3 +77,22 @@ def test_the_code_lab_script_runs_in_the_sandbox() -> None:
         line = next(x for x in result.stdout.splitlines() if x.startswith(step.key + ":"))
         assert expected in line, line
     assert "type: (Explicit, Explicit); float32[32@i,16]" in result.stdout
+
+
+def test_the_constraint_claim_reads_the_pages_words(monkeypatch) -> None:
+    """The page called `with_sharding_constraint` on Auto axes "a hint to XLA's partitioner …
+    not an assert"; JAX makes it strict. Put the old words back and the claim fails."""
+    import dataclasses
+
+    from jaxplay.core import claims
+    from jaxplay.devices import _explicit
+
+    claim = claims.gather(["devices"])["devices.constraint_auto_is_strict"]
+    assert claim.run().holds
+    old = "It is a hint to XLA's partitioner about the layout you want, not an assert."
+    steps = tuple(
+        dataclasses.replace(s, lesson=old) if s.key == "constraint_auto" else s
+        for s in _explicit.EXPLICIT_STEPS
+    )
+    monkeypatch.setattr(_explicit, "EXPLICIT_STEPS", steps)
+    assert not claim.run().holds

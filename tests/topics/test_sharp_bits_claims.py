@@ -96,3 +96,21 @@ def test_print_under_jit_on_a_warm_server_says_the_trace_was_reused() -> None:
     again = sharp_bits.run("printing", "jit", calls=2, batch=3)
     assert "`print` printed 0 lines" in again.sentence
     assert "reuses a trace" in again.sentence and "Eagerly" not in again.sentence
+
+
+def test_the_words_are_written_from_the_tables_the_claims_check(monkeypatch) -> None:
+    """The out-of-bounds intro said "JAX never raises" and the weak-type note said the float is
+    converted for every x while the claims checked tables no sentence read. Now the words are
+    written from those tables: change a rule and the words change with it."""
+    from jaxplay.sharp_bits import _types, _updates
+
+    assert _updates.BOUNDS.intro == _updates.bounds_intro()
+    assert "`x[i]` **clamps** the index" in _updates.BOUNDS.intro
+    assert "size-0 axis" in _updates.BOUNDS.intro
+    monkeypatch.setitem(_updates.OUT_OF_BOUNDS, "take", "clamp")
+    assert "`jnp.take` **clamps** the index" in _updates.bounds_intro()
+    note = next(v.note for v in _types.WEAK.variants if v.key == "jaxpr")
+    assert note == _types.convert_note()
+    assert "with an integer x it converts x itself" in note
+    monkeypatch.setitem(_types.CONVERTED, "integer", "y")
+    assert "with an integer x it converts the float" in _types.convert_note()
