@@ -388,6 +388,7 @@ def read_type(
     return f"`{text}`: " + "; ".join(parts) + "."
 
 
+@claims.states("devices.type_reading_matches_shards")
 def _read_auto(text: str, shape: list[int], block: tuple[int, ...] | None) -> str:
     head = f"`{text}`: on Auto axes the type does not record the sharding"
     if block is None or len(block) != len(shape):
@@ -420,6 +421,7 @@ def describe_step(run: StepRun) -> tuple[str, ...]:
     return tuple(s for s in said if s)
 
 
+@claims.states_nothing("a runnable script: code, not a statement")
 def explicit_script(shape: tuple[int, int]) -> str:
     """Every step as one standalone script (for the Code Lab): the functions as the page shows
     them, then each called with its outcome printed (the failing ones caught and named)."""

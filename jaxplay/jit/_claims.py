@@ -136,6 +136,29 @@ def _first_call_ready(_: None) -> Verdict:
     )
 
 
+@claims.claim(
+    "jit.dispatch_returns_before_the_work",
+    "A call can return before its work is done (JAX dispatches asynchronously): a jitted "
+    "1500 × 1500 matmul's result is not yet ready (`is_ready()`) when the call returns.",
+)
+def _dispatch_returns_early(_: None) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+
+    matmul = jax.jit(lambda a: (a @ a).sum())
+    a = jnp.ones((1500, 1500))
+    matmul(a).block_until_ready()  # compiled, and the input in place
+    ready = []
+    for _ in range(5):
+        y = matmul(a)
+        ready.append(y.is_ready())
+        y.block_until_ready()
+    return Verdict(
+        not all(ready),
+        f"ready when the call returned in {sum(ready)} of {len(ready)} calls",
+    )
+
+
 def _eager_trace(fn: Any, x: Any) -> tuple[dict[str, int], _trace.TraceDemo]:
     """Each program an eager call of ``fn`` dispatched and how often (distinct ``run_id`` of
     its kernels' events in a profiler trace), and the page's summary of the same trace."""

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jaxplay.core import roofline, timing, turns
+from jaxplay.core import claims, roofline, timing, turns
 from jaxplay.jit._first_call import FirstCall, first_call_anatomy
 from jaxplay.jit._lab import PRESETS, Workload, check, function_of, inputs
 from jaxplay.jit._program import CompiledProgram, read_program
@@ -215,6 +215,7 @@ def measure(
     )
 
 
+@claims.states_nothing("code that measures: not a statement")
 def timing_code(workload: Workload, executables: int = FIRST_CALL_EXECUTABLES) -> str:
     """The calls :func:`measure` made for ``workload``, with its values filled in."""
     preset = PRESETS[workload.preset]
@@ -287,6 +288,7 @@ _warm_up_lock = threading.Lock()
 _warm_up_thread: threading.Thread | None = None
 
 
+@claims.states_nothing("who measured what and when: our own record")
 def provenance(kept: Kept[Measurement], viewer: str | None = None, now: float | None = None) -> str:
     """Where the shown measurement comes from, for a caption (every figure from ``kept``).
 

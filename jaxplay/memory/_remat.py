@@ -30,7 +30,7 @@ import numpy as np
 from jax.ad_checkpoint import checkpoint_name
 
 from jaxplay import article
-from jaxplay.core import capture, compilation, jax_private, timing
+from jaxplay.core import capture, claims, compilation, jax_private, timing
 from jaxplay.core.hlo import DTYPE_BYTES
 
 #: Largest matrix side analysed (compile only: nothing of this size is allocated).
@@ -244,6 +244,7 @@ def variant_code(variant: Variant, model: Model) -> str:
     return variant.code.replace("NAME", repr(model.name))
 
 
+@claims.states("memory.checkpoint_saves_fewer_residuals")
 def variant_explanation(variant: Variant, model: Model) -> str:
     """The variant's explanation with the model's ``checkpoint_name`` filled in."""
     return variant.explanation.replace("NAME", repr(model.name))

@@ -13,7 +13,7 @@ import functools
 
 import jax
 
-from jaxplay.core import budget
+from jaxplay.core import budget, claims
 from jaxplay.memory._remat import MODELS, build_loss, check_size
 
 #: Gradient calls one run-and-timed variant makes (:func:`analyse_variant`: the first call, a
@@ -49,6 +49,7 @@ def run_cost(
     return CALLS_PER_VARIANT * calls
 
 
+@claims.states_nothing("our own prediction of what running costs")
 def run_cost_note(seconds: float, variants: int) -> str:
     """Why the page waits for the button before running (Markdown)."""
     return (

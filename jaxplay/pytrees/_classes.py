@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxplay.article import code
-from jaxplay.core import capture
+from jaxplay.core import capture, claims
 from jaxplay.pytrees._anatomy import Node, describe, short
 
 
@@ -152,6 +152,7 @@ def class_demo(key: str) -> ClassDemo:
     )
 
 
+@claims.states_nothing("code for the Code Lab: not a statement")
 def class_snippet(key: str) -> str:
     """A Code Lab cell: the class as defined here and the four calls, each error printed."""
     registration = find_registration(key)

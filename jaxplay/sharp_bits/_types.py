@@ -34,6 +34,7 @@ CONVERTED = {"floating": "y", "integer": "x"}
 PLUS_FLOAT = {"floating": "x's dtype", "integer": "float32"}
 
 
+@claims.states("sharp_bits.weak_float_convert")
 def convert_note() -> str:
     """The jaxpr variant's note, written from :data:`CONVERTED` (so the claim that checks the
     table against the jaxpr checks these words)."""

@@ -89,6 +89,13 @@ _DOES = {
 }
 
 
+@claims.states(
+    "sharp_bits.gather_clamps",
+    "sharp_bits.scatter_drops",
+    "sharp_bits.take_fills",
+    "sharp_bits.size_zero_raises",
+    "sharp_bits.static_indices_check",
+)
 def bounds_intro() -> str:
     """The out-of-bounds case's intro, written from :data:`OUT_OF_BOUNDS` (so the claims that
     check the table against JAX check these words)."""
@@ -127,6 +134,7 @@ def describe_changes(x: Any, y: Any) -> str:
     return "the result differs from `x` at " + "; ".join(parts)
 
 
+@claims.states_nothing("where an index falls in x: NumPy's bounds, the visitor's number")
 def _where(index: int) -> str:
     if in_bounds(index):
         return f"Index {index} is in bounds"

@@ -257,6 +257,7 @@ def explain_stuck(loop_key: str) -> str:
     return claims.qualify(key, sentence)
 
 
+@claims.states_nothing("code for the Code Lab: not a statement")
 def training_snippet(loop_key: str, setup: Setup) -> str:
     """A Code Lab cell: the model, the chosen optimizer, the loop, and a driver that prints the
     first and last loss and then uses the trained parameters."""

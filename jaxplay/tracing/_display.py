@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jaxplay.core import claims
+
 # --- diffs ----------------------------------------------------------------------------------------
 
 # Every pattern here runs on texts a worker sent (a visitor's code may have forged them), so each
@@ -257,6 +259,7 @@ _PRE = (
 _WRAPPED_LINE = "white-space:pre-wrap;overflow-wrap:anywhere;padding-left:5ch;text-indent:-5ch;"
 
 
+@claims.states_nothing("markup around JAX's own text")
 def pane_html(
     text: str,
     line_sources: Sequence[int | None],

@@ -242,6 +242,7 @@ def _jaxpr_text(closed: Any) -> str:
         return str(closed)
 
 
+@claims.states_nothing("JAX's own text, and a note when it has no locations")
 def _stablehlo_text(lowered: Any, notes: list[str]) -> str:
     try:
         return str(lowered.as_text(debug_info=True))

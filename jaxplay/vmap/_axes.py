@@ -19,7 +19,7 @@ import numpy as np
 from jaxplay.article import (
     process_single_example,
 )
-from jaxplay.core import timing, words
+from jaxplay.core import claims, timing, words
 from jaxplay.core.errors import Explanation, FriendlyError, explain_error
 
 MAX_AXES_TEXT = 80
@@ -208,6 +208,7 @@ def leaf_axes(
     return out
 
 
+@claims.states_nothing("restates the rank and shape JAX's own error message names")
 def _axis_range(axis: str, _rank_needed: str, rank: str, shape: str) -> str:
     """The axes an input of ``rank`` axes has, by number: ``0 or 1 (−1 or −2 from the end)``."""
     n = int(rank)

@@ -2,15 +2,17 @@
 
 A claim's check compares the statement with what JAX did (shard shapes, exceptions, the jaxpr,
 ``memory_analysis``...); this runs each on every case the page offers. Sentence builders (functions
-named as such in the topic packages) must declare the claims they rest on, or say why they state
-nothing about JAX.
+of the topic packages named as such, or returning a string that holds a line of prose) must
+declare the claims they rest on, or say why they state nothing about JAX.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import re
+import textwrap
 
 import pytest
 
@@ -21,10 +23,30 @@ TOPICS = tuple(sorted({spec.url_path.replace("-", "_") for spec in catalog.TOPIC
 REGISTRY = claims.gather(TOPICS)
 
 #: What a sentence builder is called: ``explain_*``/``describe_*`` and ``*_sentence``/``*_story``/
-#: ``*_verdict``/``*_words``/``*_summary``.
+#: ``*_verdict``/``*_words``/``*_summary``/``*_explanation``/``*_note``/``*_intro``.
 BUILDER = re.compile(
-    r"^_?(explain|describe)(_|$)|_(sentence|sentences|story|verdict|words|summary)$"
+    r"^_?(explain|describe)(_|$)"
+    r"|_(sentence|sentences|story|verdict|words|summary|explanation|note|intro)$"
 )
+#: A run of five words in a string constant: prose, not a format or a name.
+PROSE = re.compile(r"[A-Za-z]+(?: [A-Za-z`',()]+){4,}")
+
+
+def _writes_prose(fn: object) -> bool:
+    """A function that returns ``str`` and holds a line of prose (a string constant of five
+    words or more, not its docstring): a sentence builder, whatever its name."""
+    if inspect.signature(fn).return_annotation not in ("str", str):  # type: ignore[arg-type]
+        return False
+    body = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]  # type: ignore[arg-type]
+    doc = ast.get_docstring(body)  # type: ignore[arg-type]
+    return any(
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value != doc
+        and "\n" not in node.value
+        and PROSE.search(node.value) is not None
+        for node in ast.walk(body)
+    )
 
 
 def test_every_topic_states_checked_claims() -> None:
@@ -61,7 +83,7 @@ def _builders() -> list[tuple[str, object]]:
                 if (
                     inspect.isfunction(value)
                     and value.__module__ == module.__name__
-                    and BUILDER.search(name)
+                    and (BUILDER.search(name) or _writes_prose(value))
                 ):
                     found.append((f"{module.__name__}.{name}", value))
     return found
@@ -73,6 +95,22 @@ def test_every_sentence_builder_declares_its_claims() -> None:
         "sentence builders with neither @claims.states(...) nor @claims.states_nothing(why): "
         f"{unmarked}"
     )
+
+
+def test_a_sentence_builder_is_found_by_what_it_writes() -> None:
+    """The names missed real builders (``_read_auto`` wrote finding 1's sentence): a function
+    returning a string with a line of prose is one, a number format is not."""
+
+    def says(n: int) -> str:
+        return f"axis {n} is whole on every device"
+
+    def formats(n: int) -> str:
+        return f"{n:,} B"
+
+    assert _writes_prose(says) and not _writes_prose(formats)
+    found = dict(_builders())
+    assert "jaxplay.devices._explicit._read_auto" in found
+    assert "jaxplay.jit._stopwatch.article_explanation" in found
 
 
 def test_declared_claims_are_registered() -> None:
