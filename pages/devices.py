@@ -276,9 +276,10 @@ def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
     shape = runs[0].mesh_shape
     st.write(
         f"Every step below ran on a {shape[0]} × {shape[1]} mesh of this server's {platform} "
-        "devices with axes `i` and `j`, on a 32 × 16 float32 array. Each step written as it "
-        "would be for Auto axes names the exception it raises on Explicit ones, and JAX raised "
-        "exactly that here."
+        "devices with axes `i` and `j`, on a 32 × 16 float32 array. Each step names the "
+        "exception its code raises as written, and JAX raised exactly that here. Not every one "
+        "is a difference between Auto and Explicit axes: a step's note says when the same code "
+        "raises on an Auto mesh too."
     )
     for run in runs:
         step, outcome = run.step, run.outcome

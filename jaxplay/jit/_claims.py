@@ -16,14 +16,16 @@ from typing import Any
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
 from jaxplay.jit import _donation, _first_call, _program, _side_effects, _trace
-from jaxplay.jit._lab import Workload, function_of, inputs
+from jaxplay.jit._lab import DTYPES, PRESETS, Workload, function_of, inputs
 from jaxplay.jit._program import human_bytes
 
 #: (preset, dtype, formula): what the donation claim compiles, at :data:`DONATION_SIZE`.
+#: Every function the jit page offers (a typed formula too), and every dtype (each choice of
+#: each widget; all pairs would compile 40 programs at start-up).
 DONATION_CASES = (
-    ("softmax", "float32", ""),
-    ("layer", "float32", ""),
-    ("chain", "bfloat16", ""),
+    *((preset, DTYPES[0], "") for preset in PRESETS if preset != "formula"),
+    *(("softmax", dtype, "") for dtype in DTYPES[1:]),
+    ("formula", DTYPES[0], "jnp.tanh(x) * 2 + x"),
 )
 DONATION_SIZE = (64, 32)
 #: A figure as :func:`human_bytes` writes it.
