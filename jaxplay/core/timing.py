@@ -68,6 +68,20 @@ class Deadline:
         return seconds <= self.remaining()
 
 
+#: How far past its sampling budget a measurement given no deadline of its own may run (its
+#: warm-up calls and the minimum samples of a slow function), before it is cut: every measurement
+#: holds the one measurement lock, and none may hold it for minutes.
+OVERRUN_S = 5.0
+
+
+def bounded(deadline: Deadline | None, budget_s: float) -> Deadline:
+    """``deadline``, or for a measurement without one its sampling budget plus
+    :data:`OVERRUN_S` (made when the measurement starts, after any wait for the lock)."""
+    if deadline is not None:
+        return deadline
+    return Deadline(budget_s * BUDGET_SCALE + OVERRUN_S)
+
+
 def _due(deadline: Deadline | None) -> bool:
     """True (and the deadline marked cut) if ``deadline`` is spent."""
     if deadline is None or not deadline.expired:
@@ -215,7 +229,8 @@ def measure(
         sample_target_s: a sample lasts at least this long; fast functions are called in batches.
         lock: hold :data:`MEASURE_LOCK` (set False when the caller already holds it).
         deadline: the whole measurement's wall-clock budget: no call starts once it is spent
-            (the result is then marked ``cut``).
+            (the result is then marked ``cut``). Without one, :func:`bounded` gives the sampling
+            budget plus :data:`OVERRUN_S`.
 
     Returns:
         A :class:`Timing` with every per-call sample.
@@ -225,18 +240,19 @@ def measure(
         return fn(*args, **kwargs)
 
     def run() -> Timing:
+        limit = bounded(deadline, budget_s)
         for _ in range(max(0, warmup)):
-            if _due(deadline):
+            if _due(limit):
                 return Timing((), 1, warmup, cut=True)
             block(call())
-        number = autorange(call, sample_target_s, deadline=deadline)
+        number = autorange(call, sample_target_s, deadline=limit)
         samples: list[float] = []
         end = time.perf_counter() + budget_s * BUDGET_SCALE
         cut = False
         while len(samples) < max_repeats and (
             len(samples) < min_repeats or time.perf_counter() < end
         ):
-            if _due(deadline):
+            if _due(limit):
                 cut = True
                 break
             samples.append(_time_batch(call, number) / number)
@@ -347,17 +363,18 @@ def compare_jit(
         return jitted_fn(*args, **kwargs)
 
     def run() -> JitComparison:
+        limit = bounded(deadline, budget_s)
         block((args, kwargs))
         _tell(on_stage, "warming up")
         for _ in range(max(1, warmup)):
-            if _due(deadline):
+            if _due(limit):
                 return JitComparison(Timing((), 1, warmup, True), Timing((), 1, warmup, True))
             block(eager())
-            if _due(deadline):
+            if _due(limit):
                 return JitComparison(Timing((), 1, warmup, True), Timing((), 1, warmup, True))
             block(jitted())
-        n_eager = autorange(eager, sample_target_s, deadline=deadline)
-        n_jitted = autorange(jitted, sample_target_s, deadline=deadline)
+        n_eager = autorange(eager, sample_target_s, deadline=limit)
+        n_jitted = autorange(jitted, sample_target_s, deadline=limit)
         _tell(on_stage, "sampling")
         eager_samples: list[float] = []
         jitted_samples: list[float] = []
@@ -366,11 +383,11 @@ def compare_jit(
         while len(eager_samples) < max_repeats and (
             len(eager_samples) < min_repeats or time.perf_counter() < end
         ):
-            if _due(deadline):
+            if _due(limit):
                 cut = True
                 break
             eager_s = _per_call(eager, n_eager)
-            if _due(deadline):  # a pair or nothing: the samples stay interleaved
+            if _due(limit):  # a pair or nothing: the samples stay interleaved
                 cut = True
                 break
             eager_samples.append(eager_s)

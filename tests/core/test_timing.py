@@ -127,3 +127,21 @@ def test_compare_jit_reports_its_stages() -> None:
     stages: list[str] = []
     timing.compare_jit(_softmax, jnp.ones((4, 3)), budget_s=0.01, on_stage=stages.append)
     assert stages == ["warming up", "sampling"]
+
+
+def test_a_measurement_without_a_deadline_is_cut_past_its_budget(monkeypatch) -> None:
+    """Every measurement holds the one lock: one of a slow function (a sort of a million
+    numbers took 12 s a call) was taking its minimum samples for minutes. Given no deadline,
+    it stops :data:`timing.OVERRUN_S` past its sampling budget, and says it was cut."""
+    monkeypatch.setattr(timing, "OVERRUN_S", 0.3)
+
+    def slow(x):
+        time.sleep(0.05)
+        return x
+
+    started = time.perf_counter()
+    result = timing.measure(slow, 1.0, warmup=1, min_repeats=50, budget_s=0.1)
+    assert result.cut and 1 <= result.repeats < 50
+    compared = timing.compare_jit(lambda x: jnp.sin(x) + slow(x), jnp.ones(3), min_repeats=50)
+    assert compared.eager.cut and compared.eager.repeats < 50
+    assert time.perf_counter() - started < 10  # uncut: 50 × 0.05 s each, and 100 × 0.05 s
