@@ -3,6 +3,12 @@
 Why: the tracing page stages functions from the Code Lab too. Their code is untrusted, so it runs
 in a sandboxed worker (:mod:`jaxplay.sandbox`), which stages it with the ``stages`` inspector and
 sends back JSON; the server only decodes it.
+
+What comes back is the visitor's: the inspector is bound before their code runs, but the helpers
+it calls share the worker with that code, so its content can be forged (and is shown, escaped, as
+the output of their own code, to them or to whoever opens their link). Its size and cost cannot:
+every text, line and list is capped again here after decoding (:mod:`jaxplay.core.untrusted`),
+and the views that parse or diff it are linear or bounded.
 """
 
 from __future__ import annotations

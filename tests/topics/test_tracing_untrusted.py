@@ -52,6 +52,38 @@ def test_user_code_cannot_swap_the_stages_inspector() -> None:
     assert "sin" in text
 
 
+#: Patches what the bound inspector calls in turn (its own module's helpers): the result's
+#: content is then the visitor's to choose; what the server must hold is its size and cost.
+DEEP_FORGER = """
+import dataclasses
+import jaxplay.tracing._sandboxed as sandboxed
+import jax.numpy as jnp
+
+def f(x):
+    return jnp.sin(x) * 2
+
+def cut(staged):
+    return dataclasses.replace(staged, jaxpr_text="FORGED" + " \\n" * 120_000)
+
+sandboxed._cut = cut
+"""
+
+
+def test_a_forged_helper_gets_the_visitor_their_own_text_within_the_servers_caps() -> None:
+    """Binding the inspector before the visitor's code runs keeps it from being swapped, but
+    the helpers it calls live in the same process: the result's content is the visitor's to
+    forge (shown to them as the output of their own code, escaped). Its size is not: the server
+    caps every text and line again after decoding, and the views stay fast."""
+    result = tracing.sandbox_stages(DEEP_FORGER, "f", [tracing.InputSpec((3,), "float32")])
+    assert result.error is None, result.error
+    text = result.variant("f").staged.jaxpr_text
+    assert text.startswith("FORGED")  # the visitor's own text, for their own code
+    assert len(text) <= tracing.MAX_SANDBOX_TEXT + 200
+    started = time.perf_counter()
+    tracing.unified_diff(tracing.without_locations(text), text[::-1], "a", "b")
+    assert time.perf_counter() - started < BOUND_S
+
+
 def _forged_staged(text: str, big: bool) -> dict[str, Any]:
     """What a forging worker could send: real structure, hostile texts (and, if ``big``, lists)."""
     eqn = {
