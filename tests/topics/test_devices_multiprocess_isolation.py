@@ -136,9 +136,24 @@ def test_child_environment_is_the_allow_list(monkeypatch: pytest.MonkeyPatch) ->
     assert sandbox.worker_environment().keys() <= {*env, "XLA_PYTHON_CLIENT_PREALLOCATE"}
 
 
+#: The ``env`` of a child process that is not written ``environment.child_environment(...)``
+#: where it is started, and why it is the allow-list's all the same (or needs no allow-list).
+OTHER_ENVIRONMENTS = {
+    ("jaxplay/devices/_multiprocess.py", "env"): "child_environment(cpu_devices=...) above",
+    ("jaxplay/devices/_multiprocess_launcher.py", "dict(os.environ)"): (
+        "the launcher runs with the allow-listed environment the server gave it"
+    ),
+    ("jaxplay/sandbox/_process.py", "env"): "the worker's, from sandbox.worker_environment()",
+    ("jaxplay/hosting/serve.py", "self.env"): (
+        "a server process of the room: the operator's own app, with the operator's settings"
+    ),
+}
+
+
 def test_every_child_process_of_jaxplay_gets_an_environment() -> None:
     """Each ``subprocess`` call in ``jaxplay`` names its ``env`` (else the child inherits the
-    server's whole environment), and each names one built by the one allow-list helper."""
+    server's whole environment), and each names one built by the one allow-list helper, or
+    one of :data:`OTHER_ENVIRONMENTS`, which says why."""
     calls = []
     for path in sorted((catalog.ROOT / "jaxplay").rglob("*.py")):
         for node in ast.walk(ast.parse(Path(path).read_text())):
@@ -152,8 +167,15 @@ def test_every_child_process_of_jaxplay_gets_an_environment() -> None:
                 "check_call",
                 "check_output",
             }:
-                env = [k for k in node.keywords if k.arg == "env"]
-                calls.append((path.relative_to(catalog.ROOT), node.lineno, bool(env)))
+                env = [ast.unparse(k.value) for k in node.keywords if k.arg == "env"]
+                calls.append((str(path.relative_to(catalog.ROOT)), node.lineno, env))
             assert not func.startswith(("os.exec", "os.spawn", "os.system", "os.popen")), func
     assert calls
     assert [c for c in calls if not c[2]] == []
+    unexplained = [
+        c
+        for c in calls
+        if not c[2][0].startswith("environment.child_environment(")
+        and (c[0], c[2][0]) not in OTHER_ENVIRONMENTS
+    ]
+    assert unexplained == [], "an env that is neither the allow-list's nor explained"
