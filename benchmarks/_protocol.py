@@ -17,6 +17,7 @@ The client is synchronous (``websocket-client``); under Locust, gevent makes it 
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -87,6 +88,8 @@ def _value(state: WidgetState, widget: Widget, value: object) -> None:
         state.string_value = str(value)
     elif kind == "button":
         state.trigger_value = True
+    elif kind == "bidi_component":  # a custom component (the Code Lab's editor): its JSON state
+        state.json_value = json.dumps(value)
     else:
         raise ValueError(f"no encoding for a {kind} widget here")
 
@@ -145,6 +148,17 @@ class Visitor:
     def reconnect(self) -> None:
         self.close()
         self.connect()
+
+    def send(self, message: BackMsg) -> None:
+        """Send ``message`` as it is, waiting for nothing (a hostile client's message)."""
+        if self._socket is None:
+            self.connect()
+        assert self._socket is not None
+        try:
+            self._socket.send_binary(message.SerializeToString())
+        except (OSError, websocket.WebSocketException) as error:
+            self.close()
+            raise ProtocolError(f"the socket failed: {error}") from error
 
     # --- runs --------------------------------------------------------------------------------
 

@@ -3,9 +3,10 @@
 Starts ``streamlit run app.py`` in public mode, opens each link of
 ``jaxplay/hosting/hostile_links.py`` (every ``*_LINKS`` table there: formulas and sizes, Markdown,
 the mispriced work and pages that measured on load) in turn in a fresh headless chromium session,
-opens each group of ``CONCURRENT_LINKS`` at once (four new seeds of the state page), and polls
-the health endpoint (``/_stcore/health``) every 100 ms from another thread and samples the
-server process's resident memory. A stall is the longest time the health check took to answer
+opens each group of ``CONCURRENT_LINKS`` at once (four new seeds of the state page), sends the
+``PROTOCOL_PAYLOADS`` a scripted client sends instead of a link (``clear_cache`` 50 times, a
+4 MB editor value), and polls the health endpoint (``/_stcore/health``) every 100 ms from
+another thread and samples the server process's resident memory. A stall is the longest time the health check took to answer
 while a link was being handled: the server's GIL held by one visitor's input shows up here;
 the growth is the server's peak resident memory while it handled the link, over what it held
 just before. The goal (the hardening issue's): every stall ≤ 2 s, memory growth ≤ 2 GB.
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from benchmarks._protocol import Visitor  # noqa: E402
 from jaxplay.hosting import hostile_links as hostile_payloads  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.support.browser import streamlit_server, wait_for_run  # noqa: E402
@@ -131,6 +133,40 @@ def chosen(quick: bool, only: str | None) -> list[tuple[str, tuple[str, ...]]]:
     return groups
 
 
+def clear_cache_flood(base: str) -> None:
+    """A client that sends Streamlit's ``clear_cache`` 50 times (a no-op in public mode), then
+    asks for a page."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    visitor = Visitor(base)
+    try:
+        visitor.open("")
+        for _ in range(50):
+            visitor.send(BackMsg(clear_cache=True))
+        visitor.open("")
+    finally:
+        visitor.close()
+
+
+def editor_4mb(base: str) -> None:
+    """A client that sets the Code Lab editor's value to 4 MB of code (the editor keeps
+    ``sandbox.MAX_SOURCE_CHARS``; the server's message limit is 8 MB)."""
+    visitor = Visitor(base)
+    try:
+        visitor.open("code-lab")
+        editor = next(w for w in visitor.widgets.values() if w.kind == "bidi_component")
+        visitor.change(editor.key, {"value": "x = 1\n" * 700_000})
+    finally:
+        visitor.close()
+
+
+#: Payloads a client sends over the websocket rather than in a link: (name, what it does).
+PROTOCOL_PAYLOADS = (
+    ("protocol: clear_cache sent 50 times", clear_cache_flood),
+    ("protocol: the Code Lab editor set to 4 MB", editor_4mb),
+)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--page-timeout", type=float, default=60.0)
@@ -161,6 +197,18 @@ def main() -> int:
                     handled = f"not done ({type(exc).__name__})"
                 for page in pages:
                     page.close()
+                time.sleep(0.3)
+                rows.append((name, handled, probe.worst_s, probe.peak_rss - probe.start_rss))
+            for name, payload in PROTOCOL_PAYLOADS:
+                if args.only and args.only.lower() not in name.lower():
+                    continue
+                probe.reset()
+                started = time.monotonic()
+                try:
+                    payload(base)
+                    handled = f"{time.monotonic() - started:.1f} s"
+                except Exception as exc:
+                    handled = f"not done ({type(exc).__name__})"
                 time.sleep(0.3)
                 rows.append((name, handled, probe.worst_s, probe.peak_rss - probe.start_rss))
         browser.close()
