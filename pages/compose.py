@@ -6,7 +6,7 @@ import streamlit as st
 
 from jaxplay import compose as cp
 from jaxplay import sandbox
-from jaxplay.core import expr, markdown, timing
+from jaxplay.core import expr, markdown, timing, words
 from pages import _ui
 
 NONE = "—"
@@ -67,10 +67,6 @@ def preset_state(name: str) -> dict[str, str]:
 
 def apply_preset() -> None:
     st.session_state.update(preset_state(st.session_state["compose_preset"]))
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 builder, per_sample, jac, hvp = st.tabs(
@@ -165,7 +161,7 @@ with builder:
                 st.warning(markdown.escape(err.error.message), icon=":material/block:")
             else:
                 hint = "try fewer transforms (hessian counts twice) or a simpler formula"
-                doing = f"Applying {plural(len(stack), 'transform')} to this formula"
+                doing = f"Applying {words.count(len(stack), 'transform')} to this formula"
                 st.error(markdown.escape(err.explain(doing, hint)), icon=":material/block:")
         else:
             st.code(result.code, language="python")
@@ -185,7 +181,7 @@ with builder:
                 notes = []
                 if "vmap" in stack:
                     notes.append(
-                        f"f's Python code ran {plural(result.traced_calls, 'time')} while the "
+                        f"f's Python code ran {words.times(result.traced_calls)} while the "
                         f"whole stack was traced, for x's {shape[0] if shape else 0} rows: vmap "
                         "traces once for one row and turns each operation into its batched form."
                     )
@@ -264,8 +260,8 @@ with jac:
         if _ui.measure_button("Measure", "compose_jac_measure", chosen):
             steps = [(s, w) for s in cp.SWEEPS for w in chosen]
             points = _ui.measure_points(
-                f"Timing jit(jacfwd) and jit(jacrev) at {plural(len(chosen), 'width')}",
-                f"Timed both modes at {plural(len(chosen), 'width')}",
+                f"Timing jit(jacfwd) and jit(jacrev) at {words.count(len(chosen), 'width')}",
+                f"Timed both modes at {words.count(len(chosen), 'width')}",
                 steps,
                 lambda step: jacobian_point(*step),
                 lambda step: f"{step[0]}, width {step[1]}",
@@ -313,8 +309,8 @@ with hvp:
         if _ui.measure_button("Measure", "compose_hvp_measure", chosen_dims):
             steps = [(m, n) for n in chosen_dims for m in cp.HVP_METHODS]
             points = _ui.measure_points(
-                f"Timing three ways to H·v at {plural(len(chosen_dims), 'dimension')}",
-                f"Timed three ways at {plural(len(chosen_dims), 'dimension')}",
+                f"Timing three ways to H·v at {words.count(len(chosen_dims), 'dimension')}",
+                f"Timed three ways at {words.count(len(chosen_dims), 'dimension')}",
                 steps,
                 lambda step: hvp_point(*step),
                 lambda step: f"{step[0]}, n={step[1]}",

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxplay.core import words
 from jaxplay.hosting import settings
 
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
@@ -116,8 +117,7 @@ class EnvironmentInfo:
     def summary(self) -> str:
         """One line for the sidebar: versions, backend, device count."""
         return (
-            f"jax {self.jax_version} · {self.backend} · "
-            f"{len(self.devices)} device{'s' if len(self.devices) != 1 else ''}"
+            f"jax {self.jax_version} · {self.backend} · {words.count(len(self.devices), 'device')}"
         )
 
 

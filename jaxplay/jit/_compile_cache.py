@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import claims, cpu_limit
+from jaxplay.core import claims, cpu_limit, words
 from jaxplay.core.timing import format_seconds
 from jaxplay.hosting import environment
 from jaxplay.jit._lab import Workload, check
@@ -189,8 +189,8 @@ def cache_sentence(demo: CacheDemo) -> str:
     hits = sum(pair[1].hit for pair in demo.rounds)
     cold_hits = sum(pair[0].hit for pair in demo.rounds)
     text = (
-        f"Over {n} round{'s' if n != 1 else ''} (medians): the first process compiled in "
-        f"**{fmt(cold)}** and wrote {demo.entries} cache file{'s' if demo.entries != 1 else ''} "
+        f"Over {words.count(n, 'round')} (medians): the first process compiled in "
+        f"**{fmt(cold)}** and wrote {words.count(demo.entries, 'cache file')} "
         f"({format_bytes(demo.entry_bytes)}); the second process, same function, same cache "
         f"directory, got its program in **{fmt(warm)}**"
     )

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from jaxplay.core import claims, compilation, timing
+from jaxplay.core import claims, compilation, timing, words
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ def first_call_sentence(anatomy: FirstCall, first_s: float, steady_s: float) -> 
     text = (
         f"**What the first call includes.** Here the first call took {fmt(first_s)} and a steady "
         f"call {fmt(steady_s)} (the page's measurement). To take it apart, a second measurement: "
-        f"{n} more executable{'s' if n != 1 else ''} of "
+        f"{words.count(n, 'more executable')} of "
         f"the same function were compiled afresh and each called twice (medians): the first "
         f"call took {fmt(a.first_ready_s)}, {fmt(a.first_returned_s)} of it before the call "
         f"returned to Python; the second took {fmt(a.second_ready_s)}, "
@@ -168,7 +168,7 @@ def first_call_sentence(anatomy: FirstCall, first_s: float, steady_s: float) -> 
         text += claims.qualify(
             "jit.first_call_ready_at_return",
             f" So most of {theirs} passes before the call returns. "
-            f"But {ready_at_return} of the {n} first call{'s' if n != 1 else ''} returned a "
+            f"But {ready_at_return} of the {words.count(n, 'first call')} returned a "
             "result that was already ready (`is_ready()`): this backend ran the program before "
             "returning, so that time holds the device's work too, and these times cannot split "
             "host from device.",

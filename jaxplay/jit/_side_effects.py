@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture, claims, compilation
+from jaxplay.core import capture, claims, compilation, words
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,8 @@ def side_effects_sentence(counter: CounterResult, printed: PrintResult) -> str:
     n = len(printed.outputs)
     text = (
         f"Python side effects run while JAX **traces**, not when the compiled program runs: "
-        f"{c.calls} eager call{'s' if c.calls != 1 else ''} moved the counter to "
-        f"{c.eager_count}, {c.calls} jitted call{'s' if c.calls != 1 else ''} to {c.jit_count}, "
+        f"{words.count(c.calls, 'eager call')} moved the counter to "
+        f"{c.eager_count}, {words.count(c.calls, 'jitted call')} to {c.jit_count}, "
         f"and one more jitted call with a new shape (a new trace) to "
         f"{c.jit_count_after_new_shape}."
     )

@@ -27,7 +27,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 
-from jaxplay.core import claims, timing
+from jaxplay.core import claims, timing, words
 from jaxplay.core.words import count, times
 from jaxplay.jit._lab import Workload, check, function_of, inputs
 
@@ -189,14 +189,14 @@ def trace_sentence(demo: TraceDemo) -> str:
             "names on this backend; download it to look at it in Perfetto."
         )
     programs = ", ".join(
-        f"`{name}` ({count} kernel run{'s' if count != 1 else ''}, {fmt(total)})"
+        f"`{name}` ({words.count(count, 'kernel run')}, {fmt(total)})"
         for name, count, total in demo.modules
     )
     jitted = f"jit_{demo.function}"
     eager = [name for name, _, _ in demo.modules if name != jitted]
     text = (
         f"Recorded: {demo.what_ran}; {demo.events:,} events in all. The kernels ran in "
-        f"{len(demo.modules)} compiled program{'s' if len(demo.modules) != 1 else ''}, most "
+        f"{words.count(len(demo.modules), 'compiled program')}, most "
         f"time first: {programs}."
     )
     runs = dict(demo.runs)

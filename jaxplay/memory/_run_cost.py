@@ -13,7 +13,7 @@ import functools
 
 import jax
 
-from jaxplay.core import budget, claims
+from jaxplay.core import budget, claims, words
 from jaxplay.memory._remat import MODELS, build_loss, check_size
 
 #: Gradient calls one run-and-timed variant makes (:func:`analyse_variant`: the first call, a
@@ -53,7 +53,7 @@ def run_cost(
 def run_cost_note(seconds: float, variants: int) -> str:
     """Why the page waits for the button before running (Markdown)."""
     return (
-        f"Running and timing {variants} variant{'s' if variants != 1 else ''} at these settings "
+        f"Running and timing {words.count(variants, 'variant')} at these settings "
         f"is predicted to take about **{budget.format_duration(seconds)}** of the shared machine "
         f"(more than the {AUTO_RUN_S:g} s the page runs by itself as it opens): press the "
         "button to run them."

@@ -37,7 +37,7 @@ def test_the_default_stack_runs() -> None:
     assert_clean(at)
     assert "result = jax.jit(jax.vmap(jax.grad(f)))(x)" in " ".join(_texts(at.code))
     captions = " ".join(_texts(at.caption))
-    assert "f's Python code ran 1 time while the whole stack was traced, for x's 4 rows" in captions
+    assert "f's Python code ran once while the whole stack was traced, for x's 4 rows" in captions
     assert "The same stack without jit, run op by op, gives" in captions
 
 
