@@ -4,12 +4,12 @@ Starts ``streamlit run app.py`` in public mode, opens each link of
 ``jaxplay/hosting/hostile_links.py`` (every ``*_LINKS`` table there: formulas and sizes, Markdown,
 the mispriced work and pages that measured on load) in turn in a fresh headless chromium session,
 opens each group of ``CONCURRENT_LINKS`` at once (four new seeds of the state page), sends the
-``PROTOCOL_PAYLOADS`` a scripted client sends instead of a link (``clear_cache`` 50 times, a
-4 MB editor value), and polls the health endpoint (``/_stcore/health``) every 100 ms from
-another thread and samples the server process's resident memory. A stall is the longest time
-the health check took to answer while a link was being handled: the server's GIL held by one
-visitor's input shows up here; the growth is the server's peak resident memory while it
-handled the link, over what it held just before. The goal (the hardening issue's): every stall ≤ 2 s, memory growth ≤ 2 GB.
+``PROTOCOL_PAYLOADS`` a scripted client sends instead of a link (``clear_cache`` 50 times, a 4 MB
+editor value), and polls the health endpoint (``/_stcore/health``) every 100 ms from another thread
+and samples the server process's resident memory. A stall is the longest time the health check took
+to answer while a link was being handled: the server's GIL held by one visitor's input shows up
+here; the growth is the server's peak resident memory while it handled the link, over what it held
+just before. The goal (the hardening issue's): every stall ≤ 2 s, memory growth ≤ 2 GB.
 
     .venv/bin/python benchmarks/hostile_links.py
     .venv/bin/python benchmarks/hostile_links.py --quick   # one link of each table, 2 seeds
