@@ -107,24 +107,11 @@ tabs = dict(zip(TABS, st.tabs(TABS, key="devices_tab", bind="query-params"), str
 
 if tabs["Devices"].open:
     with tabs["Devices"]:
-        # Only what the backends report: a memory column where at least one device has it.
-        counters = {
-            "in use (MiB)": "bytes_in_use",
-            "limit (MiB)": "bytes_limit",
-            "peak (MiB)": "peak_bytes_in_use",
-        }
-        reported = {c: a for c, a in counters.items() if any(getattr(d, a) for d in DEVICES)}
-        rows = []
-        for d in DEVICES:
-            row = {"device": d.key, "platform": d.platform, "kind": d.kind}
-            row["process"] = d.process_index
-            for column, attr in reported.items():
-                value = getattr(d, attr)
-                row[column] = None if value is None else round(value / 2**20, 1)
-            rows.append(row)
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="devices_inventory")
-        silent = sorted({d.platform for d in DEVICES if d.bytes_limit is None})
-        if reported:
+        st.dataframe(
+            pd.DataFrame(devices.inventory_rows(DEVICES)), hide_index=True, key="devices_inventory"
+        )
+        silent = devices.silent_platforms(DEVICES)
+        if devices.reports_memory(DEVICES):
             st.button("Refresh memory counters", key="devices_refresh", icon=":material/refresh:")
         if silent:
             st.caption(

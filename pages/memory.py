@@ -115,13 +115,9 @@ def checkpointing(platform: str, device: str) -> None:
     if run:
         _ui.chart(memory.memory_time_figure(results, device), key="memory_chart")
         st.caption("Down and to the left is better: less memory and less time.")
-    # Columns that say the same for every variant, or nothing on this backend (peak memory on
-    # a CPU), go into the caption: the table fits the page instead of running off its edge.
-    table = pd.DataFrame(memory.summary_rows(results)).dropna(axis=1, how="all")
-    same = [c for c in ("argument MiB", "output MiB") if table[c].nunique(dropna=False) == 1]
-    constants = "; ".join(f"{c}: {table[c].iloc[0]:.3g} for every variant" for c in same)
+    table = memory.summary_table(results)
     st.dataframe(
-        table.drop(columns=same),
+        pd.DataFrame(table.rows),
         hide_index=True,
         key="memory_table",
         column_config={
@@ -142,7 +138,7 @@ def checkpointing(platform: str, device: str) -> None:
     st.caption(
         "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
         "(`memory_analysis()`), where those residuals and other scratch buffers live"
-        + (f" ({constants})" if constants else "")
+        + (f" ({table.constants})" if table.constants else "")
         + f". The gradients are compared on up to {memory.GRADIENT_SAMPLE:,} evenly spaced "
         "entries of each leaf."
     )

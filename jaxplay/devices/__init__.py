@@ -53,8 +53,11 @@ from ._devices import find_device as find_device
 from ._devices import guarded_device_placement as guarded_device_placement
 from ._devices import host_memory_kind as host_memory_kind
 from ._devices import inventory as inventory
+from ._devices import inventory_rows as inventory_rows
 from ._devices import place as place
 from ._devices import platforms as platforms
+from ._devices import reports_memory as reports_memory
+from ._devices import silent_platforms as silent_platforms
 from ._devices import transfer_calls as transfer_calls
 from ._devices import transfer_figure as transfer_figure
 from ._devices import transfer_sweep as transfer_sweep

@@ -9,7 +9,7 @@ copies through :mod:`jaxplay.core.timing`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +110,39 @@ def inventory() -> tuple[DeviceInfo, ...]:
             )
         )
     return tuple(rows)
+
+
+#: The memory counters a device may report (``memory_stats()``), as table columns in MiB.
+COUNTERS = {
+    "in use (MiB)": "bytes_in_use",
+    "limit (MiB)": "bytes_limit",
+    "peak (MiB)": "peak_bytes_in_use",
+}
+
+
+def inventory_rows(infos: Sequence[DeviceInfo]) -> list[dict[str, Any]]:
+    """One table row per device: its key, platform, kind and process, and a column for each
+    memory counter that at least one device reports (none is shown that no backend reported)."""
+    reported = {c: a for c, a in COUNTERS.items() if any(getattr(d, a) for d in infos)}
+    rows = []
+    for d in infos:
+        row: dict[str, Any] = {"device": d.key, "platform": d.platform, "kind": d.kind}
+        row["process"] = d.process_index
+        for column, attr in reported.items():
+            value = getattr(d, attr)
+            row[column] = None if value is None else round(value / 2**20, 1)
+        rows.append(row)
+    return rows
+
+
+def reports_memory(infos: Sequence[DeviceInfo]) -> bool:
+    """Whether any device reports a memory counter (then the counters can be read again)."""
+    return any(getattr(d, a) for d in infos for a in COUNTERS.values())
+
+
+def silent_platforms(infos: Sequence[DeviceInfo]) -> list[str]:
+    """The platforms whose devices report no memory counters (``memory_stats()`` is None)."""
+    return sorted({d.platform for d in infos if d.bytes_limit is None})
 
 
 def guarded_device_placement():

@@ -58,12 +58,14 @@ from ._remat import seed_inputs as seed_inputs
 from ._remat import seed_round as seed_round
 from ._remat import variant_code as variant_code
 from ._remat import variant_explanation as variant_explanation
+from ._remat_report import SummaryTable as SummaryTable
 from ._remat_report import gradient_error as gradient_error
 from ._remat_report import memory_time_figure as memory_time_figure
 from ._remat_report import remat_story as remat_story
 from ._remat_report import residual_rows as residual_rows
 from ._remat_report import residual_story as residual_story
 from ._remat_report import summary_rows as summary_rows
+from ._remat_report import summary_table as summary_table
 from ._run_cost import AUTO_RUN_S as AUTO_RUN_S
 from ._run_cost import CALLS_PER_VARIANT as CALLS_PER_VARIANT
 from ._run_cost import run_cost as run_cost

@@ -8,7 +8,9 @@ number in a sentence taken from them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -136,6 +138,41 @@ def summary_rows(results: Sequence[RematResult]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+#: Columns said in the caption instead when every variant has the same value.
+CONSTANT_COLUMNS = ("argument MiB", "output MiB")
+
+
+@dataclass(frozen=True)
+class SummaryTable:
+    """The summary as the page shows it: the rows without the columns that say nothing here
+    (no value on this backend, peak memory on a CPU), and the ones every variant shares,
+    said once in ``constants`` (``"argument MiB: 1.5 for every variant"``) so the table fits."""
+
+    rows: list[dict[str, Any]]
+    constants: str
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def summary_table(results: Sequence[RematResult]) -> SummaryTable:
+    """:func:`summary_rows`, shaped for the page (see :class:`SummaryTable`)."""
+    rows = summary_rows(results)
+    columns = list(rows[0]) if rows else []
+    empty = {c for c in columns if all(_missing(row[c]) for row in rows)}
+    same = [
+        c
+        for c in CONSTANT_COLUMNS
+        if c in columns and c not in empty and len({repr(row[c]) for row in rows}) == 1
+    ]
+    constants = "; ".join(f"{c}: {rows[0][c]:.3g} for every variant" for c in same)
+    dropped = empty | set(same)
+    return SummaryTable(
+        [{c: v for c, v in row.items() if c not in dropped} for row in rows], constants
+    )
 
 
 def residual_rows(result: RematResult) -> list[dict[str, Any]]:

@@ -93,3 +93,18 @@ def test_visitor_sizes_are_bounded_to_a_few_hundred_mb() -> None:
     assert devices.MAX_PLACE_ELEMENTS * 4 <= 64 * 2**20
     with pytest.raises(ValueError, match="10,000,000"):
         devices.place("cpu:0", devices.MAX_PLACE_ELEMENTS + 1)
+
+
+def test_the_inventory_rows_show_only_the_counters_a_device_reports() -> None:
+    """The devices table is made here, not in the page: a memory column only where some
+    device reports it (a CPU reports none; a GPU its bytes in use, limit and peak)."""
+    cpu = devices.DeviceInfo("cpu:0", 0, "cpu", "cpu", 0, None, None, None)
+    gpu = devices.DeviceInfo("cuda:0", 0, "gpu", "H200", 0, 2**20, 2**30, 3 * 2**20)
+    assert devices.inventory_rows([cpu]) == [
+        {"device": "cpu:0", "platform": "cpu", "kind": "cpu", "process": 0}
+    ]
+    assert not devices.reports_memory([cpu]) and devices.silent_platforms([cpu]) == ["cpu"]
+    rows = devices.inventory_rows([cpu, gpu])
+    assert rows[1]["in use (MiB)"] == 1.0 and rows[1]["limit (MiB)"] == 1024.0
+    assert rows[0]["peak (MiB)"] is None
+    assert devices.reports_memory([cpu, gpu]) and devices.silent_platforms([cpu, gpu]) == ["cpu"]
