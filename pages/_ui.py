@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import math
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn, TypeVar
 
@@ -234,6 +234,21 @@ def measure_button(
     if chosen and st.button(label, key=key, icon=icon):
         st.session_state[f"{key}_for"] = chosen
     return bool(chosen) and st.session_state.get(f"{key}_for") == chosen
+
+
+def lazy_tabs(views: Mapping[str, Callable[[], None]], *, key: str) -> str | None:
+    """A page's views as tabs, the one way pages switch views: a link names the open one
+    (``key`` in the address) and only the open one runs (``views`` maps each label to the
+    function that draws it). Returns the open view's label (``None`` if Streamlit cannot tell).
+    """
+    tabs = st.tabs(list(views), key=key, bind="query-params", on_change="rerun")
+    opened = None
+    for (label, draw), tab in zip(views.items(), tabs, strict=True):
+        if tab.open is not False:
+            opened = label if tab.open else opened
+            with tab:
+                draw()
+    return opened
 
 
 def keep_widgets(tabs: dict[Any, tuple[str, ...]]) -> None:

@@ -267,14 +267,11 @@ def fusion_panel(platform: str, device: str) -> None:
     _ui.show_code(memory.chain_source(ops), memory.run_chain, memory.analyse_chain)
 
 
-# A page's views are tabs (README › Development); only the open one runs, and a link names it
-# (memory_panel).
-checkpoint_tab, fusion_tab = st.tabs(
-    ["Checkpointing", "Fusion"], key="memory_panel", bind="query-params", on_change="rerun"
+# The address keeps the key the panel radio had (memory_panel): old links open the same view.
+_ui.lazy_tabs(
+    {
+        "Checkpointing": lambda: checkpointing(memory.platform(), roofline.device_label()),
+        "Fusion": lambda: fusion_panel(memory.platform(), roofline.device_label()),
+    },
+    key="memory_panel",
 )
-if checkpoint_tab.open:
-    with checkpoint_tab:
-        checkpointing(memory.platform(), roofline.device_label())
-if fusion_tab.open:
-    with fusion_tab:
-        fusion_panel(memory.platform(), roofline.device_label())

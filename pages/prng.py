@@ -1,6 +1,7 @@
 """PRNG keys: seeds, splits, key trees, implementations and the pitfalls of randomness in JAX."""
 
 import uuid
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -393,20 +394,25 @@ SECTIONS = {
     "Parallel streams": parallel_section,
     "Pitfalls": pitfalls_section,
 }
-# Only the open tab runs (tabs that track state are lazy), and a link can name the tab. Without
-# a valid seed the tabs stay and say what they need (the page does not st.stop(): app.py still
-# checks the link).
-tabs = st.tabs(list(SECTIONS), key="prng_tab", bind="query-params", on_change="rerun")
-if seed is not None and info.differs and not tabs[0].open:
+
+
+def needs_seed(section: Callable[[int], None]) -> Callable[[], None]:
+    """``section`` drawn from the seed; without a valid one the tab stays (a bad seed does not
+    hide where the tabs lead) and says what it needs."""
+
+    def draw() -> None:
+        if seed is None:
+            st.info("This tab starts from the seed: fix the Seed box above to see it.")
+        else:
+            section(seed)
+
+    return draw
+
+
+opened = _ui.lazy_tabs({label: needs_seed(s) for label, s in SECTIONS.items()}, key="prng_tab")
+if seed is not None and info.differs and opened != "Seed → key":
     seed_warning.warning(
         f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
         f"same key as seed {info.x32_twin}, and another key with x64 on. See *Seed → key*.",
         icon=":material/warning:",
     )
-for tab, section in zip(tabs, SECTIONS.values(), strict=True):
-    if tab.open:
-        with tab:
-            if seed is None:  # the tabs stay, so a bad seed does not hide where they lead
-                st.info("This tab starts from the seed: fix the Seed box above to see it.")
-            else:
-                section(seed)

@@ -354,9 +354,4 @@ TABS = {
     "None & empty": empty_tab,
     "grad & vmap": params_tab,
 }
-# Only the open tab runs, and a link can name the tab.
-tabs = st.tabs(list(TABS), key="pytrees_tab", bind="query-params", on_change="rerun")
-for tab, draw in zip(tabs, TABS.values(), strict=True):
-    if tab.open:
-        with tab:
-            draw()
+_ui.lazy_tabs(TABS, key="pytrees_tab")
