@@ -11,6 +11,8 @@ JAX's flags only through thread-local context managers.
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -49,7 +51,27 @@ def _weak_same_kind(dtype: str) -> Verdict:
     rule = _types.PLUS_FLOAT[_types.kind(dtype)]
     expected = dtype if rule == "x's dtype" else rule
     holds = got["x + 1.0"] == expected and got["x + 1"] == dtype
-    return Verdict(holds, f"x of {dtype}: x + 1.0 is {got['x + 1.0']}, x + 1 is {got['x + 1']}")
+    wrong = [f"x of {dtype}: x + 1.0 is {got['x + 1.0']}, x + 1 is {got['x + 1']}"]
+    # The case's intro states examples of its own ("an int8 array `+ 1.0` is float32"): each is
+    # asked of JAX too, so a changed sentence is checked as written.
+    examples = [
+        (getattr(jnp, operand)(1), operand, said)
+        for operand, said in _SCALAR_EXAMPLE.findall(_types.WEAK.intro)
+    ] + [
+        (jnp.ones(3, operand), f"an {operand} array", said)
+        for operand, said in _ARRAY_EXAMPLE.findall(_types.WEAK.intro)
+    ]
+    for x, what, said in examples:
+        if jnp.dtype((x + 1.0).dtype).name != said:
+            holds = False
+            wrong.append(f"the intro says {what} + 1.0 is {said}; JAX: {(x + 1.0).dtype}")
+    return Verdict(holds and len(examples) == 2, "; ".join(wrong))
+
+
+#: The intro's examples, asked of JAX as written: "`jnp.float16(1) + 1.0` stays float16",
+#: "an int8 array `+ 1.0` is float32" -> (dtype, the dtype it says the sum has).
+_SCALAR_EXAMPLE = re.compile(r"`jnp\.(\w+)\(1\) \+ 1\.0` stays (\w+)")
+_ARRAY_EXAMPLE = re.compile(r"an (\w+) array `\+ 1\.0` is (\w+)")
 
 
 @claims.claim(
@@ -133,7 +155,21 @@ def _at_copy(case: str) -> Verdict:
         text = jax.jit(update, donate_argnums=donate).lower(x).compile().as_text()
     copies = sum(" copy(" in line for line in text.splitlines())
     expected = 1 if case == "argument" else 0
-    return Verdict(copies == expected, f"{case}: {copies} copy instruction(s) in the HLO")
+    # The case's intro says which of the three is copied: the words are checked with the HLO.
+    said = _AT_COPY_WORDS[case] in _updates.UPDATES.intro
+    return Verdict(
+        copies == expected and said,
+        f"{case}: {copies} copy instruction(s) in the HLO; the intro "
+        + ("says so" if said else f"does not say {_AT_COPY_WORDS[case]!r}"),
+    )
+
+
+#: What the In-place updates intro says of each case, checked beside the compiled program.
+_AT_COPY_WORDS = {
+    "argument": "a plain argument is copied first",
+    "donated": "or a donated argument",
+    "inside": "`x` made inside the function",
+}
 
 
 def observe_out_of_bounds(use: str, mode: str) -> str:

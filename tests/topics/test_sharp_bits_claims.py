@@ -114,3 +114,24 @@ def test_the_words_are_written_from_the_tables_the_claims_check(monkeypatch) -> 
     assert "with an integer x it converts x itself" in note
     monkeypatch.setitem(_types.CONVERTED, "integer", "y")
     assert "with an integer x it converts the float" in _types.convert_note()
+
+
+def test_the_intros_examples_are_asked_of_jax_as_written(monkeypatch) -> None:
+    """The weak-type intro's own examples and the in-place intro's "a plain argument is copied
+    first" are checked as the page writes them: wrong words fail their claims."""
+    import dataclasses
+
+    registry = claims.gather(["sharp_bits"])
+    weak, at_copy = (
+        registry["sharp_bits.weak_same_kind"],
+        registry["sharp_bits.at_copy_needs_ownership"],
+    )
+    assert weak.run().holds and at_copy.run().holds
+    wrong = _types.WEAK.intro.replace(
+        "an int8 array `+ 1.0` is float32", "an int8 array `+ 1.0` is int8"
+    )
+    monkeypatch.setattr(_types, "WEAK", dataclasses.replace(_types.WEAK, intro=wrong))
+    assert not weak.run().holds
+    old = _updates.UPDATES.intro.replace("; a plain argument is copied first", "")
+    monkeypatch.setattr(_updates, "UPDATES", dataclasses.replace(_updates.UPDATES, intro=old))
+    assert not at_copy.run().holds
