@@ -316,7 +316,12 @@ def run(args: argparse.Namespace) -> dict:
     env = {"JAXPLAY_PUBLIC": "1", "JAXPLAY_VISITOR_KEY": "session"}
     db = Path(os.environ.get("TMPDIR", "/tmp")) / f"jaxplay-room-load-{os.getpid()}.sqlite3"
     result: dict = {"args": {k: v for k, v in vars(args).items() if k != "json"}, "stages": []}
-    with serve.Room(args.processes, env=env, snippet_db=str(db)) as room:
+    with serve.Room(
+        args.processes,
+        env=env,
+        snippet_db=str(db),
+        result_db=str(db.with_suffix(".results.sqlite3")),
+    ) as room:
         print(f"room: {room.url}, {args.processes} process(es)", flush=True)
         if args.warm:
             print("warming every page on every process ...", flush=True)
@@ -360,6 +365,7 @@ def run(args: argparse.Namespace) -> dict:
             runner.quit()
             watch.stop()
     db.unlink(missing_ok=True)
+    db.with_suffix(".results.sqlite3").unlink(missing_ok=True)
     held_rooms = []
     for index, stage in enumerate(result["stages"]):
         stage["kinds"] = summarize(index, SHARED.records)

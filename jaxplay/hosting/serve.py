@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from jaxplay.hosting import catalog, environment, snippets
+from jaxplay.hosting import catalog, environment, results, snippets
 
 HEALTH = "/_stcore/health"
 #: The cookie HAProxy inserts to keep a browser on its process.
@@ -307,6 +307,9 @@ class Room:
         env: variables for every server process (``JAXPLAY_PUBLIC``, ...).
         snippet_db: the snippet store every process shares (``JAXPLAY_SNIPPET_DB`` or its
             default file unless given).
+        result_db: the result store every process shares, so a page's result is computed once
+            for all of them (``JAXPLAY_RESULT_DB`` or its default file unless given); set for a
+            room of more than one process, or when given.
         Other keywords go to each :class:`Server`.
 
     ``url`` is the room's address; ``servers`` the processes (each with its own ``url``).
@@ -321,6 +324,7 @@ class Room:
         proxy: bool | None = None,
         env: Mapping[str, str] | None = None,
         snippet_db: str | None = None,
+        result_db: str | None = None,
         script: str = "app.py",
         options: Sequence[str] = (),
         cwd: Path = catalog.ROOT,
@@ -336,6 +340,8 @@ class Room:
         server_env = {**(env or {})}
         merged = {**os.environ, **server_env}
         server_env["JAXPLAY_SNIPPET_DB"] = snippet_db or snippets.default_location(merged)
+        if result_db or self.processes > 1:
+            server_env["JAXPLAY_RESULT_DB"] = result_db or results.default_location(merged)
         if self.proxied:
             # Every request reaches the processes from the proxy on loopback.
             server_env.setdefault("JAXPLAY_TRUSTED_PROXY", "1")

@@ -226,7 +226,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Where measured results are kept for every server process to share (each computed once "
         "per deployment, keyed by its inputs, the JAX version, the device and the host): a "
         "SQLite file for the processes of one machine, or a `postgresql://` URL for several. "
-        "Set for you by `python -m jaxplay.hosting.serve`.",
+        "Set for you by `python -m jaxplay.hosting.serve` when it starts more than one process.",
     ),
     Setting(
         "JAXPLAY_CPU_DEVICES",

@@ -7,6 +7,7 @@ process's cookie is sent there, which is how these tests reach a chosen process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -43,8 +44,13 @@ def test_the_config_puts_one_cookie_per_process_and_haproxy_accepts_it(tmp_path:
 
 @pytest.fixture(scope="module")
 def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[serve.Room]:
-    db = tmp_path_factory.mktemp("room") / "snippets.sqlite3"
-    with serve.Room(processes=2, env=ENV, snippet_db=str(db)) as room:
+    folder = tmp_path_factory.mktemp("room")
+    with serve.Room(
+        processes=2,
+        env=ENV,
+        snippet_db=str(folder / "snippets.sqlite3"),
+        result_db=str(folder / "results.sqlite3"),
+    ) as room:
         assert room.proxied and len(room.pids) == 2
         yield room
 
@@ -103,6 +109,28 @@ def test_a_link_shared_on_one_process_opens_on_the_other(room: serve.Room) -> No
     # A link nobody made is refused on that process, so the check above can fail.
     missing = _on(room, 1).open("code-lab", query_string="snippet=nosuchsnippet0")
     assert "Loaded the shared snippet." not in missing.texts
+
+
+def test_a_result_computed_on_one_process_is_read_on_the_other(room: serve.Room) -> None:
+    """The launcher gives every process the one result store: the vmap page's result for these
+    settings is computed on process 0, and process 1 reads it (its count stays at one)."""
+    import sqlite3
+
+    first = _on(room, 0).open("vmap")
+    assert not first.errors, first.errors
+    db = room.servers[0].env["JAXPLAY_RESULT_DB"]
+    assert all(server.env["JAXPLAY_RESULT_DB"] == db for server in room.servers)
+
+    def computations() -> dict[str, int]:
+        with contextlib.closing(sqlite3.connect(db)) as connection:
+            rows = connection.execute("SELECT key, computations FROM results").fetchall()
+        return dict(rows)
+
+    computed = computations()
+    assert computed and all(n == 1 for n in computed.values()), computed
+    second = _on(room, 1).open("vmap")
+    assert not second.errors, second.errors
+    assert computations() == computed
 
 
 def test_an_idle_room_asks_no_browser_to_refresh_the_sidebar(room: serve.Room) -> None:
