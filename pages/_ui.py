@@ -298,6 +298,42 @@ def capped(text: str, limit: int, what: str, where: Any = None) -> str:
     return text[:limit]
 
 
+def data_editor_key(key: str, rows: int, cell_chars: int = 100) -> str:
+    """The key to give ``st.data_editor`` so that edits the browser sent beyond ``rows`` rows
+    or ``cell_chars`` characters a cell are dropped before Streamlit applies them.
+
+    Streamlit applies a data editor's edits (added, edited and deleted rows, as JSON) one row at
+    a time in the server's Python, before the page sees the table: 100,000 added rows in one
+    8 MB message would hold the server for minutes. Edits over the bounds are left behind under
+    the old key (a new editor starts from the page's rows) and the page says so.
+    """
+    generation = int(st.session_state.get(f"_{key}_generation", 0))
+    current = key if generation == 0 else f"{key}_{generation}"
+    edits = st.session_state.get(current)
+    if not isinstance(edits, dict):
+        return current
+    counts = [len(edits.get(part) or ()) for part in ("added_rows", "edited_rows", "deleted_rows")]
+    cells = [
+        *(edits.get("added_rows") or ())[: rows + 1],
+        *(edits.get("edited_rows") or {}).values(),
+    ]
+    long_cell = any(
+        len(str(value)) > cell_chars
+        for cell in cells[: 2 * rows + 2]
+        if isinstance(cell, dict)
+        for value in list(cell.values())[:16]
+    )
+    if max(counts) <= rows and not long_cell:
+        return current
+    st.session_state[f"_{key}_generation"] = generation + 1
+    st.warning(
+        f"The table's edits were over what it takes ({rows} rows, {cell_chars} characters a "
+        "cell): they were dropped, and the table starts again from its rows.",
+        icon=":material/block:",
+    )
+    return f"{key}_{generation + 1}"
+
+
 def text_box(
     where: Any, label: str, value: str = "", *, key: str, max_chars: int = TEXT_BOX_CHARS, **kw: Any
 ) -> str:

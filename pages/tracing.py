@@ -405,7 +405,7 @@ def recompilation_tab() -> None:
                 options=list(tracing.STATIC_VALUES), required=True
             ),
         },
-        key=f"tracing_calls_{key}",
+        key=_ui.data_editor_key(f"tracing_calls_{key}", tracing.MAX_LAB_CALLS),
     )
     redefine = st.toggle(
         "Redefine the function before each call",

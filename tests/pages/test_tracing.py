@@ -172,3 +172,16 @@ def test_loops_tab() -> None:
     captions = " ".join(c.value for c in at.caption)
     assert "Length 16: Python for loop 32 equations" in captions
     assert f"Length 1: Python for loop {table['Python for loop'].iloc[0]} equations" in captions
+
+
+def test_a_flood_of_table_edits_is_dropped_before_streamlit_applies_them() -> None:
+    """The recompilation lab's table is a data editor: its edits arrive as JSON from the
+    browser and Streamlit applies them row by row in the server's Python. 5,000 added rows are
+    dropped unapplied (a new table starts from the scenario's calls), and the page says so."""
+    flood = {"added_rows": [{"x shape": "3"}] * 5_000, "edited_rows": {}, "deleted_rows": []}
+    # Applied, these take some 90 s of the server's Python on two busy cores.
+    at = open_page(SPEC, tracing_tab="Recompilation", tracing_calls_article=flood)
+    assert_clean(at)
+    assert any("edits were over what it takes" in w.value for w in at.warning)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Compilations"] == "2"  # the scenario's own calls
