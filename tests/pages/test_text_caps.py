@@ -103,3 +103,16 @@ def test_a_500kb_partition_spec_link_on_the_page() -> None:
     assert_clean(at)
     texts = " ".join(e.value for e in [*at.warning, *at.error])
     assert "only the first 1,000 are used" in texts
+
+
+def test_every_data_editor_bounds_its_edits() -> None:
+    """A data editor's edits are the browser's JSON, applied by Streamlit row by row: every
+    ``st.data_editor`` takes its key from ``_ui.data_editor_key``, which drops edits over bounds."""
+    calls = [
+        (path.name, source.count("data_editor("), source.count("_ui.data_editor_key("))
+        for path in sorted(PAGES.glob("*.py"))
+        if path.name != "_ui.py"
+        for source in [path.read_text(encoding="utf-8")]
+    ]
+    assert [name for name, editors, keyed in calls if editors > keyed] == []
+    assert sum(editors for _, editors, _ in calls) >= 1
