@@ -57,27 +57,30 @@ def number(value: float, digits: int = 4) -> str:
 
 
 def numbers(values: object, digits: int = 4) -> str:
-    """A list of numbers for prose, written as JAX prints the array they come from.
-
-    An array of float32 (or narrower) shows each element as NumPy prints it: the shortest text
-    that reads back as the same float32, so a sentence and the array printed under it agree
-    (``[1.17741, nan]`` both). Anything else (Python floats, float64) goes through
-    :func:`number`.
+    """A list of numbers for prose, written as NumPy prints an array at ``digits`` decimals
+    (the array blocks beside such sentences print the same way, so the two agree), without
+    the padding that aligns the columns of a printed array.
 
     Example:
         >>> import numpy as np
         >>> numbers(np.array([1.1774100065231323, float("nan")], dtype=np.float32))
-        '[1.17741, nan]'
-        >>> numbers([1.1774100065231323, 2.0])
-        '[1.177, 2]'
+        '[1.1774, nan]'
+        >>> numbers([0.029574545, 2.0])
+        '[0.0296, 2.]'
     """
+    import re
+
     import numpy as np
 
-    array = np.asarray(values)
-    if array.dtype.kind == "f" and array.dtype.itemsize <= 4:
-        return "[" + ", ".join(str(v) for v in array.ravel()) + "]"
-    flat = array.astype(float).ravel().tolist()
-    return "[" + ", ".join(number(v, digits) for v in flat) + "]"
+    text = np.array2string(
+        np.asarray(values).ravel(),
+        precision=digits,
+        separator=", ",
+        max_line_width=10**9,
+        threshold=10**9,
+    )
+    text = re.sub(r"\s+", " ", text)
+    return re.sub(r" ([,\]])", r"\1", text).replace("[ ", "[")
 
 
 def ascii_hint(text: str) -> str:

@@ -150,9 +150,8 @@ class CaseRun:
 
 
 def show(value: Any) -> str:
-    """A returned value as the page writes it: arrays as NumPy prints them (the shortest text
-    that reads back as the same number: what ``core.words.numbers`` writes in a sentence), small
-    ones in full."""
+    """A returned value as the page writes it: arrays as NumPy prints them at 4 decimals (as
+    ``core.words.numbers`` writes them in a sentence), small ones in full."""
     if isinstance(value, dict):
         return "\n".join(f"{k}: {show(v)}" for k, v in value.items())
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
@@ -161,7 +160,7 @@ def show(value: Any) -> str:
         array = np.asarray(value)
         if array.size > MAX_SHOWN:
             return f"{array.dtype}{list(array.shape)}"
-        text = np.array2string(array, separator=", ")
+        text = np.array2string(array, precision=4, separator=", ")
         return f"{text} ({array.dtype})" if array.ndim else f"{text} ({array.dtype}, a scalar)"
     return repr(value)
 
