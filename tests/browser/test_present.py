@@ -191,6 +191,8 @@ def _sidebar_open(page) -> bool:
     )
 
 
+@pytest.mark.quiet  # a page change under another worker's load once outwaited its timeout
+@pytest.mark.timeout(600)
 def test_the_sidebar_stays_collapsed_across_pages(app_url: str, browser) -> None:
     # At 100% zoom on a 1024 px wide window the sidebar starts open: collapse it, change page.
     context = browser.new_context(viewport={"width": 1024, "height": 768})
