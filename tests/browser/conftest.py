@@ -11,10 +11,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.browser import streamlit_server
+from tests.support.browser import streamlit_server, watch_runs
 
 
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
     with streamlit_server("app.py") as url:
         yield url
+
+
+@pytest.fixture
+def context(context):
+    """pytest-playwright's browser context, counting the app's websocket messages
+    (:func:`tests.support.browser.watch_runs`) so that every wait after an action sees its run."""
+    watch_runs(context)
+    return context

@@ -30,6 +30,7 @@ from tests.support.browser import (
     require_chromium,
     streamlit_server,
     wait_for_run,
+    watch_runs,
 )
 
 pytestmark = pytest.mark.browser
@@ -169,6 +170,7 @@ def test_two_visitors_click_through(app_url: str, browser, spec: catalog.PageSpe
     failures, logs = [], []
     for visitor in ("first visitor", "second visitor"):
         context = browser.new_context(viewport={"width": 1400, "height": 900})
+        watch_runs(context)
         try:
             tour = Tour(context.new_page(), _address(app_url, spec), visitor)
             failures += tour.run()

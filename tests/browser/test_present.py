@@ -38,6 +38,7 @@ from tests.support.browser import (
     exception_texts,
     require_chromium,
     wait_for_run,
+    watch_runs,
 )
 
 pytestmark = pytest.mark.browser
@@ -105,6 +106,7 @@ SMALL_CHART_TEXT_JS = """() => [
 @pytest.fixture
 def zoomed(browser):
     context = browser.new_context(**ZOOMED)
+    watch_runs(context)
     page = context.new_page()
     foreign: list[str] = []
     page.on("request", lambda r: foreign.append(r.url) if _foreign(r.url) else None)
@@ -196,6 +198,7 @@ def _sidebar_open(page) -> bool:
 def test_the_sidebar_stays_collapsed_across_pages(app_url: str, browser) -> None:
     # At 100% zoom on a 1024 px wide window the sidebar starts open: collapse it, change page.
     context = browser.new_context(viewport={"width": 1024, "height": 768})
+    watch_runs(context)
     page = context.new_page()
     try:
         page.goto(_address(app_url, catalog.HOME))

@@ -1,5 +1,6 @@
 """The browser tests' own waiting: ``wait_for_run`` returns only once the script run an action
-caused has finished (in Streamlit 1.67 the status widget never says "Running")."""
+caused has finished (in Streamlit 1.67 the status widget never says "Running"), also when the
+browser never showed the script running (the server's script_finished messages count)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import act, require_chromium, streamlit_server, wait_for_run
+from tests.support.browser import (
+    act,
+    require_chromium,
+    runs_done,
+    streamlit_server,
+    wait_for_run,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -51,3 +58,17 @@ def test_wait_for_run_outlasts_the_run_a_click_caused(slow_app: str, page) -> No
     for n in (1, 2):
         act(page, lambda: page.locator(".st-key-go button").click())
         assert f"done {n}" in _main_text(page)
+
+
+def test_the_websocket_messages_alone_tell_a_run_finished(slow_app: str, page) -> None:
+    """A browser short of CPU can render a whole run at once, the script-state attribute never
+    leaving ``notRunning``; the messages the run brought still end the wait."""
+    page.goto(slow_app)
+    wait_for_run(page)
+    before = runs_done(page)
+    assert before is not None and before["finished"] > 0  # the context's watch_runs is in place
+    page.locator(".st-key-go button").click()
+    # As if the attribute had never changed: only the server's script_finished can end the wait.
+    wait_for_run(page, before={**before, "done": 10**9})
+    assert "done" in _main_text(page)
+    assert runs_done(page)["finished"] > before["finished"]
