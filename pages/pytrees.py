@@ -5,7 +5,7 @@ import streamlit as st
 
 from jaxplay import pytrees
 from jaxplay.core import markdown
-from jaxplay.core.words import count
+from jaxplay.core.words import count, plural
 from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/park: Pytrees")
@@ -67,7 +67,7 @@ def basics_tab() -> None:
         f"JAX sees **{count(found.n_leaves, 'leaf', 'leaves')}** and "
         f"{count(found.n_containers, 'other node')}"
         + (
-            f", {found.n_empty} of which {'holds' if found.n_empty == 1 else 'hold'} no leaf "
+            f", {found.n_empty} of which {plural(found.n_empty, 'holds', 'hold')} no leaf "
             "(`None` or an empty container)"
             if found.n_empty
             else ""

@@ -142,8 +142,8 @@ def pick_line(staged: tracing.Staged, lines: list[str], first: int) -> int | Non
 
 def pane(col, title: str, text: str, sources, selected, first: int = 1, only=False) -> None:
     count, text = tracing.highlighted(sources, selected), _ui.scrub(text)
-    lines = "line" if count == 1 else "lines"
-    col.markdown(f"**{title}**" + (f" · {count} {lines} from line {selected}" if selected else ""))
+    lines = words.count(count, "line")
+    col.markdown(f"**{title}**" + (f" · {lines} from line {selected}" if selected else ""))
     col.html(tracing.pane_html(text, sources, selected, first_number=first, only_marked=only))
 
 

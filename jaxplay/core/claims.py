@@ -275,13 +275,13 @@ class PageMark:
     @property
     def line(self) -> str:
         """The one unobtrusive line a page shows."""
-        from jaxplay.core.words import count
+        from jaxplay.core.words import count, plural
 
         if self.checked == 0 and self.pending:
             return f"Checking this page's statements against JAX {self.jax_version}…"
         text = (
             f"{count(self.checked, 'statement')} on this page "
-            f"{'was' if self.checked == 1 else 'were'} checked against JAX {self.jax_version} "
+            f"{plural(self.checked, 'was', 'were')} checked against JAX {self.jax_version} "
             "on this server"
         )
         if self.failed:

@@ -7,16 +7,28 @@ the run), and "1 sizes" or "device(s)" is what happens when each page spells plu
 from __future__ import annotations
 
 
-def count(n: int, noun: str, plural: str | None = None) -> str:
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """The word that agrees with ``n``: ``word`` for exactly one, else ``many`` (by default
+    ``word`` with an ``s``). For a noun after its number use :func:`count`; this one is for the
+    words around it ("was"/"were", "holds"/"hold", "axis"/"axes").
+
+    Example:
+        >>> plural(1, "was", "were"), plural(3, "was", "were"), plural(2, "kernel")
+        ('was', 'were', 'kernels')
+    """
+    return word if n == 1 else (many or word + "s")
+
+
+def count(n: int, noun: str, many: str | None = None) -> str:
     """``n`` and the noun, singular for exactly one: ``count(1, "size")`` is ``"1 size"``.
 
-    ``plural`` defaults to the noun with an ``s`` (pass it for "process" → "processes").
+    ``many`` defaults to the noun with an ``s`` (pass it for "process" → "processes").
 
     Example:
         >>> count(2, "process", "processes"), count(1, "key"), count(0, "key")
         ('2 processes', '1 key', '0 keys')
     """
-    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+    return f"{n:,} {plural(n, noun, many)}"
 
 
 def times(n: int | None) -> str:

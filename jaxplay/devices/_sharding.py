@@ -244,8 +244,8 @@ def explain(
     sizes = dict(zip(axis_names, mesh_shape, strict=False))
     if len(spec) > len(array_shape):
         return (
-            f"The spec has {len(spec)} entries but the array has {len(array_shape)} "
-            f"ax{'is' if len(array_shape) == 1 else 'es'}: a PartitionSpec has at most one entry "
+            f"The spec has {len(spec)} entries but the array has "
+            f"{count(len(array_shape), 'axis', 'axes')}: a PartitionSpec has at most one entry "
             "per array axis (missing trailing entries mean None, not split)."
         )
     seen: dict[str, int] = {}

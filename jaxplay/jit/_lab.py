@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay.article import naive_softmax
-from jaxplay.core import budget, claims, compilation, expr, timing, turns
+from jaxplay.core import budget, claims, compilation, expr, timing, turns, words
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
@@ -359,5 +359,5 @@ def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int)
     n = math.ceil(needed)
     return verdict + (
         f" At {largest.elements:,} elements the compile pays for itself after about "
-        f"**{n:,} call{'' if n == 1 else 's'}**."
+        f"**{words.count(n, 'call')}**."
     )

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import claims, hlo, timing
+from jaxplay.core import claims, hlo, timing, words
 
 #: JAX primitives whose count the page compares between the jaxpr and the compiled program,
 #: with the HLO opcode each becomes (a rule table: one entry per primitive, nothing else).
@@ -196,13 +196,13 @@ def program_sentence(program: CompiledProgram) -> str:
     k = len(p.kernels)
     parts = [
         f"**What XLA compiled.** The jaxpr of `{p.function}` on {p.signature} has "
-        f"**{p.eager_ops} operation{'' if p.eager_ops == 1 else 's'}** "
+        f"**{words.count(p.eager_ops, 'operation')}** "
         + claims.qualify(
             "jit.eager_dispatches_from_trace",
             "(run eagerly, each `jnp` call dispatches a small program of its own, which can "
             "hold more than one of them: the *Profiler trace* tab counts the dispatches)",
         )
-        + f". The compiled program runs **{k} kernel{'' if k == 1 else 's'}**"
+        + f". The compiled program runs **{words.count(k, 'kernel')}**"
     ]
     fused = [kernel for kernel in p.kernels if len(kernel.ops) > 1]
     if fused:

@@ -12,6 +12,33 @@ def test_singular_only_for_one() -> None:
     assert words.count(12345, "key") == "12,345 keys"
 
 
+def test_the_words_around_a_count_agree_with_it() -> None:
+    assert [words.plural(n, "was", "were") for n in (0, 1, 2)] == ["were", "was", "were"]
+    assert words.plural(1, "axis", "axes") == "axis" and words.plural(2, "kernel") == "kernels"
+
+
+def test_no_sentence_spells_its_own_plural() -> None:
+    """Plurals come from ``words`` (one place, and the one a second language will change):
+    no ``'s' if n != 1`` or ``'was' if n == 1 else 'were'`` in the package or the pages."""
+    import re
+    from pathlib import Path
+
+    root = Path(words.__file__).resolve().parents[2]
+    # A word (or nothing) if a count is one, else another word: "line" if n == 1 else "lines".
+    word = r"""(['"])\w*\1"""
+    spelled = re.compile(word + r" if [^'\"\n]*[!=]= 1 else " + word.replace("1", "2"))
+    assert spelled.search("f\"{n} call{'' if n == 1 else 's'}\"")
+    assert spelled.search('lines = "line" if count == 1 else "lines"')
+    assert not spelled.search('inner + ("," if len(value) == 1 else "")')  # a 1-tuple's comma
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for path in [*root.joinpath("jaxplay").rglob("*.py"), *root.joinpath("pages").glob("*.py")]
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if spelled.search(line)
+    ]
+    assert not found, found
+
+
 def test_times_says_once_and_twice_in_words() -> None:
     from jaxplay.core import words
 
