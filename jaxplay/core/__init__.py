@@ -9,7 +9,8 @@ parser), :mod:`~jaxplay.core.jax_private` (every use of JAX internals, guarded),
 :mod:`~jaxplay.core.compilation` (the compile path and JAX's compile log), :mod:`~jaxplay.core.expr`
 (the safe formula language), and what two topics share: :mod:`~jaxplay.core.errors`,
 :mod:`~jaxplay.core.inputs`, :mod:`~jaxplay.core.jaxprs`,
-:mod:`~jaxplay.core.words` (counts in words).
+:mod:`~jaxplay.core.words` (counts in words), :mod:`~jaxplay.core.mlp` (the tiny model two pages
+use).
 
 The modules are the public names (``from jaxplay.core import timing``); this ``__init__`` imports
 none of them, so importing one does not load the others (plotly, JAX).

@@ -17,28 +17,13 @@ import jax.numpy as jnp
 
 from jaxplay.article import code
 from jaxplay.core import capture
+from jaxplay.core.mlp import init_params, predict
 
 #: Bounds of the sizes the page offers (every array here is tiny).
 MAX_FEATURES = 8
 MAX_HIDDEN = 16
 MAX_BATCH = 8
 MAX_MEMBERS = 4
-
-
-def init_params(key, features, hidden):
-    key_hidden, key_out = jax.random.split(key)
-    return {
-        "hidden": {
-            "w": jax.random.normal(key_hidden, (features, hidden)) / jnp.sqrt(features),
-            "b": jnp.zeros(hidden),
-        },
-        "out": {"w": jax.random.normal(key_out, (hidden,)) / jnp.sqrt(hidden), "b": jnp.zeros(())},
-    }
-
-
-def predict(params, x):
-    h = jnp.tanh(x @ params["hidden"]["w"] + params["hidden"]["b"])
-    return h @ params["out"]["w"] + params["out"]["b"]
 
 
 def loss(params, xs, ys):

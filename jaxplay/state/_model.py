@@ -1,4 +1,5 @@
-"""The training problem: synthetic data, a tiny MLP, and two optimizers written in plain JAX.
+"""The training problem: synthetic data, the tiny MLP (:mod:`jaxplay.core.mlp`), and two
+optimizers written in plain JAX.
 
 Why a module of its own: the page's point is how a training loop carries its state, so the model
 and the optimizers are deliberately small and plain (no optax): parameters are a dict of arrays,
@@ -11,6 +12,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
+from jaxplay.core.mlp import init_params as init_params
+from jaxplay.core.mlp import predict
 
 #: Examples in the synthetic data set, their features, and the minibatch size.
 N_EXAMPLES = 256
@@ -25,22 +29,6 @@ def make_data(seed, n, features, noise):
     w_true = jax.random.normal(key_w, (features,))
     y = jnp.sin(x @ w_true) + noise * jax.random.normal(key_noise, (n,))
     return x, y
-
-
-def init_params(key, features, hidden):
-    key_hidden, key_out = jax.random.split(key)
-    return {
-        "hidden": {
-            "w": jax.random.normal(key_hidden, (features, hidden)) / jnp.sqrt(features),
-            "b": jnp.zeros(hidden),
-        },
-        "out": {"w": jax.random.normal(key_out, (hidden,)) / jnp.sqrt(hidden), "b": jnp.zeros(())},
-    }
-
-
-def predict(params, x):
-    h = jnp.tanh(x @ params["hidden"]["w"] + params["hidden"]["b"])
-    return h @ params["out"]["w"] + params["out"]["b"]
 
 
 def loss_fn(params, x, y):
