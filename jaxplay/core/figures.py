@@ -11,8 +11,10 @@ log axis a symmetric ± spread can reach below zero); log axes get ticks at 1, 2
 - :func:`timing_line` — medians against a size (time, or a rate such as GB/s), with quartile bars.
 - :func:`timing_bars` — one bar per labelled measurement, with quartile bars.
 - :func:`plain` — visitor text as Plotly text (the rule beside Markdown's, ``markdown.escape``).
+- :func:`tree_layout` and :func:`tree_edges` — where a tree's nodes and lines go (a pytree, a
+  tree of PRNG keys), so every tree grows the same way: the root left, leaves downwards.
 
-Charts of one topic only (a key tree, a sharding grid, a jaxpr graph) stay in their topic.
+Charts of one topic only (a sharding grid, a jaxpr graph) stay in their topic.
 """
 
 from __future__ import annotations
@@ -286,3 +288,57 @@ def colour_distance(first: str, second: str) -> float:
         return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
 
     return math.dist(lab(first), lab(second))
+
+
+#: A node of a drawn tree: its path of child indices from the root (``()`` is the root).
+Path = tuple[int, ...]
+
+
+def tree_layout(paths: Sequence[Path]) -> dict[Path, tuple[float, float]]:
+    """(x, y) of every node of a tree given by its nodes' paths (the root ``()`` among them,
+    siblings in order): x is the depth, the nodes without children a row apart downwards in
+    depth-first order (so a pytree's leaves read in flatten order), each parent level with the
+    middle of its first and last child.
+
+    Example:
+        >>> tree_layout([(), (0,), (1,), (1, 0), (1, 1)])[()]
+        (0.0, -0.75)
+    """
+    children: dict[Path, list[Path]] = {}
+    for path in paths:
+        if path:
+            children.setdefault(path[:-1], []).append(path)
+    pos: dict[Path, tuple[float, float]] = {}
+    stack: list[Path] = [()]  # depth first from the root: a subtree's rows stay together
+    while stack:
+        path = stack.pop()
+        if path in children:
+            stack += reversed(children[path])
+        else:
+            pos[path] = (float(len(path)), -float(len(pos)))
+    for path in sorted(paths, key=len, reverse=True):
+        kids = children.get(path)
+        if kids:
+            pos[path] = (float(len(path)), (pos[kids[0]][1] + pos[kids[-1]][1]) / 2)
+    return pos
+
+
+def tree_edges(
+    pos: dict[Path, tuple[float, float]], elbow: float | None = None
+) -> tuple[list[float | None], list[float | None]]:
+    """The x and y of a line from each node of ``pos`` (from :func:`tree_layout`) to its parent,
+    ``None`` between lines, for one ``go.Scatter``: straight, or with ``elbow`` bent at that
+    distance right of the parent and running level into the child (a file-tree look)."""
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for path, (x1, y1) in pos.items():
+        if not path:
+            continue
+        x0, y0 = pos[path[:-1]]
+        if elbow is None:
+            xs += [x0, x1, None]
+            ys += [y0, y1, None]
+        else:
+            xs += [x0, x0 + elbow, x1, None]
+            ys += [y0, y1, y1, None]
+    return xs, ys

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from jaxplay.core import timing
-from jaxplay.core.figures import log_axis, timing_bars
+from jaxplay.core.figures import log_axis, timing_bars, tree_edges, tree_layout
 from jaxplay.core.words import count
 from jaxplay.prng._pitfalls import TrainingRun
 from jaxplay.prng._seeds import key_hex
@@ -29,17 +29,9 @@ _NODE = "#1f77b4"
 
 
 def tree_positions(tree: KeyTree) -> dict[tuple[int, ...], tuple[float, float]]:
-    """(x, y) of every node: depth to the right, leaves a row apart, parents between children."""
-    pos: dict[tuple[int, ...], tuple[float, float]] = {}
-    leaves = [n for n in tree.nodes if n.depth == tree.depth]
-    for row, leaf in enumerate(leaves):
-        pos[leaf.path] = (float(leaf.depth), -float(row))
-    for node in sorted(tree.nodes, key=lambda n: -n.depth):
-        if node.path in pos:
-            continue
-        kids = [pos[(*node.path, i)] for i in range(tree.branching)]
-        pos[node.path] = (float(node.depth), sum(y for _, y in kids) / len(kids))
-    return pos
+    """(x, y) of every key: depth to the right, the last generation a row apart, parents between
+    their children (:func:`jaxplay.core.figures.tree_layout`)."""
+    return tree_layout([node.path for node in tree.nodes])
 
 
 def key_tree_figure(tree: KeyTree, selected: str | None = None) -> go.Figure:
@@ -50,13 +42,7 @@ def key_tree_figure(tree: KeyTree, selected: str | None = None) -> go.Figure:
         selected: the :attr:`~jaxplay.prng.KeyNode.name` of a node to highlight.
     """
     pos = tree_positions(tree)
-    edge_x: list[float | None] = []
-    edge_y: list[float | None] = []
-    for node in tree.nodes:
-        if node.path:
-            (x0, y0), (x1, y1) = pos[node.path[:-1]], pos[node.path]
-            edge_x += [x0, x1, None]
-            edge_y += [y0, y1, None]
+    edge_x, edge_y = tree_edges(pos)
     nodes = list(tree.nodes)
     fig = go.Figure()
     fig.add_trace(

@@ -1,8 +1,9 @@
 """The pytree page's one chart: a tree's nodes and leaves, drawn as JAX sees them.
 
-Depth runs to the right and each leaf (or node with no leaves) gets a row of its own, top to bottom
-in ``jax.tree.flatten``'s order, so the numbers on the leaves read downwards 0, 1, 2, …; a
-container sits level with the middle of its children. Containers, nodes that hold no leaf (``None``
+Drawn as every tree here is (:func:`jaxplay.core.figures.tree_layout`): depth runs to the right
+and each leaf (or node with no leaves) gets a row of its own, top to bottom in
+``jax.tree.flatten``'s order, so the numbers on the leaves read downwards 0, 1, 2, …; a container
+sits level with the middle of its children. Containers, nodes that hold no leaf (``None``
 and empty containers) and leaves have a colour each.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from jaxplay.core.figures import plain
+from jaxplay.core.figures import plain, tree_edges, tree_layout
 from jaxplay.pytrees._anatomy import Node
 
 _COLOURS = {"container": "#5c6bc0", "empty": "#bdbdbd", "leaf": "#43a047"}
@@ -25,27 +26,6 @@ _NAMES = {
 MAX_LABEL = 44
 
 
-def tree_positions(nodes: Sequence[Node]) -> dict[tuple[int, ...], tuple[float, float]]:
-    """(x, y) of every node: x is the depth; terminal nodes a row apart in order, parents between
-    their first and last child."""
-    children: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-    for node in nodes:
-        if node.path:
-            children.setdefault(node.path[:-1], []).append(node.path)
-    pos: dict[tuple[int, ...], tuple[float, float]] = {}
-    row = 0
-    for node in nodes:  # parents come before children, children in flatten order
-        if node.path not in children:
-            pos[node.path] = (float(node.depth), -float(row))
-            row += 1
-    for node in sorted(nodes, key=lambda n: -n.depth):
-        kids = children.get(node.path)
-        if kids:
-            ys = [pos[k][1] for k in kids]
-            pos[node.path] = (float(node.depth), (ys[0] + ys[-1]) / 2)
-    return pos
-
-
 def _label(node: Node) -> str:
     text = f"{node.key} {node.label}".strip() if node.key else node.label
     if node.leaf_index is not None:
@@ -56,14 +36,8 @@ def _label(node: Node) -> str:
 def tree_figure(nodes: Sequence[Node], title: str) -> go.Figure:
     """The tree of ``nodes`` (from :func:`~jaxplay.pytrees.describe`): one marker per node,
     labelled with its key and type or value; leaves carry their flatten position (#0, #1, …)."""
-    pos = tree_positions(nodes)
-    edge_x: list[float | None] = []
-    edge_y: list[float | None] = []
-    for node in nodes:
-        if node.path:
-            (x0, y0), (x1, y1) = pos[node.path[:-1]], pos[node.path]
-            edge_x += [x0, x0 + 0.5, x1, None]
-            edge_y += [y0, y1, y1, None]
+    pos = tree_layout([node.path for node in nodes])
+    edge_x, edge_y = tree_edges(pos, elbow=0.5)
     fig = go.Figure(
         go.Scatter(
             x=edge_x,

@@ -121,3 +121,26 @@ def test_pages_draw_charts_through_the_palette() -> None:
         if path.name != "_ui.py" and "st.plotly_chart(" in path.read_text(encoding="utf-8")
     ]
     assert not direct, direct
+
+
+def test_a_tree_grows_right_with_its_leaves_downwards_in_order() -> None:
+    from jaxplay.core.figures import tree_edges, tree_layout
+
+    # root ── a ── (a0, a1, a2)
+    #      └─ b                     listed breadth first: the rows still go depth first
+    paths = [(), (0,), (1,), (0, 0), (0, 1), (0, 2)]
+    pos = tree_layout(paths)
+    assert [pos[p] for p in [(0, 0), (0, 1), (0, 2), (1,)]] == [
+        (2.0, 0.0),
+        (2.0, -1.0),
+        (2.0, -2.0),
+        (1.0, -3.0),
+    ]
+    assert pos[(0,)] == (1.0, -1.0)  # level with its middle child
+    assert pos[()] == (0.0, -2.0)  # between a (-1) and b (-3)
+    xs, ys = tree_edges(pos)
+    assert xs.count(None) == ys.count(None) == len(paths) - 1
+    bent_x, bent_y = tree_edges(pos, elbow=0.5)
+    assert len(bent_x) == 4 * (len(paths) - 1)
+    # The bent line leaves the parent, then runs level into the child.
+    assert all(bent_y[i + 1] == bent_y[i + 2] for i in range(0, len(bent_y), 4))
