@@ -159,7 +159,7 @@ def stages_tab() -> None:
         if not lab_source:
             st.info("The Code Lab is empty: staging this example. Write your own there.")
         try:
-            functions = dict(tracing.code_functions(source))
+            functions = dict(sandbox.function_arities(source))
         except SyntaxError as err:
             st.error(
                 f"**The Code Lab's code does not parse** (line {err.lineno}): "

@@ -262,16 +262,39 @@ def defined_functions(source: str) -> list[str]:
     Parsed, never run: the Code Lab offers these for inspection. Unparsable code gives ``[]``.
     """
     try:
-        tree = ast.parse(source)
+        return [name for name, _ in function_arities(source)]
     except (SyntaxError, ValueError):
         return []
-    names: list[str] = []
+
+
+def function_arities(source: str) -> tuple[tuple[str, int], ...]:
+    """The functions ``source`` defines at top level, each with the positional arguments it needs:
+    a ``def``, ``f = lambda ...``, or ``f = something(g, ...)`` such as ``jax.jit(g)`` (counted
+    from ``g``; 1 when it cannot be told). The one reading of a visitor's functions: the Code Lab
+    offers them for inspection, the Tracing page stages one.
+
+    Parsed with ``ast``, never run. Raises ``SyntaxError`` (``ValueError`` for a null byte) for
+    code that does not parse, so a page can say where.
+    """
+    tree = ast.parse(source)
+
+    def needed(args: ast.arguments) -> int:
+        return len([*args.posonlyargs, *args.args]) - len(args.defaults)
+
+    counts: dict[str, int] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            names.append(node.name)
+            counts[node.name] = needed(node.args)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda | ast.Call):
-            names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
-    return list(dict.fromkeys(names))
+            value = node.value
+            if isinstance(value, ast.Lambda):
+                count = needed(value.args)
+            elif value.args and isinstance(value.args[0], ast.Name):
+                count = counts.get(value.args[0].id, 1)
+            else:
+                count = 1
+            counts.update((t.id, count) for t in node.targets if isinstance(t, ast.Name))
+    return tuple(counts.items())
 
 
 def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:

@@ -68,7 +68,6 @@ from ._presets import while_example as while_example
 from ._sandboxed import MAX_SANDBOX_TEXT as MAX_SANDBOX_TEXT
 from ._sandboxed import SANDBOX_TIMEOUT_S as SANDBOX_TIMEOUT_S
 from ._sandboxed import SandboxStages as SandboxStages
-from ._sandboxed import code_functions as code_functions
 from ._sandboxed import inspect_stages as inspect_stages
 from ._sandboxed import sandbox_stages as sandbox_stages
 from ._staging import STAGES as STAGES

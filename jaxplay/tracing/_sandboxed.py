@@ -34,39 +34,6 @@ MAX_SANDBOX_TEXT = MAX_TEXT
 SANDBOX_TIMEOUT_S = 30.0
 
 
-def code_functions(source: str) -> tuple[tuple[str, int], ...]:
-    """The functions ``source`` defines at top level and how many positional arguments each needs.
-
-    The names are :func:`jaxplay.sandbox.defined_functions`' (``def``, ``f = lambda ...``,
-    ``f = jax.jit(g)``); the counts come from the ``def`` or ``lambda`` (for ``jax.jit(g)``,
-    from ``g``; 1 when it cannot be told). Parsed with ``ast``, nothing is run. Raises
-    ``SyntaxError`` for code that does not parse, so the page can say where.
-    """
-    import ast
-
-    tree = ast.parse(source)
-
-    def needed(args: ast.arguments) -> int:
-        return len([*args.posonlyargs, *args.args]) - len(args.defaults)
-
-    counts: dict[str, int] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            counts[node.name] = needed(node.args)
-        elif isinstance(node, ast.Assign):
-            value = node.value
-            if isinstance(value, ast.Lambda):
-                count = needed(value.args)
-            elif isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name):
-                count = counts.get(value.args[0].id, 1)
-            else:
-                count = 1
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    counts[target.id] = count
-    return tuple((name, counts.get(name, 1)) for name in sandbox.defined_functions(source))
-
-
 def _cut(staged: Staged) -> Staged:
     """``staged`` with texts over :data:`MAX_SANDBOX_TEXT` cut (and their line maps with them)."""
     changes: dict[str, Any] = {}

@@ -19,6 +19,7 @@ from jaxplay.sandbox import (
     RunResult,
     WorkerPool,
     defined_functions,
+    function_arities,
     parse_arg_specs,
     worker_environment,
 )
@@ -114,6 +115,16 @@ def test_functions_and_argument_shapes_are_read_without_running() -> None:
         parse_arg_specs("(3, -1)")
     with pytest.raises(ValueError, match="Could not read"):
         parse_arg_specs("__import__('os')")
+
+
+def test_function_arities() -> None:
+    source = (
+        "import jax\n\ndef f(x, y, z=1):\n    return x\n\nasync def g():\n    pass\n\n"
+        "h = lambda a, b, c: a\nfast = jax.jit(f)\n"
+    )
+    assert function_arities(source) == (("f", 2), ("g", 0), ("h", 3), ("fast", 2))
+    with pytest.raises(SyntaxError):
+        function_arities("def f(:\n")
 
 
 def test_bad_inspect_requests_are_refused_before_running(pool: WorkerPool) -> None:

@@ -286,16 +286,6 @@ def test_pane_html_marks_the_selected_lines_and_escapes() -> None:
 # --- the sandbox path ----------------------------------------------------------------------------
 
 
-def test_code_functions() -> None:
-    source = (
-        "import jax\n\ndef f(x, y, z=1):\n    return x\n\nasync def g():\n    pass\n\n"
-        "h = lambda a, b, c: a\nfast = jax.jit(f)\n"
-    )
-    assert tracing.code_functions(source) == (("f", 2), ("g", 0), ("h", 3), ("fast", 2))
-    with pytest.raises(SyntaxError):
-        tracing.code_functions("def f(:\n")
-
-
 def test_inspect_stages_returns_json_for_every_variant() -> None:
     """What the worker runs: the function's own file is the shown source."""
 
