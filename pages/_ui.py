@@ -17,7 +17,7 @@ import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
 from jaxplay.core import capture, figures, markdown, turns
-from jaxplay.core.expr import ExprError
+from jaxplay.core.errors import InputError
 from jaxplay.hosting import catalog, publicmode, results
 
 T = TypeVar("T")
@@ -50,17 +50,16 @@ def stop() -> NoReturn:
     raise Stopped
 
 
-def expr_error(err: ExprError, source: str) -> None:
-    """A formula error with a caret under the offending column."""
-    lines = source.strip().splitlines() or [""]
-    pointer = ""
-    if err.col is not None and 1 <= err.line <= len(lines):
-        pointer = f"\n{lines[err.line - 1]}\n{' ' * (err.col - 1)}^"
-    st.error(
-        f"**This formula is not allowed:** {markdown.escape(err.message)}", icon=":material/error:"
-    )
+def input_error(
+    err: InputError, heading: str, text: str | None = None, icon: str = ":material/error:"
+) -> None:
+    """The one way a page refuses typed text: ``heading`` in bold, the parser's message as text,
+    and the offending line with a caret under the column at fault (``text`` is what the
+    visitor typed, when the error did not keep it)."""
+    st.error(f"**{heading}** {markdown.escape(err.message)}", icon=icon)
+    pointer = err.pointer(text)
     if pointer:
-        st.code(pointer.strip("\n"), language=None)
+        st.code(pointer, language=None)
 
 
 def visitor_id() -> str:

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import article, code_lab, sandbox
-from jaxplay.core import markdown
+from jaxplay.core.errors import InputError
 from jaxplay.hosting import catalog, snippets
 from pages import _ui  # every page imports it first: see its docstring
 from pages._editor import code_editor, run_requested
@@ -158,8 +158,8 @@ if chosen and function:
         request = sandbox.InspectRequest(
             function, sandbox.parse_arg_specs(shapes, dtype), tuple(chosen)
         )
-    except ValueError as err:  # quotes the visitor's shapes: shown as text
-        st.warning(markdown.escape(err), icon=":material/warning:")
+    except InputError as err:
+        _ui.input_error(err, "Not shapes:")
 
 # Ctrl/Cmd+Enter in the editor runs exactly as the Run button does; choosing an inspection runs
 # the code with it at once (a presenter who presses "Show the jaxpr" expects to see one).

@@ -153,7 +153,7 @@ with builder:
             with st.spinner(doing + "…", show_time=True):
                 result = pipeline(stack, source, shape)
         except expr.ExprError as err:
-            _ui.expr_error(err, source)
+            _ui.input_error(err, "This formula is not allowed:", source)
         except ValueError as err:
             st.warning(markdown.escape(err), icon=":material/block:")
         except sandbox.TaskFailed as err:

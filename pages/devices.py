@@ -224,12 +224,7 @@ if tabs["Sharding"].open:
                 platform,
             )
         except devices.ShardingProblem as err:
-            st.error(
-                f"**This sharding cannot work.** {markdown.escape(err.plain)}",
-                icon=":material/error:",
-            )
-            if err.col is not None:
-                st.code(f"{spec_src}\n{' ' * (err.col - 1)}^", language=None)
+            _ui.input_error(err, "This sharding cannot work.", spec_src)
             if err.jax_error:
                 st.caption("JAX's own message:")
                 wrapped(err.jax_error, None)

@@ -115,7 +115,7 @@ try:
     ad.scalar_function(source)
     ad.check_grid(float(lo), float(hi), POINTS)
 except expr.ExprError as err:
-    _ui.expr_error(err, source)
+    _ui.input_error(err, "This formula is not allowed:", source)
     _ui.stop()
 except ValueError as err:
     st.error(f"**Not drawn:** {markdown.escape(_ui.scrub(err))}", icon=":material/block:")

@@ -92,9 +92,9 @@ if kept is None:
     else:
         stages.clear()  # nothing was measured: no box beside the refusal
 if isinstance(failure, expr.ExprError):
-    _ui.expr_error(failure, formula)
+    _ui.input_error(failure, "This formula is not allowed:", formula)
 elif isinstance(failure, jit.SizeError):
-    st.error(f"**Not timed:** {markdown.escape(failure)}", icon=":material/block:")
+    _ui.input_error(failure, "Not timed:", icon=":material/block:")
 elif failure is not None:
     _ui.show_error(failure, "**The function failed:** ")
 

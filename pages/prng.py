@@ -378,7 +378,7 @@ seed: int | None = None
 try:
     seed = prng.parse_seed(seed_text or "")
 except prng.SeedError as err:
-    st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
+    _ui.input_error(err, "Not a seed:")
 else:
     info = describe(seed)
     if not info.in_range:

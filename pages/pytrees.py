@@ -61,7 +61,7 @@ def basics_tab() -> None:
     try:
         found = anatomy(example or pytrees.EXAMPLES[0].key, literal or "", fn_name or "double")
     except pytrees.LiteralError as err:
-        st.error(f"**Not accepted:** {markdown.escape(err)}", icon=":material/error:")
+        _ui.input_error(err, "Not accepted:")
         return
     st.markdown(
         f"JAX sees **{count(found.n_leaves, 'leaf', 'leaves')}** and "

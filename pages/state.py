@@ -71,7 +71,7 @@ def read_seed(text: str) -> int | None:
         if not 0 <= seed < 2**31:
             raise prng.SeedError(f"{seed} is outside 0 to 2147483647 (2**31 - 1).")
     except prng.SeedError as err:
-        st.error(f"**Not a seed:** {err.message}", icon=":material/error:")
+        _ui.input_error(err, "Not a seed:")
         return None
     return int(seed)
 

@@ -67,9 +67,7 @@ with editor:
     try:
         result = outcome(in_text, out_text, layout, w_choice)
     except vz.AxesError as err:
-        st.error(f"**Not an axis spec:** {markdown.escape(err.message)}", icon=":material/error:")
-        if err.pointer():
-            st.code(err.pointer(), language=None)
+        _ui.input_error(err, "Not an axis spec:")
     else:
         for row in result.rows:
             mapped = "not mapped" if row.axis is None else f"axis {row.axis} mapped"

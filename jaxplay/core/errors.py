@@ -1,8 +1,12 @@
-"""JAX's refusals in plain words, with JAX's own message kept beside them.
+"""Refusals in plain words: of text a visitor typed (:class:`InputError`), and JAX's own, with
+JAX's message kept beside them (:func:`explain_error`).
 
-Why: a wrong ``in_axes`` or a ``grad`` of a vector output makes JAX raise a precise but terse
-message. The vmap and compose pages translate the ones they provoke, each from its own table of
-patterns; the translation never replaces JAX's message, it is shown next to it.
+Why: a page reads formulas, axis specs, PartitionSpecs, literals, shapes and seeds a visitor
+typed, and each parser refuses some; one type for all of them means one way to show a refusal
+(the message as text, a caret under the column at fault). And a wrong ``in_axes`` or a ``grad``
+of a vector output makes JAX raise a precise but terse message: the vmap and compose pages
+translate the ones they provoke, each from its own table of patterns; the translation never
+replaces JAX's message, it is shown next to it.
 """
 
 from __future__ import annotations
@@ -10,6 +14,42 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+
+class InputError(ValueError):
+    """Text a visitor typed that a page refuses: what is wrong, and where.
+
+    Attributes:
+        message: what is wrong, in plain words (plain text, never Markdown: it may quote the
+            visitor's text; pages show it escaped).
+        text: the text as typed, when the parser kept it ("" when the page has it).
+        line: 1-based line of the offending part.
+        col: 1-based column of the offending part, ``None`` when it concerns the whole text.
+    """
+
+    def __init__(self, message: str, *, text: str = "", line: int = 1, col: int | None = None):
+        where = ""
+        if col is not None:
+            where = f" (line {line}, column {col})" if line > 1 else f" (column {col})"
+        super().__init__(message + where)
+        self.message = message
+        self.text = text
+        self.line = line
+        self.col = col
+
+    def pointer(self, text: str | None = None) -> str:
+        """The offending line of ``text`` (by default the text kept) with a caret under the
+        column at fault; ``""`` without a column.
+
+        Example:
+            >>> print(InputError("a number is missing", text="(0, x)", col=5).pointer())
+            (0, x)
+                ^
+        """
+        lines = (self.text if text is None else text).strip().splitlines() or [""]
+        if self.col is None or not 1 <= self.line <= len(lines):
+            return ""
+        return f"{lines[self.line - 1]}\n{' ' * (self.col - 1)}^"
 
 
 @dataclass(frozen=True)

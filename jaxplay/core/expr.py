@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay.core import words
+from jaxplay.core.errors import InputError
 
 MAX_LENGTH = 500
 MAX_DEPTH = 50
@@ -234,21 +235,12 @@ _NODE_NAMES: dict[type[ast.AST], str] = {
 Evaluator = Callable[[dict[str, Any]], Any]
 
 
-class ExprError(ValueError):
-    """A formula that is not allowed or not valid, with where it went wrong.
-
-    Attributes:
-        message: what is wrong, in plain words.
-        line: 1-based line of the offending part (formulas are usually one line).
-        col: 1-based column of the offending part, or ``None`` when it concerns the whole input.
-    """
+class ExprError(InputError):
+    """A formula that is not allowed or not valid, with where it went wrong (formulas are
+    usually one line; the page has the text, see :meth:`InputError.pointer`)."""
 
     def __init__(self, message: str, line: int = 1, col: int | None = None) -> None:
-        self.message = message
-        self.line = line
-        self.col = col
-        where = f" (line {line}, column {col})" if col is not None else ""
-        super().__init__(f"{message}{where}")
+        super().__init__(message, line=line, col=col)
 
 
 @dataclass(frozen=True)

@@ -385,6 +385,7 @@ def parse_fusions(hlo_text: str) -> list[Fusion]:
         loop bodies or branches); nested fusions are flattened into the fusion that contains them.
 
     Example:
+        >>> import jax, jax.numpy as jnp
         >>> text = jax.jit(lambda x: jnp.cos(jnp.sin(x))).lower(jnp.ones(8)).compile().as_text()
         >>> [f.ops for f in parse_fusions(text)]
         [('sine', 'cosine')]

@@ -25,6 +25,7 @@ import plotly.graph_objects as go
 from plotly import colors as pcolors
 
 from jaxplay.core import claims, timing
+from jaxplay.core.errors import InputError
 from jaxplay.core.figures import plain, timing_line
 from jaxplay.core.words import count
 from jaxplay.devices._devices import devices_of
@@ -36,7 +37,7 @@ MAX_RANK = 2
 SpecEntry = str | tuple[str, ...] | None
 
 
-class ShardingProblem(ValueError):
+class ShardingProblem(InputError):
     """A mesh, shape or spec that cannot work, in plain words, with JAX's own message if it ran.
 
     Attributes:
@@ -47,10 +48,9 @@ class ShardingProblem(ValueError):
     """
 
     def __init__(self, plain: str, jax_error: str | None = None, col: int | None = None):
-        super().__init__(plain)
+        super().__init__(plain, col=col)
         self.plain = plain
         self.jax_error = jax_error
-        self.col = col
 
 
 # --- parsing what the visitor types ---------------------------------------------------------

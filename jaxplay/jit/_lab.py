@@ -26,6 +26,7 @@ import numpy as np
 
 from jaxplay.article import naive_softmax
 from jaxplay.core import budget, claims, compilation, expr, timing, turns, words
+from jaxplay.core.errors import InputError
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
@@ -41,7 +42,7 @@ BUDGET = budget.Budget(max_flops=40e9, max_peak_bytes=512 * 2**20, max_seconds=M
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
 
 
-class SizeError(ValueError):
+class SizeError(InputError):
     """An input the page refuses to time; the message names the limit."""
 
 

@@ -16,6 +16,7 @@ import jax.random as jrandom
 import numpy as np
 
 from jaxplay.core import claims, jax_private
+from jaxplay.core.errors import InputError
 from jaxplay.core.markdown import code
 
 #: The article's seed (section 5): 41 bits, so x64 decides what it means.
@@ -65,12 +66,8 @@ MAX_PARALLEL_VALUES = 1_000_000
 MAX_TIMED_NUMBERS = 10_000_000
 
 
-class SeedError(ValueError):
+class SeedError(InputError):
     """A typed seed that is not a whole number (or absurdly long); ``message`` says why."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 _INT_RE = re.compile(r"[+-]?\d+(?:_\d+)*")
@@ -96,12 +93,12 @@ def parse_seed(text: str) -> int:
             hint = " JAX seeds are integers; write the number out in digits."
         elif s.lower().startswith(("0x", "-0x", "+0x")):
             hint = " Write it in decimal."
-        raise SeedError(f"{code(s[:MAX_SEED_DIGITS])} is not a whole number.{hint}")
+        raise SeedError(f"{s[:MAX_SEED_DIGITS]!r} is not a whole number.{hint}")
     digits = s.lstrip("+-").replace("_", "")
     if len(digits) > MAX_SEED_DIGITS:
         raise SeedError(
             f"The seed has {len(digits)} digits; the limit is {MAX_SEED_DIGITS} "
-            "(and JAX itself accepts only seeds from `-2**63` to `2**63 - 1`)."
+            "(and JAX itself accepts only seeds from -2**63 to 2**63 - 1)."
         )
     return int(s)
 

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxplay.core import words
+from jaxplay.core.errors import InputError
 
 #: Longest literal accepted, in characters (checked before parsing).
 MAX_LITERAL_CHARS = 300
@@ -35,7 +36,7 @@ INT_LIMIT = 2**31 - 1
 MAX_KEY_CHARS = 24
 
 
-class LiteralError(ValueError):
+class LiteralError(InputError):
     """A typed literal the page refuses, with the reason in words."""
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxplay.core import words
+from jaxplay.core.errors import InputError
 from jaxplay.core.turns import current_visitor
 from jaxplay.sandbox._inspectors import INSPECTORS as INSPECTORS
 from jaxplay.sandbox._inspectors import LABELS as LABELS
@@ -300,8 +301,9 @@ def function_arities(source: str) -> tuple[tuple[str, int], ...]:
 def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
     """Example-argument shapes from text such as ``"(3,), (4, 4), ()"`` (one per argument).
 
-    A bare ``3`` means ``(3,)``; an empty string means no arguments. Raises ``ValueError``
-    with a readable message for anything else (parsed with ``ast.literal_eval``, never run).
+    A bare ``3`` means ``(3,)``; an empty string means no arguments. Raises
+    :class:`~jaxplay.core.errors.InputError` (a ``ValueError``) with a readable message, and the
+    column for a syntax error, for anything else (read with ``ast.literal_eval``, never run).
     """
     text = text.strip()
     if not text:
@@ -309,9 +311,14 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
     try:
         value = ast.literal_eval(f"[{text}]")
     except (SyntaxError, ValueError) as err:
-        raise ValueError(
-            f"Could not read {text!r} as shapes; write them like (3,), (4, 4) or ()."
-            + words.ascii_hint(text)
+        offset = getattr(err, "offset", None)  # in "[text]": one more than in the text
+        line = getattr(err, "lineno", None) or 1
+        raise InputError(
+            "Could not read these as shapes; write them like (3,), (4, 4) or ()."
+            + words.ascii_hint(text),
+            text=text,
+            line=line,
+            col=max(1, offset - (1 if line == 1 else 0)) if offset else None,
         ) from err
     specs = []
     for item in value:
@@ -319,6 +326,8 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
         if not isinstance(shape, tuple) or not all(
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
         ):
-            raise ValueError(f"{item!r} is not a shape: use a tuple of sizes such as (3, 4).")
+            raise InputError(
+                f"{item!r} is not a shape: use a tuple of sizes such as (3, 4).", text=text
+            )
         specs.append(ArgSpec(shape=shape, dtype=dtype))
     return tuple(specs)

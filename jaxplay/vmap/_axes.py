@@ -20,7 +20,7 @@ from jaxplay.article import (
     process_single_example,
 )
 from jaxplay.core import claims, timing, words
-from jaxplay.core.errors import Explanation, FriendlyError, explain_error
+from jaxplay.core.errors import Explanation, FriendlyError, InputError, explain_error
 
 MAX_AXES_TEXT = 80
 #: The largest ``|axis|`` the box reads: a bound on the text only. Whether an axis exists is for
@@ -32,30 +32,14 @@ MAX_AXES_DEPTH = 4
 AxisSpec = int | None | tuple["AxisSpec", ...]
 
 
-class AxesError(ValueError):
-    """An ``in_axes``/``out_axes`` text that is not a valid spec.
-
-    Attributes:
-        message: what is wrong.
-        col: 1-based column of the offending part (None when it concerns the whole text).
-        field: ``"in_axes"`` or ``"out_axes"``.
-        text: the text as typed.
-    """
+class AxesError(InputError):
+    """An ``in_axes``/``out_axes`` text that is not a valid spec; ``field`` says which."""
 
     def __init__(
         self, message: str, col: int | None = None, field: str = "", text: str = ""
     ) -> None:
-        self.message = message
-        self.col = col
+        super().__init__(message, text=text, col=col)
         self.field = field
-        self.text = text
-        super().__init__(message if col is None else f"{message} (column {col})")
-
-    def pointer(self) -> str:
-        """The text with a caret under the offending column ("" without a column)."""
-        if self.col is None:
-            return ""
-        return f"{self.text}\n{' ' * (self.col - 1)}^"
 
 
 def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:

@@ -36,3 +36,40 @@ def test_an_explanation_may_depend_on_the_values_it_names() -> None:
     assert (
         explain_error(ValueError("rank is 3"), [(r"rank is (\d+)", "rank {0}")]).plain == "rank 3"
     )
+
+
+def test_every_parser_of_typed_text_refuses_with_the_one_input_error() -> None:
+    """Formulas, axis specs, PartitionSpecs, literals, shapes and seeds: one type, so a page
+    shows every refusal one way (``_ui.input_error``: the message as text, a caret)."""
+    import pytest
+
+    from jaxplay import devices, prng, pytrees, sandbox
+    from jaxplay.core import expr
+    from jaxplay.core.errors import InputError
+    from jaxplay.vmap import _axes
+
+    refusals = [
+        lambda: expr.parse("jnp.sin(x) +* 2"),
+        lambda: _axes.parse_axes("(0, nope)"),
+        lambda: devices.parse_spec("P('i',"),
+        lambda: pytrees.parse_literal("[1, 2"),
+        lambda: sandbox.parse_arg_specs("(3,), (4, 4"),
+        lambda: prng.parse_seed("1.5"),
+    ]
+    for refuse in refusals:
+        with pytest.raises(InputError) as err:
+            refuse()
+        assert err.value.message and "(column" not in err.value.message
+    with pytest.raises(InputError) as err:
+        sandbox.parse_arg_specs("(3,), (4, 4")
+    assert err.value.pointer() == "(3,), (4, 4\n           ^"
+
+
+def test_a_pointer_puts_the_caret_under_the_column_of_its_line() -> None:
+    from jaxplay.core.errors import InputError
+
+    err = InputError("unexpected name", line=2, col=3)
+    assert str(err) == "unexpected name (line 2, column 3)"
+    assert err.pointer("x + 1\n2 zz") == "2 zz\n  ^"
+    assert InputError("too long").pointer("x") == ""  # no column: no caret
+    assert InputError("bad", line=5, col=1).pointer("one line") == ""  # no such line

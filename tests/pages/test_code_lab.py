@@ -75,7 +75,7 @@ def test_inspect_shows_the_jaxpr() -> None:
     assert any("sin" in c and "f32[3]" in c for c in _codes(at))
 
 
-def test_bad_shapes_are_a_warning_not_a_traceback() -> None:
+def test_bad_shapes_are_refused_as_every_typed_text_is_not_a_traceback() -> None:
     at = open_page(
         SPEC,
         code_lab_source="def f(x):\n    return x\n",
@@ -83,7 +83,7 @@ def test_bad_shapes_are_a_warning_not_a_traceback() -> None:
         code_lab_args="(3, 'a')",
     )
     assert_clean(at)
-    assert any("not a shape" in w.value for w in at.warning)
+    assert any(e.value.startswith("**Not shapes:**") and "not a shape" in e.value for e in at.error)
 
 
 def test_a_matrix_gets_a_heatmap() -> None:
