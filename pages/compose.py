@@ -4,8 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from jaxplay import compose as cp
-from jaxplay import sandbox
+from jaxplay import compose, sandbox
 from jaxplay.core import expr, markdown, timing, words
 from pages import _ui
 
@@ -14,7 +13,7 @@ AGREEMENT_N = 100
 FORMULA = "type a formula"
 BUILDER_KEYS = (
     "compose_preset",
-    *(f"compose_t{i}" for i in range(cp.MAX_STACK)),
+    *(f"compose_t{i}" for i in range(compose.MAX_STACK)),
     "compose_function",
     "compose_shape",
     "compose_formula",
@@ -29,38 +28,38 @@ st.write(
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def pipeline(stack: tuple[str, ...], source: str, shape: tuple[int, ...]) -> cp.PipelineResult:
-    return cp.pipeline(stack, source, shape)
+def pipeline(stack: tuple[str, ...], source: str, shape: tuple[int, ...]) -> compose.PipelineResult:
+    return compose.pipeline(stack, source, shape)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def samples(batch: int, features: int) -> cp.PerSample:
-    return cp.per_sample(batch, features)
+def samples(batch: int, features: int) -> compose.PerSample:
+    return compose.per_sample(batch, features)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def jacobian_point(sweep: str, width: int) -> cp.JacobianPoint:
-    return cp.jacobian_point(sweep, width)
+def jacobian_point(sweep: str, width: int) -> compose.JacobianPoint:
+    return compose.jacobian_point(sweep, width)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def hvp_point(method: str, n: int) -> cp.HvpPoint:
-    return cp.hvp_point(method, n)
+def hvp_point(method: str, n: int) -> compose.HvpPoint:
+    return compose.hvp_point(method, n)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
 def jacobian_check() -> tuple[tuple[int, ...], float]:
-    return cp.jacobians_agree(64, 8)
+    return compose.jacobians_agree(64, 8)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
-def jit_hvp() -> tuple[cp.JitHvp, float]:
-    return cp.jit_hvp(), cp.hvp_agreement(AGREEMENT_N)
+def jit_hvp() -> tuple[compose.JitHvp, float]:
+    return compose.jit_hvp(), compose.hvp_agreement(AGREEMENT_N)
 
 
 def preset_state(name: str) -> dict[str, str]:
-    preset = cp.STACK_PRESETS[name]
-    state = {f"compose_t{i}": NONE for i in range(cp.MAX_STACK)}
+    preset = compose.STACK_PRESETS[name]
+    state = {f"compose_t{i}": NONE for i in range(compose.MAX_STACK)}
     state.update({f"compose_t{i}": t for i, t in enumerate(preset.stack)})
     return {**state, "compose_function": preset.function, "compose_shape": preset.shape}
 
@@ -85,19 +84,19 @@ _ui.keep_widgets(
 )
 
 # The first preset is the widgets' default, so a link names only what differs from it.
-DEFAULT = preset_state(next(iter(cp.STACK_PRESETS)))
+DEFAULT = preset_state(next(iter(compose.STACK_PRESETS)))
 
 with builder:
     if builder.open is not False:
         st.selectbox(
             "Preset",
-            list(cp.STACK_PRESETS),
+            list(compose.STACK_PRESETS),
             key="compose_preset",
             on_change=apply_preset,
             bind="query-params",
         )
-        slots = st.columns(cp.MAX_STACK)
-        options = [NONE, *cp.TRANSFORMS]
+        slots = st.columns(compose.MAX_STACK)
+        options = [NONE, *compose.TRANSFORMS]
         stack = tuple(
             t
             for i, col in enumerate(slots)
@@ -113,7 +112,7 @@ with builder:
             if t != NONE
         )
         a, b = st.columns(2)
-        choices = [*cp.FUNCTIONS, FORMULA]
+        choices = [*compose.FUNCTIONS, FORMULA]
         function = a.selectbox(
             "f(x)",
             choices,
@@ -121,7 +120,7 @@ with builder:
             key="compose_function",
             bind="query-params",
         )
-        shape_names = list(cp.INPUT_SHAPES)
+        shape_names = list(compose.INPUT_SHAPES)
         shape_name = b.selectbox(
             "x",
             shape_names,
@@ -129,7 +128,7 @@ with builder:
             key="compose_shape",
             bind="query-params",
         )
-        source = cp.FUNCTIONS.get(function, "")
+        source = compose.FUNCTIONS.get(function, "")
         if function == FORMULA:
             source = _ui.text_box(
                 a,
@@ -140,11 +139,11 @@ with builder:
                 help="Allowed: " + ", ".join(expr.allowed_functions()),
             )
         st.caption(
-            " · ".join(f"**{t}** {cp.TRANSFORMS[t].does}" for t in stack)
+            " · ".join(f"**{t}** {compose.TRANSFORMS[t].does}" for t in stack)
             or "No transform: f itself."
         )
-        shape = cp.INPUT_SHAPES[shape_name]
-        isolated = not cp.is_preset(stack, source, shape)
+        shape = compose.INPUT_SHAPES[shape_name]
+        isolated = not compose.is_preset(stack, source, shape)
         doing = f"Applying {' ∘ '.join(stack) or 'no transform'} to f"
         if isolated:
             deadline = sandbox.RunnerConfig.from_env().limits.timeout_s
@@ -200,16 +199,16 @@ with builder:
                     st.caption(note)
                 with st.expander("jaxpr of the composed function", icon=":material/account_tree:"):
                     st.code(result.jaxpr, language=None)
-        _ui.show_code(cp.pipeline, cp.compose, cp.stack_code)
+        _ui.show_code(compose.pipeline, compose.compose, compose.stack_code)
 
 with per_sample:
     if per_sample.open is not False:
         a, b = st.columns(2)
         batch = a.slider(
-            "samples B", 1, cp.MAX_SAMPLES, 8, key="compose_batch", bind="query-params"
+            "samples B", 1, compose.MAX_SAMPLES, 8, key="compose_batch", bind="query-params"
         )
         features = b.slider(
-            "features D", 1, cp.MAX_FEATURES, 3, key="compose_features", bind="query-params"
+            "features D", 1, compose.MAX_FEATURES, 3, key="compose_features", bind="query-params"
         )
         ps = samples(batch, features)
         st.markdown(f"params `{ps.params_shape}`, X `{ps.x_shape}`, Y `{ps.y_shape}`")
@@ -243,13 +242,13 @@ with per_sample:
             icon=":material/check_circle:",
         )
         st.dataframe(pd.DataFrame(ps.fixed).head(8), key="compose_per_sample_table")
-        _ui.show_code(cp.per_sample_gradient, cp.loss_for_sample, cp.per_sample)
+        _ui.show_code(compose.per_sample_gradient, compose.loss_for_sample, compose.per_sample)
 
 with jac:
     if jac.open is not False:
         widths = st.multiselect(
             "Widths",
-            [4, 16, 64, 256, 1024, cp.MAX_WIDTH],
+            [4, 16, 64, 256, 1024, compose.MAX_WIDTH],
             [4, 64, 1024],
             key="compose_widths",
             bind="query-params",
@@ -258,7 +257,7 @@ with jac:
         shape_, diff = jacobian_check()
         st.caption(f"jacfwd and jacrev agree: Jacobian {shape_}, max |difference| {diff:.2g}.")
         if _ui.measure_button("Measure", "compose_jac_measure", chosen):
-            steps = [(s, w) for s in cp.SWEEPS for w in chosen]
+            steps = [(s, w) for s in compose.SWEEPS for w in chosen]
             points = _ui.measure_points(
                 f"Timing jit(jacfwd) and jit(jacrev) at {words.count(len(chosen), 'width')}",
                 f"Timed both modes at {words.count(len(chosen), 'width')}",
@@ -266,18 +265,18 @@ with jac:
                 lambda step: jacobian_point(*step),
                 lambda step: f"{step[0]}, width {step[1]}",
             )
-            sweep = cp.jacobian_sweep(points)
-            _ui.chart(cp.jacobian_figure(sweep), key="compose_jac_chart")
+            sweep = compose.jacobian_sweep(points)
+            _ui.chart(compose.jacobian_figure(sweep), key="compose_jac_chart")
             wide = len(sweep.widths) - 1
-            for name in cp.SWEEPS:
+            for name in compose.SWEEPS:
                 winner, factor = sweep.faster(name, wide)
                 st.markdown(f"{name} ({sweep.widths[wide]}): **{winner}** is {factor:.1f}× faster.")
         elif chosen:
             st.info(
                 "Times jit(jacfwd) and jit(jacrev) at each width, with a narrow side of "
-                f"{cp.NARROW}."
+                f"{compose.NARROW}."
             )
-        _ui.show_code(cp.neural_network, cp.jacobian_point)
+        _ui.show_code(compose.neural_network, compose.jacobian_point)
 
 with hvp:
     if hvp.open is not False:
@@ -300,14 +299,14 @@ with hvp:
         )
         dims = st.multiselect(
             "Dimensions n",
-            [16, 64, 256, 1024, 2048, cp.MAX_HVP_DIM],
+            [16, 64, 256, 1024, 2048, compose.MAX_HVP_DIM],
             [16, 256, 1024],
             key="compose_dims",
             bind="query-params",
         )
         chosen_dims = tuple(sorted(dims))
         if _ui.measure_button("Measure", "compose_hvp_measure", chosen_dims):
-            steps = [(m, n) for n in chosen_dims for m in cp.HVP_METHODS]
+            steps = [(m, n) for n in chosen_dims for m in compose.HVP_METHODS]
             points = _ui.measure_points(
                 f"Timing three ways to H·v at {words.count(len(chosen_dims), 'dimension')}",
                 f"Timed three ways at {words.count(len(chosen_dims), 'dimension')}",
@@ -315,17 +314,19 @@ with hvp:
                 lambda step: hvp_point(*step),
                 lambda step: f"{step[0]}, n={step[1]}",
             )
-            sweep_h = cp.hvp_sweep(points)
-            _ui.chart(cp.hvp_figure(sweep_h), key="compose_hvp_chart")
+            sweep_h = compose.hvp_sweep(points)
+            _ui.chart(compose.hvp_figure(sweep_h), key="compose_hvp_chart")
             last = len(sweep_h.dims) - 1
             best, spread = sweep_h.fastest(last)
             st.caption(
                 f"At n={sweep_h.dims[last]}: "
                 + "; ".join(
                     f"{m}: {timing.format_seconds(sweep_h.timings[m][last].median)}"
-                    for m in cp.HVP_METHODS
+                    for m in compose.HVP_METHODS
                 )
                 + f". Fastest: {best}, {spread:.1f}× faster than the slowest. Largest relative "
                 f"difference from the full Hessian's H·v: {sweep_h.max_rel_diff:.1g}."
             )
-        _ui.show_code(cp.forward_over_reverse_hvp, cp.hvp, cp.optimized_hvp, cp.hvp_point)
+        _ui.show_code(
+            compose.forward_over_reverse_hvp, compose.hvp, compose.optimized_hvp, compose.hvp_point
+        )

@@ -3,8 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from jaxplay import grad as ad
-from jaxplay import sandbox
+from jaxplay import grad, sandbox
 from jaxplay.core import expr, markdown, words
 from pages import _ui
 
@@ -21,48 +20,48 @@ st.write(
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def curves(source: str, order: int, lo: float, hi: float, points: int) -> ad.DerivativeCurves:
-    return ad.curves(source, order, lo, hi, points)
+def curves(source: str, order: int, lo: float, hi: float, points: int) -> grad.DerivativeCurves:
+    return grad.curves(source, order, lo, hi, points)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def checks(source: str, x0: float, order: int) -> ad.PointChecks:
-    return ad.checks(source, x0, order)
+def checks(source: str, x0: float, order: int) -> grad.PointChecks:
+    return grad.checks(source, x0, order)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
-def vectors() -> ad.ModesOnVectors:
-    return ad.modes_on_vectors()
+def vectors() -> grad.ModesOnVectors:
+    return grad.modes_on_vectors()
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def custom(factor: float, rule: str) -> ad.CustomVsAutodiff:
-    return ad.custom_vs_autodiff(factor, rule)
+def custom(factor: float, rule: str) -> grad.CustomVsAutodiff:
+    return grad.custom_vs_autodiff(factor, rule)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def rules(x: float) -> ad.CustomRules:
-    return ad.custom_rules(x)
+def rules(x: float) -> grad.CustomRules:
+    return grad.custom_rules(x)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def stops(x: float) -> ad.StopGradient:
-    return ad.stop_gradient_demo(x)
+def stops(x: float) -> grad.StopGradient:
+    return grad.stop_gradient_demo(x)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
-def linearized() -> ad.Linearized:
-    return ad.linearize_vs_jvp()
+def linearized() -> grad.Linearized:
+    return grad.linearize_vs_jvp()
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def tree(init: str, argnums: str) -> ad.GradientTree:
-    return ad.gradient_tree(init, ad.ARGNUMS[argnums])
+def tree(init: str, argnums: str) -> grad.GradientTree:
+    return grad.gradient_tree(init, grad.ARGNUMS[argnums])
 
 
 @st.cache_data(max_entries=2, show_spinner=False)
-def hessians(init: str) -> tuple[ad.AuxResult, ad.HessianDiagonal]:
-    return ad.value_and_grad_with_aux(init), ad.hessian_diagonal(init)
+def hessians(init: str) -> tuple[grad.AuxResult, grad.HessianDiagonal]:
+    return grad.value_and_grad_with_aux(init), grad.hessian_diagonal(init)
 
 
 def working(doing: str, typed: bool) -> object:
@@ -83,8 +82,8 @@ def failed(err: sandbox.TaskFailed, doing: str) -> None:
 
 
 c1, c2, c3, c4, c5 = st.columns([3, 1, 1, 1, 1])
-preset = c1.selectbox("f(x)", [*ad.PRESETS, FORMULA], key="grad_preset", bind="query-params")
-source = ad.PRESETS.get(preset, "")
+preset = c1.selectbox("f(x)", [*grad.PRESETS, FORMULA], key="grad_preset", bind="query-params")
+source = grad.PRESETS.get(preset, "")
 if preset == FORMULA:
     source = _ui.text_box(
         c1,
@@ -94,15 +93,17 @@ if preset == FORMULA:
         bind="query-params",
         help="Allowed: " + ", ".join(expr.allowed_functions()),
     )
-order = c2.slider("up to order", 0, ad.MAX_ORDER, 2, key="grad_order", bind="query-params")
+order = c2.slider("up to order", 0, grad.MAX_ORDER, 2, key="grad_order", bind="query-params")
 lo = c3.number_input(
-    "x from", -ad.MAX_ABS_X, ad.MAX_ABS_X, -3.0, key="grad_lo", bind="query-params"
+    "x from", -grad.MAX_ABS_X, grad.MAX_ABS_X, -3.0, key="grad_lo", bind="query-params"
 )
-hi = c4.number_input("x to", -ad.MAX_ABS_X, ad.MAX_ABS_X, 3.0, key="grad_hi", bind="query-params")
+hi = c4.number_input(
+    "x to", -grad.MAX_ABS_X, grad.MAX_ABS_X, 3.0, key="grad_hi", bind="query-params"
+)
 x0 = c5.number_input(
     "checked at x₀",
-    -ad.MAX_ABS_X,
-    ad.MAX_ABS_X,
+    -grad.MAX_ABS_X,
+    grad.MAX_ABS_X,
     0.7,
     key="grad_x0",
     bind="query-params",
@@ -112,15 +113,15 @@ x0 = c5.number_input(
 # Checked here, at once (parsing and tracing f at a number is cheap); differentiating a typed
 # formula runs in a worker (jaxplay.grad._formulas says why).
 try:
-    ad.scalar_function(source)
-    ad.check_grid(float(lo), float(hi), POINTS)
+    grad.scalar_function(source)
+    grad.check_grid(float(lo), float(hi), POINTS)
 except expr.ExprError as err:
     _ui.input_error(err, "This formula is not allowed:", source)
     _ui.stop()
 except ValueError as err:
     st.error(f"**Not drawn:** {markdown.escape(_ui.scrub(err))}", icon=":material/block:")
     _ui.stop()
-typed = not ad.is_preset(source)
+typed = not grad.is_preset(source)
 
 plot, check, modes, rule, jvp_rule, stop, pytrees = st.tabs(
     [
@@ -153,7 +154,7 @@ with plot:
         except sandbox.TaskFailed as err:
             failed(err, f"Differentiating this formula to order {order}")
         else:
-            _ui.chart(ad.derivative_figure(drawn), key="grad_curves")
+            _ui.chart(grad.derivative_figure(drawn), key="grad_curves")
             for kink in drawn.kinks:
                 st.warning(markdown.escape(kink.describe()), icon=":material/warning:")
             if drawn.kinks_total > len(drawn.kinks):
@@ -163,10 +164,10 @@ with plot:
                 "differentiates the branch it took, so at a kink it reports one side's value; a "
                 "circle pair marks where a curve jumps by more than its own slope explains."
             )
-            _ui.show_code(ad.nth_derivative, ad.derivative_curves, ad.find_kinks)
+            _ui.show_code(grad.nth_derivative, grad.derivative_curves, grad.find_kinks)
 
 
-def at_point(x0: float) -> ad.PointChecks | None:
+def at_point(x0: float) -> grad.PointChecks | None:
     """The checks at x₀ (for the Check and modes tabs), or None after showing why not."""
     try:
         with working(f"Checking every order up to {max(order, 1)} at x₀ = {x0:g}", typed):
@@ -185,7 +186,7 @@ with check:
                 pd.DataFrame(
                     [
                         {
-                            "order": ad.ORDER_NAMES[r.order],
+                            "order": grad.ORDER_NAMES[r.order],
                             "autodiff": r.autodiff,
                             "central difference": r.finite_difference,
                             "|error|": r.abs_error,
@@ -197,7 +198,7 @@ with check:
                 hide_index=True,
                 key="grad_check_table",
             )
-            _ui.chart(ad.check_figure(gc), key="grad_check_chart")
+            _ui.chart(grad.check_figure(gc), key="grad_check_chart")
             st.caption(
                 f"Central difference of the previous autodiff derivative, step h = "
                 f"{gc.rows[0].step:g}. Try x₀ = 0 on the article's function: the difference "
@@ -211,7 +212,7 @@ with check:
             else:
                 st.warning(f"`jax.test_util.check_grads` fails up to order {gc.check_grads_order}:")
                 st.code(gc.check_grads_message, language=None)
-            _ui.show_code(ad.check_derivatives, ad.central_difference)
+            _ui.show_code(grad.check_derivatives, grad.central_difference)
 
 with modes:
     if modes.open is not False:
@@ -227,13 +228,13 @@ with modes:
             f"**uᵀ J** {words.numbers(vec.vjp)}. Same J: u·(J v) = {vec.u_dot_jv:.6f}, "
             f"(uᵀ J)·v = {vec.ujt_dot_v:.6f}."
         )
-        aux, _ = hessians(ad.INITS[0])
+        aux, _ = hessians(grad.INITS[0])
         st.markdown(
             f"`value_and_grad(loss_with_aux, has_aux=True)` returns `((loss, aux), grads)`: loss "
             f"{aux.loss:.4f}, aux {aux.aux_shapes} (not differentiated); grads equal plain "
             f"`grad`: **{aux.grads_equal_plain}**."
         )
-        _ui.show_code(ad.modes_at_point, ad.modes_on_vectors, ad.loss_with_aux)
+        _ui.show_code(grad.modes_at_point, grad.modes_on_vectors, grad.loss_with_aux)
 
 with rule:
     if rule.open is not False:
@@ -242,10 +243,10 @@ with rule:
             "x > 0 branch: factor · x", -4.0, 4.0, 2.0, 0.5, key="grad_factor", bind="query-params"
         )
         neg = b.selectbox(
-            "x ≤ 0 branch", list(ad.NEGATIVE_BRANCH_RULES), key="grad_rule", bind="query-params"
+            "x ≤ 0 branch", list(grad.NEGATIVE_BRANCH_RULES), key="grad_rule", bind="query-params"
         )
         cmp = custom(float(factor), neg)
-        _ui.chart(ad.custom_vjp_figure(cmp), key="grad_custom_chart")
+        _ui.chart(grad.custom_vjp_figure(cmp), key="grad_custom_chart")
         if cmp.agree:
             st.success("The custom rule agrees with JAX's own derivative of the same forward.")
         else:
@@ -254,7 +255,7 @@ with rule:
                 "JAX trusts it anyway."
             )
         _ui.show_code(
-            ad.my_special_op, ad.my_special_op_fwd, ad.my_special_op_bwd, ad.make_special_op
+            grad.my_special_op, grad.my_special_op_fwd, grad.my_special_op_bwd, grad.make_special_op
         )
 
 with jvp_rule:
@@ -297,7 +298,7 @@ with jvp_rule:
                 icon=":material/error:",
             )
             st.code(_ui.scrub(failure.headline), language=None, wrap_lines=True)
-        _ui.show_code(ad.special_op_jvp, ad.special_op_jvp_rule, ad.custom_rules)
+        _ui.show_code(grad.special_op_jvp, grad.special_op_jvp_rule, grad.custom_rules)
 
 with stop:
     if stop.open is not False:
@@ -323,17 +324,17 @@ with stop:
             key="grad_stop_table",
         )
         ste = demo.rows[-1]
-        _ui.chart(ad.stop_gradient_figure(demo), key="grad_stop_chart")
+        _ui.chart(grad.stop_gradient_figure(demo), key="grad_stop_chart")
         st.caption(
             f"The straight-through estimator: at x = {x_at:g} it returns round(x) = "
             f"{ste.value:g} and reports derivative {ste.grad:g}, where `jnp.round` alone reports "
             f"{ste.grad_without_stop:g}."
         )
-        _ui.show_code(ad.round_straight_through, ad.stop_gradient_demo)
+        _ui.show_code(grad.round_straight_through, grad.stop_gradient_demo)
 
         st.subheader("jax.linearize")
         lin = linearized()
-        nonlinear = ad.Linearized.nonlinear(lin.jvp_primitives)
+        nonlinear = grad.Linearized.nonlinear(lin.jvp_primitives)
         st.markdown(
             f"`y, f_jvp = jax.linearize(f, x)` runs f once at x (n = {lin.n}) and keeps "
             f"{lin.residuals} residual arrays ({lin.residual_bytes:,} bytes). `f_jvp(v)` then "
@@ -348,14 +349,14 @@ with stop:
         a.code(lin.jvp_jaxpr, language=None)
         b.caption("jaxpr of f_jvp (v alone; the residuals are its constants)")
         b.code(lin.linear_jaxpr, language=None)
-        _ui.show_code(ad.linearize_example, ad.linearize_vs_jvp)
+        _ui.show_code(grad.linearize_example, grad.linearize_vs_jvp)
 
 with pytrees:
     if pytrees.open is not False:
         a, b = st.columns(2)
-        init = a.selectbox("params", ad.INITS, key="grad_init", bind="query-params")
+        init = a.selectbox("params", grad.INITS, key="grad_init", bind="query-params")
         argnums = b.selectbox(
-            "grad(complex_loss, …)", list(ad.ARGNUMS), key="grad_argnums", bind="query-params"
+            "grad(complex_loss, …)", list(grad.ARGNUMS), key="grad_argnums", bind="query-params"
         )
         with st.spinner("Differentiating complex_loss and its Hessian diagonal…", show_time=True):
             grads = tree(init, argnums)
@@ -380,5 +381,5 @@ with pytrees:
             "differentiates functions that return one number. **Fix:** take the diagonal of "
             f"`jax.hessian`, or one Hessian-vector product per basis vector (no {n}×{n} matrix)."
         )
-        _ui.chart(ad.hessian_diagonal_figure(diag), key="grad_hessian_chart")
-        _ui.show_code(ad.complex_loss, ad.gradient_tree, ad.hvp, ad.hessian_diagonal)
+        _ui.chart(grad.hessian_diagonal_figure(diag), key="grad_hessian_chart")
+        _ui.show_code(grad.complex_loss, grad.gradient_tree, grad.hvp, grad.hessian_diagonal)

@@ -5,7 +5,7 @@ import inspect
 import pandas as pd
 import streamlit as st
 
-from jaxplay import vmap as vz
+from jaxplay import vmap
 from jaxplay.core import markdown, words
 from pages import _ui
 
@@ -20,22 +20,22 @@ st.write(
 
 
 @_ui.cached(max_entries=64, show_spinner=False)
-def outcome(in_text: str, out_text: str, layout: str, w_choice: str) -> vz.VmapOutcome:
-    return vz.apply_axes(
-        vz.parse_axes(in_text), vz.parse_axes(out_text, "out_axes"), layout, w_choice
+def outcome(in_text: str, out_text: str, layout: str, w_choice: str) -> vmap.VmapOutcome:
+    return vmap.apply_axes(
+        vmap.parse_axes(in_text), vmap.parse_axes(out_text, "out_axes"), layout, w_choice
     )
 
 
 @_ui.cached(max_entries=16, show_spinner=False)
-def batch_point(n: int) -> vz.BatchPoint:
-    return vz.time_batch(n, budget_s=BATCH_BUDGET_S)
+def batch_point(n: int) -> vmap.BatchPoint:
+    return vmap.time_batch(n, budget_s=BATCH_BUDGET_S)
 
 
 @_ui.cached(max_entries=16, show_spinner="Convolving…")
 def conv(
     images: tuple[str, ...], size: int, kernels: tuple[str, ...], custom: str
-) -> vz.ConvResult:
-    return vz.run_conv(images, size, kernels, custom)
+) -> vmap.ConvResult:
+    return vmap.run_conv(images, size, kernels, custom)
 
 
 editor, speed, convolution, jaxpr = st.tabs(
@@ -45,15 +45,15 @@ editor, speed, convolution, jaxpr = st.tabs(
 )
 
 with editor:
-    st.code(inspect.getsource(vz.process_single_example), language="python")
+    st.code(inspect.getsource(vmap.process_single_example), language="python")
     st.markdown(
-        f"**The puzzle:** {vz.EDITOR_BATCH} examples are stacked in X, and W is shared or given "
+        f"**The puzzle:** {vmap.EDITOR_BATCH} examples are stacked in X, and W is shared or given "
         "per example. Which `in_axes` make `batch_process(X, (W, b))` compute `W @ x + b` for "
         "each example, as a loop would? Pick a layout, type your answer, and see what JAX does."
     )
     a, b = st.columns(2)
-    layout = a.selectbox("X", vz.LAYOUTS, key="vmap_layout", bind="query-params")
-    w_choice = b.selectbox("W", vz.W_CHOICES, key="vmap_w", bind="query-params")
+    layout = a.selectbox("X", vmap.LAYOUTS, key="vmap_layout", bind="query-params")
+    w_choice = b.selectbox("W", vmap.W_CHOICES, key="vmap_w", bind="query-params")
     in_text = _ui.text_box(
         a,
         "in_axes",
@@ -66,7 +66,7 @@ with editor:
     out_text = _ui.text_box(b, "out_axes", "0", key="vmap_out_axes", bind="query-params")
     try:
         result = outcome(in_text, out_text, layout, w_choice)
-    except vz.AxesError as err:
+    except vmap.AxesError as err:
         _ui.input_error(err, "Not an axis spec:")
     else:
         for row in result.rows:
@@ -81,7 +81,7 @@ with editor:
         elif result.matches_loop:
             st.success(
                 f"Output shape {result.output_shape}: the same numbers as a loop over the "
-                f"{vz.EDITOR_BATCH} examples.",
+                f"{vmap.EDITOR_BATCH} examples.",
                 icon=":material/check_circle:",
             )
         else:
@@ -90,20 +90,20 @@ with editor:
                 "per-example results W x + b: the mapped axes are not the batch axes.",
                 icon=":material/warning:",
             )
-        _ui.show_code(result.code, vz.apply_axes)
+        _ui.show_code(result.code, vmap.apply_axes)
     with st.expander("Show the answer to the puzzle for this X and W"):
-        st.code(vz.correct_axes(layout, w_choice), language=None)
+        st.code(vmap.correct_axes(layout, w_choice), language=None)
 
 with speed:
     sizes = st.multiselect(
         "Batch sizes",
-        [1, 4, 16, 64, 256, vz.MAX_TIMING_BATCH],
+        [1, 4, 16, 64, 256, vmap.MAX_TIMING_BATCH],
         [1, 16, 256],
         key="vmap_sizes",
         bind="query-params",
     )
     try:
-        chosen = vz.check_batch_sizes(sizes)
+        chosen = vmap.check_batch_sizes(sizes)
     except ValueError as err:
         st.warning(markdown.escape(err), icon=":material/block:")
         chosen = ()
@@ -118,8 +118,8 @@ with speed:
             batch_point,
             lambda n: f"batch {n}",
         )
-        bt = vz.combine(points)
-        _ui.chart(vz.batching_figure(bt), key="vmap_speed_chart")
+        bt = vmap.combine(points)
+        _ui.chart(vmap.batching_figure(bt), key="vmap_speed_chart")
         same = (
             "the three give the same numbers at batch " + ", ".join(map(str, bt.batch_sizes))
             if bt.agree
@@ -131,29 +131,31 @@ with speed:
         )
     elif chosen:
         st.info("Times the article's Python loop, vmap and jit(vmap) at each batch size.")
-    _ui.show_code(vz.manual_batch_process, vz.time_batch)
+    _ui.show_code(vmap.manual_batch_process, vmap.time_batch)
 
 with convolution:
     a, b, c = st.columns([2, 1, 2])
     images = a.multiselect(
         "Images",
-        vz.PATTERNS,
+        vmap.PATTERNS,
         ["checkerboard", "disc"],
         key="vmap_images",
-        max_selections=vz.MAX_IMAGES,
+        max_selections=vmap.MAX_IMAGES,
         bind="query-params",
     )
-    size = b.slider("Size", vz.MIN_IMAGE, vz.MAX_IMAGE, 12, key="vmap_size", bind="query-params")
+    size = b.slider(
+        "Size", vmap.MIN_IMAGE, vmap.MAX_IMAGE, 12, key="vmap_size", bind="query-params"
+    )
     kernels = c.multiselect(
         "Kernels",
-        [*vz.KERNELS, vz.CUSTOM_KERNEL],
+        [*vmap.KERNELS, vmap.CUSTOM_KERNEL],
         ["edge: Sobel x", "blur: box 3×3"],
         key="vmap_kernels",
-        max_selections=vz.MAX_KERNELS,
+        max_selections=vmap.MAX_KERNELS,
         bind="query-params",
     )
     custom = "0 1 0; 1 -4 1; 0 1 0"
-    if vz.CUSTOM_KERNEL in kernels:
+    if vmap.CUSTOM_KERNEL in kernels:
         custom = _ui.text_box(
             st,
             "Your kernel (rows separated by ;)",
@@ -161,7 +163,7 @@ with convolution:
             key="vmap_custom_kernel",
             bind="query-params",
         )
-    st.code(vz.BATCH_CONV2D_LINES, language="python", wrap_lines=True)
+    st.code(vmap.BATCH_CONV2D_LINES, language="python", wrap_lines=True)
     st.caption(
         "The article's line and comments as written: read left to right, the first `vmap` (the "
         "outer one) maps axis 0 of the images, the article's channels; the second maps the "
@@ -172,22 +174,22 @@ with convolution:
     except ValueError as err:
         st.warning(markdown.escape(err), icon=":material/block:")
     else:
-        _ui.chart(vz.conv_figure(cr), key="vmap_conv_chart")
+        _ui.chart(vmap.conv_figure(cr), key="vmap_conv_chart")
         m1, m2 = st.columns(2)
         m1.metric("max |batch_conv2d − convolve2d|", f"{cr.max_diff_convolve2d:.2g}")
         m2.metric("max |batch_conv2d − lax.conv|", f"{cr.max_diff_lax_conv:.2g}")
         # A table whose cells wrap: what each level maps is a sentence.
         st.table(pd.DataFrame([vars(level) for level in cr.levels]).set_index("code"))
-    _ui.show_code(vz.conv2d_single, vz.run_conv)
+    _ui.show_code(vmap.conv2d_single, vmap.run_conv)
 
 with jaxpr:
     batch = st.slider(
-        "Batch size", 1, 8, vz.JAXPR_BATCH, key="vmap_jaxpr_batch", bind="query-params"
+        "Batch size", 1, 8, vmap.JAXPR_BATCH, key="vmap_jaxpr_batch", bind="query-params"
     )
-    jc = vz.batched_jaxprs(batch)
+    jc = vmap.batched_jaxprs(batch)
     a, b = st.columns(2)
     a.markdown(f"**Python loop**: {jc.loop_counts.get('dot_general', 0)} × `dot_general`")
     a.code(jc.loop_text, language=None)
     b.markdown(f"**vmap**: {jc.vmap_counts.get('dot_general', 0)} × `dot_general`, for any batch")
     b.code(jc.vmap_text, language=None)
-    _ui.show_code(vz.batched_jaxprs)
+    _ui.show_code(vmap.batched_jaxprs)

@@ -133,3 +133,13 @@ def test_pages_end_early_through_the_ui_helper(path: Path) -> None:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Attribute) and node.attr == "stop":
             assert not (isinstance(node.value, ast.Name) and node.value.id == "st"), path.name
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)
+def test_pages_name_what_they_import_from_jaxplay_as_it_is_named(path: Path) -> None:
+    """``grad.curves`` on every page, never ``ad.curves`` on one: no alias for a jaxplay
+    module, so a reader finds a name by searching for it."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jaxplay"):
+            aliased = [a.name for a in node.names if a.asname and a.asname != a.name]
+            assert not aliased, f"{path.name} renames {aliased} from {node.module}"
