@@ -235,12 +235,22 @@ def measure_button(
     return bool(chosen) and st.session_state.get(f"{key}_for") == chosen
 
 
-def lazy_tabs(views: Mapping[str, Callable[[], None]], *, key: str) -> str | None:
+def lazy_tabs(
+    views: Mapping[str, Callable[[], None]],
+    *,
+    key: str,
+    keep: Mapping[str, tuple[str, ...]] | None = None,
+) -> str | None:
     """A page's views as tabs, the one way pages switch views: a link names the open one
     (``key`` in the address) and only the open one runs (``views`` maps each label to the
-    function that draws it). Returns the open view's label (``None`` if Streamlit cannot tell).
+    function that draws it). ``keep`` maps a label to the keys of its widgets, whose values are
+    kept while their tab is closed (see :func:`keep_widgets`). Returns the open view's label
+    (``None`` if Streamlit cannot tell).
     """
     tabs = st.tabs(list(views), key=key, bind="query-params", on_change="rerun")
+    if keep:
+        by_label = dict(zip(views, tabs, strict=True))
+        keep_widgets({by_label[label]: keys for label, keys in keep.items()})
     opened = None
     for (label, draw), tab in zip(views.items(), tabs, strict=True):
         if tab.open is not False:

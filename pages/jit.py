@@ -361,32 +361,40 @@ def trace_tab(workload: jit.Workload) -> None:
     _ui.show_code(jit.trace_demo, jit.summarise_trace)
 
 
-MEASURED = ["Stages", "Eager vs jit", "Size sweep", "Article vs honest", "Roofline"]
-OWN = ["Compile cache", "Side effects"]
-BEYOND = ["Donation", "Persistent cache", "Profiler trace"]
-tabs = st.tabs([*MEASURED, *OWN, *BEYOND], key="jit_tab", bind="query-params")
-if failure is None and kept is not None:
-    m = kept.value
-    with tabs[0]:
-        stages_tab(m, kept, workload)
-    with tabs[1]:
-        compare_tab(m, workload)
-    with tabs[2]:
-        sweep_tab(workload, kept.number, m.device)
-    with tabs[3]:
-        article_tab(m)
-    with tabs[4]:
-        roofline_tab(m, preset)
-    with tabs[7]:
-        donation_tab(workload)
-    with tabs[8]:
-        persistent_cache_tab(workload)
-    with tabs[9]:
-        trace_tab(workload)
-else:
-    for i in (*range(len(MEASURED)), 7, 8, 9):
-        tabs[i].caption("Nothing measured: fix the input above.")
-with tabs[5]:
-    cache_tab()
-with tabs[6]:
-    side_effects_tab()
+def measured(draw):
+    """A view that needs this setting's measurement: drawn from it, or a note that there is none
+    (the refusal above says why)."""
+
+    def view() -> None:
+        if failure is None and kept is not None:
+            draw(kept.value)
+        else:
+            st.caption("Nothing measured: fix the input above.")
+
+    return view
+
+
+#: The page's views, in the order of its tabs: what XLA and the clock show of this setting,
+#: two of the article's examples, and three demos beyond the article, each in a fresh process.
+VIEWS = {
+    "Stages": measured(lambda m: stages_tab(m, kept, workload)),
+    "Eager vs jit": measured(lambda m: compare_tab(m, workload)),
+    "Size sweep": measured(lambda m: sweep_tab(workload, kept.number, m.device)),
+    "Article vs honest": measured(article_tab),
+    "Roofline": measured(lambda m: roofline_tab(m, preset)),
+    "Compile cache": cache_tab,
+    "Side effects": side_effects_tab,
+    "Donation": measured(lambda m: donation_tab(workload)),
+    "Persistent cache": measured(lambda m: persistent_cache_tab(workload)),
+    "Profiler trace": measured(lambda m: trace_tab(workload)),
+}
+_ui.lazy_tabs(
+    VIEWS,
+    key="jit_tab",
+    keep={
+        "Size sweep": ("jit_sweep_calls",),
+        "Compile cache": ("jit_cache_tanh", "jit_cache_len", "jit_cache_dtype"),
+        "Side effects": ("jit_counter_calls",),
+        "Persistent cache": ("jit_cache_rounds",),
+    },
+)

@@ -23,6 +23,14 @@ def _metrics(at) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
+def _in_tab(spec, tab: str, **settings: object):
+    """The page opened at one of its tabs, as a link naming it does (only the open tab runs;
+    AppTest cannot click a tab, and a tab's key set between runs does not open it)."""
+    at = open_page(spec, jit_tab=tab, **settings)
+    assert_clean(at)
+    return at
+
+
 @pytest.fixture(scope="module")
 def spec() -> catalog.PageSpec:
     return catalog.find("jit")
@@ -33,23 +41,33 @@ def test_each_preset_is_measured(spec, preset: str) -> None:
     at = open_page(spec, jit_preset=preset, **SMALL)
     assert_clean(at)
     assert not at.error
-    metrics = _metrics(at)
-    assert metrics["speedup: eager median / jit median"].endswith("×")
-    assert "steady call (median)" in metrics and "achieved GB/s" in metrics
+    assert "steady call (median)" in _metrics(at)
     assert any(
         "naive_softmax" in c.value or "tanh_layer" in c.value or "sin" in c.value for c in at.code
     )
+    at = _in_tab(spec, "Eager vs jit", jit_preset=preset, **SMALL)
+    assert _metrics(at)["speedup: eager median / jit median"].endswith("×")
+    at = _in_tab(spec, "Roofline", jit_preset=preset, **SMALL)
+    assert "achieved GB/s" in _metrics(at)
 
 
 def test_a_typed_formula_is_measured(spec) -> None:
-    at = open_page(spec, jit_preset="formula", jit_formula="jnp.tanh(x) * 2 + x", **SMALL)
+    at = open_page(
+        spec,
+        jit_preset="formula",
+        jit_formula="jnp.tanh(x) * 2 + x",
+        jit_tab="Eager vs jit",
+        **SMALL,
+    )
     assert_clean(at)
     assert not at.error
     assert "speedup: eager median / jit median" in _metrics(at)
 
 
 def test_a_bad_formula_shows_the_parsers_message(spec) -> None:
-    at = open_page(spec, jit_preset="formula", jit_formula="jnp.sin(x) +* 2", **SMALL)
+    at = open_page(
+        spec, jit_preset="formula", jit_formula="jnp.sin(x) +* 2", jit_tab="Eager vs jit", **SMALL
+    )
     assert_clean(at)
     assert len(at.error) == 1
     assert "syntax error" in at.error[0].value
@@ -70,7 +88,7 @@ def test_an_oversized_input_is_refused_naming_the_limit(spec) -> None:
 
 
 def test_compile_cache_panel_counts_and_explains(spec) -> None:
-    at = open_page(spec, **SMALL)
+    at = open_page(spec, jit_tab="Compile cache", **SMALL)
     size = "compiled versions: `dynamic_control_flow._cache_size()`"
     assert _metrics(at)[size] == "1"
     at.toggle(key="jit_cache_tanh").set_value(False).run()
@@ -85,11 +103,12 @@ def test_compile_cache_panel_counts_and_explains(spec) -> None:
 
 
 def test_side_effects_and_the_sweep(spec) -> None:
-    at = open_page(spec, jit_rows=2, jit_cols=4)
+    at = open_page(spec, jit_rows=2, jit_cols=4, jit_tab="Side effects")
     metrics = _metrics(at)
     assert metrics["counter after 2 eager calls"] == "2"
     assert metrics["counter after 2 jitted calls"] == "1"
     assert any("jax.debug.print (run time)" in c.value for c in at.code)
+    at = _in_tab(spec, "Size sweep", jit_rows=2, jit_cols=4)
     at.button(key="jit_sweep_run").click().run()
     assert_clean(at)
     assert any("Over 10 calls" in m.value for m in at.markdown)
@@ -146,24 +165,28 @@ def test_the_stages_tab_explains_the_first_call_and_the_compiled_program(spec) -
     texts = " ".join(m.value for m in at.markdown)
     assert "What the first call includes" in texts and "function calls" in texts
     assert "`exp` is computed once" in texts and "5 operations" in texts
+    at = _in_tab(spec, "Roofline", **SMALL)
     units = [d.value for d in at.dataframe if "memory_analysis()" in d.value.columns]
     assert units and units[0]["size"].str.endswith("B").all()
 
 
 def test_the_beyond_tabs_run_in_the_sandbox(spec) -> None:
-    at = open_page(spec, **SMALL)
-    for key in ("jit_donation_run", "jit_trace_run"):
+    shown = {}
+    for tab, key in (("Donation", "jit_donation_run"), ("Profiler trace", "jit_trace_run")):
+        at = _in_tab(spec, tab, **SMALL)
         at.button(key=key).click().run()
         assert_clean(at)
         assert not at.error, [e.value for e in at.error]
-    texts = " ".join(m.value for m in at.markdown)
-    assert "raises **RuntimeError**" in texts and "jit_naive_softmax" in texts
-    assert any(c.value.startswith("x + 1") and "deleted" in c.value for c in at.code)
-    assert at.get("download_button")
+        shown[tab] = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.code)
+        if tab == "Profiler trace":
+            assert at.get("download_button")
+    assert "raises **RuntimeError**" in shown["Donation"]
+    assert "x + 1" in shown["Donation"] and "deleted" in shown["Donation"]
+    assert "jit_naive_softmax" in shown["Profiler trace"]
 
 
 def test_the_persistent_cache_tab_compares_two_processes(spec) -> None:
-    at = open_page(spec, jit_cache_rounds=1, **SMALL)
+    at = open_page(spec, jit_cache_rounds=1, jit_tab="Persistent cache", **SMALL)
     at.button(key="jit_compile_cache_run").click().run()
     assert_clean(at)
     assert any("second process" in m.value and "cache hit" in m.value for m in at.markdown)
