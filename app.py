@@ -125,6 +125,7 @@ def _claims_line(topic: str) -> None:
                 )
 
 
+st.session_state.pop(pages._ui.WAITING_KEYS, None)
 try:
     page.run()
     _claims_line(page.url_path.replace("-", "_"))
@@ -132,15 +133,17 @@ except pages._ui.Stopped:
     pass  # the page said why it ended early (pages._ui.stop)
 finally:
     # Also when the page ended early after a bad input: the note still shows.
+    waiting = st.session_state.get(pages._ui.WAITING_KEYS, [])
     ignored = links.ignored_params(
         link_params,
         st.query_params.to_dict(),
         st.session_state.to_dict(),
         list(st.session_state.to_dict()),
         settled,
+        waiting,
     )
     if ignored:
         link_notice.warning(links.notice(ignored), icon=":material/link_off:")
         for name in link_params:
-            if name not in st.session_state and name not in links.APP_PARAMS:
+            if name not in st.session_state and name not in {*links.APP_PARAMS, *waiting}:
                 del st.query_params[name]

@@ -235,6 +235,11 @@ def measure_button(
     return bool(chosen) and st.session_state.get(f"{key}_for") == chosen
 
 
+#: Session key of the widget keys of this run's closed tabs (set by :func:`lazy_tabs`, read and
+#: cleared by ``app.py``'s check of the link's parameters).
+WAITING_KEYS = "_jaxplay_waiting_keys"
+
+
 def lazy_tabs(
     views: Mapping[str, Callable[[], None]],
     *,
@@ -251,6 +256,11 @@ def lazy_tabs(
     if keep:
         by_label = dict(zip(views, tabs, strict=True))
         keep_widgets({by_label[label]: keys for label, keys in keep.items()})
+        # A link may set a widget of a closed tab: app.py leaves its parameter in the address,
+        # for the tab to draw the widget with it when it opens.
+        st.session_state[WAITING_KEYS] = [
+            k for label, keys in keep.items() if by_label[label].open is False for k in keys
+        ]
     opened = None
     for (label, draw), tab in zip(views.items(), tabs, strict=True):
         if tab.open is not False:

@@ -38,13 +38,7 @@ def conv(
     return vmap.run_conv(images, size, kernels, custom)
 
 
-editor, speed, convolution, jaxpr = st.tabs(
-    ["in_axes editor", "Loop vs vmap vs jit(vmap)", "Nested vmap: 2-D convolution", "jaxpr"],
-    key="vmap_tab",
-    bind="query-params",
-)
-
-with editor:
+def editor_tab() -> None:
     st.code(inspect.getsource(vmap.process_single_example), language="python")
     st.markdown(
         f"**The puzzle:** {vmap.EDITOR_BATCH} examples are stacked in X, and W is shared or given "
@@ -94,7 +88,8 @@ with editor:
     with st.expander("Show the answer to the puzzle for this X and W"):
         st.code(vmap.correct_axes(layout, w_choice), language=None)
 
-with speed:
+
+def speed_tab() -> None:
     sizes = st.multiselect(
         "Batch sizes",
         [1, 4, 16, 64, 256, vmap.MAX_TIMING_BATCH],
@@ -133,7 +128,8 @@ with speed:
         st.info("Times the article's Python loop, vmap and jit(vmap) at each batch size.")
     _ui.show_code(vmap.manual_batch_process, vmap.time_batch)
 
-with convolution:
+
+def convolution_tab() -> None:
     a, b, c = st.columns([2, 1, 2])
     images = a.multiselect(
         "Images",
@@ -182,7 +178,8 @@ with convolution:
         st.table(pd.DataFrame([vars(level) for level in cr.levels]).set_index("code"))
     _ui.show_code(vmap.conv2d_single, vmap.run_conv)
 
-with jaxpr:
+
+def jaxpr_tab() -> None:
     batch = st.slider(
         "Batch size", 1, 8, vmap.JAXPR_BATCH, key="vmap_jaxpr_batch", bind="query-params"
     )
@@ -193,3 +190,25 @@ with jaxpr:
     b.markdown(f"**vmap**: {jc.vmap_counts.get('dot_general', 0)} × `dot_general`, for any batch")
     b.code(jc.vmap_text, language=None)
     _ui.show_code(vmap.batched_jaxprs)
+
+
+_ui.lazy_tabs(
+    {
+        "in_axes editor": editor_tab,
+        "Loop vs vmap vs jit(vmap)": speed_tab,
+        "Nested vmap: 2-D convolution": convolution_tab,
+        "jaxpr": jaxpr_tab,
+    },
+    key="vmap_tab",
+    keep={
+        "in_axes editor": ("vmap_layout", "vmap_w", "vmap_in_axes", "vmap_out_axes"),
+        "Loop vs vmap vs jit(vmap)": ("vmap_sizes",),
+        "Nested vmap: 2-D convolution": (
+            "vmap_images",
+            "vmap_size",
+            "vmap_kernels",
+            "vmap_custom_kernel",
+        ),
+        "jaxpr": ("vmap_jaxpr_batch",),
+    },
+)

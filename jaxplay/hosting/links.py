@@ -46,6 +46,7 @@ def ignored_params(
     widget_values: Mapping[str, Any],
     widget_keys: Iterable[str],
     settled: Iterable[str] = (),
+    waiting: Iterable[str] = (),
 ) -> list[str]:
     """Plain-words notes, one per link parameter that did not take effect.
 
@@ -58,14 +59,16 @@ def ignored_params(
             the app's own writing from the last run, not a link's: a callback that changes such
             a widget (a preset filling in other widgets) leaves the old value in the address
             until the widget is drawn again, which is no part of a link that was ignored.
+        waiting: the keys of widgets in tabs that are not open (only the open tab runs). Their
+            parameters wait in the address for their tab, which draws them with the link's value.
 
     Returns:
         Notes such as ``"jit_dtype=float99 is not a valid value; the default is shown"``.
     """
-    keys, known = set(widget_keys), set(settled)
+    keys, known, later = set(widget_keys), set(settled), set(waiting)
     notes: list[str] = []
     for name, value in before.items():
-        if name in APP_PARAMS or (name in known and name in keys):
+        if name in APP_PARAMS or (name in known and name in keys) or name in later:
             continue
         if name not in keys:
             notes.append(f"{_short(name)} is not a setting of this page; it was ignored")

@@ -14,6 +14,7 @@ import pytest
 
 from jaxplay.hosting import catalog
 from tests.support.browser import (
+    act,
     exception_texts,
     require_chromium,
     streamlit_server,
@@ -83,12 +84,17 @@ def test_shared_link_opens_the_shared_view(page) -> None:
         _check_clean(page, "shared")
         assert _params(page) == SHARED, page.url
 
-        # ... and the editor tab has the shared layout; the address follows the tab.
-        page.locator('.st-key-vmap_tab [role="tab"]', has_text=DEFAULTS["vmap_tab"]).click()
-        wait_for_run(page)
+        # ... and the editor tab has the shared layout; the address follows the open tab
+        # (only the open tab runs: the closed jaxpr tab's batch size leaves the address) ...
+        tab = page.locator('.st-key-vmap_tab [role="tab"]', has_text=DEFAULTS["vmap_tab"])
+        act(page, tab.click)
         assert _layout(page) == SHARED["vmap_layout"]
         _check_clean(page, "editor")
-        assert _params(page) == {k: v for k, v in SHARED.items() if k != "vmap_tab"}, page.url
+        assert _params(page) == {"vmap_layout": SHARED["vmap_layout"]}, page.url
+        # ... but the session keeps it: back on the jaxpr tab, the shared batch size again.
+        act(page, page.locator('.st-key-vmap_tab [role="tab"]', has_text="jaxpr").click)
+        assert _batch(page) == SHARED["vmap_jaxpr_batch"]
+        assert _params(page) == {k: SHARED[k] for k in ("vmap_tab", "vmap_jaxpr_batch")}
 
         # Another page by the sidebar: its own address, none of vmap's settings.
         _go(page, grad.title)

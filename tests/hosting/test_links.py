@@ -75,3 +75,11 @@ def test_the_app_escapes_an_unknown_link_parameter() -> None:
     assert not at.exception
     notes = [w.value for w in at.warning if "ignored" in w.value]
     assert notes and all(active_elements(n) == [] for n in notes), notes
+
+
+def test_a_widget_of_a_closed_tab_waits_for_its_tab() -> None:
+    """Only the open tab runs: a link's setting of another tab's widget is not ignored."""
+    before = {"vmap_tab": "jaxpr", "vmap_layout": "X is (D, batch)", "vmap_nope": "1"}
+    keys = ["vmap_tab", "vmap_jaxpr_batch"]
+    notes = ignored_params(before, before, {"vmap_tab": "jaxpr"}, keys, waiting=["vmap_layout"])
+    assert notes == ["vmap_nope is not a setting of this page; it was ignored"]

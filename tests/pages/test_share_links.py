@@ -311,3 +311,12 @@ def test_a_page_that_ends_early_still_notes_the_links_ignored_parts(
     assert any(refusal in e.value for e in at.error), [e.value for e in at.error]
     assert f"{UNKNOWN} is not a setting" in _noted(at)
     assert UNKNOWN not in at.query_params
+
+
+def test_a_link_to_one_tab_keeps_its_settings_of_the_others() -> None:
+    """Only the open tab runs: the link's value of a closed tab's widget stays in the address
+    (no "ignored" note), for the tab to use when it opens."""
+    at = open_link(catalog.find("vmap"), {"vmap_tab": "jaxpr", "vmap_layout": "X is (D, batch)"})
+    assert_clean(at)
+    assert not _noted(at)
+    assert at.query_params["vmap_layout"] == "X is (D, batch)"

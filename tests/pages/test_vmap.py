@@ -10,6 +10,8 @@ from tests.support.apptest import assert_clean, open_page
 from tests.support.page_texts import PAYLOAD, hostile_links
 
 SPEC = catalog.find("vmap")
+CONV = "Nested vmap: 2-D convolution"
+SPEED = "Loop vs vmap vs jit(vmap)"
 
 
 def _texts(elements) -> list[str]:
@@ -22,8 +24,12 @@ def test_default_axes_match_the_loop_and_the_jaxpr_shows_one_dot() -> None:
     assert any("the same numbers as a loop" in s for s in _texts(at.success))
     markdown = " ".join(_texts(at.markdown))
     assert "(:orange-background[**8**], 5) — axis 0 mapped; each call sees `(5,)`" in markdown
+    assert not at.get("plotly_chart")  # only the open tab runs
+    at = open_page(SPEC, vmap_tab="jaxpr")
+    markdown = " ".join(_texts(at.markdown))
     assert "**vmap**: 1 × `dot_general`" in markdown and "**Python loop**: 4 ×" in markdown
-    assert len(at.get("plotly_chart")) == 1  # the convolution; timing waits for its button
+    at = open_page(SPEC, vmap_tab=CONV)
+    assert len(at.get("plotly_chart")) == 1
     metrics = {m.label: float(m.value) for m in at.metric}
     assert metrics["max |batch_conv2d − convolve2d|"] < 1e-5
 
@@ -54,10 +60,17 @@ def test_a_bad_axis_spec_points_at_its_column() -> None:
 
 
 def test_a_bad_custom_kernel_is_refused_and_a_good_one_convolves() -> None:
-    at = open_page(SPEC, vmap_kernels=[vz.CUSTOM_KERNEL], vmap_custom_kernel="1 2; 3")
+    at = open_page(
+        SPEC, vmap_tab=CONV, vmap_kernels=[vz.CUSTOM_KERNEL], vmap_custom_kernel="1 2; 3"
+    )
     assert_clean(at)
     assert any("3 rows of 3" in w for w in _texts(at.warning))
-    at = open_page(SPEC, vmap_kernels=[vz.CUSTOM_KERNEL], vmap_custom_kernel="0 0 0; 0 2 0; 0 0 0")
+    at = open_page(
+        SPEC,
+        vmap_tab=CONV,
+        vmap_kernels=[vz.CUSTOM_KERNEL],
+        vmap_custom_kernel="0 0 0; 0 2 0; 0 0 0",
+    )
     assert_clean(at)
     assert float(at.metric[1].value) < 1e-5
 
@@ -66,22 +79,19 @@ def test_measure_twice_in_two_sessions() -> None:
     """The second visitor's Measure replays the cached timings (it crashed with
     CacheReplayClosureError when the cached function drew the progress bar)."""
     for _ in range(2):
-        at = open_page(SPEC, vmap_sizes=[1, 4])
+        at = open_page(SPEC, vmap_tab=SPEED, vmap_sizes=[1, 4])
         at.button(key="vmap_measure").click().run()
         assert_clean(at)
-        assert len(at.get("plotly_chart")) == 2
+        assert len(at.get("plotly_chart")) == 1
         captions = _texts(at.caption)
         assert any("the three give the same numbers at batch 1, 4." in c for c in captions)
 
 
 def test_visitor_text_in_the_boxes_renders_as_text() -> None:
-    at = open_page(
-        SPEC,
-        vmap_in_axes=PAYLOAD,
-        vmap_out_axes=PAYLOAD,
-        vmap_kernels=[vz.CUSTOM_KERNEL],
-        vmap_custom_kernel=PAYLOAD,
-    )
+    at = open_page(SPEC, vmap_in_axes=PAYLOAD, vmap_out_axes=PAYLOAD)
+    assert_clean(at)
+    assert hostile_links(at) == []
+    at = open_page(SPEC, vmap_tab=CONV, vmap_kernels=[vz.CUSTOM_KERNEL], vmap_custom_kernel=PAYLOAD)
     assert_clean(at)
     assert any("127" in t for t in _texts(at.warning))  # the kernel's refusal quotes it
     assert hostile_links(at) == []
