@@ -68,265 +68,264 @@ def apply_preset() -> None:
     st.session_state.update(preset_state(st.session_state["compose_preset"]))
 
 
-builder, per_sample, jac, hvp = st.tabs(
-    ["Pipeline builder", "Per-sample gradients", "jacfwd vs jacrev", "Hessian-vector products"],
-    key="compose_tab",
-    bind="query-params",
-)
-# Only the open tab computes and draws; the widgets of the others keep their values meanwhile.
-_ui.keep_widgets(
-    {
-        builder: BUILDER_KEYS,
-        per_sample: ("compose_batch", "compose_features"),
-        jac: ("compose_widths",),
-        hvp: ("compose_dims",),
-    }
-)
-
 # The first preset is the widgets' default, so a link names only what differs from it.
 DEFAULT = preset_state(next(iter(compose.STACK_PRESETS)))
 
-with builder:
-    if builder.open is not False:
-        st.selectbox(
-            "Preset",
-            list(compose.STACK_PRESETS),
-            key="compose_preset",
-            on_change=apply_preset,
-            bind="query-params",
-        )
-        slots = st.columns(compose.MAX_STACK)
-        options = [NONE, *compose.TRANSFORMS]
-        stack = tuple(
-            t
-            for i, col in enumerate(slots)
-            for t in [
-                col.selectbox(
-                    "outermost" if i == 0 else f"then {i + 1}",
-                    options,
-                    index=options.index(DEFAULT[f"compose_t{i}"]),
-                    key=f"compose_t{i}",
-                    bind="query-params",
-                )
-            ]
-            if t != NONE
-        )
-        a, b = st.columns(2)
-        choices = [*compose.FUNCTIONS, FORMULA]
-        function = a.selectbox(
-            "f(x)",
-            choices,
-            index=choices.index(DEFAULT["compose_function"]),
-            key="compose_function",
-            bind="query-params",
-        )
-        shape_names = list(compose.INPUT_SHAPES)
-        shape_name = b.selectbox(
-            "x",
-            shape_names,
-            index=shape_names.index(DEFAULT["compose_shape"]),
-            key="compose_shape",
-            bind="query-params",
-        )
-        source = compose.FUNCTIONS.get(function, "")
-        if function == FORMULA:
-            source = _ui.text_box(
-                a,
-                "f(x) =",
-                "jnp.sum(x * jnp.tanh(x))",
-                key="compose_formula",
+
+def builder_tab() -> None:
+    st.selectbox(
+        "Preset",
+        list(compose.STACK_PRESETS),
+        key="compose_preset",
+        on_change=apply_preset,
+        bind="query-params",
+    )
+    slots = st.columns(compose.MAX_STACK)
+    options = [NONE, *compose.TRANSFORMS]
+    stack = tuple(
+        t
+        for i, col in enumerate(slots)
+        for t in [
+            col.selectbox(
+                "outermost" if i == 0 else f"then {i + 1}",
+                options,
+                index=options.index(DEFAULT[f"compose_t{i}"]),
+                key=f"compose_t{i}",
                 bind="query-params",
-                help="Allowed: " + ", ".join(expr.allowed_functions()),
             )
-        st.caption(
-            " · ".join(f"**{t}** {compose.TRANSFORMS[t].does}" for t in stack)
-            or "No transform: f itself."
+        ]
+        if t != NONE
+    )
+    a, b = st.columns(2)
+    choices = [*compose.FUNCTIONS, FORMULA]
+    function = a.selectbox(
+        "f(x)",
+        choices,
+        index=choices.index(DEFAULT["compose_function"]),
+        key="compose_function",
+        bind="query-params",
+    )
+    shape_names = list(compose.INPUT_SHAPES)
+    shape_name = b.selectbox(
+        "x",
+        shape_names,
+        index=shape_names.index(DEFAULT["compose_shape"]),
+        key="compose_shape",
+        bind="query-params",
+    )
+    source = compose.FUNCTIONS.get(function, "")
+    if function == FORMULA:
+        source = _ui.text_box(
+            a,
+            "f(x) =",
+            "jnp.sum(x * jnp.tanh(x))",
+            key="compose_formula",
+            bind="query-params",
+            help="Allowed: " + ", ".join(expr.allowed_functions()),
         )
-        shape = compose.INPUT_SHAPES[shape_name]
-        isolated = not compose.is_preset(stack, source, shape)
-        doing = f"Applying {' ∘ '.join(stack) or 'no transform'} to f"
-        if isolated:
-            deadline = sandbox.RunnerConfig.from_env().limits.timeout_s
-            doing += f" in a sandboxed worker (at most {deadline:g} s)"
-        try:
-            with st.spinner(doing + "…", show_time=True):
-                result = pipeline(stack, source, shape)
-        except expr.ExprError as err:
-            _ui.input_error(err, "This formula is not allowed:", source)
-        except ValueError as err:
-            st.warning(markdown.escape(err), icon=":material/block:")
-        except sandbox.TaskFailed as err:
-            if err.error.exc_type == "ValueError":  # a limit, found once the stack was traced
-                st.warning(markdown.escape(err.error.message), icon=":material/block:")
-            else:
-                hint = "try fewer transforms (hessian counts twice) or a simpler formula"
-                doing = f"Applying {words.count(len(stack), 'transform')} to this formula"
-                st.error(markdown.escape(err.explain(doing, hint)), icon=":material/block:")
+    st.caption(
+        " · ".join(f"**{t}** {compose.TRANSFORMS[t].does}" for t in stack)
+        or "No transform: f itself."
+    )
+    shape = compose.INPUT_SHAPES[shape_name]
+    isolated = not compose.is_preset(stack, source, shape)
+    doing = f"Applying {' ∘ '.join(stack) or 'no transform'} to f"
+    if isolated:
+        deadline = sandbox.RunnerConfig.from_env().limits.timeout_s
+        doing += f" in a sandboxed worker (at most {deadline:g} s)"
+    try:
+        with st.spinner(doing + "…", show_time=True):
+            result = pipeline(stack, source, shape)
+    except expr.ExprError as err:
+        _ui.input_error(err, "This formula is not allowed:", source)
+    except ValueError as err:
+        st.warning(markdown.escape(err), icon=":material/block:")
+    except sandbox.TaskFailed as err:
+        if err.error.exc_type == "ValueError":  # a limit, found once the stack was traced
+            st.warning(markdown.escape(err.error.message), icon=":material/block:")
         else:
-            st.code(result.code, language="python")
-            if result.error is not None:
-                st.error(
-                    f"**JAX refuses:** {markdown.escape(result.error.plain)}",
-                    icon=":material/error:",
+            hint = "try fewer transforms (hessian counts twice) or a simpler formula"
+            doing = f"Applying {words.count(len(stack), 'transform')} to this formula"
+            st.error(markdown.escape(err.explain(doing, hint)), icon=":material/block:")
+    else:
+        st.code(result.code, language="python")
+        if result.error is not None:
+            st.error(
+                f"**JAX refuses:** {markdown.escape(result.error.plain)}",
+                icon=":material/error:",
+            )
+            with st.expander("JAX's own message"):
+                _ui.error_code(f"{result.error.error_type}: {result.error.message}")
+        else:
+            st.markdown(
+                f"x has shape `{result.input_shape}`; the result has shape `{result.output_shape}`:"
+            )
+            st.code(np.array2string(result.values, precision=4, threshold=200), language=None)
+            notes = []
+            if "vmap" in stack:
+                notes.append(
+                    f"f's Python code ran {words.times(result.traced_calls)} while the "
+                    f"whole stack was traced, for x's {shape[0] if shape else 0} rows: vmap "
+                    "traces once for one row and turns each operation into its batched form."
                 )
-                with st.expander("JAX's own message"):
-                    _ui.error_code(f"{result.error.error_type}: {result.error.message}")
-            else:
-                st.markdown(
-                    f"x has shape `{result.input_shape}`; the result has shape "
-                    f"`{result.output_shape}`:"
-                )
-                st.code(np.array2string(result.values, precision=4, threshold=200), language=None)
-                notes = []
-                if "vmap" in stack:
-                    notes.append(
-                        f"f's Python code ran {words.times(result.traced_calls)} while the "
-                        f"whole stack was traced, for x's {shape[0] if shape else 0} rows: vmap "
-                        "traces once for one row and turns each operation into its batched form."
+            if result.eager_max_abs_diff is not None:
+                d = result.eager_max_abs_diff
+                notes.append(
+                    "The same stack without jit, run op by op, gives "
+                    + (
+                        "identical values."
+                        if d == 0
+                        else f"values that differ by at most {d:.2g} (XLA fuses and "
+                        "reorders float operations, so the last bits can change)."
                     )
-                if result.eager_max_abs_diff is not None:
-                    d = result.eager_max_abs_diff
-                    notes.append(
-                        "The same stack without jit, run op by op, gives "
-                        + (
-                            "identical values."
-                            if d == 0
-                            else f"values that differ by at most {d:.2g} (XLA fuses and "
-                            "reorders float operations, so the last bits can change)."
-                        )
-                    )
-                for note in notes:
-                    st.caption(note)
-                with st.expander("jaxpr of the composed function", icon=":material/account_tree:"):
-                    st.code(result.jaxpr, language=None)
-        _ui.show_code(compose.pipeline, compose.compose, compose.stack_code)
-
-with per_sample:
-    if per_sample.open is not False:
-        a, b = st.columns(2)
-        batch = a.slider(
-            "samples B", 1, compose.MAX_SAMPLES, 8, key="compose_batch", bind="query-params"
-        )
-        features = b.slider(
-            "features D", 1, compose.MAX_FEATURES, 3, key="compose_features", bind="query-params"
-        )
-        ps = samples(batch, features)
-        st.markdown(f"params `{ps.params_shape}`, X `{ps.x_shape}`, Y `{ps.y_shape}`")
-        for label, outcome in (
-            (f"As written (`@jit @vmap`), B = {batch}, D = {features}", ps.as_written),
-            (f"As written with as many samples as weights, B = D = {features}", ps.square),
-        ):
-            if outcome.ok:
-                st.info(f"**{label}:** it runs.", icon=":material/info:")
-            else:
-                st.error(f"**{label}:** {markdown.code(outcome.headline)}", icon=":material/error:")
-                with st.expander("JAX's full message"):
-                    _ui.error_code(outcome.message)
-        st.markdown(
-            "**Why:** a bare `vmap` maps axis 0 of *every* argument, `params` included. With "
-            f"params of shape {ps.params_shape} and B = {batch} samples the sizes "
-            + ("agree" if batch == features else "disagree")
-            + f"; with B = D each sample gets one *element* of params, its prediction "
-            "`jnp.dot(p, xi)` is a vector, and `grad` refuses it "
-            f"(`{ps.square.error_type or 'no error'}`). Only 2-D parameters run: with a "
-            f"({batch}, {features}) matrix of different rows the call returns shape "
-            f"{ps.rows_shape} without an error, each sample paired with its own row — equal to "
-            f"the per-sample gradients of one model (the first row's): "
-            f"**{ps.rows_match_model0}**. With every row a copy of params it equals the loop: "
-            f"**{ps.tiled_matches_loop}**. **Fix:** `vmap(grad(loss), in_axes=(None, 0, 0))` "
-            "shares params across samples."
-        )
-        st.success(
-            f"Fixed: shape {ps.fixed.shape}; equal to a Python loop over the samples: "
-            f"**{ps.fixed_matches_loop}**.",
-            icon=":material/check_circle:",
-        )
-        st.dataframe(pd.DataFrame(ps.fixed).head(8), key="compose_per_sample_table")
-        _ui.show_code(compose.per_sample_gradient, compose.loss_for_sample, compose.per_sample)
-
-with jac:
-    if jac.open is not False:
-        widths = st.multiselect(
-            "Widths",
-            [4, 16, 64, 256, 1024, compose.MAX_WIDTH],
-            [4, 64, 1024],
-            key="compose_widths",
-            bind="query-params",
-        )
-        chosen = tuple(sorted(widths))
-        shape_, diff = jacobian_check()
-        st.caption(f"jacfwd and jacrev agree: Jacobian {shape_}, max |difference| {diff:.2g}.")
-        if _ui.measure_button("Measure", "compose_jac_measure", chosen):
-            steps = [(s, w) for s in compose.SWEEPS for w in chosen]
-            points = _ui.measure_points(
-                f"Timing jit(jacfwd) and jit(jacrev) at {words.count(len(chosen), 'width')}",
-                f"Timed both modes at {words.count(len(chosen), 'width')}",
-                steps,
-                lambda step: jacobian_point(*step),
-                lambda step: f"{step[0]}, width {step[1]}",
-            )
-            sweep = compose.jacobian_sweep(points)
-            _ui.chart(compose.jacobian_figure(sweep), key="compose_jac_chart")
-            wide = len(sweep.widths) - 1
-            for name in compose.SWEEPS:
-                winner, factor = sweep.faster(name, wide)
-                st.markdown(f"{name} ({sweep.widths[wide]}): **{winner}** is {factor:.1f}× faster.")
-        elif chosen:
-            st.info(
-                "Times jit(jacfwd) and jit(jacrev) at each width, with a narrow side of "
-                f"{compose.NARROW}."
-            )
-        _ui.show_code(compose.neural_network, compose.jacobian_point)
-
-with hvp:
-    if hvp.open is not False:
-        jh, agreement = jit_hvp()
-        st.code(jh.as_written.code, language="python")
-        st.error(
-            f"**As written:** {markdown.code(jh.as_written.headline)}", icon=":material/error:"
-        )
-        st.markdown(
-            "**Why:** `jit` traces every argument as an array; a function is not one. **Fix:** "
-            "`jit(hvp, static_argnums=0)` (f becomes part of the cache key) or a closure "
-            f"`jit(lambda x, v: hvp(f, x, v))`. Both equal the un-jitted hvp: "
-            f"**{jh.fixes_agree}**. hvp vs `hessian(f)(x) @ v` at n={AGREEMENT_N}: relative "
-            f"difference {agreement:.1g}."
-        )
-        st.markdown(
-            "Three ways to H·v: **forward over reverse**, `jvp(grad(f), (x,), (v,))` (one "
-            "forward pass through the gradient); the article's **reverse over reverse**, "
-            "`grad(lambda x: vdot(grad(f)(x), v))`; and the **full Hessian** times v."
-        )
-        dims = st.multiselect(
-            "Dimensions n",
-            [16, 64, 256, 1024, 2048, compose.MAX_HVP_DIM],
-            [16, 256, 1024],
-            key="compose_dims",
-            bind="query-params",
-        )
-        chosen_dims = tuple(sorted(dims))
-        if _ui.measure_button("Measure", "compose_hvp_measure", chosen_dims):
-            steps = [(m, n) for n in chosen_dims for m in compose.HVP_METHODS]
-            points = _ui.measure_points(
-                f"Timing three ways to H·v at {words.count(len(chosen_dims), 'dimension')}",
-                f"Timed three ways at {words.count(len(chosen_dims), 'dimension')}",
-                steps,
-                lambda step: hvp_point(*step),
-                lambda step: f"{step[0]}, n={step[1]}",
-            )
-            sweep_h = compose.hvp_sweep(points)
-            _ui.chart(compose.hvp_figure(sweep_h), key="compose_hvp_chart")
-            last = len(sweep_h.dims) - 1
-            best, spread = sweep_h.fastest(last)
-            st.caption(
-                f"At n={sweep_h.dims[last]}: "
-                + "; ".join(
-                    f"{m}: {timing.format_seconds(sweep_h.timings[m][last].median)}"
-                    for m in compose.HVP_METHODS
                 )
-                + f". Fastest: {best}, {spread:.1f}× faster than the slowest. Largest relative "
-                f"difference from the full Hessian's H·v: {sweep_h.max_rel_diff:.1g}."
-            )
-        _ui.show_code(
-            compose.forward_over_reverse_hvp, compose.hvp, compose.optimized_hvp, compose.hvp_point
+            for note in notes:
+                st.caption(note)
+            with st.expander("jaxpr of the composed function", icon=":material/account_tree:"):
+                st.code(result.jaxpr, language=None)
+    _ui.show_code(compose.pipeline, compose.compose, compose.stack_code)
+
+
+def per_sample_tab() -> None:
+    a, b = st.columns(2)
+    batch = a.slider(
+        "samples B", 1, compose.MAX_SAMPLES, 8, key="compose_batch", bind="query-params"
+    )
+    features = b.slider(
+        "features D", 1, compose.MAX_FEATURES, 3, key="compose_features", bind="query-params"
+    )
+    ps = samples(batch, features)
+    st.markdown(f"params `{ps.params_shape}`, X `{ps.x_shape}`, Y `{ps.y_shape}`")
+    for label, outcome in (
+        (f"As written (`@jit @vmap`), B = {batch}, D = {features}", ps.as_written),
+        (f"As written with as many samples as weights, B = D = {features}", ps.square),
+    ):
+        if outcome.ok:
+            st.info(f"**{label}:** it runs.", icon=":material/info:")
+        else:
+            st.error(f"**{label}:** {markdown.code(outcome.headline)}", icon=":material/error:")
+            with st.expander("JAX's full message"):
+                _ui.error_code(outcome.message)
+    st.markdown(
+        "**Why:** a bare `vmap` maps axis 0 of *every* argument, `params` included. With "
+        f"params of shape {ps.params_shape} and B = {batch} samples the sizes "
+        + ("agree" if batch == features else "disagree")
+        + f"; with B = D each sample gets one *element* of params, its prediction "
+        "`jnp.dot(p, xi)` is a vector, and `grad` refuses it "
+        f"(`{ps.square.error_type or 'no error'}`). Only 2-D parameters run: with a "
+        f"({batch}, {features}) matrix of different rows the call returns shape "
+        f"{ps.rows_shape} without an error, each sample paired with its own row — equal to "
+        f"the per-sample gradients of one model (the first row's): "
+        f"**{ps.rows_match_model0}**. With every row a copy of params it equals the loop: "
+        f"**{ps.tiled_matches_loop}**. **Fix:** `vmap(grad(loss), in_axes=(None, 0, 0))` "
+        "shares params across samples."
+    )
+    st.success(
+        f"Fixed: shape {ps.fixed.shape}; equal to a Python loop over the samples: "
+        f"**{ps.fixed_matches_loop}**.",
+        icon=":material/check_circle:",
+    )
+    st.dataframe(pd.DataFrame(ps.fixed).head(8), key="compose_per_sample_table")
+    _ui.show_code(compose.per_sample_gradient, compose.loss_for_sample, compose.per_sample)
+
+
+def jac_tab() -> None:
+    widths = st.multiselect(
+        "Widths",
+        [4, 16, 64, 256, 1024, compose.MAX_WIDTH],
+        [4, 64, 1024],
+        key="compose_widths",
+        bind="query-params",
+    )
+    chosen = tuple(sorted(widths))
+    shape_, diff = jacobian_check()
+    st.caption(f"jacfwd and jacrev agree: Jacobian {shape_}, max |difference| {diff:.2g}.")
+    if _ui.measure_button("Measure", "compose_jac_measure", chosen):
+        steps = [(s, w) for s in compose.SWEEPS for w in chosen]
+        points = _ui.measure_points(
+            f"Timing jit(jacfwd) and jit(jacrev) at {words.count(len(chosen), 'width')}",
+            f"Timed both modes at {words.count(len(chosen), 'width')}",
+            steps,
+            lambda step: jacobian_point(*step),
+            lambda step: f"{step[0]}, width {step[1]}",
         )
+        sweep = compose.jacobian_sweep(points)
+        _ui.chart(compose.jacobian_figure(sweep), key="compose_jac_chart")
+        wide = len(sweep.widths) - 1
+        for name in compose.SWEEPS:
+            winner, factor = sweep.faster(name, wide)
+            st.markdown(f"{name} ({sweep.widths[wide]}): **{winner}** is {factor:.1f}× faster.")
+    elif chosen:
+        st.info(
+            "Times jit(jacfwd) and jit(jacrev) at each width, with a narrow side of "
+            f"{compose.NARROW}."
+        )
+    _ui.show_code(compose.neural_network, compose.jacobian_point)
+
+
+def hvp_tab() -> None:
+    jh, agreement = jit_hvp()
+    st.code(jh.as_written.code, language="python")
+    st.error(f"**As written:** {markdown.code(jh.as_written.headline)}", icon=":material/error:")
+    st.markdown(
+        "**Why:** `jit` traces every argument as an array; a function is not one. **Fix:** "
+        "`jit(hvp, static_argnums=0)` (f becomes part of the cache key) or a closure "
+        f"`jit(lambda x, v: hvp(f, x, v))`. Both equal the un-jitted hvp: "
+        f"**{jh.fixes_agree}**. hvp vs `hessian(f)(x) @ v` at n={AGREEMENT_N}: relative "
+        f"difference {agreement:.1g}."
+    )
+    st.markdown(
+        "Three ways to H·v: **forward over reverse**, `jvp(grad(f), (x,), (v,))` (one "
+        "forward pass through the gradient); the article's **reverse over reverse**, "
+        "`grad(lambda x: vdot(grad(f)(x), v))`; and the **full Hessian** times v."
+    )
+    dims = st.multiselect(
+        "Dimensions n",
+        [16, 64, 256, 1024, 2048, compose.MAX_HVP_DIM],
+        [16, 256, 1024],
+        key="compose_dims",
+        bind="query-params",
+    )
+    chosen_dims = tuple(sorted(dims))
+    if _ui.measure_button("Measure", "compose_hvp_measure", chosen_dims):
+        steps = [(m, n) for n in chosen_dims for m in compose.HVP_METHODS]
+        points = _ui.measure_points(
+            f"Timing three ways to H·v at {words.count(len(chosen_dims), 'dimension')}",
+            f"Timed three ways at {words.count(len(chosen_dims), 'dimension')}",
+            steps,
+            lambda step: hvp_point(*step),
+            lambda step: f"{step[0]}, n={step[1]}",
+        )
+        sweep_h = compose.hvp_sweep(points)
+        _ui.chart(compose.hvp_figure(sweep_h), key="compose_hvp_chart")
+        last = len(sweep_h.dims) - 1
+        best, spread = sweep_h.fastest(last)
+        st.caption(
+            f"At n={sweep_h.dims[last]}: "
+            + "; ".join(
+                f"{m}: {timing.format_seconds(sweep_h.timings[m][last].median)}"
+                for m in compose.HVP_METHODS
+            )
+            + f". Fastest: {best}, {spread:.1f}× faster than the slowest. Largest relative "
+            f"difference from the full Hessian's H·v: {sweep_h.max_rel_diff:.1g}."
+        )
+    _ui.show_code(
+        compose.forward_over_reverse_hvp, compose.hvp, compose.optimized_hvp, compose.hvp_point
+    )
+
+
+_ui.lazy_tabs(
+    {
+        "Pipeline builder": builder_tab,
+        "Per-sample gradients": per_sample_tab,
+        "jacfwd vs jacrev": jac_tab,
+        "Hessian-vector products": hvp_tab,
+    },
+    key="compose_tab",
+    keep={
+        "Pipeline builder": BUILDER_KEYS,
+        "Per-sample gradients": ("compose_batch", "compose_features"),
+        "jacfwd vs jacrev": ("compose_widths",),
+        "Hessian-vector products": ("compose_dims",),
+    },
+)
