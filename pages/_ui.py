@@ -259,7 +259,8 @@ def lazy_tabs(
         # A link may set a widget of a closed tab: app.py leaves its parameter in the address,
         # for the tab to draw the widget with it when it opens.
         st.session_state[WAITING_KEYS] = [
-            k for label, keys in keep.items() if by_label[label].open is False for k in keys
+            *st.session_state.get(WAITING_KEYS, []),  # tabs within a tab add theirs
+            *(k for label, keys in keep.items() if by_label[label].open is False for k in keys),
         ]
     opened = None
     for (label, draw), tab in zip(views.items(), tabs, strict=True):

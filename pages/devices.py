@@ -94,163 +94,149 @@ def explicit_steps(on: str) -> tuple[devices.StepRun, ...]:
     return devices.run_explicit_steps(on)
 
 
-TABS = [
-    "Devices",
-    "Placement",
-    "Sharding",
-    "Explicit sharding",
-    "Collectives",
-    "Scaling",
-    "Multi-process",
-]
-tabs = dict(zip(TABS, st.tabs(TABS, key="devices_tab", bind="query-params"), strict=True))
+def inventory_tab() -> None:
+    st.dataframe(
+        pd.DataFrame(devices.inventory_rows(DEVICES)), hide_index=True, key="devices_inventory"
+    )
+    silent = devices.silent_platforms(DEVICES)
+    if devices.reports_memory(DEVICES):
+        st.button("Refresh memory counters", key="devices_refresh", icon=":material/refresh:")
+    if silent:
+        st.caption(
+            f"{', '.join(silent)}: no memory counters reported (`memory_stats()` is None), "
+            "so none are shown. A GPU reports bytes in use, its limit and the peak. "
+            "Simulated CPU devices share this machine's cores and memory."
+        )
+    placement = placement_runs()
+    show_attempt("The article's placement code, as written", placement[0])
+    show_attempt("Guarded: a missing backend raises, so ask inside try", placement[1])
 
-if tabs["Devices"].open:
-    with tabs["Devices"]:
+
+def placement_tab() -> None:
+    dev = st.selectbox(
+        "Put a float32 vector on device", KEYS, key="devices_place_device", bind="query-params"
+    )
+    size = st.select_slider(
+        "Elements",
+        [10**k for k in range(1, 8) if 10**k <= devices.MAX_PLACE_ELEMENTS],
+        value=1000,
+        key="devices_place_size",
+        bind="query-params",
+        help=f"Up to {devices.MAX_PLACE_ELEMENTS:,} float32 "
+        f"({devices.MAX_PLACE_ELEMENTS * 4 / 2**20:.0f} MiB).",
+    )
+    p = devices.place(dev, size)
+    st.markdown(
+        f"`jax.device_put(np.ones({size}, np.float32), device)` with device `{dev}` "
+        f"lives on **{', '.join(p.devices)}** ({p.nbytes:,} bytes, committed: {p.committed}); "
+        f"its sharding is `{p.sharding}`."
+    )
+    st.subheader("Transfer bandwidth")
+    c1, c2, c3 = st.columns(3)
+    src = c1.selectbox("Source device", KEYS, key="devices_src", bind="query-params")
+    dst = c2.selectbox(
+        "Destination device",
+        KEYS,
+        index=min(1, len(KEYS) - 1),
+        key="devices_dst",
+        bind="query-params",
+    )
+    top_mib = devices.MAX_TRANSFER_BYTES // 2**20
+    top = c3.select_slider(
+        "Largest transfer (MiB)",
+        [m for m in (1, 4, 16, 64, 256) if m <= top_mib],
+        value=16,
+        key="devices_top_mib",
+        bind="query-params",
+        help=f"Up to {top_mib} MiB, so the copies a measurement makes stay small.",
+    )
+    if src == dst:
+        st.caption("Source and destination are the same device: device → device is left out.")
+    sizes = tuple(4**k * 1024 for k in range(20) if 4**k * 1024 <= top * 2**20)
+    if st.button("Measure transfers", key="devices_measure_transfers", icon=":material/speed:"):
+        with _ui.measuring(f"Timing transfers of {words.count(len(sizes), 'size')}…") as status:
+            bar = st.progress(0.0)
+            points = devices.transfer_sweep(
+                src,
+                dst,
+                sizes,
+                on_step=lambda i, n: bar.progress(i / n, text=f"{i} of {n} sizes"),
+            )
+            status.update(label="Transfers timed", state="complete")
+        st.session_state["devices_transfers"] = (src, dst, points)
+    if "devices_transfers" in st.session_state:
+        s, d, points = st.session_state["devices_transfers"]
+        _ui.chart(
+            devices.transfer_figure(points, f"{s} → {d}"),
+            key="devices_transfer_chart",
+        )
+        if s.startswith("cpu") and d.startswith("cpu"):
+            st.caption(
+                "Simulated CPU devices share one memory: these are memory-copy speeds, "
+                "not a bus. On a GPU, host ↔ device crosses PCIe or NVLink."
+            )
+    _ui.show_code(devices.place, devices.transfer_calls)
+
+
+def sharding_tab() -> None:
+    default_mesh = "2, 4" if N >= 8 else (f"2, {N // 2}" if N % 2 == 0 else str(N))
+    c1, c2, c3, c4 = st.columns(4)
+    mesh_text = _ui.text_box(
+        c1, "Mesh shape", default_mesh, key="devices_mesh", bind="query-params"
+    )
+    names_text = _ui.text_box(
+        c2,
+        "Mesh axis names",
+        "x, y" if "," in default_mesh else "x",
+        key="devices_axes",
+        bind="query-params",
+    )
+    shape_text = _ui.text_box(c3, "Array shape", "8, 8", key="devices_shape", bind="query-params")
+    spec_src = _ui.text_box(
+        c4,
+        "PartitionSpec",
+        "P('x', None)",
+        key="devices_spec",
+        bind="query-params",
+        help="e.g. P('x', 'y'), P(('x', 'y'), None), P() (replicated)",
+    )
+    try:
+        spec = devices.parse_spec(spec_src)
+        result = layout(
+            devices.parse_ints(mesh_text, "mesh shape"),
+            devices.parse_names(names_text),
+            devices.parse_ints(shape_text, "array shape"),
+            spec,
+            platform,
+        )
+    except devices.ShardingProblem as err:
+        _ui.input_error(err, "This sharding cannot work.", spec_src)
+        if err.jax_error:
+            st.caption("JAX's own message:")
+            wrapped(err.jax_error, None)
+    else:
+        _ui.chart(devices.layout_figure(result), key="devices_layout_chart")
+        st.caption(
+            f"{words.count(len(result.blocks), 'distinct block')}, each held by "
+            f"{words.count(result.copies, 'device')}."
+        )
         st.dataframe(
-            pd.DataFrame(devices.inventory_rows(DEVICES)), hide_index=True, key="devices_inventory"
+            pd.DataFrame(
+                [
+                    {
+                        "device": s.device_id,
+                        "mesh position": str(s.mesh_coords),
+                        "index": " × ".join(f"{a}:{b}" for a, b in s.index),
+                        "shard shape": str(s.shape),
+                        "replica": s.replica_id,
+                    }
+                    for s in result.shards
+                ]
+            ),
+            hide_index=True,
+            key="devices_shards",
         )
-        silent = devices.silent_platforms(DEVICES)
-        if devices.reports_memory(DEVICES):
-            st.button("Refresh memory counters", key="devices_refresh", icon=":material/refresh:")
-        if silent:
-            st.caption(
-                f"{', '.join(silent)}: no memory counters reported (`memory_stats()` is None), "
-                "so none are shown. A GPU reports bytes in use, its limit and the peak. "
-                "Simulated CPU devices share this machine's cores and memory."
-            )
-        placement = placement_runs()
-        show_attempt("The article's placement code, as written", placement[0])
-        show_attempt("Guarded: a missing backend raises, so ask inside try", placement[1])
-
-if tabs["Placement"].open:
-    with tabs["Placement"]:
-        dev = st.selectbox(
-            "Put a float32 vector on device", KEYS, key="devices_place_device", bind="query-params"
-        )
-        size = st.select_slider(
-            "Elements",
-            [10**k for k in range(1, 8) if 10**k <= devices.MAX_PLACE_ELEMENTS],
-            value=1000,
-            key="devices_place_size",
-            bind="query-params",
-            help=f"Up to {devices.MAX_PLACE_ELEMENTS:,} float32 "
-            f"({devices.MAX_PLACE_ELEMENTS * 4 / 2**20:.0f} MiB).",
-        )
-        p = devices.place(dev, size)
-        st.markdown(
-            f"`jax.device_put(np.ones({size}, np.float32), device)` with device `{dev}` "
-            f"lives on **{', '.join(p.devices)}** ({p.nbytes:,} bytes, committed: {p.committed}); "
-            f"its sharding is `{p.sharding}`."
-        )
-        st.subheader("Transfer bandwidth")
-        c1, c2, c3 = st.columns(3)
-        src = c1.selectbox("Source device", KEYS, key="devices_src", bind="query-params")
-        dst = c2.selectbox(
-            "Destination device",
-            KEYS,
-            index=min(1, len(KEYS) - 1),
-            key="devices_dst",
-            bind="query-params",
-        )
-        top_mib = devices.MAX_TRANSFER_BYTES // 2**20
-        top = c3.select_slider(
-            "Largest transfer (MiB)",
-            [m for m in (1, 4, 16, 64, 256) if m <= top_mib],
-            value=16,
-            key="devices_top_mib",
-            bind="query-params",
-            help=f"Up to {top_mib} MiB, so the copies a measurement makes stay small.",
-        )
-        if src == dst:
-            st.caption("Source and destination are the same device: device → device is left out.")
-        sizes = tuple(4**k * 1024 for k in range(20) if 4**k * 1024 <= top * 2**20)
-        if st.button("Measure transfers", key="devices_measure_transfers", icon=":material/speed:"):
-            with _ui.measuring(f"Timing transfers of {words.count(len(sizes), 'size')}…") as status:
-                bar = st.progress(0.0)
-                points = devices.transfer_sweep(
-                    src,
-                    dst,
-                    sizes,
-                    on_step=lambda i, n: bar.progress(i / n, text=f"{i} of {n} sizes"),
-                )
-                status.update(label="Transfers timed", state="complete")
-            st.session_state["devices_transfers"] = (src, dst, points)
-        if "devices_transfers" in st.session_state:
-            s, d, points = st.session_state["devices_transfers"]
-            _ui.chart(
-                devices.transfer_figure(points, f"{s} → {d}"),
-                key="devices_transfer_chart",
-            )
-            if s.startswith("cpu") and d.startswith("cpu"):
-                st.caption(
-                    "Simulated CPU devices share one memory: these are memory-copy speeds, "
-                    "not a bus. On a GPU, host ↔ device crosses PCIe or NVLink."
-                )
-        _ui.show_code(devices.place, devices.transfer_calls)
-
-if tabs["Sharding"].open:
-    with tabs["Sharding"]:
-        default_mesh = "2, 4" if N >= 8 else (f"2, {N // 2}" if N % 2 == 0 else str(N))
-        c1, c2, c3, c4 = st.columns(4)
-        mesh_text = _ui.text_box(
-            c1, "Mesh shape", default_mesh, key="devices_mesh", bind="query-params"
-        )
-        names_text = _ui.text_box(
-            c2,
-            "Mesh axis names",
-            "x, y" if "," in default_mesh else "x",
-            key="devices_axes",
-            bind="query-params",
-        )
-        shape_text = _ui.text_box(
-            c3, "Array shape", "8, 8", key="devices_shape", bind="query-params"
-        )
-        spec_src = _ui.text_box(
-            c4,
-            "PartitionSpec",
-            "P('x', None)",
-            key="devices_spec",
-            bind="query-params",
-            help="e.g. P('x', 'y'), P(('x', 'y'), None), P() (replicated)",
-        )
-        try:
-            spec = devices.parse_spec(spec_src)
-            result = layout(
-                devices.parse_ints(mesh_text, "mesh shape"),
-                devices.parse_names(names_text),
-                devices.parse_ints(shape_text, "array shape"),
-                spec,
-                platform,
-            )
-        except devices.ShardingProblem as err:
-            _ui.input_error(err, "This sharding cannot work.", spec_src)
-            if err.jax_error:
-                st.caption("JAX's own message:")
-                wrapped(err.jax_error, None)
-        else:
-            _ui.chart(devices.layout_figure(result), key="devices_layout_chart")
-            st.caption(
-                f"{words.count(len(result.blocks), 'distinct block')}, each held by "
-                f"{words.count(result.copies, 'device')}."
-            )
-            st.dataframe(
-                pd.DataFrame(
-                    [
-                        {
-                            "device": s.device_id,
-                            "mesh position": str(s.mesh_coords),
-                            "index": " × ".join(f"{a}:{b}" for a, b in s.index),
-                            "shard shape": str(s.shape),
-                            "replica": s.replica_id,
-                        }
-                        for s in result.shards
-                    ]
-                ),
-                hide_index=True,
-                key="devices_shards",
-            )
-        _ui.show_code(devices.shard_layout)
+    _ui.show_code(devices.shard_layout)
 
 
 def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
@@ -286,226 +272,248 @@ def explicit_tab(runs: tuple[devices.StepRun, ...]) -> None:
     _ui.code_lab_button(script, key="devices_explicit_open", label="Open in the Code Lab")
 
 
-if tabs["Explicit sharding"].open:
-    with tabs["Explicit sharding"]:
-        explicit_tab(explicit_steps(platform))
+def explicit_view() -> None:
+    explicit_tab(explicit_steps(platform))
 
-if tabs["Collectives"].open:
-    with tabs["Collectives"]:
-        n = (
-            st.slider("Devices in the mesh", 1, N, N, key="devices_coll_n", bind="query-params")
-            if N > 1
-            else 1
-        )
-        # pmap maps over the default backend's devices, whichever platform is picked above.
-        article = pmap_runs(min(n, COUNTS[PLATFORMS[0]]))
-        for title, a in article.items():
-            show_attempt(title, a)
-        st.caption(
-            "The all-reduce needs `axis_name='batch'` on `pmap`: without it the name is unbound. "
-            "`pmap` is in maintenance mode (now built on `shard_map`); `jax.shard_map` is the way."
-        )
-        name = (
-            st.segmented_control(
-                "Collective under `jax.shard_map`",
-                list(devices.COLLECTIVES),
-                default="psum",
-                key="devices_collective",
-                bind="query-params",
-            )
-            or "psum"
-        )
-        run = collective(name, n, platform)
-        st.write(devices.COLLECTIVES[name].what + ".")
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "device": d,
-                        "input": str(i.tolist()),
-                        "output": str(o.tolist()),
-                        "numpy": str(e.tolist()),
-                    }
-                    for d, i, o, e in zip(
-                        run.device_ids, run.inputs, run.outputs, run.expected, strict=True
-                    )
-                ]
-            ),
-            hide_index=True,
-            key="devices_collective_table",
-        )
-        (st.success if run.matches else st.error)(
-            f"Every device's output {'equals' if run.matches else 'differs from'} numpy's."
-        )
-        wrapped(run.code)
-        st.subheader("Collectives XLA inserts itself")
-        pick = st.selectbox(
-            "A jitted function of an array sharded by rows",
-            range(len(devices.XLA_EXAMPLES)),
-            format_func=lambda i: devices.XLA_EXAMPLES[i].name,
-            key="devices_xla",
+
+def collectives_tab() -> None:
+    n = (
+        st.slider("Devices in the mesh", 1, N, N, key="devices_coll_n", bind="query-params")
+        if N > 1
+        else 1
+    )
+    # pmap maps over the default backend's devices, whichever platform is picked above.
+    article = pmap_runs(min(n, COUNTS[PLATFORMS[0]]))
+    for title, a in article.items():
+        show_attempt(title, a)
+    st.caption(
+        "The all-reduce needs `axis_name='batch'` on `pmap`: without it the name is unbound. "
+        "`pmap` is in maintenance mode (now built on `shard_map`); `jax.shard_map` is the way."
+    )
+    name = (
+        st.segmented_control(
+            "Collective under `jax.shard_map`",
+            list(devices.COLLECTIVES),
+            default="psum",
+            key="devices_collective",
             bind="query-params",
         )
-        c = compiled(pick, n, platform)
-        wrapped(c.code)
-        why = c.why if c.ops else "with one device there is nothing to communicate"
-        st.markdown(
-            f"Compiled on {words.count(n, 'device')}: **{', '.join(c.ops) or 'no collectives'}**: "
-            f"{why}. The output equals numpy's: {c.matches}. Its type, "
+        or "psum"
+    )
+    run = collective(name, n, platform)
+    st.write(devices.COLLECTIVES[name].what + ".")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "device": d,
+                    "input": str(i.tolist()),
+                    "output": str(o.tolist()),
+                    "numpy": str(e.tolist()),
+                }
+                for d, i, o, e in zip(
+                    run.device_ids, run.inputs, run.outputs, run.expected, strict=True
+                )
+            ]
+        ),
+        hide_index=True,
+        key="devices_collective_table",
+    )
+    (st.success if run.matches else st.error)(
+        f"Every device's output {'equals' if run.matches else 'differs from'} numpy's."
+    )
+    wrapped(run.code)
+    st.subheader("Collectives XLA inserts itself")
+    pick = st.selectbox(
+        "A jitted function of an array sharded by rows",
+        range(len(devices.XLA_EXAMPLES)),
+        format_func=lambda i: devices.XLA_EXAMPLES[i].name,
+        key="devices_xla",
+        bind="query-params",
+    )
+    c = compiled(pick, n, platform)
+    wrapped(c.code)
+    why = c.why if c.ops else "with one device there is nothing to communicate"
+    st.markdown(
+        f"Compiled on {words.count(n, 'device')}: **{', '.join(c.ops) or 'no collectives'}**: "
+        f"{why}. The output equals numpy's: {c.matches}. Its type, "
+        + (devices.read_type(c.output_sharding, (n,), (devices.AXIS,)) or f"`{c.output_sharding}`")
+        + " (the mesh's axes are Explicit, so the sharding is part of the type: see "
+        "*Explicit sharding*)."
+    )
+    if c.hlo_lines:
+        wrapped("\n".join(c.hlo_lines), None)
+
+
+def scaling_tab() -> None:
+    counts = devices.device_counts(N)
+    st.write(
+        "A 2-layer MLP's loss and gradient (`jax.value_and_grad`, batch 1024), the batch "
+        f"split over {', '.join(map(str, counts))} devices, parameters replicated."
+    )
+    if st.button("Time the data-parallel step", key="devices_scale", icon=":material/speed:"):
+        with _ui.measuring(f"Timing the step on {len(counts)} device counts…") as status:
+            bar = st.progress(0.0)
+            st.session_state["devices_scaling"] = (
+                WHERE,
+                devices.scaling_sweep(
+                    counts,
+                    on_step=lambda i, k: bar.progress(i / k, text=f"{i} of {k} counts"),
+                    platform=platform,
+                ),
+            )
+            status.update(label="Timed", state="complete")
+    if SIMULATED:
+        st.warning(
+            "Simulated CPU devices share this machine's cores: more devices add no compute "
+            "here, so no speedup is to be expected. On a multi-GPU machine the chart shows "
+            "the real thing."
+        )
+    if "devices_scaling" in st.session_state:
+        where, points = st.session_state["devices_scaling"]
+        _ui.chart(devices.scaling_figure(points, where), key="devices_scaling_chart")
+        one, most = points[0], points[-1]
+        ratio = most.timing.median / one.timing.median
+        st.caption(
+            f"Measured: {words.count(one.devices, 'device')} "
+            f"{format_seconds(one.timing.median)} per step, "
+            f"{words.count(most.devices, 'device')} "
+            f"{format_seconds(most.timing.median)}: "
             + (
-                devices.read_type(c.output_sharding, (n,), (devices.AXIS,))
-                or f"`{c.output_sharding}`"
+                f"{ratio:.2f}× slower (the overhead of splitting)"
+                if ratio > 1
+                else f"{1 / ratio:.2f}× faster"
             )
-            + " (the mesh's axes are Explicit, so the sharding is part of the type: see "
-            "*Explicit sharding*)."
+            + "."
         )
-        if c.hlo_lines:
-            wrapped("\n".join(c.hlo_lines), None)
+    _ui.show_code(devices.mlp_loss, devices.data_parallel_step)
 
-if tabs["Scaling"].open:
-    with tabs["Scaling"]:
-        counts = devices.device_counts(N)
-        st.write(
-            "A 2-layer MLP's loss and gradient (`jax.value_and_grad`, batch 1024), the batch "
-            f"split over {', '.join(map(str, counts))} devices, parameters replicated."
-        )
-        if st.button("Time the data-parallel step", key="devices_scale", icon=":material/speed:"):
-            with _ui.measuring(f"Timing the step on {len(counts)} device counts…") as status:
-                bar = st.progress(0.0)
-                st.session_state["devices_scaling"] = (
-                    WHERE,
-                    devices.scaling_sweep(
-                        counts,
-                        on_step=lambda i, k: bar.progress(i / k, text=f"{i} of {k} counts"),
-                        platform=platform,
+
+def multiprocess_tab() -> None:
+    st.write(
+        "A cluster is several processes, each owning its devices, that meet through "
+        "`jax.distributed.initialize`. This launches them for real on localhost (CPU "
+        "collectives over gloo)."
+    )
+    c1, c2, c3 = st.columns(3)
+    procs = c1.slider("Processes", 2, 4, 2, key="devices_procs", bind="query-params")
+    local = c2.slider("Devices per process", 1, 4, 2, key="devices_local", bind="query-params")
+    missing = c3.checkbox(
+        "Leave one process out",
+        key="devices_missing",
+        help="The others wait for it in initialize; the app kills them after 10 s.",
+    )
+    if st.button(
+        f"Launch {procs} processes",
+        key="devices_launch",
+        icon=":material/rocket_launch:",
+        help="Counts as one Code Lab run: one at a time per visitor, and on a public "
+        "server the same per-minute limit and queue.",
+    ):
+        st.session_state.pop("devices_cluster", None)
+        # A run costs seconds of every core: it counts as a Code Lab run (rate limit, one
+        # at a time per visitor, a runner slot, the queue cap).
+        refused = None
+        with st.status(f"Running {procs} JAX processes…") as status:
+            try:
+                res = devices.launch_cluster(
+                    procs,
+                    local,
+                    timeout_s=10 if missing else 90,
+                    launch=procs - 1 if missing else None,
+                    visitor=_ui.visitor_id(),
+                    on_queue=lambda n: status.update(
+                        label=f"Waiting for a free runner: you are number {n}…"
                     ),
                 )
-                status.update(label="Timed", state="complete")
-        if SIMULATED:
+            except devices.Refused as err:
+                refused = err
+                status.update(label="Not started", state="error")
+            else:
+                status.update(
+                    label=f"{res.status} after {format_seconds(res.elapsed_s)}",
+                    state="complete" if res.status == "ok" else "error",
+                )
+                st.session_state["devices_cluster"] = res
+        if refused is not None:
+            st.error(markdown.escape(refused), icon=":material/block:")
+    res = st.session_state.get("devices_cluster")
+    if res is not None:
+        indices = ", ".join(str(i) for i in range(res.launched))
+        codes = ", ".join(f"{i}: {c}" for i, c in enumerate(res.returncodes))
+        st.caption(
+            f"{words.count(res.launched, 'process', 'processes')} started (process index "
+            f"{indices}); all reaped, exit status by process {codes}."
+        )
+        if res.reports:
+            st.dataframe(
+                pd.DataFrame([vars(d) for d in res.global_devices]),
+                hide_index=True,
+                key="devices_global",
+            )
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "process": r.process_id,
+                            "its devices": str(list(r.local_devices)),
+                            "contributes": str(r.local_values),
+                            "psum": r.psum,
+                        }
+                        for r in res.reports
+                    ]
+                ),
+                hide_index=True,
+                key="devices_psums",
+            )
+            n_all = res.num_processes * res.local_devices
+            total = f"{res.expected_psum:g} (numpy: 1 + 2 + … + {n_all})"
+            if res.psum_correct:
+                st.success(f"Every process got psum = {total}.")
+            else:
+                got = ", ".join(f"process {r.process_id}: {r.psum:g}" for r in res.reports)
+                st.error(f"Not every process got {total}: {got}.")
+        if res.status == "timeout":
             st.warning(
-                "Simulated CPU devices share this machine's cores: more devices add no compute "
-                "here, so no speedup is to be expected. On a multi-GPU machine the chart shows "
-                "the real thing."
+                f"No result within the timeout: {res.launched} of {res.num_processes} "
+                "processes started, and `jax.distributed.initialize` waits for all of them. "
+                "The app killed each process group and reaped every process.",
+                icon=":material/timer_off:",
             )
-        if "devices_scaling" in st.session_state:
-            where, points = st.session_state["devices_scaling"]
-            _ui.chart(devices.scaling_figure(points, where), key="devices_scaling_chart")
-            one, most = points[0], points[-1]
-            ratio = most.timing.median / one.timing.median
-            st.caption(
-                f"Measured: {words.count(one.devices, 'device')} "
-                f"{format_seconds(one.timing.median)} per step, "
-                f"{words.count(most.devices, 'device')} "
-                f"{format_seconds(most.timing.median)}: "
-                + (
-                    f"{ratio:.2f}× slower (the overhead of splitting)"
-                    if ratio > 1
-                    else f"{1 / ratio:.2f}× faster"
-                )
-                + "."
-            )
-        _ui.show_code(devices.mlp_loss, devices.data_parallel_step)
+        elif res.status == "failed":
+            st.error("A process failed; the others were stopped.", icon=":material/error:")
+        if res.errors:
+            with st.expander("What the stopped processes printed (stderr)"):
+                wrapped("\n\n".join(res.errors), None)
+    st.code(
+        _ui.scrub(" ".join(devices.worker_command("127.0.0.1:PORT", procs, 0, local))),
+        language="bash",
+        wrap_lines=True,
+    )
+    _ui.show_code(devices.run_process, devices.launch_cluster, devices.run_local_cluster)
 
-if tabs["Multi-process"].open:
-    with tabs["Multi-process"]:
-        st.write(
-            "A cluster is several processes, each owning its devices, that meet through "
-            "`jax.distributed.initialize`. This launches them for real on localhost (CPU "
-            "collectives over gloo)."
-        )
-        c1, c2, c3 = st.columns(3)
-        procs = c1.slider("Processes", 2, 4, 2, key="devices_procs", bind="query-params")
-        local = c2.slider("Devices per process", 1, 4, 2, key="devices_local", bind="query-params")
-        missing = c3.checkbox(
-            "Leave one process out",
-            key="devices_missing",
-            help="The others wait for it in initialize; the app kills them after 10 s.",
-        )
-        if st.button(
-            f"Launch {procs} processes",
-            key="devices_launch",
-            icon=":material/rocket_launch:",
-            help="Counts as one Code Lab run: one at a time per visitor, and on a public "
-            "server the same per-minute limit and queue.",
-        ):
-            st.session_state.pop("devices_cluster", None)
-            # A run costs seconds of every core: it counts as a Code Lab run (rate limit, one
-            # at a time per visitor, a runner slot, the queue cap).
-            refused = None
-            with st.status(f"Running {procs} JAX processes…") as status:
-                try:
-                    res = devices.launch_cluster(
-                        procs,
-                        local,
-                        timeout_s=10 if missing else 90,
-                        launch=procs - 1 if missing else None,
-                        visitor=_ui.visitor_id(),
-                        on_queue=lambda n: status.update(
-                            label=f"Waiting for a free runner: you are number {n}…"
-                        ),
-                    )
-                except devices.Refused as err:
-                    refused = err
-                    status.update(label="Not started", state="error")
-                else:
-                    status.update(
-                        label=f"{res.status} after {format_seconds(res.elapsed_s)}",
-                        state="complete" if res.status == "ok" else "error",
-                    )
-                    st.session_state["devices_cluster"] = res
-            if refused is not None:
-                st.error(markdown.escape(refused), icon=":material/block:")
-        res = st.session_state.get("devices_cluster")
-        if res is not None:
-            indices = ", ".join(str(i) for i in range(res.launched))
-            codes = ", ".join(f"{i}: {c}" for i, c in enumerate(res.returncodes))
-            st.caption(
-                f"{words.count(res.launched, 'process', 'processes')} started (process index "
-                f"{indices}); all reaped, exit status by process {codes}."
-            )
-            if res.reports:
-                st.dataframe(
-                    pd.DataFrame([vars(d) for d in res.global_devices]),
-                    hide_index=True,
-                    key="devices_global",
-                )
-                st.dataframe(
-                    pd.DataFrame(
-                        [
-                            {
-                                "process": r.process_id,
-                                "its devices": str(list(r.local_devices)),
-                                "contributes": str(r.local_values),
-                                "psum": r.psum,
-                            }
-                            for r in res.reports
-                        ]
-                    ),
-                    hide_index=True,
-                    key="devices_psums",
-                )
-                n_all = res.num_processes * res.local_devices
-                total = f"{res.expected_psum:g} (numpy: 1 + 2 + … + {n_all})"
-                if res.psum_correct:
-                    st.success(f"Every process got psum = {total}.")
-                else:
-                    got = ", ".join(f"process {r.process_id}: {r.psum:g}" for r in res.reports)
-                    st.error(f"Not every process got {total}: {got}.")
-            if res.status == "timeout":
-                st.warning(
-                    f"No result within the timeout: {res.launched} of {res.num_processes} "
-                    "processes started, and `jax.distributed.initialize` waits for all of them. "
-                    "The app killed each process group and reaped every process.",
-                    icon=":material/timer_off:",
-                )
-            elif res.status == "failed":
-                st.error("A process failed; the others were stopped.", icon=":material/error:")
-            if res.errors:
-                with st.expander("What the stopped processes printed (stderr)"):
-                    wrapped("\n\n".join(res.errors), None)
-        st.code(
-            _ui.scrub(" ".join(devices.worker_command("127.0.0.1:PORT", procs, 0, local))),
-            language="bash",
-            wrap_lines=True,
-        )
-        _ui.show_code(devices.run_process, devices.launch_cluster, devices.run_local_cluster)
+
+_ui.lazy_tabs(
+    {
+        "Devices": inventory_tab,
+        "Placement": placement_tab,
+        "Sharding": sharding_tab,
+        "Explicit sharding": explicit_view,
+        "Collectives": collectives_tab,
+        "Scaling": scaling_tab,
+        "Multi-process": multiprocess_tab,
+    },
+    key="devices_tab",
+    keep={
+        "Placement": (
+            "devices_place_device",
+            "devices_place_size",
+            "devices_src",
+            "devices_dst",
+            "devices_top_mib",
+        ),
+        "Sharding": ("devices_mesh", "devices_axes", "devices_shape", "devices_spec"),
+        "Collectives": ("devices_coll_n", "devices_collective", "devices_xla"),
+        "Multi-process": ("devices_procs", "devices_local", "devices_missing"),
+    },
+)

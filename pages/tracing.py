@@ -1,6 +1,7 @@
 """Tracing & jaxpr: one function at every stage, what tracers are, recompilation, and loops."""
 
 import inspect
+import re
 
 import pandas as pd
 import streamlit as st
@@ -21,8 +22,6 @@ st.write(
 CODE_LAB = "code_lab"
 EXAMPLE_CODE = "import jax.numpy as jnp\n\n\ndef f(x, y):\n    z = x * y\n    return z + 1\n"
 TITLES = {p.key: p.title for p in tracing.PRESETS} | {CODE_LAB: "a function from the Code Lab"}
-TABS = ["Stages", "Tracers", "Recompilation", "Python vs lax loops"]
-tabs = dict(zip(TABS, st.tabs(TABS, key="tracing_tab", bind="query-params"), strict=True))
 Args = tuple[tuple[tuple[int, ...], str], ...]
 
 
@@ -227,75 +226,89 @@ def stages_tab() -> None:
 
 
 def views(staged: tracing.Staged, selected: int | None, variant) -> None:
-    names = ["Equations", "XLA fusions", "Graph", "Diff"]
-    view = dict(zip(names, st.tabs(names, key="tracing_view", bind="query-params"), strict=True))
-    if view["Equations"].open:
-        rows = staged.equations
-        top = sum(1 for r in rows if r.depth == 0)
-        st.caption(
-            f"{words.count(len(rows), 'equation')} ({top} at the top level, the rest in "
-            "sub-jaxprs)."
-        )
-        frame = pd.DataFrame(
-            {
-                "eqn": [r.path for r in rows],
-                "primitive": ["› " * r.depth + r.primitive for r in rows],
-                "inputs": [r.inputs for r in rows],
-                "outputs": [r.outputs for r in rows],
-                "params": [r.params for r in rows],
-                "line": [r.source_line for r in rows],
-            }
-        )
-        st.dataframe(
-            frame,
-            hide_index=True,
-            key="tracing_equations",
-            column_config={
-                "eqn": st.column_config.TextColumn(width="small", pinned=True),
-                "line": st.column_config.NumberColumn(width="small"),
-                "params": st.column_config.TextColumn(
-                    width="large", help="Scroll sideways, or hover a cell, for all of it"
-                ),
-            },
-        )
-    if view["XLA fusions"].open:
-        st.caption(
-            f"{words.count(len(staged.fusions), 'fusion')}: each is one kernel, whose "
-            "intermediates never go to memory. Ops left outside fusions run as kernels of their "
-            "own."
-        )
-        frame = pd.DataFrame(
-            {
-                "fusion": [f.name for f in staged.fusions],
-                "kind": [f.kind for f in staged.fusions],
-                "ops inside": [" → ".join(f.ops) for f in staged.fusions],
-                "output": [f.shape for f in staged.fusions],
-                "lines": [", ".join(map(str, f.source_lines)) for f in staged.fusions],
-            }
-        )
-        st.dataframe(frame, hide_index=True, key="tracing_fusions")
-    if view["Graph"].open:
-        options = dict(tracing.expandable(staged.jaxpr))
-        expand = st.multiselect(
-            "Expand sub-jaxprs",
-            list(options),
-            format_func=options.get,
-            key="tracing_expand",
-            bind="query-params",
-        )
-        graph = tracing.build_graph(
-            staged.jaxpr, expand=expand, arg_names=staged.arg_names, mark_line=selected
-        )
-        if graph.message:
-            st.warning(markdown.escape(graph.message), icon=":material/warning:")
-        st.caption(
-            f"{words.count(graph.nodes, 'equation')}, {words.count(len(graph.edges), 'edge')}. "
-            "Arrows carry the variables' "
-            "types; purple boxes hold sub-jaxprs; the highlighted line's equations are yellow."
-        )
-        st.graphviz_chart(graph.dot)
-    if view["Diff"].open:
-        diff_view(variant)
+    _ui.lazy_tabs(
+        {
+            "Equations": lambda: equations_view(staged),
+            "XLA fusions": lambda: fusions_view(staged),
+            "Graph": lambda: graph_view(staged, selected),
+            "Diff": lambda: diff_view(variant),
+        },
+        key="tracing_view",
+        keep={
+            "Graph": ("tracing_expand",),
+            "Diff": ("tracing_diff_left", "tracing_diff_right", "tracing_diff_mode"),
+        },
+    )
+
+
+def equations_view(staged: tracing.Staged) -> None:
+    rows = staged.equations
+    top = sum(1 for r in rows if r.depth == 0)
+    st.caption(
+        f"{words.count(len(rows), 'equation')} ({top} at the top level, the rest in sub-jaxprs)."
+    )
+    frame = pd.DataFrame(
+        {
+            "eqn": [r.path for r in rows],
+            "primitive": ["› " * r.depth + r.primitive for r in rows],
+            "inputs": [r.inputs for r in rows],
+            "outputs": [r.outputs for r in rows],
+            "params": [r.params for r in rows],
+            "line": [r.source_line for r in rows],
+        }
+    )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        key="tracing_equations",
+        column_config={
+            "eqn": st.column_config.TextColumn(width="small", pinned=True),
+            "line": st.column_config.NumberColumn(width="small"),
+            "params": st.column_config.TextColumn(
+                width="large", help="Scroll sideways, or hover a cell, for all of it"
+            ),
+        },
+    )
+
+
+def fusions_view(staged: tracing.Staged) -> None:
+    st.caption(
+        f"{words.count(len(staged.fusions), 'fusion')}: each is one kernel, whose "
+        "intermediates never go to memory. Ops left outside fusions run as kernels of their "
+        "own."
+    )
+    frame = pd.DataFrame(
+        {
+            "fusion": [f.name for f in staged.fusions],
+            "kind": [f.kind for f in staged.fusions],
+            "ops inside": [" → ".join(f.ops) for f in staged.fusions],
+            "output": [f.shape for f in staged.fusions],
+            "lines": [", ".join(map(str, f.source_lines)) for f in staged.fusions],
+        }
+    )
+    st.dataframe(frame, hide_index=True, key="tracing_fusions")
+
+
+def graph_view(staged: tracing.Staged, selected: int | None) -> None:
+    options = dict(tracing.expandable(staged.jaxpr))
+    expand = st.multiselect(
+        "Expand sub-jaxprs",
+        list(options),
+        format_func=options.get,
+        key="tracing_expand",
+        bind="query-params",
+    )
+    graph = tracing.build_graph(
+        staged.jaxpr, expand=expand, arg_names=staged.arg_names, mark_line=selected
+    )
+    if graph.message:
+        st.warning(markdown.escape(graph.message), icon=":material/warning:")
+    st.caption(
+        f"{words.count(graph.nodes, 'equation')}, {words.count(len(graph.edges), 'edge')}. "
+        "Arrows carry the variables' "
+        "types; purple boxes hold sub-jaxprs; the highlighted line's equations are yellow."
+    )
+    st.graphviz_chart(graph.dot)
 
 
 def diff_view(variant) -> None:
@@ -484,13 +497,25 @@ def loops_tab() -> None:
     _ui.show_code(tracing.python_loop, tracing.fori_loop_version, tracing.scan_version)
 
 
-if tabs["Stages"].open:
-    stages_tab()
-if tabs["Tracers"].open:
-    tracers_tab()
-if tabs["Recompilation"].open:
-    recompilation_tab()
-if tabs["Python vs lax loops"].open:
-    loops_tab()
+#: The widgets of each tab (some named by the function or scenario chosen), kept while closed.
+KEEP = {
+    "Stages": r"tracing_(preset|function|only|pick_\w+|line|view|expand|diff_\w+"
+    r"|\w+_(shape|dtype)_\d+)",
+    "Recompilation": r"tracing_(scenario|redefine_\w+)",
+    "Python vs lax loops": r"tracing_loop_max",
+}
+_ui.lazy_tabs(
+    {
+        "Stages": stages_tab,
+        "Tracers": tracers_tab,
+        "Recompilation": recompilation_tab,
+        "Python vs lax loops": loops_tab,
+    },
+    key="tracing_tab",
+    keep={
+        label: tuple(k for k in st.session_state if re.fullmatch(pattern, k))
+        for label, pattern in KEEP.items()
+    },
+)
 if any(p.url_path == "code-lab" for p in catalog.PAGES):
     st.page_link(catalog.find("code-lab").path, label="Write your own in the Code Lab")
