@@ -143,3 +143,16 @@ def test_pages_name_what_they_import_from_jaxplay_as_it_is_named(path: Path) -> 
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jaxplay"):
             aliased = [a.name for a in node.names if a.asname and a.asname != a.name]
             assert not aliased, f"{path.name} renames {aliased} from {node.module}"
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)
+def test_pages_switch_views_one_way(path: Path) -> None:
+    """Tabs come from ``_ui.lazy_tabs`` (views by label, only the open one runs): no page
+    calls ``st.tabs`` or reads a tab's ``.open`` itself."""
+    if path.name == "_ui.py":
+        return
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute):
+            on_st = isinstance(node.value, ast.Name) and node.value.id == "st"
+            assert not (on_st and node.attr == "tabs"), f"{path.name} calls st.tabs"
+            assert node.attr != "open", f"{path.name} reads a tab's .open"
