@@ -149,6 +149,25 @@ def measuring(label: str) -> Iterator[Any]:
             yield status
 
 
+@contextmanager
+def progress(running: str, done: str) -> Iterator[Callable[[int, int, str], None]]:
+    """A measurement in steps: a :func:`measuring` box (the lock held) with a progress bar.
+
+    Yields ``step(finished, total, text)``, for the caller or the measurement's ``on_step`` to
+    report each step; when the block ends the bar goes and the box reads ``done``. The one way a
+    page shows a measurement's progress (with :func:`staged` for one that names its stages).
+    """
+    with measuring(running) as status:
+        bar = st.progress(0.0)
+
+        def step(finished: int, total: int, text: str) -> None:
+            bar.progress(min(finished / max(total, 1), 1.0), text=text)
+
+        yield step
+        bar.empty()
+        status.update(label=done, state="complete", expanded=False)
+
+
 def measure_points(
     running: str,
     done: str,
@@ -156,21 +175,18 @@ def measure_points(
     point: Callable[[T], R],
     describe: Callable[[T], str],
 ) -> list[R]:
-    """Measure ``point(step)`` for each step in turn, in a :func:`measuring` box with a progress
-    bar (``describe(step)`` says which step runs); the box then reads ``done``.
+    """Measure ``point(step)`` for each step in turn, with :func:`progress` (``describe(step)``
+    says which step runs); the box then reads ``done``.
 
     Why a loop here and not in one cached function: a cached function draws nothing (Streamlit
     replays its elements for the next visitor, which crashed pages), so each point is cached on
     its own and the progress is drawn between the calls.
     """
-    with measuring(running) as status:
-        bar = st.progress(0.0)
-        points = []
-        for i, step in enumerate(steps):
-            bar.progress(i / len(steps), text=f"{describe(step)} ({i + 1} of {len(steps)})")
-            points.append(point(step))
-        bar.empty()
-        status.update(label=done, state="complete", expanded=False)
+    points = []
+    with progress(running, done) as step:
+        for i, value in enumerate(steps):
+            step(i, len(steps), f"{describe(value)} ({i + 1} of {len(steps)})")
+            points.append(point(value))
     return points
 
 

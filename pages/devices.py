@@ -154,15 +154,11 @@ def placement_tab() -> None:
         st.caption("Source and destination are the same device: device → device is left out.")
     sizes = tuple(4**k * 1024 for k in range(20) if 4**k * 1024 <= top * 2**20)
     if st.button("Measure transfers", key="devices_measure_transfers", icon=":material/speed:"):
-        with _ui.measuring(f"Timing transfers of {words.count(len(sizes), 'size')}…") as status:
-            bar = st.progress(0.0)
+        timing_sizes = f"Timing transfers of {words.count(len(sizes), 'size')}…"
+        with _ui.progress(timing_sizes, "Transfers timed") as step:
             points = devices.transfer_sweep(
-                src,
-                dst,
-                sizes,
-                on_step=lambda i, n: bar.progress(i / n, text=f"{i} of {n} sizes"),
+                src, dst, sizes, on_step=lambda i, n: step(i, n, f"{i} of {n} sizes")
             )
-            status.update(label="Transfers timed", state="complete")
         st.session_state["devices_transfers"] = (src, dst, points)
     if "devices_transfers" in st.session_state:
         s, d, points = st.session_state["devices_transfers"]
@@ -352,17 +348,15 @@ def scaling_tab() -> None:
         f"split over {', '.join(map(str, counts))} devices, parameters replicated."
     )
     if st.button("Time the data-parallel step", key="devices_scale", icon=":material/speed:"):
-        with _ui.measuring(f"Timing the step on {len(counts)} device counts…") as status:
-            bar = st.progress(0.0)
+        with _ui.progress(f"Timing the step on {len(counts)} device counts…", "Timed") as step:
             st.session_state["devices_scaling"] = (
                 WHERE,
                 devices.scaling_sweep(
                     counts,
-                    on_step=lambda i, k: bar.progress(i / k, text=f"{i} of {k} counts"),
+                    on_step=lambda i, k: step(i, k, f"{i} of {k} counts"),
                     platform=platform,
                 ),
             )
-            status.update(label="Timed", state="complete")
     if SIMULATED:
         st.warning(
             "Simulated CPU devices share this machine's cores: more devices add no compute "

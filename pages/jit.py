@@ -161,13 +161,13 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
     if not _ui.measure_button(label, "jit_sweep_run", swept, icon=None):
         st.info(f"The sweep times eager and jit at {len(sizes)} sizes, one after the other.")
         return
-    points = []
-    with _ui.measuring(f"Sweeping {len(sizes)} sizes…") as status:
-        progress = st.progress(0.0)
-        for i, r in enumerate(sizes):
-            progress.progress(i / len(sizes), text=f"rows = {r} ({i + 1} of {len(sizes)})")
-            points.append(sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number))
-        status.update(label=f"{len(sizes)} sizes measured on {device}", state="complete")
+    points = _ui.measure_points(
+        f"Sweeping {len(sizes)} sizes…",
+        f"{len(sizes)} sizes measured on {device}",
+        sizes,
+        lambda r: sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number),
+        lambda r: f"rows = {r}",
+    )
     _ui.chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")
     st.markdown(jit.sweep_verdict(points, calls))
     _ui.show_code(jit.sweep_point, jit.crossover)
