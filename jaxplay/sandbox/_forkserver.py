@@ -179,8 +179,8 @@ class ForkServer:
             kind, run = message.get("type"), message.get("id")
             with self._lock:
                 child = self._children.get(run) if isinstance(run, int) else None
-                if kind == "exit" and child is not None:
-                    del self._children[run]
+                if kind in ("exit", "refused") and child is not None:
+                    del self._children[run]  # ended, or never forked: nothing more will come
                 state = self._state
             if kind == "state" and state is not None:
                 state.set_result(message)
@@ -273,6 +273,11 @@ class ForkServer:
                 raise
             group = self._join_cgroup(child, server_ctl)
         except BaseException:
+            forked = child.forked.done() and child.forked.exception() is None
+            if not forked:  # no exit report will come for a run that never started
+                with self._lock:
+                    if self._children.get(child.run) is child:
+                        del self._children[child.run]
             if log_w >= 0:
                 os.close(log_w)
             child_ctl.close()

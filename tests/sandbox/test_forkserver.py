@@ -245,3 +245,39 @@ def test_the_setting_reads_auto_on_off() -> None:
     assert RunnerConfig.from_env({}).forkserver == "auto"
     assert RunnerConfig.from_env({"JAXPLAY_FORKSERVER": "OFF"}).forkserver == "off"
     assert RunnerConfig.from_env({"JAXPLAY_FORKSERVER": "maybe"}).forkserver == "auto"
+
+
+def test_a_refused_fork_leaves_no_run_behind() -> None:
+    """The zygote refuses a fork (a JAX backend or a second thread appeared in it): the start
+    fails with ``ForkServerUnavailable``, the pool falls back for good, and the refused run is
+    not kept waiting for an exit report that never comes. A stand-in zygote answers here."""
+    import socket
+    import threading
+    from types import SimpleNamespace
+
+    server_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+
+    def refuse() -> None:
+        data, fds, _, _ = socket.recv_fds(zygote_end, 65536, 8)
+        for fd in fds:
+            os.close(fd)
+        reply = {"type": "refused", "id": json.loads(data)["id"], "reason": "2 threads"}
+        zygote_end.send(json.dumps(reply).encode())
+
+    forks = ForkServer(SimpleNamespace(name="process", cgroups=None), 64, dict, 10.0)
+    forks.zygote = SimpleNamespace(process=SimpleNamespace(poll=lambda: None))  # type: ignore[assignment]
+    forks._sock = server_end
+    threading.Thread(target=forks._read, args=(server_end,), daemon=True).start()
+    threading.Thread(target=refuse, daemon=True).start()
+    pipes = [os.pipe() for _ in range(2)]
+    try:
+        with pytest.raises(ForkServerUnavailable, match="2 threads"):
+            forks.start((pipes[0][0], pipes[0][1], pipes[1][0], pipes[1][1]))
+        assert forks.unusable == "2 threads"
+        assert forks._children == {}
+    finally:
+        for r, w in pipes:
+            os.close(r)
+            os.close(w)
+        zygote_end.close()
+        server_end.close()
