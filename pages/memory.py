@@ -26,6 +26,46 @@ def chain(ops: tuple[str, ...], size: int):
 
 
 def checkpointing(platform: str, device: str) -> None:
+    """The story: pick a model and variants, analyse each (on a button when heavy), show them."""
+    model, loop, size, depth, chosen = checkpoint_settings(platform)
+    problem = memory.check_size(size, depth)
+    if problem:
+        st.error(f"**Not analysed:** {problem}", icon=":material/block:")
+        return
+    keys = ["none", *[k for k in chosen if k != "none"]]
+    run = size <= memory.run_limit(platform)
+    if not run:
+        st.info(
+            f"Size {size} is above {memory.run_limit(platform)}, the largest run and timed on "
+            f"{platform}: compiled and analysed only (no times, no gradient check).",
+            icon=":material/info:",
+        )
+    # A link may ask for the largest size and depth: heavy work waits for the visitor's button.
+    chosen_settings = (model, tuple(keys), loop, size, depth)
+    cost = memory.run_cost(*chosen_settings) if run else 0.0
+    if cost > memory.AUTO_RUN_S and not _ui.measure_button(
+        f"Run and time {words.count(len(keys), 'variant')}", "memory_run", chosen_settings
+    ):
+        st.info(memory.run_cost_note(cost, len(keys)), icon=":material/timer:")
+        return
+    with _ui.measuring("Tracing, compiling and timing each variant…") as status:
+        results = []
+        try:
+            for i, k in enumerate(keys, 1):
+                status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
+                results.append(variant(model, k, loop, size, depth, run))
+        except Exception as err:  # e.g. the device runs out of memory at a large size
+            status.update(label="Failed", state="error")
+            _ui.show_error(err, "**The analysis failed:** ")
+            return
+        status.update(
+            label=f"{words.count(len(keys), 'variant')} analysed on {device}", state="complete"
+        )
+    checkpoint_results(results, memory.MODELS[model], loop, platform, device, run)
+
+
+def checkpoint_settings(platform: str) -> tuple[str, str, int, int, list[str]]:
+    """The model, loop, size, depth and variants the visitor chose."""
     c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
     model = c1.selectbox(
         "Model",
@@ -79,39 +119,13 @@ def checkpointing(platform: str, device: str) -> None:
         key="memory_variants",
         bind="query-params",
     )
-    problem = memory.check_size(size, depth)
-    if problem:
-        st.error(f"**Not analysed:** {problem}", icon=":material/block:")
-        return
-    keys = ["none", *[k for k in chosen if k != "none"]]
-    run = size <= memory.run_limit(platform)
-    if not run:
-        st.info(
-            f"Size {size} is above {memory.run_limit(platform)}, the largest run and timed on "
-            f"{platform}: compiled and analysed only (no times, no gradient check).",
-            icon=":material/info:",
-        )
-    # A link may ask for the largest size and depth: heavy work waits for the visitor's button.
-    chosen_settings = (model, tuple(keys), loop, size, depth)
-    cost = memory.run_cost(*chosen_settings) if run else 0.0
-    if cost > memory.AUTO_RUN_S and not _ui.measure_button(
-        f"Run and time {words.count(len(keys), 'variant')}", "memory_run", chosen_settings
-    ):
-        st.info(memory.run_cost_note(cost, len(keys)), icon=":material/timer:")
-        return
-    with _ui.measuring("Tracing, compiling and timing each variant…") as status:
-        results = []
-        try:
-            for i, k in enumerate(keys, 1):
-                status.update(label=f"Variant {i}/{len(keys)}: {memory.VARIANTS[k].label}…")
-                results.append(variant(model, k, loop, size, depth, run))
-        except Exception as err:  # e.g. the device runs out of memory at a large size
-            status.update(label="Failed", state="error")
-            _ui.show_error(err, "**The analysis failed:** ")
-            return
-        status.update(
-            label=f"{words.count(len(keys), 'variant')} analysed on {device}", state="complete"
-        )
+    return model, loop, size, depth, chosen
+
+
+def checkpoint_results(
+    results: list, model: memory.Model, loop: str, platform: str, device: str, run: bool
+) -> None:
+    """Each variant's memory and time, the table, the story, and each variant's residuals."""
     if run:
         _ui.chart(memory.memory_time_figure(results, device), key="memory_chart")
         st.caption("Down and to the left is better: less memory and less time.")
@@ -142,7 +156,7 @@ def checkpointing(platform: str, device: str) -> None:
         + f". The gradients are compared on up to {memory.GRADIENT_SAMPLE:,} evenly spaced "
         "entries of each leaf."
     )
-    for paragraph in memory.remat_story(results, memory.MODELS[model], loop, platform):
+    for paragraph in memory.remat_story(results, model, loop, platform):
         st.markdown(paragraph)
     if results[0].peak_bytes is None:
         st.caption(
@@ -152,8 +166,8 @@ def checkpointing(platform: str, device: str) -> None:
         st.caption("Peak MiB is the device's high-water mark so far: it only ever grows.")
     for r in results:
         with st.expander(f"{r.variant.label}: {words.count(len(r.residuals), 'saved residual')}"):
-            st.code(memory.variant_code(r.variant, memory.MODELS[model]), language="python")
-            st.caption(memory.variant_explanation(r.variant, memory.MODELS[model]))
+            st.code(memory.variant_code(r.variant, model), language="python")
+            st.caption(memory.variant_explanation(r.variant, model))
             st.markdown(memory.residual_story(r))
             st.dataframe(
                 pd.DataFrame(memory.residual_rows(r)),
@@ -161,7 +175,7 @@ def checkpointing(platform: str, device: str) -> None:
                 key=f"memory_residuals_{r.variant.key}",
             )
     _ui.show_code(memory.ARTICLE_CODE, label="The article's code (section 8)")
-    _ui.show_code(memory.MODELS[model].block, memory.build_loss, memory.analyse_variant)
+    _ui.show_code(model.block, memory.build_loss, memory.analyse_variant)
 
 
 OWN_CHAIN = "(your own chain)"
