@@ -73,6 +73,34 @@ DEFAULT = preset_state(next(iter(compose.STACK_PRESETS)))
 
 
 def builder_tab() -> None:
+    """The story: stack transforms on f, apply them at x, show what came out (or why not)."""
+    stack, source, shape = builder_settings()
+    isolated = not compose.is_preset(stack, source, shape)
+    doing = f"Applying {' ∘ '.join(stack) or 'no transform'} to f"
+    if isolated:
+        deadline = sandbox.RunnerConfig.from_env().limits.timeout_s
+        doing += f" in a sandboxed worker (at most {deadline:g} s)"
+    try:
+        with st.spinner(doing + "…", show_time=True):
+            result = pipeline(stack, source, shape)
+    except expr.ExprError as err:
+        _ui.input_error(err, "This formula is not allowed:", source)
+    except ValueError as err:
+        st.warning(markdown.escape(err), icon=":material/block:")
+    except sandbox.TaskFailed as err:
+        if err.error.exc_type == "ValueError":  # a limit, found once the stack was traced
+            st.warning(markdown.escape(err.error.message), icon=":material/block:")
+        else:
+            hint = "try fewer transforms (hessian counts twice) or a simpler formula"
+            doing = f"Applying {words.count(len(stack), 'transform')} to this formula"
+            st.error(markdown.escape(err.explain(doing, hint)), icon=":material/block:")
+    else:
+        show_pipeline(result, stack, shape)
+    _ui.show_code(compose.pipeline, compose.compose, compose.stack_code)
+
+
+def builder_settings() -> tuple[tuple[str, ...], str, tuple[int, ...]]:
+    """The transform stack (outermost first), f's source and x's shape the visitor chose."""
     st.selectbox(
         "Preset",
         list(compose.STACK_PRESETS),
@@ -127,63 +155,48 @@ def builder_tab() -> None:
         " · ".join(f"**{t}** {compose.TRANSFORMS[t].does}" for t in stack)
         or "No transform: f itself."
     )
-    shape = compose.INPUT_SHAPES[shape_name]
-    isolated = not compose.is_preset(stack, source, shape)
-    doing = f"Applying {' ∘ '.join(stack) or 'no transform'} to f"
-    if isolated:
-        deadline = sandbox.RunnerConfig.from_env().limits.timeout_s
-        doing += f" in a sandboxed worker (at most {deadline:g} s)"
-    try:
-        with st.spinner(doing + "…", show_time=True):
-            result = pipeline(stack, source, shape)
-    except expr.ExprError as err:
-        _ui.input_error(err, "This formula is not allowed:", source)
-    except ValueError as err:
-        st.warning(markdown.escape(err), icon=":material/block:")
-    except sandbox.TaskFailed as err:
-        if err.error.exc_type == "ValueError":  # a limit, found once the stack was traced
-            st.warning(markdown.escape(err.error.message), icon=":material/block:")
-        else:
-            hint = "try fewer transforms (hessian counts twice) or a simpler formula"
-            doing = f"Applying {words.count(len(stack), 'transform')} to this formula"
-            st.error(markdown.escape(err.explain(doing, hint)), icon=":material/block:")
+    return stack, source, compose.INPUT_SHAPES[shape_name]
+
+
+def show_pipeline(
+    result: compose.PipelineResult, stack: tuple[str, ...], shape: tuple[int, ...]
+) -> None:
+    """The composed function's code and values (or JAX's refusal), and what the run showed."""
+    st.code(result.code, language="python")
+    if result.error is not None:
+        st.error(
+            f"**JAX refuses:** {markdown.escape(result.error.plain)}",
+            icon=":material/error:",
+        )
+        with st.expander("JAX's own message"):
+            _ui.error_code(f"{result.error.error_type}: {result.error.message}")
     else:
-        st.code(result.code, language="python")
-        if result.error is not None:
-            st.error(
-                f"**JAX refuses:** {markdown.escape(result.error.plain)}",
-                icon=":material/error:",
+        st.markdown(
+            f"x has shape `{result.input_shape}`; the result has shape `{result.output_shape}`:"
+        )
+        st.code(np.array2string(result.values, precision=4, threshold=200), language=None)
+        notes = []
+        if "vmap" in stack:
+            notes.append(
+                f"f's Python code ran {words.times(result.traced_calls)} while the "
+                f"whole stack was traced, for x's {shape[0] if shape else 0} rows: vmap "
+                "traces once for one row and turns each operation into its batched form."
             )
-            with st.expander("JAX's own message"):
-                _ui.error_code(f"{result.error.error_type}: {result.error.message}")
-        else:
-            st.markdown(
-                f"x has shape `{result.input_shape}`; the result has shape `{result.output_shape}`:"
+        if result.eager_max_abs_diff is not None:
+            d = result.eager_max_abs_diff
+            notes.append(
+                "The same stack without jit, run op by op, gives "
+                + (
+                    "identical values."
+                    if d == 0
+                    else f"values that differ by at most {d:.2g} (XLA fuses and "
+                    "reorders float operations, so the last bits can change)."
+                )
             )
-            st.code(np.array2string(result.values, precision=4, threshold=200), language=None)
-            notes = []
-            if "vmap" in stack:
-                notes.append(
-                    f"f's Python code ran {words.times(result.traced_calls)} while the "
-                    f"whole stack was traced, for x's {shape[0] if shape else 0} rows: vmap "
-                    "traces once for one row and turns each operation into its batched form."
-                )
-            if result.eager_max_abs_diff is not None:
-                d = result.eager_max_abs_diff
-                notes.append(
-                    "The same stack without jit, run op by op, gives "
-                    + (
-                        "identical values."
-                        if d == 0
-                        else f"values that differ by at most {d:.2g} (XLA fuses and "
-                        "reorders float operations, so the last bits can change)."
-                    )
-                )
-            for note in notes:
-                st.caption(note)
-            with st.expander("jaxpr of the composed function", icon=":material/account_tree:"):
-                st.code(result.jaxpr, language=None)
-    _ui.show_code(compose.pipeline, compose.compose, compose.stack_code)
+        for note in notes:
+            st.caption(note)
+        with st.expander("jaxpr of the composed function", icon=":material/account_tree:"):
+            st.code(result.jaxpr, language=None)
 
 
 def per_sample_tab() -> None:
