@@ -384,6 +384,7 @@ def scaling_tab() -> None:
 
 
 def multiprocess_tab() -> None:
+    """The story: choose a cluster, launch it for real, show what each process saw."""
     st.write(
         "A cluster is several processes, each owning its devices, that meet through "
         "`jax.distributed.initialize`. This launches them for real on localhost (CPU "
@@ -404,87 +405,78 @@ def multiprocess_tab() -> None:
         help="Counts as one Code Lab run: one at a time per visitor, and on a public "
         "server the same per-minute limit and queue.",
     ):
-        st.session_state.pop("devices_cluster", None)
-        # A run costs seconds of every core: it counts as a Code Lab run (rate limit, one
-        # at a time per visitor, a runner slot, the queue cap).
-        refused = None
-        with st.status(f"Running {procs} JAX processes…") as status:
-            try:
-                res = devices.launch_cluster(
-                    procs,
-                    local,
-                    timeout_s=10 if missing else 90,
-                    launch=procs - 1 if missing else None,
-                    visitor=_ui.visitor_id(),
-                    on_queue=lambda n: status.update(
-                        label=f"Waiting for a free runner: you are number {n}…"
-                    ),
-                )
-            except devices.Refused as err:
-                refused = err
-                status.update(label="Not started", state="error")
-            else:
-                status.update(
-                    label=f"{res.status} after {format_seconds(res.elapsed_s)}",
-                    state="complete" if res.status == "ok" else "error",
-                )
-                st.session_state["devices_cluster"] = res
-        if refused is not None:
-            st.error(markdown.escape(refused), icon=":material/block:")
+        launch_cluster(procs, local, missing)
     res = st.session_state.get("devices_cluster")
     if res is not None:
-        indices = ", ".join(str(i) for i in range(res.launched))
-        codes = ", ".join(f"{i}: {c}" for i, c in enumerate(res.returncodes))
-        st.caption(
-            f"{words.count(res.launched, 'process', 'processes')} started (process index "
-            f"{indices}); all reaped, exit status by process {codes}."
-        )
-        if res.reports:
-            st.dataframe(
-                pd.DataFrame([vars(d) for d in res.global_devices]),
-                hide_index=True,
-                key="devices_global",
-            )
-            st.dataframe(
-                pd.DataFrame(
-                    [
-                        {
-                            "process": r.process_id,
-                            "its devices": str(list(r.local_devices)),
-                            "contributes": str(r.local_values),
-                            "psum": r.psum,
-                        }
-                        for r in res.reports
-                    ]
-                ),
-                hide_index=True,
-                key="devices_psums",
-            )
-            n_all = res.num_processes * res.local_devices
-            total = f"{res.expected_psum:g} (numpy: 1 + 2 + … + {n_all})"
-            if res.psum_correct:
-                st.success(f"Every process got psum = {total}.")
-            else:
-                got = ", ".join(f"process {r.process_id}: {r.psum:g}" for r in res.reports)
-                st.error(f"Not every process got {total}: {got}.")
-        if res.status == "timeout":
-            st.warning(
-                f"No result within the timeout: {res.launched} of {res.num_processes} "
-                "processes started, and `jax.distributed.initialize` waits for all of them. "
-                "The app killed each process group and reaped every process.",
-                icon=":material/timer_off:",
-            )
-        elif res.status == "failed":
-            st.error("A process failed; the others were stopped.", icon=":material/error:")
-        if res.errors:
-            with st.expander("What the stopped processes printed (stderr)"):
-                wrapped("\n\n".join(res.errors), None)
+        show_cluster(res)
     st.code(
         _ui.scrub(" ".join(devices.worker_command("127.0.0.1:PORT", procs, 0, local))),
         language="bash",
         wrap_lines=True,
     )
     _ui.show_code(devices.run_process, devices.launch_cluster, devices.run_local_cluster)
+
+
+def launch_cluster(procs: int, local: int, missing: bool) -> None:
+    """Run the cluster (it counts as a Code Lab run: rate limit, one at a time per visitor, a
+    runner slot, the queue cap) and keep its outcome in the session."""
+    st.session_state.pop("devices_cluster", None)
+    refused = None
+    with st.status(f"Running {procs} JAX processes…") as status:
+        try:
+            res = devices.launch_cluster(
+                procs,
+                local,
+                timeout_s=10 if missing else 90,
+                launch=procs - 1 if missing else None,
+                visitor=_ui.visitor_id(),
+                on_queue=lambda n: status.update(
+                    label=f"Waiting for a free runner: you are number {n}…"
+                ),
+            )
+        except devices.Refused as err:
+            refused = err
+            status.update(label="Not started", state="error")
+        else:
+            status.update(
+                label=f"{res.status} after {format_seconds(res.elapsed_s)}",
+                state="complete" if res.status == "ok" else "error",
+            )
+            st.session_state["devices_cluster"] = res
+    if refused is not None:
+        st.error(markdown.escape(refused), icon=":material/block:")
+
+
+def show_cluster(res: devices.ClusterRun) -> None:
+    """Which processes ran and how they ended, the devices they saw, and the psum each got."""
+    indices = ", ".join(str(i) for i in range(res.launched))
+    codes = ", ".join(f"{i}: {c}" for i, c in enumerate(res.returncodes))
+    st.caption(
+        f"{words.count(res.launched, 'process', 'processes')} started (process index "
+        f"{indices}); all reaped, exit status by process {codes}."
+    )
+    if res.reports:
+        st.dataframe(pd.DataFrame(res.device_rows()), hide_index=True, key="devices_global")
+        st.dataframe(pd.DataFrame(res.psum_rows()), hide_index=True, key="devices_psums")
+        n_all = res.num_processes * res.local_devices
+        total = f"{res.expected_psum:g} (numpy: 1 + 2 + … + {n_all})"
+        if res.psum_correct:
+            st.success(f"Every process got psum = {total}.")
+        else:
+            got = ", ".join(f"process {r.process_id}: {r.psum:g}" for r in res.reports)
+            st.error(f"Not every process got {total}: {got}.")
+    if res.status == "timeout":
+        st.warning(
+            f"No result within the timeout: {res.launched} of {res.num_processes} "
+            "processes started, and `jax.distributed.initialize` waits for all of them. "
+            "The app killed each process group and reaped every process.",
+            icon=":material/timer_off:",
+        )
+    elif res.status == "failed":
+        st.error("A process failed; the others were stopped.", icon=":material/error:")
+    if res.errors:
+        with st.expander("What the stopped processes printed (stderr)"):
+            wrapped("\n\n".join(res.errors), None)
 
 
 _ui.lazy_tabs(

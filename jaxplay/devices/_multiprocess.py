@@ -116,6 +116,22 @@ class ClusterRun:
         """Every process got the numpy total."""
         return bool(self.reports) and all(r.psum == self.expected_psum for r in self.reports)
 
+    def device_rows(self) -> list[dict[str, object]]:
+        """The global device list as table rows (id, process index, kind)."""
+        return [vars(d) for d in self.global_devices]
+
+    def psum_rows(self) -> list[dict[str, object]]:
+        """One row per reporting process: its devices, what it contributed, the psum it got."""
+        return [
+            {
+                "process": r.process_id,
+                "its devices": str(list(r.local_devices)),
+                "contributes": str(r.local_values),
+                "psum": r.psum,
+            }
+            for r in self.reports
+        ]
+
 
 def expected_psum(num_processes: int, local_devices: int) -> float:
     """The total the workers must agree on: device g contributes g + 1, so 1 + 2 + ... + n."""

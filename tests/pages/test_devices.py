@@ -110,6 +110,9 @@ def test_multi_process_launch_shows_process_indices_not_host_pids() -> None:
     assert_clean(at)
     assert "Every process got psum = 10" in _texts(at.success)
     assert len(at.dataframe[0].value) == 4
+    psums = at.dataframe[1].value
+    assert list(psums.columns) == ["process", "its devices", "contributes", "psum"]
+    assert list(psums["process"]) == [0, 1] and set(psums["psum"]) == {10.0}
     assert "2 processes started (process index 0, 1); all reaped" in _texts(at.caption)
     shown = " ".join(markdown_texts(at) + [c.value for c in at.code])
     for frame in at.dataframe:
