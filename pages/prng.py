@@ -76,6 +76,12 @@ def seed_section(seed: int) -> None:
 
 def tree_section(seed: int) -> None:
     """Keys derived from the seed, as a tree, and chained vs wide derivation."""
+    key_tree_view(seed)
+    derivation_view(seed)
+
+
+def key_tree_view(seed: int) -> None:
+    """The keys split or folded from the seed, as a tree: pick one to see its numbers."""
     c1, c2, c3, c4 = st.columns(4)
     method = c1.segmented_control(
         "Derive children by",
@@ -143,6 +149,9 @@ def tree_section(seed: int) -> None:
         st.caption(f"{words.count(len(key_tree.nodes), 'key')}, {key_tree.unique_keys:,} distinct.")
         _ui.show_code(prng.key_tree, prng.node_samples)
 
+
+def derivation_view(seed: int) -> None:
+    """Many keys from one: a chain of splits against one wide split or fold_in."""
     st.subheader("Chained or wide derivation")
     n_derive = st.slider("Keys to derive", 2, 16, 6, key="prng_n_derive", bind="query-params")
     derived = cached("derive_keys", seed, n_derive)
@@ -277,6 +286,14 @@ def parallel_section(seed: int) -> None:
 
 def pitfalls_section(seed: int) -> None:
     """Reuse, transforms, the article's stochastic layer, key threading."""
+    reuse_pitfall(seed)
+    transforms_pitfall(seed)
+    stochastic_layer_pitfall()
+    threading_pitfall(seed)
+
+
+def reuse_pitfall(seed: int) -> None:
+    """Reusing a key repeats the numbers; the key-reuse checker turns that into an error."""
     st.subheader("1 · Reusing a key repeats the numbers")
     demo = cached("reuse_demo", seed)
     st.dataframe(
@@ -319,12 +336,18 @@ def pitfalls_section(seed: int) -> None:
         where = "in a fresh sandboxed worker" if outcome.where == "sandbox" else outcome.where
         st.caption(f"Ran {where}.")
 
+
+def transforms_pitfall(seed: int) -> None:
+    """The same key gives the same numbers under jit, vmap and both."""
     st.subheader("2 · Same key, same numbers under any transform (threefry2x32)")
     agreement = cached("transform_agreement", seed)
     for name, values in agreement.results.items():
         st.text(f"{name:>10}: {values[0].round(5)}")
     st.metric("Largest difference across eager, jit, vmap, jit(vmap)", agreement.max_abs_difference)
 
+
+def stochastic_layer_pitfall() -> None:
+    """The article's layer under @jit @vmap: parameters mapped too, unless in_axes says not."""
     st.subheader("3 · The article's `stochastic_layer` under `@jit @vmap`")
     batch = st.slider(
         "Batch size (the layer has 4 outputs)", 1, 8, 5, key="prng_batch", bind="query-params"
@@ -349,6 +372,9 @@ def pitfalls_section(seed: int) -> None:
     )
     _ui.show_code(prng.stochastic_layer, prng.stochastic_layer_fixed)
 
+
+def threading_pitfall(seed: int) -> None:
+    """A training loop that threads its key, against one that drops it."""
     st.subheader("4 · Threading the key through a training loop")
     steps = st.slider("Steps", 10, 300, 60, key="prng_steps", bind="query-params")
     runs = cached("training_runs", seed, steps)
