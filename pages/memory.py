@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import memory
-from jaxplay.core import roofline, timing, words
+from jaxplay.core import roofline, words
 from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/memory: Memory & fusion")
@@ -232,30 +232,16 @@ def fusion_panel(platform: str, device: str) -> None:
             _ui.show_error(err, "**The chain failed:** ")
             return
         status.update(label=f"Measured on {device}", state="complete")
-    eager, jitted = report.comparison.eager.median, report.comparison.jitted.median
+    fusion_results(report, ops)
+
+
+def fusion_results(report: memory.ChainReport, ops: list[str]) -> None:
+    """Eager against jit (kernels, bytes, time), the story, and what XLA fused."""
     # Two short metrics and a table: five "a → b" metrics in a row were cut off at 1024 px.
     m = st.columns(2)
     m[0].metric("jit speedup", f"{report.comparison.speedup:.2f}×")
     m[1].metric("copy bandwidth here", f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
-    st.table(
-        pd.DataFrame(
-            {
-                "eager": [
-                    str(len(report.dispatches)),
-                    f"{report.eager_bytes / 2**20:.3g}",
-                    timing.format_seconds(eager),
-                    f"{report.eager_gbps:.3g}",
-                ],
-                "jit": [
-                    str(report.kernels),
-                    f"{report.jit_bytes / 2**20:.3g}",
-                    timing.format_seconds(jitted),
-                    f"{report.jit_gbps:.3g}",
-                ],
-            },
-            index=["kernels", "MiB moved", "time (median)", "GB/s"],
-        )
-    )
+    st.table(pd.DataFrame(memory.eager_vs_jit_rows(report), index=list(memory.COMPARED)))
     st.markdown(memory.fusion_story(report))
     _ui.chart(memory.chain_figure(report), key="memory_chain_chart")
     st.caption(

@@ -11,6 +11,7 @@ from jaxplay.article import memory_intensive_layer as memory_intensive_layer
 
 from ._fusion import CHAIN_OPS as CHAIN_OPS
 from ._fusion import CHAIN_PRESETS as CHAIN_PRESETS
+from ._fusion import COMPARED as COMPARED
 from ._fusion import MAX_CHAIN_OPS as MAX_CHAIN_OPS
 from ._fusion import MAX_CHAIN_SIZE as MAX_CHAIN_SIZE
 from ._fusion import MAX_CHAIN_SIZE_ACCELERATOR as MAX_CHAIN_SIZE_ACCELERATOR
@@ -24,6 +25,7 @@ from ._fusion import chain_limit as chain_limit
 from ._fusion import chain_source as chain_source
 from ._fusion import check_chain as check_chain
 from ._fusion import eager_dispatches as eager_dispatches
+from ._fusion import eager_vs_jit_rows as eager_vs_jit_rows
 from ._fusion import fusion_rows as fusion_rows
 from ._fusion import fusion_story as fusion_story
 from ._fusion import recomputed_primitives as recomputed_primitives

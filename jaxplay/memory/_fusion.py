@@ -360,6 +360,30 @@ def bandwidth_story(report: ChainReport) -> str:
     return text + "Well below the roof: at this size, memory bandwidth does not set the time."
 
 
+#: The rows of :func:`eager_vs_jit_rows`, in order.
+COMPARED = ("kernels", "MiB moved", "time (median)", "GB/s")
+
+
+def eager_vs_jit_rows(report: ChainReport) -> dict[str, list[str]]:
+    """The chain eager and under jit, as two columns of :data:`COMPARED` (kernels, bytes, the
+    median time and the bandwidth), the numbers formatted as the page shows them."""
+    comparison = report.comparison
+    return {
+        "eager": [
+            str(len(report.dispatches)),
+            f"{report.eager_bytes / 2**20:.3g}",
+            timing.format_seconds(comparison.eager.median),
+            f"{report.eager_gbps:.3g}",
+        ],
+        "jit": [
+            str(report.kernels),
+            f"{report.jit_bytes / 2**20:.3g}",
+            timing.format_seconds(comparison.jitted.median),
+            f"{report.jit_gbps:.3g}",
+        ],
+    }
+
+
 def fusion_rows(fusions: Sequence[Fusion]) -> list[dict[str, Any]]:
     """One table row per fusion: kind, the JAX ops inside, the HLO ops, output, source lines."""
     return [

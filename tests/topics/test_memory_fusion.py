@@ -142,3 +142,14 @@ def test_check_chain_refuses_with_the_limit_named():
     )
     with pytest.raises(ValueError, match="empty"):
         memory.analyse_chain((), 8)
+
+
+def test_the_eager_and_jit_columns_are_the_reports_own_numbers() -> None:
+    from jaxplay import memory
+
+    report = memory.analyse_chain(("sin", "cos"), 64)
+    columns = memory.eager_vs_jit_rows(report)
+    assert list(columns) == ["eager", "jit"]
+    assert all(len(rows) == len(memory.COMPARED) for rows in columns.values())
+    assert columns["eager"][0] == str(len(report.dispatches))
+    assert columns["jit"][0] == str(report.kernels)
