@@ -28,6 +28,27 @@ def anatomy(example: str, literal: str, fn_name: str) -> pytrees.Anatomy:
 
 
 def basics_tab() -> None:
+    """The story: pick a tree (or type one) and a function, see the tree as JAX sees it."""
+    example, fn_name, literal = basics_settings()
+    try:
+        found = anatomy(example or pytrees.EXAMPLES[0].key, literal or "", fn_name or "double")
+    except pytrees.LiteralError as err:
+        _ui.input_error(err, "Not accepted:")
+        return
+    show_anatomy(found)
+    fn = pytrees.MAP_FUNCTIONS[found.fn_name]
+    if example == pytrees.LITERAL:
+        _ui.show_code(pytrees.tree_functions, fn, f"tree = {literal.strip()}")
+        source = pytrees.snippet(literal.strip(), fn)
+    else:
+        build = pytrees.find_example(example).build
+        _ui.show_code(pytrees.tree_functions, fn, build)
+        source = pytrees.snippet(build, fn)
+    _ui.code_lab_button(source, key="pytrees_open_basics")
+
+
+def basics_settings() -> tuple[str, str, str]:
+    """The example (or the typed literal) and the function ``jax.tree.map`` applies."""
     titles = {e.key: e.title for e in pytrees.EXAMPLES} | {pytrees.LITERAL: "Type your own…"}
     left, right = st.columns([3, 2])
     example = left.selectbox(
@@ -58,11 +79,11 @@ def basics_tab() -> None:
             f"{pytrees.MAX_LITERAL_NODES} nodes, {pytrees.MAX_LITERAL_DEPTH} levels deep. "
             "Read with ast.literal_eval, never run.",
         )
-    try:
-        found = anatomy(example or pytrees.EXAMPLES[0].key, literal or "", fn_name or "double")
-    except pytrees.LiteralError as err:
-        _ui.input_error(err, "Not accepted:")
-        return
+    return example, fn_name, literal
+
+
+def show_anatomy(found: pytrees.Anatomy) -> None:
+    """What JAX sees: the counts, the tree, the flattened leaves, the mapped and rebuilt tree."""
     st.markdown(
         f"JAX sees **{count(found.n_leaves, 'leaf', 'leaves')}** and "
         f"{count(found.n_containers, 'other node')}"
@@ -104,15 +125,6 @@ def basics_tab() -> None:
     st.code(found.mapped, language=None, wrap_lines=True)
     st.markdown("**`jax.tree.unflatten(treedef, range(n))`**: each leaf replaced by its position")
     st.code(found.positions, language=None, wrap_lines=True)
-    fn = pytrees.MAP_FUNCTIONS[found.fn_name]
-    if example == pytrees.LITERAL:
-        _ui.show_code(pytrees.tree_functions, fn, f"tree = {literal.strip()}")
-        source = pytrees.snippet(literal.strip(), fn)
-    else:
-        build = pytrees.find_example(example).build
-        _ui.show_code(pytrees.tree_functions, fn, build)
-        source = pytrees.snippet(build, fn)
-    _ui.code_lab_button(source, key="pytrees_open_basics")
 
 
 @st.cache_data(max_entries=8, show_spinner="Trying the class with JAX…")
