@@ -2,6 +2,7 @@
 
 import inspect
 import re
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -150,29 +151,14 @@ def stages_tab() -> None:
     key = st.selectbox(
         "Function", list(TITLES), format_func=TITLES.get, key="tracing_preset", bind="query-params"
     )
+    name = ""
     if key == CODE_LAB:
-        lab_source = _ui.capped(
-            st.session_state.get("code_lab_source") or "", sandbox.MAX_SOURCE_CHARS, "The code"
-        )
-        source = lab_source or EXAMPLE_CODE
-        if not lab_source:
-            st.info("The Code Lab is empty: staging this example. Write your own there.")
-        try:
-            functions = dict(sandbox.function_arities(source))
-        except SyntaxError as err:
-            st.error(
-                f"**The Code Lab's code does not parse** (line {err.lineno}): "
-                f"{markdown.escape(err.msg)}"
-            )
+        chosen = lab_function()
+        if chosen is None:
             return
-        if not functions:
-            st.warning("The Code Lab's code defines no top-level function to stage.")
-            return
-        name = st.selectbox(
-            "Function to stage", list(functions), key="tracing_function", bind="query-params"
-        )
-        names = tuple(f"arg {i}" for i in range(functions[name]))
-        defaults: Args = (((3,), "float32"),) * functions[name]
+        source, name, arity = chosen
+        names = tuple(f"arg {i}" for i in range(arity))
+        defaults: Args = (((3,), "float32"),) * arity
         dtypes = tracing.DTYPES  # the sandbox stages real dtypes only
         first = 1
         st.caption("Your code runs in the sandbox, never in this server; JAX stages it there.")
@@ -199,12 +185,49 @@ def stages_tab() -> None:
         st.error("**Your code did not run in the sandbox:**", icon=":material/error:")
         st.code(_ui.scrub(err), language=None, wrap_lines=True)
         return
-    lines = source.splitlines()
     if main.staged is None:
         st.code(source, language="python", line_numbers=True)
         show_error(main.error or "")
         return
-    staged = main.staged
+    show_stages(main.staged, source, first, args, names, variant)
+
+
+def lab_function() -> tuple[str, str, int] | None:
+    """The Code Lab's code (or an example when it is empty), the function of it to stage and
+    how many arguments it takes; ``None`` after saying why there is none."""
+    lab_source = _ui.capped(
+        st.session_state.get("code_lab_source") or "", sandbox.MAX_SOURCE_CHARS, "The code"
+    )
+    source = lab_source or EXAMPLE_CODE
+    if not lab_source:
+        st.info("The Code Lab is empty: staging this example. Write your own there.")
+    try:
+        functions = dict(sandbox.function_arities(source))
+    except SyntaxError as err:
+        st.error(
+            f"**The Code Lab's code does not parse** (line {err.lineno}): "
+            f"{markdown.escape(err.msg)}"
+        )
+        return None
+    if not functions:
+        st.warning("The Code Lab's code defines no top-level function to stage.")
+        return None
+    name = st.selectbox(
+        "Function to stage", list(functions), key="tracing_function", bind="query-params"
+    )
+    return source, name, functions[name]
+
+
+def show_stages(
+    staged: tracing.Staged,
+    source: str,
+    first: int,
+    args: Args,
+    names: tuple[str, ...],
+    variant: Callable[[str], tracing.Variant],
+) -> None:
+    """The function beside its jaxpr, StableHLO and optimized HLO, a picked line lit in all."""
+    lines = source.splitlines()
     selected = pick_line(staged, lines, first)
     only = st.toggle(
         "Only the highlighted lines",
