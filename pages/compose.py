@@ -27,7 +27,7 @@ st.write(
 )
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@_ui.cached(max_entries=64, show_spinner=False)
 def pipeline(stack: tuple[str, ...], source: str, shape: tuple[int, ...]) -> compose.PipelineResult:
     return compose.pipeline(stack, source, shape)
 
@@ -37,12 +37,12 @@ def samples(batch: int, features: int) -> compose.PerSample:
     return compose.per_sample(batch, features)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@_ui.cached(max_entries=64, show_spinner=False)
 def jacobian_point(sweep: str, width: int) -> compose.JacobianPoint:
     return compose.jacobian_point(sweep, width)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@_ui.cached(max_entries=64, show_spinner=False)
 def hvp_point(method: str, n: int) -> compose.HvpPoint:
     return compose.hvp_point(method, n)
 

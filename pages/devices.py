@@ -74,17 +74,17 @@ def pmap_runs(n: int) -> dict[str, Outcome]:
     return devices.article_examples(n)
 
 
-@st.cache_data(max_entries=64, show_spinner="Placing the array…")
+@_ui.cached(max_entries=64, show_spinner="Placing the array…")
 def layout(mesh: tuple, names: tuple, shape: tuple, spec: tuple, on: str) -> devices.ShardLayout:
     return devices.shard_layout(mesh, names, shape, spec, platform=on)
 
 
-@st.cache_data(max_entries=16, show_spinner="Running the collective under shard_map…")
+@_ui.cached(max_entries=16, show_spinner="Running the collective under shard_map…")
 def collective(name: str, n: int, on: str) -> devices.CollectiveRun:
     return devices.run_collective(name, n, platform=on)
 
 
-@st.cache_data(max_entries=16, show_spinner="Compiling on the sharded array…")
+@_ui.cached(max_entries=16, show_spinner="Compiling on the sharded array…")
 def compiled(index: int, n: int, on: str) -> devices.CompiledCollectives:
     return devices.compiled_collectives(devices.XLA_EXAMPLES[index], n, platform=on)
 

@@ -19,12 +19,12 @@ st.write(
 )
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@_ui.cached(max_entries=32, show_spinner=False)
 def curves(source: str, order: int, lo: float, hi: float, points: int) -> grad.DerivativeCurves:
     return grad.curves(source, order, lo, hi, points)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@_ui.cached(max_entries=32, show_spinner=False)
 def checks(source: str, x0: float, order: int) -> grad.PointChecks:
     return grad.checks(source, x0, order)
 

@@ -18,7 +18,7 @@ st.write(
 )
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@_ui.cached(max_entries=64, show_spinner=False)
 def sweep_point(*key: object) -> jit.SweepPoint:
     preset, rows, cols, dtype, formula, _measurement = key
     return jit.sweep_point(jit.Workload(preset, rows, cols, dtype, formula))

@@ -15,13 +15,15 @@ st.write(
 )
 
 
-@st.cache_data(max_entries=20, show_spinner=False)
-def variant(model: str, key: str, loop: str, size: int, depth: int, run: bool):
+@_ui.cached(max_entries=20, show_spinner=False)
+def variant(
+    model: str, key: str, loop: str, size: int, depth: int, run: bool
+) -> memory.RematResult:
     return memory.analyse_variant(model, key, loop, size, depth, run)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def chain(ops: tuple[str, ...], size: int):
+@_ui.cached(max_entries=8, show_spinner=False)
+def chain(ops: tuple[str, ...], size: int) -> memory.ChainReport:
     return memory.analyse_chain(ops, size)
 
 

@@ -26,7 +26,7 @@ TITLES = {p.key: p.title for p in tracing.PRESETS} | {CODE_LAB: "a function from
 Args = tuple[tuple[tuple[int, ...], str], ...]
 
 
-@st.cache_data(max_entries=64, show_spinner="Tracing, lowering and compiling…")
+@_ui.cached(max_entries=64, show_spinner="Tracing, lowering and compiling…")
 def preset_variant(key: str, args: Args, name: str) -> tracing.Variant:
     preset = tracing.find_preset(key)
     specs = [tracing.InputSpec(s, d) for s, d in args]

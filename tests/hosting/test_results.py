@@ -10,11 +10,14 @@ import dataclasses
 import json
 import multiprocessing
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from jaxplay.core import wire
 from jaxplay.hosting import results
 
 
@@ -197,3 +200,89 @@ def test_a_pages_result_is_computed_once_for_every_server_process(
     kind = "vmap.outcome"
     inputs = [["(0, None)", "0", "X is (batch, D)", "W shared: (H, D)"], []]
     assert store.computations(kind, inputs) == 1
+
+
+def _stored_page_values() -> dict[str, tuple[Callable[[], Any], type]]:
+    """What the pages keep in the shared store (``_ui.cached``), made small, by name."""
+    from jaxplay import compose, devices, grad, jit, memory, tracing
+
+    def preset_variant() -> tracing.Variant:
+        preset = tracing.PRESETS[0]
+        ref = tracing.preset_ref(preset)
+        specs = [tracing.InputSpec(s, d) for s, d in preset.args]
+        return tracing.stage_variant(preset.fn, specs, "f", source=ref, path_alias=ref.name)
+
+    def pipeline() -> compose.PipelineResult:
+        preset = next(iter(compose.STACK_PRESETS.values()))
+        source, shape = compose.FUNCTIONS[preset.function], compose.INPUT_SHAPES[preset.shape]
+        return compose.pipeline(preset.stack, source, shape)
+
+    model, loop = next(iter(memory.MODELS)), next(iter(memory.LOOPS))
+    workload = jit.Workload("softmax", 8, 4, "float32", jit.DEFAULT_FORMULA)
+    return {
+        "jit.sweep_point": (lambda: jit.sweep_point(workload), jit.SweepPoint),
+        "memory.variant": (
+            lambda: memory.analyse_variant(model, "none", loop, 16, 2, True),
+            memory.RematResult,
+        ),
+        "memory.chain": (lambda: memory.analyse_chain(("sin", "cos"), 16), memory.ChainReport),
+        "tracing.preset_variant": (preset_variant, tracing.Variant),
+        "grad.curves": (lambda: grad.curves("jnp.sin(x)", 2, -1.0, 1.0, 50), grad.DerivativeCurves),
+        "grad.checks": (lambda: grad.checks("jnp.sin(x)", 0.5, 2), grad.PointChecks),
+        "compose.pipeline": (pipeline, compose.PipelineResult),
+        "compose.jacobian_point": (
+            lambda: compose.jacobian_point("wide input", 4),
+            compose.JacobianPoint,
+        ),
+        "compose.hvp_point": (
+            lambda: compose.hvp_point(compose.HVP_METHODS[0], 8),
+            compose.HvpPoint,
+        ),
+        "devices.layout": (
+            lambda: devices.shard_layout((2, 2), ("x", "y"), (4, 4), ("x", None), platform="cpu"),
+            devices.ShardLayout,
+        ),
+        "devices.collective": (
+            lambda: devices.run_collective("psum", 2, platform="cpu"),
+            devices.CollectiveRun,
+        ),
+        "devices.compiled": (
+            lambda: devices.compiled_collectives(devices.XLA_EXAMPLES[0], 2, platform="cpu"),
+            devices.CompiledCollectives,
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_stored_page_values()))
+def test_what_a_page_keeps_in_the_store_reads_back_as_it_was(name: str) -> None:
+    """Another process shows what it reads back: nothing may be lost on the way (a dict's int
+    keys turned into strings, a tuple into a list, a dtype changed)."""
+    make, returns = _stored_page_values()[name]
+    value = make()
+    written = wire.encode(value)
+    read = wire.decode(json.loads(json.dumps(written)), wire.dataclass_types(returns))
+    assert type(read) is type(value)
+    assert json.dumps(wire.encode(read), sort_keys=True) == json.dumps(written, sort_keys=True)
+
+
+def test_the_memory_pages_chain_is_measured_once_for_every_server_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As for vmap: the fusion chain's compile and timing, made by the first process, is read
+    by the second (an empty Streamlit cache, as a fresh process has) without measuring again."""
+    import streamlit as st
+
+    from jaxplay import memory
+    from jaxplay.hosting import catalog
+    from tests.support.apptest import assert_clean, open_page
+
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(tmp_path / "results.sqlite3"))
+    chain = list(next(iter(memory.CHAIN_PRESETS.values())))
+    for _ in range(2):
+        st.cache_data.clear()
+        at = open_page(catalog.find("memory"), memory_panel="Fusion", memory_chain_size=64)
+        assert_clean(at)
+        assert any("jit speedup" in m.label for m in at.metric)
+    store = results.shared_store()
+    assert store is not None
+    assert store.computations("memory.chain", [[chain, 64], []]) == 1
