@@ -276,4 +276,14 @@ _ui.lazy_tabs(
         "Fusion": lambda: fusion_panel(memory.platform(), roofline.device_label()),
     },
     key="memory_panel",
+    keep={
+        "Checkpointing": (
+            "memory_model",
+            "memory_loop",
+            "memory_size",
+            "memory_depth",
+            "memory_variants",
+        ),
+        "Fusion": ("memory_chain_size", "memory_chain"),
+    },
 )

@@ -435,7 +435,23 @@ def needs_seed(section: Callable[[int], None]) -> Callable[[], None]:
     return draw
 
 
-opened = _ui.lazy_tabs({label: needs_seed(s) for label, s in SECTIONS.items()}, key="prng_tab")
+opened = _ui.lazy_tabs(
+    {label: needs_seed(s) for label, s in SECTIONS.items()},
+    key="prng_tab",
+    keep={
+        "Key tree": (
+            "prng_method",
+            "prng_branching",
+            "prng_depth",
+            "prng_fold",
+            "prng_node",
+            "prng_n_derive",
+        ),
+        "Typed keys & implementations": ("prng_n_time",),
+        "Parallel streams": ("prng_n_keys", "prng_n_per", "prng_reuse"),
+        "Pitfalls": ("prng_batch", "prng_steps"),
+    },
+)
 if seed is not None and info.differs and opened != "Seed → key":
     seed_warning.warning(
         f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "

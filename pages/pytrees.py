@@ -366,4 +366,20 @@ TABS = {
     "None & empty": empty_tab,
     "grad & vmap": params_tab,
 }
-_ui.lazy_tabs(TABS, key="pytrees_tab")
+_ui.lazy_tabs(
+    TABS,
+    key="pytrees_tab",
+    keep={
+        "What a pytree is": ("pytrees_example", "pytrees_fn", "pytrees_literal"),
+        "Your own classes": ("pytrees_class",),
+        "Static vs dynamic fields": ("pytrees_change", "pytrees_calls", "pytrees_distinct"),
+        "None & empty": ("pytrees_none_is_leaf",),
+        "grad & vmap": (
+            "pytrees_axes",
+            "pytrees_features",
+            "pytrees_hidden",
+            "pytrees_batch",
+            "pytrees_members",
+        ),
+    },
+)
