@@ -422,6 +422,12 @@ def shared_store() -> ResultStore | None:
         return _shared[location]
 
 
+def configured_store() -> ResultStore | None:
+    """The shared store when one is configured (``JAXPLAY_RESULT_DB``: several server
+    processes), else ``None`` (one process: its own caches suffice)."""
+    return shared_store() if settings.result_db().strip() else None
+
+
 def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """Keep what a function returns in the shared store (when one is configured), by its
     arguments: a page's cached computation is then made once for every server process.
@@ -442,7 +448,7 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
     def wrap(function: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(function)
         def inner(*args: Any, **kwargs: Any) -> T:
-            store = shared_store() if settings.result_db().strip() else None
+            store = configured_store()
             inputs = [list(args), sorted(kwargs.items())]
             if store is None or not _plain(inputs):
                 return function(*args, **kwargs)

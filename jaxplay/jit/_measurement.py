@@ -19,7 +19,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jaxplay.core import claims, roofline, timing, turns
+from jaxplay.core import claims, roofline, timing, turns, wire
+from jaxplay.hosting import results
 from jaxplay.jit._first_call import FirstCall, first_call_anatomy
 from jaxplay.jit._lab import PRESETS, Workload, check, function_of, inputs
 from jaxplay.jit._program import CompiledProgram, read_program
@@ -199,7 +200,10 @@ def measure(
         locked_s = time.perf_counter() - locked
     stage("measuring this machine's roofs (once per server)")
     reference = roofline.machine_reference()
-    kept_profile = dataclasses.replace(profile, aot=dataclasses.replace(profile.aot, call_args=()))
+    # Kept as data only: no inputs, no executable (a kept measurement is read by other server
+    # processes through the result store, which holds plain values).
+    kept_aot = dataclasses.replace(profile.aot, compiled=None, call_args=())
+    kept_profile = dataclasses.replace(profile, aot=kept_aot)
     return Measurement(
         workload=workload,
         device=roofline.device_label(),
@@ -265,11 +269,24 @@ def measure_shared(
 ) -> Kept[Measurement]:
     """The shared measurement of ``workload``: kept, joined while in progress, or measured now.
 
+    With several server processes (a result store configured) the measurement is also made once
+    for all of them: this process measures, or reads what another one measured, or waits for it.
     ``force`` measures anew and replaces the kept one for everyone ("Measure again").
     """
 
     def run(tell: Report) -> Measurement:
-        return measure(workload, tell, on_queue)
+        store = results.configured_store()
+        if store is None:
+            return measure(workload, tell, on_queue)
+        # Several server processes: one measurement of these settings for all of them.
+        return store.get_or_compute(  # type: ignore[no-any-return]
+            "jit.measurement",
+            list(key_of(workload)),
+            lambda: measure(workload, tell, on_queue),
+            wire.dataclass_types(Measurement),
+            force=force,
+            waiting=lambda: tell("another server process is measuring these settings", None),
+        ).value
 
     def ignore(stage: str, fraction: float | None) -> None:
         pass

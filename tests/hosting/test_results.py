@@ -286,3 +286,22 @@ def test_the_memory_pages_chain_is_measured_once_for_every_server_process(
     store = results.shared_store()
     assert store is not None
     assert store.computations("memory.chain", [[chain, 64], []]) == 1
+
+
+def test_the_jit_measurement_is_made_once_for_every_server_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The jit page's main measurement (seconds of compile and timing): the second process,
+    with nothing kept of its own, reads the first one's instead of measuring again."""
+    from jaxplay import jit
+
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(tmp_path / "results.sqlite3"))
+    workload = jit.Workload("chain", 9, 3, "float32", jit.DEFAULT_FORMULA)
+    first = jit.measure_shared(workload).value
+    jit.MEASUREMENTS.clear()  # the second process has kept nothing
+    second = jit.measure_shared(workload).value
+    store = results.shared_store()
+    assert store is not None
+    assert store.computations("jit.measurement", list(jit.key_of(workload))) == 1
+    assert second.profile.steady.samples == first.profile.steady.samples
+    assert second.program == first.program and second.device == first.device

@@ -27,7 +27,7 @@ def test_every_stage_is_reported_in_order_with_its_share_of_the_whole(measured) 
 
 def test_a_measurement_holds_every_part_and_not_the_inputs(measured) -> None:
     m, _ = measured
-    assert m.workload == SMALL and m.profile.aot.call_args == ()
+    assert m.workload == SMALL and m.profile.aot.call_args == () and m.profile.aot.compiled is None
     assert m.comparison.speedup > 0 and m.article.loops == 10
     assert len(m.first_call.first) == jit._measurement.FIRST_CALL_EXECUTABLES
     assert m.program.function == "naive_softmax" and m.program.signature == "float32[12,7]"
