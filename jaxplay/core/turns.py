@@ -1,7 +1,9 @@
 """Whose turn it is to measure, and who is measuring: the one lock every timing takes.
 
 Why a module of its own: two visitors benchmarking at once on a shared machine would each slow the
-other down and both would see wrong numbers, so one process-wide lock serialises measurements. The
+other down and both would see wrong numbers, so one process-wide lock serialises measurements,
+and with several server processes on one host (:func:`share_with_host`) a lock file makes them
+take turns with each other too: no two timings ever share the machine's cores. The
 lock is re-entrant, so a page may hold it around several measurements (and tell a queued visitor
 so) while each measurement takes it again. In public mode a per-visitor throttle (see
 :func:`set_throttle`) keeps one visitor from holding the lock in a loop: the visitor is whoever
@@ -11,6 +13,9 @@ start of every script run.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +35,7 @@ throttle_notice: ContextVar[Callable[[float], None] | None] = ContextVar(
     "jaxplay_throttle_notice", default=None
 )
 _throttle: Callable[[str], float] | None = None
+_host_lock: str | None = None
 _sleep: Callable[[float], None] = time.sleep
 _depth = threading.local()
 
@@ -57,6 +63,38 @@ def set_throttle(
     _throttle, _sleep = try_acquire, sleep
 
 
+def share_with_host(path: str | None) -> None:
+    """Take turns with every process on this host that names the same lock file ``path``
+    (several server processes: ``JAXPLAY_MEASURE_LOCK``), or with this process only (``None``).
+    """
+    global _host_lock
+    _host_lock = path or None
+
+
+@contextmanager
+def _host_turn(on_wait: Callable[[int], None] | None) -> Iterator[None]:
+    """Hold the host-wide lock file (when one is shared), after this process's lock.
+
+    ``flock`` on a file description of this acquisition's own: the kernel lets it go when the
+    description is closed, also when the process dies, so a killed server never blocks the rest.
+    """
+    path = _host_lock
+    if path is None:
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait(1)  # another server process measures: at least one ahead
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def _wait_for_turn() -> None:
     """Wait until the current visitor may start another measurement (no-op unless throttled)."""
     throttle, visitor = _throttle, current_visitor.get()
@@ -76,7 +114,7 @@ def _wait_for_turn() -> None:
 
 @contextmanager
 def exclusive(on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
-    """Hold the process-wide measurement lock.
+    """Hold the measurement lock: this process's, and the host's when one is shared.
 
     Arguments:
         on_wait: called once, with the number of callers already waiting, if the lock is busy,
@@ -91,7 +129,7 @@ def exclusive(on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
         _wait_for_turn()
     _depth.value = depth + 1
     try:
-        with _locked(on_wait):
+        with _locked(on_wait), _host_turn(on_wait) if depth == 0 else contextlib.nullcontext():
             yield
     finally:
         _depth.value = depth

@@ -126,12 +126,14 @@ def benchmark_limiter(per_minute: int, server: bool = False) -> RateLimiter:
 
 
 def apply(environ: Mapping[str, str] | None = None) -> PublicConfig:
-    """Read the settings and switch the measurement throttle on (public) or off.
+    """Read the settings and switch the measurement throttle on (public) or off, and the
+    host-wide measurement turn (``JAXPLAY_MEASURE_LOCK``) on or off.
 
     ``app.py`` calls this at the start of every script run, so the throttle always follows the
     environment (a test that sets ``JAXPLAY_PUBLIC`` and then unsets it leaves no throttle on).
     """
     config = PublicConfig.from_env(environ)
+    turns.share_with_host(settings.measure_lock(environ) or None)
     if config.public:
         turns.set_throttle(
             both_limits(

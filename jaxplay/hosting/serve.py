@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from jaxplay.hosting import catalog, environment, results, snippets
+from jaxplay.hosting import catalog, environment, results, settings, snippets
 
 HEALTH = "/_stcore/health"
 #: The cookie HAProxy inserts to keep a browser on its process.
@@ -342,6 +342,13 @@ class Room:
         server_env["JAXPLAY_SNIPPET_DB"] = snippet_db or snippets.default_location(merged)
         if result_db or self.processes > 1:
             server_env["JAXPLAY_RESULT_DB"] = result_db or results.default_location(merged)
+        if self.processes > 1:  # their measurements take turns: they share the cores
+            lock = settings.measure_lock(merged) or settings.default_measure_lock()
+            try:
+                Path(lock).parent.mkdir(parents=True, exist_ok=True)
+            except OSError:  # no writable home: this user's lock in the temporary folder
+                lock = str(Path(tempfile.gettempdir()) / f"jaxplay-measure-{os.getuid()}.lock")
+            server_env["JAXPLAY_MEASURE_LOCK"] = lock
         if self.proxied:
             # Every request reaches the processes from the proxy on loopback.
             server_env.setdefault("JAXPLAY_TRUSTED_PROXY", "1")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 #: How Code Lab runs are isolated (the first is the default).
 SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "process")
@@ -229,6 +230,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Set for you by `python -m jaxplay.hosting.serve` when it starts more than one process.",
     ),
     Setting(
+        "JAXPLAY_MEASURE_LOCK",
+        "unset (measurements take turns within each process)",
+        "A lock file every server process on this machine names: their measurements then take "
+        "turns with each other too, so no two timings share the cores. Set for you by "
+        "`python -m jaxplay.hosting.serve` when it starts more than one process.",
+    ),
+    Setting(
         "JAXPLAY_CPU_DEVICES",
         f"{DEFAULT_CPU_DEVICES}",
         "Simulated CPU devices for the sharding demos (1 to "
@@ -431,6 +439,17 @@ def passed_to_workers(environ: Mapping[str, str] | None = None) -> dict[str, str
 def snippet_db(environ: Mapping[str, str] | None = None) -> str:
     """``JAXPLAY_SNIPPET_DB``: a SQLite file or a ``postgresql://`` URL (empty: the default)."""
     return _raw("JAXPLAY_SNIPPET_DB", environ)
+
+
+def measure_lock(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_MEASURE_LOCK``: the host-wide measurement lock file (empty: none)."""
+    return _raw("JAXPLAY_MEASURE_LOCK", environ)
+
+
+def default_measure_lock() -> str:
+    """Where a room's processes share their measurement lock unless told: one file per user on
+    this machine (every room of the user takes turns: they share the cores)."""
+    return str(Path.home() / ".local" / "share" / "jaxplay" / "measure.lock")
 
 
 def result_db(environ: Mapping[str, str] | None = None) -> str:

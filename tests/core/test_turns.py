@@ -27,3 +27,59 @@ def test_lock_is_reentrant_and_a_waiting_caller_is_told() -> None:
     worker.join(5)
     assert entered.is_set() and told == [1]
     assert turns.waiting_count() == 0
+
+
+_HOLDER = """
+import sys, time
+from jaxplay.core import turns
+turns.share_with_host(sys.argv[1] or None)
+print("ready", flush=True)
+sys.stdin.readline()  # go
+waited = []
+with turns.exclusive(on_wait=waited.append):
+    start = time.time()
+    time.sleep(1.0)
+    print(start, time.time(), len(waited), flush=True)
+"""
+
+
+def _hold_together(lock: str) -> list[tuple[float, float, int]]:
+    """Two processes that each hold the measurement lock for 1 s, started together."""
+    import subprocess
+    import sys
+
+    from jaxplay.hosting import catalog
+
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, lock],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=catalog.ROOT,
+        )
+        for _ in range(2)
+    ]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    spans = []
+    for p in procs:
+        out, _ = p.communicate(timeout=30)
+        start, end, waited = out.split()
+        spans.append((float(start), float(end), int(waited)))
+    return sorted(spans)
+
+
+def test_server_processes_sharing_a_lock_file_never_measure_at_once(tmp_path) -> None:
+    """Several server processes on one host: with ``JAXPLAY_MEASURE_LOCK`` their timings take
+    turns (the second is told it waits); without it they overlap."""
+    (first_start, first_end, _), (second_start, _, second_waited) = _hold_together(
+        str(tmp_path / "measure.lock")
+    )
+    assert second_start >= first_end and second_waited == 1
+    (_, first_end, _), (second_start, _, _) = _hold_together("")
+    assert second_start < first_end  # each process alone: they overlapped
