@@ -53,8 +53,8 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
+from jaxplay.hosting import serve  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.support.browser import streamlit_server  # noqa: E402 - the launcher, for now
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 VISITORS = ("first visitor (caches cold)", "second visitor", "third visitor")
@@ -145,8 +145,9 @@ def visit(browser, url: str) -> tuple[float, object]:
 def one_server(pages: list[str]) -> dict[tuple[str, str], tuple[float, float]]:
     env = {"JAXPLAY_PUBLIC": "1", "JAXPLAY_RUNNER_SPARES": "1"}
     out: dict[tuple[str, str], tuple[float, float]] = {}
-    with streamlit_server("app.py", env=env) as url, sync_playwright() as p:
-        pid = _server_pid(url)
+    with serve.Room(1, env=env) as room, sync_playwright() as p:
+        url = room.url
+        pid = room.pids[0]
         tree = ProcessTree(pid)
         tree.start()
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -163,26 +164,6 @@ def one_server(pages: list[str]) -> dict[tuple[str, str], tuple[float, float]]:
             browser.close()
             tree.stop()
     return out
-
-
-def _server_pid(url: str) -> int:
-    """The pid of the streamlit process listening on ``url``'s port (this user's)."""
-    port = int(url.rsplit(":", 1)[1])
-    inode = None
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if int(fields[1].split(":")[1], 16) == port and fields[3] == "0A":
-            inode = fields[9]
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            links = [os.readlink(f"/proc/{name}/fd/{fd}") for fd in os.listdir(f"/proc/{name}/fd")]
-        except OSError:
-            continue
-        if f"socket:[{inode}]" in links:
-            return int(name)
-    raise RuntimeError(f"no process listens on port {port}")
 
 
 def main() -> None:

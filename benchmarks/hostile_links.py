@@ -31,10 +31,11 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from benchmarks._browser import wait_for_run  # noqa: E402
 from benchmarks._protocol import Visitor  # noqa: E402
 from jaxplay.hosting import hostile_links as hostile_payloads  # noqa: E402
+from jaxplay.hosting import serve  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.support.browser import streamlit_server, wait_for_run  # noqa: E402
 
 GOAL_STALL_S = 2.0
 GOAL_GROWTH_BYTES = 2 * 2**30
@@ -88,19 +89,6 @@ class Probe:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def server_pid(base: str) -> int:
-    """The pid listening on ``base``'s port (the streamlit process we started)."""
-    port = base.rsplit(":", 1)[1]
-    for proc in Path("/proc").iterdir():
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"streamlit" in b" ".join(cmdline) and port.encode() in cmdline:
-            return int(proc.name)
-    raise RuntimeError("could not find the server process")
 
 
 def wait_done(page, timeout_s: float) -> float:
@@ -175,9 +163,10 @@ def main() -> int:
     args = parser.parse_args()
     env = {"JAXPLAY_PUBLIC": "1", "JAXPLAY_RUNNER_SPARES": "1"}
     rows = []
-    with streamlit_server("app.py", env=env) as base, sync_playwright() as pw:
+    with serve.Room(1, env=env) as room, sync_playwright() as pw:
+        base = room.url
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        pid = server_pid(base)
+        pid = room.pids[0]
         warm = browser.new_page()
         warm.goto(base + "/")
         wait_done(warm, args.page_timeout)

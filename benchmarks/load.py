@@ -30,9 +30,8 @@ from google.protobuf.message import DecodeError  # noqa: E402
 from playwright.async_api import Page, WebSocket, async_playwright  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
-from jaxplay.hosting import catalog  # noqa: E402
+from jaxplay.hosting import catalog, serve  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.support.browser import streamlit_server  # noqa: E402 - the launcher, for now
 
 ACTION_TIMEOUT_MS = 120_000
 #: Pages every session visits in turn (the Code Lab is visited by the snippet step).
@@ -208,7 +207,8 @@ def percentile(values: list[float], q: float) -> float:
 
 async def main_async(sessions: int, duration: float, warm_pages: bool = False) -> Stats:
     stats = Stats()
-    with streamlit_server("app.py") as url:
+    with serve.Room(1) as room:
+        url = room.url
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             # Warm the server (first import of JAX, the sandbox pool) before the clock starts.

@@ -159,3 +159,11 @@ def test_pages_switch_views_and_show_progress_one_way(path: Path) -> None:
             # Progress the one way too: _ui.progress / measure_points / staged.
             assert not (on_st and node.attr == "progress"), f"{path.name} draws st.progress"
             assert node.attr != "open", f"{path.name} reads a tab's .open"
+
+
+def test_benchmarks_import_nothing_from_the_tests() -> None:
+    """Benchmarks stand on ``jaxplay`` and their own helpers (``benchmarks/_protocol.py``,
+    ``benchmarks/_browser.py``); tests may use those, never the other way round."""
+    for path in sorted((catalog.ROOT / "benchmarks").glob("*.py")):
+        for module, _ in _imports(path):
+            assert module.split(".")[0] != "tests", f"{path.name} imports {module}"

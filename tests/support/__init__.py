@@ -6,5 +6,7 @@
   renders it, and the hostile links a run's texts would show;
 - :mod:`tests.support.postgres`: a throwaway PostgreSQL server.
 
-What the benchmarks use too lives in ``jaxplay.hosting`` (``chromium``, ``hostile_links``).
+What the benchmarks use too lives in ``jaxplay.hosting`` (``chromium``, ``hostile_links``, the
+launcher ``serve``) and in ``benchmarks/`` (``_protocol``, ``_browser``): benchmarks never import
+from ``tests/``.
 """
