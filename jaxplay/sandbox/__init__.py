@@ -34,13 +34,13 @@ from typing import Any
 from jaxplay.core import words
 from jaxplay.core.errors import InputError
 from jaxplay.core.turns import current_visitor
+from jaxplay.sandbox._config import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
+from jaxplay.sandbox._config import RunnerConfig as RunnerConfig
+from jaxplay.sandbox._config import worker_environment as worker_environment
 from jaxplay.sandbox._inspectors import INSPECTORS as INSPECTORS
 from jaxplay.sandbox._inspectors import LABELS as LABELS
-from jaxplay.sandbox._pool import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
 from jaxplay.sandbox._pool import Refused as Refused
-from jaxplay.sandbox._pool import RunnerConfig as RunnerConfig
 from jaxplay.sandbox._pool import WorkerPool as WorkerPool
-from jaxplay.sandbox._pool import worker_environment as worker_environment
 from jaxplay.sandbox._process import BWRAP as BWRAP
 from jaxplay.sandbox._process import bwrap_usable as bwrap_usable
 from jaxplay.sandbox._results import ERROR_KINDS as ERROR_KINDS

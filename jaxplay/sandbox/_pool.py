@@ -10,37 +10,37 @@ at once; the others wait in a first-come queue whose position the caller is told
 visitor has at most one run in flight (a second waits for the first).
 
 Long: the spares, the queue, the per-visitor rule and the reading of a run's pipes share one lock
-and its invariants; split into modules they would share private state instead.
+and its invariants; split into modules they would share private state instead. What stands
+apart is apart: the configuration (:mod:`~jaxplay.sandbox._config`), the checks of a job
+(:mod:`~jaxplay.sandbox._jobs`) and one worker's process and pipes
+(:mod:`~jaxplay.sandbox._channel`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import os
-import re
 import select
 import signal
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from jaxplay.hosting import environment, settings
 from jaxplay.hosting.publicmode import scrub_paths
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import _protocol as protocol
+from jaxplay.sandbox._channel import Output, Worker, decode, read_ready
+from jaxplay.sandbox._config import MAX_SOURCE_CHARS, RunnerConfig, worker_environment
 from jaxplay.sandbox._forkserver import ForkServer, ForkServerUnavailable
-from jaxplay.sandbox._inspectors import INSPECTORS
-from jaxplay.sandbox._process import Cgroups, Launch, Sandbox, make_sandbox
+from jaxplay.sandbox._jobs import encode_inspect, validate_inspect, validate_task
+from jaxplay.sandbox._process import Cgroups, make_sandbox
 from jaxplay.sandbox._results import (
     InspectRequest,
-    Limits,
     RunError,
     RunResult,
     Task,
@@ -53,7 +53,6 @@ from jaxplay.sandbox._results import (
 
 log = logging.getLogger(__name__)
 
-MAX_SOURCE_CHARS = 100_000
 _SIGNAL_NAMES = {
     signal.SIGSEGV: "a segmentation fault (SIGSEGV)",
     signal.SIGBUS: "a bus error (SIGBUS)",
@@ -61,259 +60,6 @@ _SIGNAL_NAMES = {
     signal.SIGFPE: "a floating-point exception (SIGFPE)",
     signal.SIGABRT: "an abort (SIGABRT)",
 }
-
-
-@dataclass(frozen=True)
-class RunnerConfig:
-    """How the pool isolates, how many workers it keeps, and the limits of one run.
-
-    :meth:`from_env` reads them through :mod:`jaxplay.hosting.settings`, whose table says what
-    each variable means. ``runs_per_minute`` is ``None`` (no limit) outside public mode.
-    """
-
-    sandbox: str = settings.SANDBOX_MODES[0]
-    forkserver: str = settings.FORKSERVER_MODES[0]
-    public: bool = False
-    spares: int = settings.DEFAULT_SPARES
-    max_concurrent: int = 2
-    limits: Limits = field(default_factory=Limits)
-    start_timeout_s: float = 120.0
-    runs_per_minute: int | None = None
-    max_queued: int = settings.DEFAULT_RUN_QUEUE
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> RunnerConfig:
-        public = settings.public_mode(environ)
-        return cls(
-            sandbox=settings.sandbox_mode(environ),
-            forkserver=settings.forkserver_mode(environ),
-            public=public,
-            runs_per_minute=settings.runs_per_minute(environ) if public else None,
-            spares=settings.runner_spares(environ),
-            max_concurrent=settings.runner_concurrency(environ),
-            max_queued=settings.run_queue(environ),
-            limits=Limits(
-                timeout_s=settings.run_timeout_s(environ),
-                cpu_s=settings.run_cpu_s(environ),
-                memory_mb=settings.run_memory_mb(environ),
-            ),
-        )
-
-
-def worker_environment() -> dict[str, str]:
-    """The whole environment of a worker, rebuilt from a short allow-list
-    (:func:`jaxplay.hosting.environment.child_environment`, as for every child process).
-
-    Nothing of the server's environment leaks (secrets, tokens, paths) except the few JAX
-    settings of :data:`jaxplay.hosting.settings.PASSED_TO_WORKERS` (among them
-    ``XLA_PYTHON_CLIENT_MEM_FRACTION``, which caps each worker's share of the GPU: one run cannot
-    take the memory every other visitor's run needs); the simulated CPU device count is the app's.
-    """
-    return environment.child_environment()
-
-
-def encode_inspect(request: InspectRequest) -> dict[str, Any]:
-    return {
-        "function": request.function,
-        "args": [{"shape": list(a.shape), "dtype": a.dtype} for a in request.args],
-        "inspectors": list(request.inspectors),
-    }
-
-
-_ALLOWED_DTYPES = {
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint32",
-    "bool",
-    "complex64",
-}
-
-
-_TASK_TARGET = re.compile(r"jaxplay(\.[a-z_][a-z0-9_]*)+:[a-z_][a-z0-9_]*")
-MAX_TASK_BYTES = 64 * 1024
-
-
-def validate_task(task: Task) -> str | None:
-    """Why ``task`` cannot be run, or ``None`` if it can."""
-    if not _TASK_TARGET.fullmatch(task.target):
-        return f"{task.target!r} is not one of jaxplay's functions."
-    try:
-        size = len(json.dumps(task.kwargs))
-    except (TypeError, ValueError):
-        return "A task's arguments must be plain JSON values."
-    if size > MAX_TASK_BYTES:
-        return f"A task's arguments are {size:,} bytes; the limit is {MAX_TASK_BYTES:,}."
-    return None
-
-
-def validate_inspect(request: InspectRequest) -> str | None:
-    """Why ``request`` cannot be run, or ``None`` if it can."""
-    if not request.function.isidentifier():
-        return f"{request.function!r} is not a Python name."
-    if len(request.args) > 8:
-        return "At most 8 example arguments."
-    for arg in request.args:
-        if arg.dtype not in _ALLOWED_DTYPES:
-            allowed = ", ".join(sorted(_ALLOWED_DTYPES))
-            return f"Unsupported dtype {arg.dtype!r} (use one of {allowed})."
-        if len(arg.shape) > 6 or any(not isinstance(s, int) or s < 0 for s in arg.shape):
-            return f"Bad shape {arg.shape!r}: up to 6 non-negative sizes."
-        size = 1
-        for s in arg.shape:
-            size *= s
-        if size > 10_000_000:
-            return f"Example argument of {size:,} elements is over the 10,000,000 limit."
-    unknown = [n for n in request.inspectors if n not in INSPECTORS]
-    if unknown:
-        return f"Unknown inspector(s): {', '.join(unknown)}."
-    return None
-
-
-class _Worker:
-    """The server's side of one worker: its process and the three pipes it reads.
-
-    ``forkserver``: fork the worker from its zygote instead of starting an interpreter.
-    """
-
-    def __init__(self, sandbox: Sandbox, forkserver: ForkServer | None = None) -> None:
-        job_r, self.job_w = os.pipe()
-        self.result_r, result_w = os.pipe()
-        self.out_r, out_w = os.pipe()
-        self.err_r, err_w = os.pipe()
-        child_fds = (job_r, result_w, out_w, err_w)
-        argv = [
-            sys.executable,
-            "-s",
-            "-P",
-            "-m",
-            "jaxplay.sandbox._worker",
-            "--job-fd",
-            str(job_r),
-            "--result-fd",
-            str(result_w),
-            "--out-fd",
-            str(out_w),
-            "--err-fd",
-            str(err_w),
-        ]
-        self._fds = [self.job_w, self.result_r, self.out_r, self.err_r]
-        self.launcher: Sandbox | ForkServer = forkserver or sandbox
-        try:
-            if forkserver is not None:
-                self.launch: Launch = forkserver.start(child_fds)
-            else:
-                self.launch = sandbox.start(argv, worker_environment(), child_fds)
-        except BaseException:
-            self._close_fds()
-            raise
-        finally:
-            for fd in child_fds:
-                os.close(fd)
-        self.sandbox = sandbox
-        self.reader = protocol.FrameReader()
-        self.info: dict[str, Any] | None = None
-        self.killed = False
-        self.cleaned = False
-        self._stop_lock = threading.Lock()
-
-    def _close_fds(self) -> None:
-        # Each fd is closed once: a second close could hit a number another thread reused.
-        while self._fds:
-            with contextlib.suppress(OSError):
-                os.close(self._fds.pop())
-
-    def close_job(self) -> None:
-        """Close the job pipe: the worker never gets a second job."""
-        if self.job_w in self._fds:
-            self._fds.remove(self.job_w)
-            with contextlib.suppress(OSError):
-                os.close(self.job_w)
-
-    def wait_ready(self, timeout_s: float) -> dict[str, Any]:
-        """Block until the worker reports that JAX is up; raise ``RuntimeError`` otherwise."""
-        deadline = time.monotonic() + timeout_s
-        while self.info is None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise RuntimeError(f"worker did not start within {timeout_s:.0f} s")
-            ready, _, _ = select.select([self.result_r], [], [], min(left, 0.5))
-            if not ready:
-                continue
-            data = os.read(self.result_r, 65536)
-            if not data:
-                raise RuntimeError("worker exited during start-up: " + self.startup_errors())
-            for message in self.reader.feed(data):
-                if message.get("type") == "ready":
-                    self.info = message
-        return self.info
-
-    def startup_errors(self) -> str:
-        """The last lines the worker (or bwrap) wrote to its own stderr while starting."""
-        self.kill()
-        stderr = self.launch.process.stderr
-        try:
-            text = stderr.read(65536).decode("utf-8", "replace") if stderr else ""
-        except (OSError, ValueError):
-            text = ""
-        return text.strip()[-2000:] or f"exit status {self.launch.process.returncode}"
-
-    def kill(self) -> None:
-        """Kill the worker and all it started (its pipes and cgroup stay readable)."""
-        with self._stop_lock:
-            if not self.killed:
-                self.killed = True
-                self.launcher.kill(self.launch)
-
-    def stop(self) -> None:
-        """Kill the worker, remove its cgroup and close the server's ends of its pipes."""
-        self.kill()
-        with self._stop_lock:
-            if not self.cleaned:
-                self.cleaned = True
-                self.launcher.stop(self.launch)
-            self._close_fds()
-        if self.launch.process.stderr is not None:
-            with contextlib.suppress(OSError):
-                self.launch.process.stderr.close()
-
-
-@dataclass
-class _Output:
-    """User output collected from fd 1 and 2 under one shared byte cap."""
-
-    cap: int
-    stdout: bytearray = field(default_factory=bytearray)
-    stderr: bytearray = field(default_factory=bytearray)
-    over: bool = False
-
-    def add(self, which: str, data: bytes) -> None:
-        room = self.cap - len(self.stdout) - len(self.stderr)
-        if len(data) > room:
-            self.over = True
-            data = data[: max(0, room)]
-        (self.stdout if which == "out" else self.stderr).extend(data)
-
-
-def _read_ready(fd: int) -> bytes | None:
-    """What a pipe that select() found ready holds: data, ``b""`` at its end (or when it broke),
-    or ``None`` when it had nothing after all."""
-    try:
-        return os.read(fd, 65536)
-    except BlockingIOError:
-        return None
-    except OSError:
-        return b""
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
 
 
 class WorkerPool:
@@ -336,7 +82,7 @@ class WorkerPool:
             )
         )
         self._lock = threading.Condition()
-        self._spares: deque[_Worker] = deque()
+        self._spares: deque[Worker] = deque()
         self._starting = 0
         self._running = 0
         self._queue: deque[object] = deque()
@@ -344,7 +90,7 @@ class WorkerPool:
         self._closed = False
         self._start_failures = 0
         self._last_start_error = ""
-        self._all: set[_Worker] = set()
+        self._all: set[Worker] = set()
         per_minute = self.config.runs_per_minute
         #: Per-visitor run limit (public mode); tests may replace it with a fake-clock one.
         self.run_limiter = RateLimiter(per_minute, 60.0) if per_minute else None
@@ -400,7 +146,7 @@ class WorkerPool:
             threading.Thread(target=self._start_spare, daemon=True, name="jaxplay-spare").start()
 
     def _start_spare(self) -> None:
-        worker: _Worker | None = None
+        worker: Worker | None = None
         try:
             worker = self._new_worker()
             with self._lock:
@@ -429,23 +175,23 @@ class WorkerPool:
                 self._spares.append(worker)
             self._lock.notify_all()
 
-    def _new_worker(self) -> _Worker:
+    def _new_worker(self) -> Worker:
         """A worker forked by the fork server where it can be used, else an exec'd one."""
         forkserver = self.forkserver
         if forkserver is not None and (
             forkserver.unusable is None or self.config.forkserver == "on"
         ):
             try:
-                return _Worker(self.sandbox, forkserver)
+                return Worker(self.sandbox, forkserver)
             except ForkServerUnavailable as exc:
                 if self.config.forkserver == "on":
                     raise RuntimeError(f"the fork server cannot run here: {exc}") from None
                 log.warning(
                     "jaxplay runner: no fork server here (%s); a fresh interpreter per run", exc
                 )
-        return _Worker(self.sandbox)
+        return Worker(self.sandbox)
 
-    def _take_worker(self) -> _Worker | None:
+    def _take_worker(self) -> Worker | None:
         """A ready worker; starts one if none is ready or starting. ``None`` if start-up fails."""
         deadline = time.monotonic() + self.config.start_timeout_s
         with self._lock:
@@ -652,7 +398,7 @@ class WorkerPool:
 
     def _execute(
         self,
-        worker: _Worker,
+        worker: Worker,
         source: str,
         timeout_s: float,
         inspect: InspectRequest | None,
@@ -687,7 +433,7 @@ class WorkerPool:
             return None
         worker.close_job()
         deadline = started + timeout_s
-        output = _Output(cap=limits.output_bytes)
+        output = Output(cap=limits.output_bytes)
         fds = {worker.out_r: "out", worker.err_r: "err", worker.result_r: "result"}
         for fd in fds:
             os.set_blocking(fd, False)
@@ -708,7 +454,7 @@ class WorkerPool:
             wait = min(deadline - now, 0.05 if worker.result_r not in open_fds else 0.5)
             ready, _, _ = select.select(list(open_fds), [], [], wait)
             for fd in ready:
-                data = _read_ready(fd)
+                data = read_ready(fd)
                 if data is None:
                     continue
                 if not data:
@@ -757,8 +503,8 @@ class WorkerPool:
             error = decode_error(message.get("error"))
             return RunResult(
                 ok=error is None,
-                stdout=_decode(output.stdout),
-                stderr=_decode(output.stderr),
+                stdout=decode(output.stdout),
+                stderr=decode(output.stderr),
                 truncated=output.over,
                 value_repr=decode_repr(message.get("value_repr")),
                 arrays=decode_arrays(message.get("arrays")),
@@ -771,20 +517,20 @@ class WorkerPool:
                 ),
                 task=message.get("task") if task is not None else None,
             )
-        stdout = _decode(output.stdout)
+        stdout = decode(output.stdout)
         if output.over:
             stdout += f"\n… output cut at {_size(limits.output_bytes)}"
         return RunResult(
             ok=False,
             stdout=stdout,
-            stderr=_decode(output.stderr),
+            stderr=decode(output.stderr),
             truncated=output.over,
             duration_s=elapsed,
             error=error,
         )
 
     @staticmethod
-    def _drain(worker: _Worker, output: _Output, fds: set[int]) -> None:
+    def _drain(worker: Worker, output: Output, fds: set[int]) -> None:
         """Read what the (now dead) worker left in its output pipes, up to the cap."""
         deadline = time.monotonic() + 1.0
         fd_names = {worker.out_r: "out", worker.err_r: "err"}
@@ -793,7 +539,7 @@ class WorkerPool:
             if not ready:
                 break
             for fd in ready:
-                data = _read_ready(fd)
+                data = read_ready(fd)
                 if data is None:
                     continue
                 if not data:
@@ -801,12 +547,12 @@ class WorkerPool:
                 else:
                     output.add(fd_names[fd], data)
 
-    def _classify_exit(self, worker: _Worker, output: _Output) -> RunError:
+    def _classify_exit(self, worker: Worker, output: Output) -> RunError:
         """Why a worker ended without a result, from its exit status and its cgroup."""
         process = worker.launch.process
         code = process.returncode
         group = worker.launch.group
-        stderr = _decode(output.stderr[-4000:])
+        stderr = decode(output.stderr[-4000:])
         if group is not None and group.oom_killed():
             return RunError(kind="memory", message="The code used more memory than the limit.")
         if code is None:
