@@ -15,6 +15,7 @@ as on another.
 
 from __future__ import annotations
 
+import enum
 import functools
 import logging
 import re
@@ -58,6 +59,20 @@ def dynamic_args(args: Sequence[Any], static_argnums: Sequence[int]) -> tuple[An
     return tuple(a for i, a in enumerate(args) if i not in static)
 
 
+class Step(enum.StrEnum):
+    """The steps of compiling and timing a function that a caller is told of (``on_stage``)
+    as each starts. A page names them in its own words from this one list, so a misspelt step is
+    an error where the code is read, not a ``KeyError`` in front of a visitor."""
+
+    TRACING = "tracing"
+    LOWERING = "lowering"
+    COMPILING = "compiling"
+    FIRST_CALL = "first call"
+    STEADY_CALLS = "steady calls"
+    WARMING_UP = "warming up"
+    SAMPLING = "sampling"
+
+
 @dataclass(frozen=True, eq=False)
 class AotCompilation:
     """One pass through JAX's ahead-of-time stages, timed, with everything they can tell.
@@ -92,7 +107,7 @@ def compile_aot(
     *args: Any,
     static_argnums: Sequence[int] = (),
     fresh: bool = True,
-    on_stage: Callable[[str], None] | None = None,
+    on_stage: Callable[[Step], None] | None = None,
 ) -> AotCompilation:
     """Trace, lower and compile ``fn`` for ``args`` through the AOT API, timing each stage.
 
@@ -101,7 +116,7 @@ def compile_aot(
         args: example arguments (arrays or ``jax.ShapeDtypeStruct``; static ones as plain values).
         static_argnums: positions of arguments that are compile-time constants.
         fresh: wrap ``fn`` in :func:`fresh_function` so the stages are really run, not cache hits.
-        on_stage: told ``"tracing"``, ``"lowering"`` and ``"compiling"`` as each stage starts (a
+        on_stage: told :class:`Step` ``TRACING``, ``LOWERING`` and ``COMPILING`` as each starts (a
             page shows it); it must not raise for work in progress to be timed correctly.
 
     Returns:
@@ -109,20 +124,20 @@ def compile_aot(
     """
     import jax
 
-    def stage(name: str) -> float:
+    def stage(step: Step) -> float:
         if on_stage is not None:
-            on_stage(name)
+            on_stage(step)
         return time.perf_counter()
 
     target = fresh_function(fn) if fresh else fn
     jitted = jax.jit(target, static_argnums=tuple(static_argnums))
-    start = stage("tracing")
+    start = stage(Step.TRACING)
     traced = jitted.trace(*args)
     traced_at = time.perf_counter()
-    lowered_from = stage("lowering")
+    lowered_from = stage(Step.LOWERING)
     lowered = traced.lower()
     lowered_at = time.perf_counter()
-    compiled_from = stage("compiling")
+    compiled_from = stage(Step.COMPILING)
     compiled = lowered.compile()
     compiled_at = time.perf_counter()
     notes: list[str] = []

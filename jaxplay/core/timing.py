@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from jaxplay.core import compilation
+from jaxplay.core.compilation import Step
 from jaxplay.core.turns import exclusive
 
 #: Multiplies every sampling budget (``budget_s``). The test suite sets it small, so a measurement
@@ -268,7 +269,7 @@ def _per_call(call: Callable[[], Any], number: int) -> float:
     return _time_batch(call, number) / number
 
 
-def _tell(on_stage: Callable[[str], None] | None, stage: str) -> None:
+def _tell(on_stage: Callable[[Step], None] | None, stage: Step) -> None:
     """Report a stage that is about to start (called between stopwatches, never inside one)."""
     if on_stage is not None:
         on_stage(stage)
@@ -327,7 +328,7 @@ def compare_jit(
     max_repeats: int = 200,
     sample_target_s: float = 0.01,
     lock: bool = True,
-    on_stage: Callable[[str], None] | None = None,
+    on_stage: Callable[[Step], None] | None = None,
     deadline: Deadline | None = None,
     **kwargs: Any,
 ) -> JitComparison:
@@ -346,7 +347,8 @@ def compare_jit(
         min_repeats, max_repeats: bounds on the number of sample pairs.
         sample_target_s: a sample lasts at least this long.
         lock: hold :data:`MEASURE_LOCK`.
-        on_stage: told ``"warming up"`` and then ``"sampling"`` as each starts (a page shows it).
+        on_stage: told ``Step.WARMING_UP`` and then ``Step.SAMPLING`` as each starts (a page
+            shows it).
         deadline: the whole measurement's wall-clock budget (see :func:`measure`).
 
     Returns:
@@ -365,7 +367,7 @@ def compare_jit(
     def run() -> JitComparison:
         limit = bounded(deadline, budget_s)
         block((args, kwargs))
-        _tell(on_stage, "warming up")
+        _tell(on_stage, Step.WARMING_UP)
         for _ in range(max(1, warmup)):
             if _due(limit):
                 return JitComparison(Timing((), 1, warmup, True), Timing((), 1, warmup, True))
@@ -375,7 +377,7 @@ def compare_jit(
             block(jitted())
         n_eager = autorange(eager, sample_target_s, deadline=limit)
         n_jitted = autorange(jitted, sample_target_s, deadline=limit)
-        _tell(on_stage, "sampling")
+        _tell(on_stage, Step.SAMPLING)
         eager_samples: list[float] = []
         jitted_samples: list[float] = []
         end = time.perf_counter() + budget_s * BUDGET_SCALE
@@ -479,7 +481,7 @@ def profile_jit(
     budget_s: float = 0.5,
     warmup: int = 1,
     lock: bool = True,
-    on_stage: Callable[[str], None] | None = None,
+    on_stage: Callable[[Step], None] | None = None,
     deadline: Deadline | None = None,
 ) -> JitProfile:
     """Time each stage of ``jax.jit(fn)`` separately through the ahead-of-time API.
@@ -495,8 +497,8 @@ def profile_jit(
         budget_s: sampling time for the steady state.
         warmup: steady-state calls thrown away after the first call.
         lock: hold :data:`MEASURE_LOCK`.
-        on_stage: told ``"tracing"``, ``"lowering"``, ``"compiling"``, ``"first call"`` and
-            ``"steady calls"`` as each starts (a page shows it; its own time is not counted).
+        on_stage: told each :class:`~jaxplay.core.compilation.Step` from ``TRACING`` to
+            ``STEADY_CALLS`` as it starts (a page shows it; its own time is not counted).
         deadline: the whole measurement's wall-clock budget (see :func:`measure`): spent before
             the first call, the first call is not made (NaN) and the steady state has no sample.
 
@@ -512,14 +514,14 @@ def profile_jit(
     def run() -> JitProfile:
         block(args)
         aot = compilation.compile_aot(fn, *args, static_argnums=static_argnums, on_stage=on_stage)
-        _tell(on_stage, "first call")
+        _tell(on_stage, Step.FIRST_CALL)
         if _due(deadline):
             steady = Timing((), 1, warmup, cut=True)
             return JitProfile(aot.trace_s, aot.lower_s, aot.compile_s, float("nan"), steady, aot)
         start = time.perf_counter()
         block(aot.compiled(*aot.call_args))
         first_call_s = time.perf_counter() - start
-        _tell(on_stage, "steady calls")
+        _tell(on_stage, Step.STEADY_CALLS)
         steady = measure(
             aot.compiled,
             *aot.call_args,

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from jaxplay.core import claims, roofline, timing, turns, wire
+from jaxplay.core.compilation import Step
 from jaxplay.hosting import results
 from jaxplay.jit._first_call import FirstCall, first_call_anatomy
 from jaxplay.jit._lab import PRESETS, Workload, check, function_of, inputs
@@ -42,30 +44,36 @@ FIRST_CALL_EXECUTABLES = 3
 #: The page's default view: the article's softmax at the article's size.
 DEFAULT_WORKLOAD = Workload("softmax", 10_000, 1_000, "float32")
 
-#: The stages of :func:`measure`, in order (the page's progress bar counts them).
-STAGES: tuple[str, ...] = (
-    "checking what one call costs (traced on abstract shapes, nothing computed)",
-    "drawing the inputs",
-    "tracing",
-    "lowering",
-    "compiling",
-    "first call",
-    "timing steady calls",
-    "warming up eager and jit",
-    "timing eager against jit, interleaved",
-    "running the article's stopwatch",
-    "taking the first call apart (fresh executables)",
-    "measuring this machine's roofs (once per server)",
-)
-#: What :func:`jaxplay.core.timing.profile_jit` and ``compare_jit`` call their stages.
+
+class Stage(enum.Enum):
+    """The stages of :func:`measure`, in order (the page's progress bar counts them), in the
+    words the page shows."""
+
+    CHECKING = "checking what one call costs (traced on abstract shapes, nothing computed)"
+    INPUTS = "drawing the inputs"
+    TRACING = "tracing"
+    LOWERING = "lowering"
+    COMPILING = "compiling"
+    FIRST_CALL = "first call"
+    STEADY = "timing steady calls"
+    WARMING_UP = "warming up eager and jit"
+    SAMPLING = "timing eager against jit, interleaved"
+    STOPWATCH = "running the article's stopwatch"
+    ANATOMY = "taking the first call apart (fresh executables)"
+    ROOFS = "measuring this machine's roofs (once per server)"
+
+
+#: The stages' words, in order.
+STAGES: tuple[str, ...] = tuple(stage.value for stage in Stage)
+#: The stage of :func:`measure` each step of ``profile_jit`` and ``compare_jit`` is.
 _TIMING_STAGES = {
-    "tracing": "tracing",
-    "lowering": "lowering",
-    "compiling": "compiling",
-    "first call": "first call",
-    "steady calls": "timing steady calls",
-    "warming up": "warming up eager and jit",
-    "sampling": "timing eager against jit, interleaved",
+    Step.TRACING: Stage.TRACING,
+    Step.LOWERING: Stage.LOWERING,
+    Step.COMPILING: Stage.COMPILING,
+    Step.FIRST_CALL: Stage.FIRST_CALL,
+    Step.STEADY_CALLS: Stage.STEADY,
+    Step.WARMING_UP: Stage.WARMING_UP,
+    Step.SAMPLING: Stage.SAMPLING,
 }
 
 
@@ -147,15 +155,17 @@ def measure(
         Exception: whatever the function raised when called.
     """
 
-    def stage(name: str) -> None:
-        if report is not None:
-            report(name, STAGES.index(name) / len(STAGES))
+    order = list(Stage)
 
-    def timing_stage(name: str) -> None:
-        stage(_TIMING_STAGES[name])
+    def stage(now: Stage) -> None:
+        if report is not None:
+            report(now.value, order.index(now) / len(order))
+
+    def timing_stage(step: Step) -> None:
+        stage(_TIMING_STAGES[step])
 
     start = time.perf_counter()
-    stage(STAGES[0])
+    stage(Stage.CHECKING)
     check(workload)
     fn = function_of(workload)
     comparison: timing.JitComparison | None = None
@@ -164,7 +174,7 @@ def measure(
     with turns.exclusive(on_wait=on_queue):
         locked = time.perf_counter()
         deadline = timing.Deadline(budget_s)
-        stage("drawing the inputs")
+        stage(Stage.INPUTS)
         args = timing.block(inputs(workload))
         profile = timing.profile_jit(
             fn,
@@ -186,10 +196,10 @@ def measure(
         # The last two parts make a fixed number of calls: each runs only if those calls fit in
         # what is left of the budget, judged by the calls just measured.
         call_s = max(profile.first_call_s, profile.steady.median)
-        stage("running the article's stopwatch")
+        stage(Stage.STOPWATCH)
         if deadline.allows(2 * ARTICLE_LOOPS * call_s + profile.compile_total_s):
             article = article_timing(fn, *args, loops=ARTICLE_LOOPS, lock=False)
-        stage("taking the first call apart (fresh executables)")
+        stage(Stage.ANATOMY)
         # A slow call (a large matmul) gets one fresh executable, not three: the anatomy's
         # calls must not cost more than the rest of the measurement.
         fresh = FIRST_CALL_EXECUTABLES if profile.steady.median < 0.05 else 1
@@ -198,7 +208,7 @@ def measure(
         program = read_program(profile, fn, *args)
         cut = deadline.cut or None in (comparison, article, anatomy)
         locked_s = time.perf_counter() - locked
-    stage("measuring this machine's roofs (once per server)")
+    stage(Stage.ROOFS)
     reference = roofline.machine_reference()
     # Kept as data only: no inputs, no executable (a kept measurement is read by other server
     # processes through the result store, which holds plain values).
