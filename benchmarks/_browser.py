@@ -178,12 +178,12 @@ def act(page, action, timeout_ms: int = 90_000) -> None:
     wait_for_run(page, timeout_ms=timeout_ms, before=before)
 
 
+#: The text of every exception box, read in one go.
+_EXCEPTIONS_JS = """() => [...document.querySelectorAll('[data-testid="stException"]')]
+    .map((box) => box.innerText)"""
+
+
 def exception_texts(page) -> list[str]:
-    """The text of every Streamlit exception or error-details box on the page."""
-    boxes = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
-    texts = []
-    for i in range(boxes.count()):
-        box = boxes.nth(i)
-        if box.get_attribute("data-testid") == "stException":
-            texts.append(box.inner_text())
-    return texts
+    """The text of every Streamlit exception box on the page, as it is at one instant: counted
+    and read box by box, a box that went meanwhile (the page ran again) was waited for."""
+    return page.evaluate(_EXCEPTIONS_JS)

@@ -72,3 +72,24 @@ def test_the_websocket_messages_alone_tell_a_run_finished(slow_app: str, page) -
     wait_for_run(page, before={**before, "done": 10**9})
     assert "done" in _main_text(page)
     assert runs_done(page)["finished"] > before["finished"]
+
+
+def test_exception_boxes_are_read_at_one_instant(tmp_path: Path, page) -> None:
+    """What the click-through checks after every action: an exception box is found, and a page
+    without one reads as clean (read in one go: a box that goes meanwhile is no wait)."""
+    from tests.support.browser import exception_texts
+
+    script = tmp_path / "boxes.py"
+    script.write_text(
+        "import streamlit as st\n"
+        "st.error('an error alert is no exception')\n"
+        "if st.button('Fail', key='fail'):\n"
+        "    st.exception(ValueError('boom'))\n"
+    )
+    with streamlit_server(str(script)) as url:
+        page.goto(url)
+        wait_for_run(page)
+        assert exception_texts(page) == []
+        act(page, lambda: page.locator(".st-key-fail button").click())
+        shown = exception_texts(page)
+        assert len(shown) == 1 and "boom" in shown[0]
