@@ -87,7 +87,15 @@ def train_and_show(setup: tuple[int, int, int, str, float], wrong_key: str) -> N
         status.update(label=f"Training with hidden state ({wrong_loop.title.split(': ')[1]})…")
         wrong = train(wrong_loop.key, *setup)
         status.update(label=f"Trained both loops, {int(steps)} steps each", state="complete")
+    show_losses(threaded, wrong, wrong_loop)
+    show_after(threaded, wrong, wrong_loop)
+    show_loops(setup, threaded_loop, wrong_loop)
 
+
+def show_losses(
+    threaded: state.TrainingRun, wrong: state.TrainingRun, wrong_loop: state.Loop
+) -> None:
+    """Where each loop's loss ended, why, and the two curves."""
     a, b = st.columns(2)
     # A lower loss is better (inverse colours); a loss that did not move gets no arrow at all.
     a.metric(
@@ -113,6 +121,11 @@ def train_and_show(setup: tuple[int, int, int, str, float], wrong_key: str) -> N
         key="state_loss_chart",
     )
 
+
+def show_after(
+    threaded: state.TrainingRun, wrong: state.TrainingRun, wrong_loop: state.Loop
+) -> None:
+    """The loss of each loop's trained parameters on all the data, and why they differ."""
     st.markdown(
         "**Using the trained parameters afterwards** (`loss_fn(trained, x, y)` on all data):"
     )
@@ -126,6 +139,11 @@ def train_and_show(setup: tuple[int, int, int, str, float], wrong_key: str) -> N
     if state.explain_after(threaded, wrong):
         st.markdown(state.explain_after(threaded, wrong))
 
+
+def show_loops(
+    setup: tuple[int, int, int, str, float], threaded_loop: state.Loop, wrong_loop: state.Loop
+) -> None:
+    """The code that ran: both loops, the model, the data and the optimizer."""
     _ui.show_code(*threaded_loop.parts, label="Show the threaded loop that ran", expanded=True)
     _ui.show_code(*wrong_loop.parts, label="Show the hidden-state loop that ran")
     init, update = state.OPTIMIZERS[setup[3]]
