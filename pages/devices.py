@@ -273,6 +273,8 @@ def explicit_view() -> None:
 
 
 def collectives_tab() -> None:
+    """The article's pmap code as written, a collective under shard_map, then the collectives
+    XLA inserts into a jitted function of a sharded array."""
     n = (
         st.slider("Devices in the mesh", 1, N, N, key="devices_coll_n", bind="query-params")
         if N > 1
@@ -298,27 +300,16 @@ def collectives_tab() -> None:
     )
     run = collective(name, n, platform)
     st.write(devices.COLLECTIVES[name].what + ".")
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "device": d,
-                    "input": str(i.tolist()),
-                    "output": str(o.tolist()),
-                    "numpy": str(e.tolist()),
-                }
-                for d, i, o, e in zip(
-                    run.device_ids, run.inputs, run.outputs, run.expected, strict=True
-                )
-            ]
-        ),
-        hide_index=True,
-        key="devices_collective_table",
-    )
+    st.dataframe(pd.DataFrame(run.rows()), hide_index=True, key="devices_collective_table")
     (st.success if run.matches else st.error)(
         f"Every device's output {'equals' if run.matches else 'differs from'} numpy's."
     )
     wrapped(run.code)
+    inserted_collectives(n)
+
+
+def inserted_collectives(n: int) -> None:
+    """A jitted function of a row-sharded array, compiled: which collectives XLA put in."""
     st.subheader("Collectives XLA inserts itself")
     pick = st.selectbox(
         "A jitted function of an array sharded by rows",

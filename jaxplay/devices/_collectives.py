@@ -182,6 +182,20 @@ class CollectiveRun:
             for o, e in zip(self.outputs, self.expected, strict=True)
         )
 
+    def rows(self) -> list[dict[str, object]]:
+        """One table row per device: what it held, what the collective gave it, numpy's."""
+        return [
+            {
+                "device": d,
+                "input": str(i.tolist()),
+                "output": str(o.tolist()),
+                "numpy": str(e.tolist()),
+            }
+            for d, i, o, e in zip(
+                self.device_ids, self.inputs, self.outputs, self.expected, strict=True
+            )
+        ]
+
 
 def per_device(array: jax.Array, mesh: jax.sharding.Mesh) -> tuple[np.ndarray, ...]:
     """Each device's shard of ``array``, in mesh order."""
