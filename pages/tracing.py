@@ -427,13 +427,7 @@ def recompilation_tab() -> None:
     scenario = scenarios[key]
     st.caption(scenario.lesson + " Edit the calls below: add rows, change shapes, dtypes, values.")
     table = st.data_editor(
-        pd.DataFrame(
-            {
-                "x shape": [", ".join(map(str, c.shape)) for c in scenario.calls],
-                "x dtype": [c.dtype for c in scenario.calls],
-                "use_tanh": [c.static for c in scenario.calls],
-            }
-        ),
+        pd.DataFrame(scenario.editor_columns()),
         num_rows="dynamic",
         column_config={
             "x dtype": st.column_config.SelectboxColumn(options=tracing.LAB_DTYPES, required=True),
@@ -456,25 +450,15 @@ def recompilation_tab() -> None:
         return
     with st.spinner("Calling the jitted function, logging each compilation…"):
         run = lab(calls, redefine)
+    show_lab(run)
+
+
+def show_lab(run: tracing.LabRun) -> None:
+    """How many compilations the calls made, each call's outcome, and JAX's reasons and log."""
     c1, c2 = st.columns(2)
     c1.metric("Compilations", run.compilations)
     c2.metric("Cache size after the last call", run.rows[-1].cache_size if run.rows else 0)
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "call": [r.call for r in run.rows],
-                "arguments": [r.arguments for r in run.rows],
-                "result": [
-                    "error" if r.error else "compiled" if r.compiled else "cache hit"
-                    for r in run.rows
-                ],
-                "cache size": [r.cache_size for r in run.rows],
-                "compilations so far": [r.compilations for r in run.rows],
-            }
-        ),
-        hide_index=True,
-        key="tracing_lab_table",
-    )
+    st.dataframe(pd.DataFrame(run.table()), hide_index=True, key="tracing_lab_table")
     for r in run.rows:
         if r.error or r.explanation:
             st.markdown(

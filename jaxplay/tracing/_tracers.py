@@ -388,6 +388,19 @@ class LabRun:
     def compilations(self) -> int:
         return sum(r.compiled for r in self.rows)
 
+    def table(self) -> dict[str, list[object]]:
+        """The calls as table columns: arguments, what happened (compiled, cache hit, error),
+        the cache's size and the compilations so far."""
+        return {
+            "call": [r.call for r in self.rows],
+            "arguments": [r.arguments for r in self.rows],
+            "result": [
+                "error" if r.error else "compiled" if r.compiled else "cache hit" for r in self.rows
+            ],
+            "cache size": [r.cache_size for r in self.rows],
+            "compilations so far": [r.compilations for r in self.rows],
+        }
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -398,6 +411,15 @@ class Scenario:
     calls: tuple[LabCall, ...]
     redefine: bool
     lesson: str
+
+    def editor_columns(self) -> dict[str, list[object]]:
+        """The calls as the lab's editable table: x's shape (as typed), dtype and the static
+        argument."""
+        return {
+            "x shape": [", ".join(map(str, c.shape)) for c in self.calls],
+            "x dtype": [c.dtype for c in self.calls],
+            "use_tanh": [c.static for c in self.calls],
+        }
 
 
 _F5 = ((5,), "float32")
