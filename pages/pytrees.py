@@ -289,6 +289,17 @@ def params_run(
 
 
 def params_tab() -> None:
+    """The story: a model's parameters through grad (same tree back) and vmap (in_axes as a
+    tree), for the in_axes and sizes chosen."""
+    choice, sizes = params_settings()
+    run = params_run(choice.key, *sizes)
+    show_params(run, choice)
+    _ui.show_code(pytrees.init_params, pytrees.predict, pytrees.loss, pytrees.vmapped_predict)
+    _ui.code_lab_button(pytrees.params_snippet(choice.key, *sizes), key="pytrees_open_params")
+
+
+def params_settings() -> tuple[pytrees.AxesChoice, tuple[int, int, int, int]]:
+    """The in_axes chosen, and the features, hidden units, batch and ensemble members."""
     titles = {a.key: f"in_axes={a.written}" for a in pytrees.AXES}
     axes = st.selectbox(
         "vmap(predict, in_axes=…)",
@@ -317,7 +328,11 @@ def params_tab() -> None:
         bind="query-params",
         disabled=not choice.ensemble,
     )
-    run = params_run(choice.key, int(features), int(hidden), int(batch), int(members))
+    return choice, (int(features), int(hidden), int(batch), int(members))
+
+
+def show_params(run: pytrees.ParamsRun, choice: pytrees.AxesChoice) -> None:
+    """What grad returned, each leaf's shape and mapped axis, and what vmap returned or raised."""
     st.markdown(
         "`jax.grad(loss)(params, xs, ys)` returned "
         + (
@@ -329,18 +344,7 @@ def params_tab() -> None:
         + f" (loss {run.loss_value:.4f})."
     )
     st.markdown(f"`in_axes={choice.written}`: {choice.meaning}.")
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "leaf": [r.path for r in run.rows],
-                "shape": [str(r.shape) for r in run.rows],
-                "grad shape": ["" if r.grad_shape is None else str(r.grad_shape) for r in run.rows],
-                "in_axes": [r.axis for r in run.rows],
-            }
-        ),
-        hide_index=True,
-        key="pytrees_params_table",
-    )
+    st.dataframe(pd.DataFrame(run.table()), hide_index=True, key="pytrees_params_table")
     if run.vmap.ok:
         st.success(
             f"`vmap(predict, in_axes={choice.written})` returned shape **{run.vmap.value}**.",
@@ -352,11 +356,6 @@ def params_tab() -> None:
             icon=":material/error:",
         )
         _ui.error_code(run.vmap.message)
-    _ui.show_code(pytrees.init_params, pytrees.predict, pytrees.loss, pytrees.vmapped_predict)
-    _ui.code_lab_button(
-        pytrees.params_snippet(choice.key, int(features), int(hidden), int(batch), int(members)),
-        key="pytrees_open_params",
-    )
 
 
 TABS = {

@@ -117,6 +117,15 @@ class ParamsRun:
     vmap: capture.Outcome
     axes: AxesChoice
 
+    def table(self) -> dict[str, list[str]]:
+        """The leaves as table columns: path, shape, the gradient's shape, the mapped axis."""
+        return {
+            "leaf": [r.path for r in self.rows],
+            "shape": [str(r.shape) for r in self.rows],
+            "grad shape": ["" if r.grad_shape is None else str(r.grad_shape) for r in self.rows],
+            "in_axes": [r.axis for r in self.rows],
+        }
+
 
 def vmapped_predict(in_axes, params, x):
     return jax.vmap(predict, in_axes=in_axes)(params, x)
