@@ -82,6 +82,37 @@ def tree_section(seed: int) -> None:
 
 def key_tree_view(seed: int) -> None:
     """The keys split or folded from the seed, as a tree: pick one to see its numbers."""
+    method, depth, branching, fold = key_tree_settings()
+    try:
+        key_tree = tree(seed, depth, branching, method, fold)
+    except ValueError as err:
+        st.error(str(err), icon=":material/error:")
+        return
+    names = [n.name for n in key_tree.nodes]
+    picked = st.selectbox(
+        "Node",
+        names,
+        key="prng_node",
+        bind="query-params",
+        format_func=lambda name: key_tree.node(name).label,
+    )
+    _ui.chart(
+        prng.key_tree_figure(key_tree, picked),
+        key="prng_tree_chart",
+        on_select=pick_node,
+        selection_mode="points",
+    )
+    node = key_tree.node(picked or "root")
+    st.markdown(f"**{node.label}** · key data `{prng.key_hex(node.data)}` · `normal(key, (8,))`:")
+    samples = cached("node_samples", node.data, 8)
+    st.dataframe(pd.DataFrame([samples]), hide_index=True, key="prng_node_samples")
+    st.caption(f"{words.count(len(key_tree.nodes), 'key')}, {key_tree.unique_keys:,} distinct.")
+    _ui.show_code(prng.key_tree, prng.node_samples)
+
+
+def key_tree_settings() -> tuple[str, int, int, int]:
+    """How children are derived, the depth, the branching and the first fold_in datum; the
+    depth and datum offered are those key_tree accepts for the branching chosen."""
     c1, c2, c3, c4 = st.columns(4)
     method = c1.segmented_control(
         "Derive children by",
@@ -121,33 +152,7 @@ def key_tree_view(seed: int) -> None:
         disabled=method != "fold_in",
         help=f"0 to {fold_max:,}: the {branching} consecutive data must fit a uint32.",
     )
-    try:
-        key_tree = tree(seed, depth, branching, method, int(fold))
-    except ValueError as err:
-        st.error(str(err), icon=":material/error:")
-    else:
-        names = [n.name for n in key_tree.nodes]
-        picked = st.selectbox(
-            "Node",
-            names,
-            key="prng_node",
-            bind="query-params",
-            format_func=lambda name: key_tree.node(name).label,
-        )
-        _ui.chart(
-            prng.key_tree_figure(key_tree, picked),
-            key="prng_tree_chart",
-            on_select=pick_node,
-            selection_mode="points",
-        )
-        node = key_tree.node(picked or "root")
-        st.markdown(
-            f"**{node.label}** · key data `{prng.key_hex(node.data)}` · `normal(key, (8,))`:"
-        )
-        samples = cached("node_samples", node.data, 8)
-        st.dataframe(pd.DataFrame([samples]), hide_index=True, key="prng_node_samples")
-        st.caption(f"{words.count(len(key_tree.nodes), 'key')}, {key_tree.unique_keys:,} distinct.")
-        _ui.show_code(prng.key_tree, prng.node_samples)
+    return method or "split", int(depth), int(branching), int(fold)
 
 
 def derivation_view(seed: int) -> None:

@@ -167,3 +167,13 @@ def test_benchmarks_import_nothing_from_the_tests() -> None:
     for path in sorted((catalog.ROOT / "benchmarks").glob("*.py")):
         for module, _ in _imports(path):
             assert module.split(".")[0] != "tests", f"{path.name} imports {module}"
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)
+def test_a_page_function_tells_one_story(path: Path) -> None:
+    """A page function is one view or one step of one (about 60 lines at most): a longer one is
+    several stories, or shapes data that belongs in ``jaxplay``."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            assert lines <= 65, f"{path.name}: {node.name} is {lines} lines"
