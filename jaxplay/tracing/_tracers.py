@@ -13,6 +13,9 @@ length. Each is shown here by *running* it: the outputs and error messages are J
 - :data:`SCENARIOS` and :func:`run_recompilation_lab` — compilations logged with JAX's
   explanation of every cache miss, and the jitted function's cache size after each call.
 - :func:`loop_growth` — equation counts of a Python loop vs ``fori_loop``/``scan`` by length.
+
+Long: four short demos of one mechanism (trace once, reuse the result), each its functions, its
+data and the table the page shows; they share the capture of what JAX printed and raised.
 """
 
 from __future__ import annotations
