@@ -41,7 +41,7 @@ def test_ruff_format_changes_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.skip(reason="enabled with the commit that fixes pyright's 102 basic-mode errors")
+@pytest.mark.skip(reason="enabled with the commit that fixes pyright's basic-mode errors (103)")
 def test_pyright_finds_no_error() -> None:
     done = _run(_tool("pyright"), "--pythonpath", sys.executable)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr
