@@ -64,8 +64,13 @@ class Run:
     widgets: dict[str, Widget] = field(default_factory=dict)
     #: ``fragment_id -> interval`` of the fragments that asked to be rerun on a timer.
     auto_reruns: dict[str, float] = field(default_factory=dict)
-    #: Exception boxes, error alerts, a page not found, a status that ended "error".
+    #: Failures: exception boxes, a page not found, a script that did not compile, a status box
+    #: that ended in "error".
     errors: list[str] = field(default_factory=list)
+    #: Error alerts: how pages show a refusal, or the error the article's code raises as
+    #: written (the Devices page's placement code on a machine without a GPU): the lesson, not a
+    #: failure.
+    alerts: list[str] = field(default_factory=list)
     #: Labels of the status boxes and expanders (a Code Lab run says how it went there).
     labels: list[str] = field(default_factory=list)
     #: The text of the markdown, code, alert and toast elements, in order.
@@ -297,7 +302,7 @@ class Visitor:
         if kind == "exception":
             run.errors.append(f"exception: {body.type}: {body.message}"[:300])
         elif kind == "alert" and body.format == _ALERT_ERROR:
-            run.errors.append(f"error box: {body.body}"[:300])
+            run.alerts.append(f"error box: {body.body}"[:300])
         text = _TEXT_FIELDS.get(kind)
         if text is not None:
             run.texts.append(getattr(body, text))
