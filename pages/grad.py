@@ -243,22 +243,7 @@ def jvp_rule_tab() -> None:
     )
     x_at = st.slider("at x =", -3.0, 3.0, 0.5, 0.25, key="grad_at", bind="query-params")
     both = rules(float(x_at))
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "transform": r.call,
-                    "custom_jvp": r.custom_jvp.value or f"raises {r.custom_jvp.error_type}",
-                    "custom_vjp (article's)": (
-                        r.custom_vjp.value or f"raises {r.custom_vjp.error_type}"
-                    ),
-                }
-                for r in both.rows
-            ]
-        ),
-        hide_index=True,
-        key="grad_rules_table",
-    )
+    st.dataframe(pd.DataFrame(both.table()), hide_index=True, key="grad_rules_table")
     refused = both.vjp_refusals
     st.markdown(
         f"Both answer {len(both.agree)} of {len(both.rows)} calls with the same value. The "
@@ -284,21 +269,7 @@ def stop_tab() -> None:
     )
     x_at = st.slider("at x =", -3.0, 3.0, 0.7, 0.1, key="grad_stop_x", bind="query-params")
     demo = stops(float(x_at))
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "f(x)": r.expression,
-                    f"f({x_at:g})": r.value,
-                    "grad(f)": r.grad,
-                    "grad without stop_gradient": r.grad_without_stop,
-                }
-                for r in demo.rows
-            ]
-        ),
-        hide_index=True,
-        key="grad_stop_table",
-    )
+    st.dataframe(pd.DataFrame(demo.table()), hide_index=True, key="grad_stop_table")
     ste = demo.rows[-1]
     _ui.chart(grad.stop_gradient_figure(demo), key="grad_stop_chart")
     st.caption(

@@ -66,6 +66,17 @@ class CustomRules:
     x: float
     rows: tuple[RuleRow, ...]
 
+    def table(self) -> list[dict[str, object]]:
+        """One row per transform: what each function returned, or what it raised."""
+        return [
+            {
+                "transform": r.call,
+                "custom_jvp": r.custom_jvp.value or f"raises {r.custom_jvp.error_type}",
+                "custom_vjp (article's)": r.custom_vjp.value or f"raises {r.custom_vjp.error_type}",
+            }
+            for r in self.rows
+        ]
+
     @property
     def vjp_refusals(self) -> tuple[str, ...]:
         """The calls the ``custom_vjp`` function refused (JAX raised)."""

@@ -56,6 +56,19 @@ class StopGradient:
     grad_round: np.ndarray
     grad_straight_through: np.ndarray
 
+    def table(self) -> list[dict[str, object]]:
+        """One row per example: its value at ``x0`` and its derivative with and without
+        ``stop_gradient``."""
+        return [
+            {
+                "f(x)": r.expression,
+                f"f({self.x0:g})": r.value,
+                "grad(f)": r.grad,
+                "grad without stop_gradient": r.grad_without_stop,
+            }
+            for r in self.rows
+        ]
+
 
 def stop_gradient_demo(
     x0: float, lo: float = -3.0, hi: float = 3.0, points: int = 601
