@@ -27,6 +27,7 @@ from jaxplay.core.figures import (
     log_axis,
     seconds_axis,
     timing_line,
+    traces,
 )
 from jaxplay.core.inputs import normal_arrays
 
@@ -238,7 +239,7 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
             1,
             2,
         )
-    times, memory = fig.data[0::2], fig.data[1::2]
+    times, memory = traces(fig)[0::2], traces(fig)[1::2]
     fig.update_xaxes(log_axis("dimension n", sweep.dims, format_count))
     fig.update_yaxes(
         seconds_axis("time per call (median, quartiles)", bar_ends(*times)), row=1, col=1

@@ -25,6 +25,7 @@ from jaxplay.core.figures import (
     log_axis,
     seconds_axis,
     timing_line,
+    traces,
 )
 from jaxplay.core.inputs import normal_arrays
 
@@ -179,7 +180,7 @@ def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
             )
     for col, title in ((1, "n_in (input width)"), (2, "n_out (output width)")):
         fig.update_xaxes(log_axis(title, sweep.widths, format_count), row=1, col=col)
-    fig.update_yaxes(seconds_axis("time per Jacobian (median, quartiles)", bar_ends(*fig.data)))
+    fig.update_yaxes(seconds_axis("time per Jacobian (median, quartiles)", bar_ends(*traces(fig))))
     fig.update_layout(
         title=(
             f"jit(jacfwd) vs jit(jacrev) of the two-layer network (hidden {sweep.hidden}), "

@@ -10,6 +10,7 @@ log axis a symmetric ± spread can reach below zero); log axes get ticks at 1, 2
 - :func:`quartile_bars` — the error bars of medians from their samples' quartiles.
 - :func:`timing_line` — medians against a size (time, or a rate such as GB/s), with quartile bars.
 - :func:`timing_bars` — one bar per labelled measurement, with quartile bars.
+- :func:`traces` and :func:`error_bars` — a figure's traces, a trace's error bars, typed.
 - :func:`plain` — visitor text as Plotly text (the rule beside Markdown's, ``markdown.escape``).
 - :func:`tree_layout` and :func:`tree_edges` — where a tree's nodes and lines go (a pytree, a
   tree of PRNG keys), so every tree grows the same way: the root left, leaves downwards.
@@ -22,9 +23,10 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import plotly.graph_objects as go
+from plotly.basedatatypes import BaseTraceType
 
 from jaxplay.core.timing import Timing, format_seconds
 
@@ -210,13 +212,33 @@ def timing_bars(
     )
 
 
-def bar_ends(*traces: go.Scatter | go.Bar) -> list[float]:
-    """Every value the traces draw on y, bar ends included (for :func:`log_axis`)."""
+def traces(fig: go.Figure) -> tuple[BaseTraceType, ...]:
+    """``fig.data``, typed: Plotly ships no type hints, and a type checker infers ``Figure.data``
+    from ``Figure.__getitem__``, which returns the figure itself for ``"data"``."""
+    return cast("tuple[BaseTraceType, ...]", fig.data)
+
+
+def error_bars(
+    trace: go.Scatter | go.Scattergl | go.Bar,
+) -> go.scatter.ErrorY | go.scattergl.ErrorY | go.bar.ErrorY | None:
+    """``trace.error_y``, typed: without Plotly's type hints a checker reads every property as
+    whatever ``__getitem__`` may return (a tuple, any Plotly object, ``None``)."""
+    return cast("go.scatter.ErrorY | go.scattergl.ErrorY | go.bar.ErrorY | None", trace.error_y)
+
+
+def bar_ends(*traces: BaseTraceType) -> list[float]:
+    """Every value the traces draw on y, bar ends included (for :func:`log_axis`).
+
+    The traces are lines and bars (``bar_ends(*traces(fig))``); any other kind is refused by
+    name rather than read by guesswork.
+    """
     ends: list[float] = []
     for trace in traces:
+        if not isinstance(trace, go.Scatter | go.Bar):
+            raise TypeError(f"bar_ends reads lines and bars, not a {type(trace).__name__} trace")
         ys = [float(v) for v in (() if trace.y is None else trace.y) if v is not None]
         ends += ys
-        bars = trace.error_y
+        bars = error_bars(trace)
         if bars is not None and bars.array is not None:
             ends += [y + float(a) for y, a in zip(ys, bars.array, strict=False)]
             ends += [y - float(a) for y, a in zip(ys, bars.arrayminus or (), strict=False)]
@@ -242,8 +264,8 @@ def distinguish(fig: go.Figure) -> go.Figure:
     traces keep theirs. Returns ``fig`` (changed in place), for ``st.plotly_chart(distinguish(f))``.
     """
     styles: dict[object, int] = {}
-    for index, trace in enumerate(fig.data):
-        if trace.type not in {"scatter", "scattergl"}:
+    for index, trace in enumerate(traces(fig)):
+        if not isinstance(trace, go.Scatter | go.Scattergl):
             continue
         mode = trace.mode or "lines"
         if "lines" not in mode:
@@ -254,7 +276,8 @@ def distinguish(fig: go.Figure) -> go.Figure:
         trace.update(line={"color": colour, "dash": DASHES[slot % len(DASHES)]})
         if "markers" in mode:
             trace.update(marker={"color": colour})
-        if trace.error_y is not None and trace.error_y.array is not None:
+        bars = error_bars(trace)
+        if bars is not None and bars.array is not None:
             trace.update(error_y={"color": colour})
     return fig
 

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from jaxplay.core import roofline, timing
-from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line
+from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line, traces
 from jaxplay.jit._lab import SweepPoint, crossover
 from jaxplay.jit._stopwatch import ArticleTiming
 
@@ -115,7 +115,7 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
     fig.update_layout(
         title=f"Eager vs jit by size (medians, bars: quartiles), on {device}",
         xaxis=log_axis("elements of x (log scale)", xs, format_count),
-        yaxis=seconds_axis("time per call (log scale)", bar_ends(*fig.data)),
+        yaxis=seconds_axis("time per call (log scale)", bar_ends(*traces(fig))),
         legend={"orientation": "h", "y": -0.25},
         height=440,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
@@ -195,7 +195,7 @@ def roofline_figure(
     fig.update_layout(
         title=f"Roofline of {reference.device} (roofs measured here)",
         xaxis=log_axis("arithmetic intensity (flops per byte, XLA's estimate)", intensities),
-        yaxis=log_axis("GFLOP/s (log scale)", bar_ends(*fig.data)),
+        yaxis=log_axis("GFLOP/s (log scale)", bar_ends(*traces(fig))),
         legend={"orientation": "h", "y": -0.25},
         height=400,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},

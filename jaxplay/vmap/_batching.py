@@ -20,7 +20,7 @@ from jaxplay.article import (
     process_single_example,
 )
 from jaxplay.core import roofline, timing
-from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line
+from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line, traces
 
 MAX_TIMING_BATCH = 1024
 TIMING_D_IN, TIMING_D_OUT = 784, 256
@@ -122,7 +122,7 @@ def batching_figure(bt: BatchTiming) -> go.Figure:
             f"call, measured on {bt.device}"
         ),
         xaxis=log_axis("batch size", bt.batch_sizes, format_count),
-        yaxis=seconds_axis("time per call (median, bars: quartiles)", bar_ends(*fig.data)),
+        yaxis=seconds_axis("time per call (median, bars: quartiles)", bar_ends(*traces(fig))),
         margin={"t": 60, "b": 40},
     )
     return fig

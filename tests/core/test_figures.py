@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import plotly.graph_objects as go
 import pytest
 
 from jaxplay.core import figures
@@ -55,6 +56,8 @@ def test_timing_line_draws_medians_with_quartile_bars_or_rates() -> None:
     assert rate.error_y.array[0] == pytest.approx(3.0 - 2.0)  # the fast quartile, 2 s
     assert rate.error_y.arrayminus[0] == pytest.approx(2.0 - 1.5)  # the slow quartile, 4 s
     assert figures.bar_ends(line) == [3000.0, 4000.0, 2000.0]
+    with pytest.raises(TypeError, match="Heatmap"):
+        figures.bar_ends(go.Heatmap(z=[[1.0]]))
 
 
 def test_timing_bars_label_each_median() -> None:
