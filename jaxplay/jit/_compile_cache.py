@@ -104,7 +104,7 @@ def child(started: float, directory: str, spec: str) -> None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     events: list[str] = []
-    jax.monitoring.register_event_listener(lambda name, **_: events.append(name))
+    jax.monitoring.register_event_listener(lambda event, **_: events.append(event))
     shape = (workload.rows, workload.cols)
     specs = [jax.ShapeDtypeStruct(shape, workload.dtype)]
     if workload.preset == "layer":

@@ -136,7 +136,7 @@ class SharedResults(Generic[V]):
                     return kept
                 job = self._jobs.get(key)
                 mine = job is None
-                if mine:
+                if job is None:
                     job = _Job(owner, visitor)
                     self._jobs[key] = job
                     self.measured += 1
