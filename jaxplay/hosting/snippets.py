@@ -187,11 +187,18 @@ class _Db:
         rows = self.rows(sql, params)
         return rows[0] if rows else None
 
+    def single(self, sql: str, params: tuple = ()) -> tuple:
+        """The row of a query that always has one (an aggregate, the one usage row)."""
+        row = self.one(sql, params)
+        if row is None:
+            raise RuntimeError(f"the snippet store answered no row to {sql!r}")
+        return row
+
     def has_table(self, name: str) -> bool:
         if self.postgres:  # the table the search path finds, as unqualified statements do
-            return self.one("SELECT to_regclass(?::text)", (name,))[0] is not None
+            return self.single("SELECT to_regclass(?::text)", (name,))[0] is not None
         sql = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-        return self.one(sql, (name,))[0] > 0
+        return self.single(sql, (name,))[0] > 0
 
 
 def _schema_version(db: _Db) -> int | None:
@@ -488,14 +495,14 @@ class SnippetStore:
         def save(db: _Db) -> Snippet:
             now = self.clock()
             # Every save holds this row's lock to its end: the limits below count in one order.
-            total = int(db.one("SELECT total_bytes FROM snippet_usage" + db.for_update)[0])
+            total = int(db.single("SELECT total_bytes FROM snippet_usage" + db.for_update)[0])
             total -= self._expire(db, now)
             row = db.one("SELECT id, code, created FROM snippets WHERE digest = ?", (digest,))
             if row is not None:
                 db.rows("UPDATE snippets SET viewed = ? WHERE id = ?", (now, row[0]))
                 return Snippet(*row)
             since = now - _HOUR_S
-            recent, oldest = db.one(
+            recent, oldest = db.single(
                 "SELECT count(*), min(created) FROM snippets WHERE created > ?", (since,)
             )
             if recent >= self.per_hour:
@@ -504,7 +511,7 @@ class SnippetStore:
                     f"This server has stored its limit of {self.per_hour:,} new snippets for "
                     f"this hour; try again in {minutes} min."
                 )
-            mine, my_oldest, my_bytes = db.one(
+            mine, my_oldest, my_bytes = db.single(
                 "SELECT count(CASE WHEN created > ? THEN 1 END), "
                 "min(CASE WHEN created > ? THEN created END), coalesce(sum(size), 0) "
                 "FROM snippets WHERE owner = ?",
@@ -543,7 +550,7 @@ class SnippetStore:
     def _expire(self, db: _Db, now: float) -> int:
         """Delete the snippets nobody opened or shared within the expiry; their total bytes."""
         cutoff = now - self.expiry_days * _DAY_S
-        count, freed = db.one(
+        count, freed = db.single(
             "SELECT count(*), coalesce(sum(size), 0) FROM snippets WHERE viewed < ?", (cutoff,)
         )
         if count:
@@ -583,13 +590,15 @@ class SnippetStore:
     def count(self) -> int:
         """How many snippets are stored."""
         return self._run(
-            lambda db: int(db.one("SELECT count(*) FROM snippets")[0]), write=False, action="read"
+            lambda db: int(db.single("SELECT count(*) FROM snippets")[0]),
+            write=False,
+            action="read",
         )
 
     def stored_bytes(self) -> int:
         """The total size of the stored snippets, as the store counts it for its limit."""
         return self._run(
-            lambda db: int(db.one("SELECT total_bytes FROM snippet_usage")[0]),
+            lambda db: int(db.single("SELECT total_bytes FROM snippet_usage")[0]),
             write=False,
             action="read",
         )
