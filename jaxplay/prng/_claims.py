@@ -42,7 +42,7 @@ def _registered(_: None) -> Verdict:
         (registry is None or listed == set(registry))
         and set(_seeds.DOCUMENTED_IMPLS) <= listed
         and len(accepted) == len(_seeds.IMPLS)
-        and _seeds.IMPLS[0] == str(jax.config.jax_default_prng_impl)
+        and _seeds.IMPLS[0] == str(jax.config.values["jax_default_prng_impl"])
     )
     return Verdict(holds, f"JAX registers {registry}; the page lists {_seeds.IMPLS}")
 

@@ -52,7 +52,7 @@ def registered_impls() -> tuple[str, ...]:
             except (ValueError, TypeError):
                 continue
             names.append(name)
-    default = str(jax.config.jax_default_prng_impl)
+    default = str(jax.config.values["jax_default_prng_impl"])
     return tuple(sorted(names, key=lambda name: name != default))  # stable: JAX's order
 
 

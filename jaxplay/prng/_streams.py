@@ -7,6 +7,7 @@ that split keys give independent-looking streams, and that one key reused gives 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import jax
 import jax.numpy as jnp
@@ -92,4 +93,5 @@ def parallel_stats(
         samples = article_parallel(seed, n_keys, n_per_key)
     x = np.asarray(samples, dtype=np.float64)
     m = max(2, min(n_streams, n_keys))
-    return ParallelStats(x, np.corrcoef(x[:m]), 1.96 / np.sqrt(n_per_key))
+    corr = cast("np.ndarray", np.corrcoef(x[:m]))  # m >= 2 rows: a matrix, never numpy's scalar
+    return ParallelStats(x, corr, 1.96 / np.sqrt(n_per_key))

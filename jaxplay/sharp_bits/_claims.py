@@ -91,7 +91,7 @@ def _x64_truncates(_: None) -> Verdict:
         request + "'float32'" in off.value
         and request + "'float64'" in on.value
         and warned
-        and not jax.config.jax_enable_x64
+        and not jax.config.values["jax_enable_x64"]
     )
     return Verdict(holds, f"x64 off: {off.value} (warned: {warned}); x64 on: {on.value}")
 
@@ -153,6 +153,8 @@ def _at_copy(case: str) -> Verdict:
     else:
         donate = (0,) if case == "donated" else ()
         text = jax.jit(update, donate_argnums=donate).lower(x).compile().as_text()
+    if text is None:
+        raise RuntimeError("XLA gave no text of the compiled program to count copies in")
     copies = sum(" copy(" in line for line in text.splitlines())
     expected = 1 if case == "argument" else 0
     # The case's intro says which of the three is copied: the words are checked with the HLO.
@@ -309,7 +311,7 @@ def _debug_nans(x: float) -> Verdict:
         and len(calls) == 2  # traced once, re-run once
         and lax_lines == 1
         and jnp_lines == 2
-        and not jax.config.jax_debug_nans
+        and not jax.config.values["jax_debug_nans"]
     )
     return Verdict(
         holds,
@@ -390,7 +392,7 @@ def _jit_reuses_trace(_: None) -> Verdict:
         jax.jit(fresh)(xs)
         jax.jit(fresh)(xs)  # another wrapper, the same function
 
-    plain, _, _ = _printing.count_lines(capture.run(twice).stdout)
+    plain, _debug, _tracers = _printing.count_lines(capture.run(twice).stdout)
     return Verdict(plain == 1, f"two jax.jit wrappers of one function printed {plain} lines")
 
 

@@ -135,7 +135,7 @@ def explain_debug_nans(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
     x = params["x"]
-    flag = bool(jax.config.jax_debug_nans)
+    flag = bool(jax.config.values["jax_debug_nans"])
     after = f" This server's global `jax_debug_nans` is {'on' if flag else 'off'} after the run."
     if value is None:
         found = _PRIMITIVE.search(outcome.message)

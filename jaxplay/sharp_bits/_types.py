@@ -92,7 +92,7 @@ def explain_x64(
         )
     dtypes = {k: str(v) for k, v in value.items()}
     warned = sum("truncated" in w for w in outcome.warnings)
-    flag = "on" if jax.config.jax_enable_x64 else "off"
+    flag = "on" if jax.config.values["jax_enable_x64"] else "off"
     return (
         f"`jnp.array(1.0, dtype=jnp.float64)` came out as "
         f"{dtypes['jnp.array(1.0, dtype=jnp.float64)']}, with {warned} warning"
