@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +56,7 @@ def child_environment(cpu_devices: int | None = None) -> dict[str, str]:
     return env
 
 
-def requested_cpu_devices(environ: dict[str, str] | None = None) -> int:
+def requested_cpu_devices(environ: Mapping[str, str] | None = None) -> int:
     """The number of simulated CPU devices asked for (``JAXPLAY_CPU_DEVICES``; see settings)."""
     return settings.cpu_devices(environ)
 
@@ -146,7 +147,7 @@ def describe_environment() -> EnvironmentInfo:
         jaxlib_version=getattr(jaxlib, "__version__", "unknown"),
         backend=jax.default_backend(),
         devices=devices,
-        x64_enabled=bool(jax.config.jax_enable_x64),
+        x64_enabled=bool(jax.config.values["jax_enable_x64"]),
         simulated_cpu_devices=simulated,
         cpu_device_count=cpu_count,
         preallocate=os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "unset"),

@@ -79,7 +79,7 @@ def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
     JAX version would be a number this server did not measure.
     """
     import jax
-    import jaxlib
+    import jaxlib.version
 
     devices = jax.devices()
     machine = ""
@@ -91,7 +91,7 @@ def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
             continue
     parts = {
         "jax": jax.__version__,
-        "jaxlib": jaxlib.__version__,
+        "jaxlib": jaxlib.version.__version__,
         "platform": devices[0].platform,
         "kind": getattr(devices[0], "device_kind", devices[0].platform),
         "devices": str(len(devices)),
@@ -357,7 +357,7 @@ class ResultStore:
             db.execute("DELETE FROM results WHERE key = ?", (key,))
             excess -= int(size)
 
-    def _decode(self, text: str, allowed: tuple[type, ...]) -> Any:
+    def _decode(self, text: str, allowed: Iterable[type]) -> Any:
         if len(text) > MAX_VALUE_BYTES:
             raise ResultError("a stored result is larger than any this server writes")
         return wire.decode(json.loads(text), allowed)
