@@ -9,14 +9,18 @@ import streamlit as st  # noqa: E402
 
 import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, see pages/_legacy.py)
 from jaxplay import article, jit, sandbox  # noqa: E402
-from jaxplay.core import claims, markdown, turns  # noqa: E402
+from jaxplay.core import claims, i18n, markdown, turns  # noqa: E402
+from jaxplay.core.i18n import _  # noqa: E402
 from jaxplay.hosting import catalog, links, publicmode, settings  # noqa: E402
 from pages import _protocol  # noqa: E402
 
 # The tab icon is a file of the app's (sent inline as a data: URL): a Material icon name would
 # make every browser fetch it from fonts.gstatic.com, which an offline room cannot reach.
 ICON = catalog.ROOT / "frontend" / "favicon.svg"
-# Present mode (?present=1, kept by the session across pages): the projector view.
+# The visitor's language (?lang=, the sidebar's switch, else the browser's), for every sentence
+# of this run, whether a page or jaxplay builds it; then present mode (?present=1, kept by the
+# session across pages): the projector view.
+i18n.use(pages._ui.language())
 presenting = pages._ui.present_mode()
 st.set_page_config(
     page_title="jaxplay",
@@ -49,7 +53,7 @@ if public.public:
 def _page(spec: catalog.PageSpec) -> st.Page:
     return st.Page(
         spec.path,
-        title=spec.title,
+        title=_(spec.title),
         icon=spec.icon,
         url_path=spec.url_path,
         default=spec is catalog.HOME,
@@ -58,7 +62,7 @@ def _page(spec: catalog.PageSpec) -> st.Page:
 
 sections: dict[str, list[st.Page]] = {"": [_page(catalog.HOME)]}
 for section, specs in catalog.pages_by_section().items():
-    sections[section] = [_page(spec) for spec in specs]
+    sections[_(section)] = [_page(spec) for spec in specs]
 # Every page listed: Streamlit folds a menu of more than twelve pages behind "View more".
 page = st.navigation(sections, expanded=True)
 
@@ -69,7 +73,9 @@ def _environment() -> environment.EnvironmentInfo:
 
 
 def _queue_line() -> None:
-    """The live queues: Code Lab runs and measurements running and waiting."""
+    """The live queues: Code Lab runs and measurements running and waiting (also when the
+    fragment reruns alone, which does not run this file: hence the language again)."""
+    i18n.use(pages._ui.spoken())
     st.caption(
         ":material/queue: " + publicmode.queue_text(sandbox.current_status(), turns.waiting_count())
     )
@@ -83,7 +89,9 @@ def _public_panel() -> None:
     """
     limits = sandbox.RunnerConfig.from_env().limits
     st.caption(
-        ":material/public: **Public server.** "
+        ":material/public: **"
+        + _("Public server.")
+        + "** "
         + publicmode.limits_text(public, limits.timeout_s, limits.cpu_s, limits.memory_mb)
     )
     refresh = publicmode.queue_refresh_s(sandbox.current_status(), turns.waiting_count())
@@ -94,15 +102,21 @@ def _public_panel() -> None:
 
 
 with st.sidebar:
+    pages._ui.language_switch()
     pages._ui.present_toggle()
     st.caption(f":material/memory: {_environment().summary}")
-    st.caption(f"Source: “{article.TITLE}”, {article.ABOUT} · [JAX docs](https://docs.jax.dev)")
+    st.caption(
+        _("Source: “{title}”, {about} · [JAX docs](https://docs.jax.dev)").format(
+            title=_(article.TITLE), about=_(article.ABOUT)
+        )
+    )
     if public.public:
         _public_panel()
     else:
         status = sandbox.current_status()
         if status is not None and status["queued"]:
-            st.caption(f":material/queue: Code runs queued: {status['queued']}")
+            queued = _("Code runs queued: {n}").format(n=status["queued"])
+            st.caption(f":material/queue: {queued}")
 
 # Shared links: note (and drop) the parts of a link this page could not honour.
 link_params = st.query_params.to_dict()
@@ -117,11 +131,12 @@ def _claims_line(topic: str) -> None:
         return
     st.caption(":material/fact_check: " + mark.line)
     if mark.failed:
-        with st.expander("Statements that did not hold on this server's JAX"):
+        with st.expander(_("Statements that did not hold on this server's JAX")):
             for failed in mark.failed:
+                here = _("JAX {version} here:").format(version=failed.jax_version)
                 st.markdown(
                     f"- {claims.REGISTRY[failed.key].statement} "
-                    f"JAX {failed.jax_version} here: {markdown.escape(failed.observed)}"
+                    f"{here} {markdown.escape(failed.observed)}"
                 )
 
 

@@ -16,8 +16,9 @@ from typing import Any, NoReturn, TypeVar
 import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
-from jaxplay.core import capture, figures, markdown, turns
+from jaxplay.core import capture, figures, i18n, markdown, turns
 from jaxplay.core.errors import InputError
+from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog, publicmode, results
 
 T = TypeVar("T")
@@ -466,11 +467,93 @@ def present_styles() -> None:
 def present_toggle() -> None:
     """A switch for present mode (for the sidebar); it keeps the address in step."""
     st.toggle(
-        "Present mode",
+        _("Present mode"),
         key=PRESENT_KEY,
         on_change=lambda: _show_in_address(bool(st.session_state[PRESENT_KEY])),
-        help="For a projector: larger type, the sidebar folded away, side notes folded to one "
-        f"line. The address carries `{PRESENT_PARAM}=1`, so a copied link opens the same view.",
+        help=_(
+            "For a projector: larger type, the sidebar folded away, side notes folded to one "
+            "line. The address carries `{param}=1`, so a copied link opens the same view."
+        ).format(param=PRESENT_PARAM),
+    )
+
+
+LANG_PARAM = "lang"
+LANG_KEY = "language"  # the sidebar switch's key: the language this visitor chose
+_LANG_CHOSEN = "_jaxplay_language_chosen"  # a link or the switch chose it (not the browser)
+
+
+def language() -> str:
+    """This visitor's language; call once per run, before anything is drawn (``app.py``).
+
+    A link's ``?lang=`` chooses it (``en`` or ``zh``; anything else is dropped), as does the
+    sidebar switch; the session keeps the choice across page switches. A visitor who chose
+    nothing reads the browser's language (``st.context.locale``, else ``Accept-Language``).
+    The address carries ``lang=`` whenever the language is not English or was chosen, so a
+    copied link opens in the same language.
+    """
+    state = st.session_state
+    asked = st.query_params.get(LANG_PARAM)
+    if asked in i18n.LANGUAGES:
+        state[LANG_KEY], state[_LANG_CHOSEN] = asked, True
+    elif asked is not None:
+        del st.query_params[LANG_PARAM]
+    if not state.get(_LANG_CHOSEN):
+        state[LANG_KEY] = i18n.negotiate(_browser_locale(), _accept_language())
+    chosen = state[LANG_KEY] if state[LANG_KEY] in i18n.LANGUAGES else i18n.DEFAULT
+    _language_in_address(chosen, bool(state.get(_LANG_CHOSEN)))
+    return chosen
+
+
+def spoken() -> str:
+    """The language :func:`language` settled in this session's last full run (for a fragment
+    that reruns alone: it must not set the switch's value after the switch was drawn)."""
+    chosen = st.session_state.get(LANG_KEY)
+    return chosen if chosen in i18n.LANGUAGES else i18n.DEFAULT
+
+
+def _browser_locale() -> str | None:
+    try:
+        return st.context.locale
+    except Exception:  # outside a browser session (AppTest): no locale
+        return None
+
+
+def _accept_language() -> str | None:
+    try:
+        return st.context.headers.get("Accept-Language")
+    except Exception:
+        return None
+
+
+def _language_in_address(language: str, chosen: bool) -> None:
+    if chosen or language != i18n.DEFAULT:
+        st.query_params[LANG_PARAM] = language
+    elif LANG_PARAM in st.query_params:
+        del st.query_params[LANG_PARAM]
+
+
+def linked(params: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The query parameters of a link the app makes: ``params`` and the visitor's language when
+    the address carries it, so the link opens in the same language in a new tab or browser."""
+    own = st.query_params.get(LANG_PARAM)
+    return {**(params or {}), **({LANG_PARAM: own} if own in i18n.LANGUAGES else {})}
+
+
+def _switched() -> None:
+    st.session_state[_LANG_CHOSEN] = True
+    _language_in_address(st.session_state[LANG_KEY], True)
+
+
+def language_switch() -> None:
+    """The sidebar's language switch (English | 中文); the choice holds for this visitor only."""
+    st.segmented_control(
+        _("Language"),
+        list(i18n.LANGUAGES),
+        format_func=i18n.LANGUAGES.__getitem__,
+        required=True,
+        key=LANG_KEY,
+        on_change=_switched,
+        label_visibility="collapsed",
     )
 
 

@@ -22,10 +22,11 @@ from jaxplay.article import (
     _s8_memory,
 )
 from jaxplay.article._example import Example, Section
+from jaxplay.core.i18n import N_
 
 #: The article's title, and what it is: a reader's clone of jaxplay does not hold the article.
-TITLE = "JAX core API in depth: composable functional transforms beyond NumPy"
-ABOUT = "a Chinese-language tutorial on JAX's core API"
+TITLE = N_("JAX core API in depth: composable functional transforms beyond NumPy")
+ABOUT = N_("a Chinese-language tutorial on JAX's core API")
 
 _ALL = (_s1_jit, _s2_grad, _s3_vmap, _s4_compose, _s5_prng, _s6_tracing, _s7_devices, _s8_memory)
 

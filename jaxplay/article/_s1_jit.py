@@ -9,12 +9,13 @@ import jax.numpy as jnp
 from jax import jit
 
 from jaxplay.article._example import Example, Section, code
+from jaxplay.core.i18n import N_
 
 SECTION = Section(
     1,
     "jit",
-    "jax.jit: just-in-time compilation",
-    "Naive vs jitted softmax, and how to time it.",
+    N_("jax.jit: just-in-time compilation"),
+    N_("Naive vs jitted softmax, and how to time it."),
 )
 
 # fmt: off

@@ -9,9 +9,13 @@ import jax.numpy as jnp
 from jax import custom_vjp
 
 from jaxplay.article._example import Example, Section, code
+from jaxplay.core.i18n import N_
 
 SECTION = Section(
-    2, "grad", "jax.grad: differentiation as a function", "Gradients, Hessians, custom VJPs."
+    2,
+    "grad",
+    N_("jax.grad: differentiation as a function"),
+    N_("Gradients, Hessians, custom VJPs."),
 )
 
 # fmt: off

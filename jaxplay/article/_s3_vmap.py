@@ -9,9 +9,13 @@ import jax.numpy as jnp
 from jax import vmap
 
 from jaxplay.article._example import Example, Section, code
+from jaxplay.core.i18n import N_
 
 SECTION = Section(
-    3, "vmap", "jax.vmap: batching as a function", "Per-example code batched; a vmapped conv."
+    3,
+    "vmap",
+    N_("jax.vmap: batching as a function"),
+    N_("Per-example code batched; a vmapped conv."),
 )
 
 # fmt: off

@@ -9,12 +9,13 @@ import jax.numpy as jnp
 from jax import grad, jacfwd, jacrev, jit, vmap
 
 from jaxplay.article._example import Example, Section, code
+from jaxplay.core.i18n import N_
 
 SECTION = Section(
     4,
     "compose",
-    "Composing transforms",
-    "Per-sample gradients, Jacobians, Hessian-vector products.",
+    N_("Composing transforms"),
+    N_("Per-sample gradients, Jacobians, Hessian-vector products."),
 )
 
 # fmt: off

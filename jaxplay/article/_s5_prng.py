@@ -9,9 +9,13 @@ import jax.random as jrandom
 from jax import jit, vmap
 
 from jaxplay.article._example import Example, Section, code
+from jaxplay.core.i18n import N_
 
 SECTION = Section(
-    5, "prng", "Random numbers with explicit keys", "Seeds, splits, keys under vmap and jit."
+    5,
+    "prng",
+    N_("Random numbers with explicit keys"),
+    N_("Seeds, splits, keys under vmap and jit."),
 )
 
 # fmt: off

@@ -10,12 +10,13 @@ the examples write the decorator above it.
 import jax.numpy as jnp
 
 from jaxplay.article._example import Example, Section, code
+from jaxplay.core.i18n import N_
 
 SECTION = Section(
     6,
     "tracing",
-    "Tracing and static arguments",
-    "jaxprs, static_argnums, side effects under jit.",
+    N_("Tracing and static arguments"),
+    N_("jaxprs, static_argnums, side effects under jit."),
 )
 
 # fmt: off

@@ -9,9 +9,10 @@ import jax.numpy as jnp
 from jax import device_put, devices, pmap
 
 from jaxplay.article._example import Example, Section, code
+from jaxplay.core.i18n import N_
 
 SECTION = Section(
-    7, "devices", "Devices and parallelism", "Device placement, pmap, all-reduce with psum."
+    7, "devices", N_("Devices and parallelism"), N_("Device placement, pmap, all-reduce with psum.")
 )
 
 # fmt: off

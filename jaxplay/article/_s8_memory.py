@@ -7,9 +7,10 @@ The article's function lives here as code, and the examples below show the very 
 import jax.numpy as jnp
 
 from jaxplay.article._example import Example, Section, code
+from jaxplay.core.i18n import N_
 
 SECTION = Section(
-    8, "memory", "Memory and fusion", "Gradient checkpointing and XLA's operator fusion."
+    8, "memory", N_("Memory and fusion"), N_("Gradient checkpointing and XLA's operator fusion.")
 )
 
 # fmt: off

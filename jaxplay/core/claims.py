@@ -275,18 +275,21 @@ class PageMark:
     @property
     def line(self) -> str:
         """The one unobtrusive line a page shows."""
-        from jaxplay.core.words import count, plural
+        from jaxplay.core.i18n import _, ngettext
 
+        version = self.jax_version
         if self.checked == 0 and self.pending:
-            return f"Checking this page's statements against JAX {self.jax_version}…"
-        text = (
-            f"{count(self.checked, 'statement')} on this page "
-            f"{plural(self.checked, 'was', 'were')} checked against JAX {self.jax_version} "
-            "on this server"
-        )
+            return _("Checking this page's statements against JAX {version}…").format(
+                version=version
+            )
+        text = ngettext(
+            "{n} statement on this page was checked against JAX {version} on this server",
+            "{n} statements on this page were checked against JAX {version} on this server",
+            self.checked,
+        ).format(n=f"{self.checked:,}", version=version)
         if self.failed:
-            text += f"; {count(len(self.failed), 'of them', 'of them')} did not hold here"
-        return text + "."
+            text += _("; {n} of them did not hold here").format(n=f"{len(self.failed):,}")
+        return text + _(".")
 
 
 def page_mark(topic: str) -> PageMark:

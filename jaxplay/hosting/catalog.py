@@ -12,9 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxplay.core.i18n import N_
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-SECTIONS: tuple[str, ...] = ("Transforms", "Under the hood", "Beyond the article", "Playground")
+#: The navigation's sections (marked for the catalog; shown with ``i18n._``, as are titles and
+#: summaries: the registry is built once per process, for visitors of every language).
+SECTIONS: tuple[str, ...] = (
+    N_("Transforms"),
+    N_("Under the hood"),
+    N_("Beyond the article"),
+    N_("Playground"),
+)
 
 
 @dataclass(frozen=True)
@@ -45,10 +54,10 @@ class PageSpec:
 
 HOME = PageSpec(
     path="pages/home.py",
-    title="Home",
+    title=N_("Home"),
     icon=":material/home:",
     section=None,
-    summary="What jaxplay is, the topics, and the JAX this server runs.",
+    summary=N_("What jaxplay is, the topics, and the JAX this server runs."),
     url_path="home",
 )
 
@@ -59,7 +68,9 @@ TOPICS: tuple[PageSpec, ...] = (
         title="jit",
         icon=":material/speed:",
         section="Transforms",
-        summary="Each stage of jit timed, eager vs jit honestly, where jit pays, and recompiles.",
+        summary=N_(
+            "Each stage of jit timed, eager vs jit honestly, where jit pays, and recompiles."
+        ),
         url_path="jit",
     ),
     PageSpec(
@@ -67,8 +78,10 @@ TOPICS: tuple[PageSpec, ...] = (
         title="grad",
         icon=":material/trending_up:",
         section="Transforms",
-        summary="f, f′, f″ drawn with their kinks, autodiff vs finite differences, jvp vs vjp, "
-        "custom_vjp rules you can break, gradient pytrees and the Hessian diagonal.",
+        summary=N_(
+            "f, f′, f″ drawn with their kinks, autodiff vs finite differences, jvp vs vjp, "
+            "custom_vjp rules you can break, gradient pytrees and the Hessian diagonal."
+        ),
         url_path="grad",
     ),
     PageSpec(
@@ -76,95 +89,115 @@ TOPICS: tuple[PageSpec, ...] = (
         title="vmap",
         icon=":material/view_column:",
         section="Transforms",
-        summary="An in_axes editor with shapes and JAX's verdict, loop vs vmap vs jit(vmap) "
-        "timed, a nested-vmap convolution checked, and the batched jaxpr.",
+        summary=N_(
+            "An in_axes editor with shapes and JAX's verdict, loop vs vmap vs jit(vmap) "
+            "timed, a nested-vmap convolution checked, and the batched jaxpr."
+        ),
         url_path="vmap",
     ),
     PageSpec(
         path="pages/compose.py",
-        title="Compose",
+        title=N_("Compose"),
         icon=":material/stacks:",
         section="Transforms",
-        summary="Stack jit, vmap, grad, jacfwd, jacrev, hessian, checkpoint in any order; "
-        "per-sample gradients, jacfwd vs jacrev and HVPs, as written and fixed.",
+        summary=N_(
+            "Stack jit, vmap, grad, jacfwd, jacrev, hessian, checkpoint in any order; "
+            "per-sample gradients, jacfwd vs jacrev and HVPs, as written and fixed."
+        ),
         url_path="compose",
     ),
     PageSpec(
         path="pages/prng.py",
-        title="PRNG keys",
+        title=N_("PRNG keys"),
         icon=":material/casino:",
         section="Under the hood",
-        summary="Seeds under x64 off and on, key trees, typed keys, and what reusing a key does.",
+        summary=N_(
+            "Seeds under x64 off and on, key trees, typed keys, and what reusing a key does."
+        ),
         url_path="prng",
     ),
     PageSpec(
         path="pages/tracing.py",
-        title="Tracing & jaxpr",
+        title=N_("Tracing & jaxpr"),
         icon=":material/account_tree:",
         section="Under the hood",
-        summary="One function as Python, jaxpr, StableHLO and optimized HLO, line by line; "
-        "tracer errors, recompilations and loops.",
+        summary=N_(
+            "One function as Python, jaxpr, StableHLO and optimized HLO, line by line; "
+            "tracer errors, recompilations and loops."
+        ),
         url_path="tracing",
     ),
     PageSpec(
         path="pages/devices.py",
-        title="Devices & sharding",
+        title=N_("Devices & sharding"),
         icon=":material/grid_view:",
         section="Under the hood",
-        summary="Devices, placement and transfer speeds, sharding drawn, collectives, and a real "
-        "multi-process run.",
+        summary=N_(
+            "Devices, placement and transfer speeds, sharding drawn, collectives, and a real "
+            "multi-process run."
+        ),
         url_path="devices",
     ),
     PageSpec(
         path="pages/memory.py",
-        title="Memory & fusion",
+        title=N_("Memory & fusion"),
         icon=":material/memory:",
         section="Under the hood",
-        summary="What gradient checkpointing saves and costs, and what jit fuses into one kernel.",
+        summary=N_(
+            "What gradient checkpointing saves and costs, and what jit fuses into one kernel."
+        ),
         url_path="memory",
     ),
     PageSpec(
         path="pages/pytrees.py",
-        title="Pytrees",
+        title=N_("Pytrees"),
         icon=":material/park:",
         section="Beyond the article",
-        summary="What JAX sees in nested containers: leaves and structure drawn, tree.map and "
-        "flatten, your own classes registered, static fields and jit's cache, params through "
-        "grad and vmap.",
+        summary=N_(
+            "What JAX sees in nested containers: leaves and structure drawn, tree.map and "
+            "flatten, your own classes registered, static fields and jit's cache, params through "
+            "grad and vmap."
+        ),
         url_path="pytrees",
     ),
     PageSpec(
         path="pages/sharp-bits.py",
-        title="Sharp bits",
+        title=N_("Sharp bits"),
         icon=":material/report:",
         section="Beyond the article",
-        summary="JAX's gotchas run for real: hidden state under jit, .at[] updates, "
-        "out-of-bounds indexing, NaN gradients, debug_nans, checkify, debug.print, weak types.",
+        summary=N_(
+            "JAX's gotchas run for real: hidden state under jit, .at[] updates, "
+            "out-of-bounds indexing, NaN gradients, debug_nans, checkify, debug.print, weak types."
+        ),
         url_path="sharp-bits",
     ),
     PageSpec(
         path="pages/state.py",
-        title="Stateful computations",
+        title=N_("Stateful computations"),
         icon=":material/model_training:",
         section="Beyond the article",
-        summary="A training loop that threads params, optimizer state and the PRNG key "
-        "through a jitted step, beside the hidden-state version that never learns.",
+        summary=N_(
+            "A training loop that threads params, optimizer state and the PRNG key "
+            "through a jitted step, beside the hidden-state version that never learns."
+        ),
         url_path="state",
     ),
     PageSpec(
         path="pages/code-lab.py",
-        title="Code Lab",
+        title=N_("Code Lab"),
         icon=":material/terminal:",
         section="Playground",
-        summary="Type any JAX code and run it in a sandbox: output, values, arrays, jaxpr, timing.",
+        summary=N_(
+            "Type any JAX code and run it in a sandbox: output, values, arrays, jaxpr, timing."
+        ),
         url_path="code-lab",
     ),
     PageSpec(
         path="pages/article.py",
-        title="Article walkthrough",
+        title=N_("Article walkthrough"),
         icon=":material/menu_book:",
         section="Playground",
-        summary="The tutorial's eight sections, every snippet runnable, the broken ones fixed.",
+        summary=N_("The tutorial's eight sections, every snippet runnable, the broken ones fixed."),
         url_path="article",
     ),
 )

@@ -17,10 +17,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jaxplay.core import markdown
+from jaxplay.core.i18n import _
 
 #: Query parameters that are not widgets but are read by the app itself (``present``: the
-#: projector view, see ``pages/_ui.py``).
-APP_PARAMS: frozenset[str] = frozenset({"snippet", "embed", "embed_options", "present"})
+#: projector view; ``lang``: the visitor's language; see ``pages/_ui.py``).
+APP_PARAMS: frozenset[str] = frozenset({"snippet", "embed", "embed_options", "present", "lang"})
 
 MAX_SHOWN_VALUE = 40
 
@@ -71,14 +72,18 @@ def ignored_params(
         if name in APP_PARAMS or (name in known and name in keys) or name in later:
             continue
         if name not in keys:
-            notes.append(f"{_short(name)} is not a setting of this page; it was ignored")
+            notes.append(
+                _("{name} is not a setting of this page; it was ignored").format(name=_short(name))
+            )
             continue
         if name in after:
             continue
         current = widget_values.get(name)
         if current is None or value not in _as_url_text(current):
             notes.append(
-                f"{_short(name)}={_short(value)} is not a valid value; the default is shown"
+                _("{name}={value} is not a valid value; the default is shown").format(
+                    name=_short(name), value=_short(value)
+                )
             )
     return notes
 
@@ -90,4 +95,6 @@ def notice(notes: Iterable[str]) -> str:
     was written, and no part of it becomes a link, an image or formatting.
     """
     escaped = [markdown.escape(note) for note in notes]
-    return "Parts of this link were ignored: " + "; ".join(escaped) + "." if escaped else ""
+    if not escaped:
+        return ""
+    return _("Parts of this link were ignored: {notes}.").format(notes=_("; ").join(escaped))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxplay.core import turns
+from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog, settings
 from jaxplay.hosting.ratelimit import RateLimiter
 
@@ -204,21 +205,31 @@ def visitor_from(
 
 def limits_text(config: PublicConfig, timeout_s: float, cpu_s: float, memory_mb: int) -> str:
     """One Markdown line with every limit a visitor meets on this server."""
-    return (
-        f"Each code run: {timeout_s:g} s, {cpu_s:g} CPU s, {memory_mb:,} MB memory. "
-        f"Per visitor: {config.runs_per_minute} runs and "
-        f"{config.benchmarks_per_minute} measurements a minute; the whole server: "
-        f"{config.server_benchmarks_per_minute} measurements a minute."
+    return _(
+        "Each code run: {timeout} s, {cpu} CPU s, {memory} MB memory. "
+        "Per visitor: {runs} runs and {measurements} measurements a minute; "
+        "the whole server: {server} measurements a minute."
+    ).format(
+        timeout=f"{timeout_s:g}",
+        cpu=f"{cpu_s:g}",
+        memory=f"{memory_mb:,}",
+        runs=config.runs_per_minute,
+        measurements=config.benchmarks_per_minute,
+        server=config.server_benchmarks_per_minute,
     )
 
 
 def queue_text(runner_status: Mapping[str, object] | None, measurements_waiting: int) -> str:
     """The live queues: Code Lab runs running and waiting, measurements waiting for the lock."""
     if runner_status is None:
-        runs = "no runs yet"
+        runs = _("no runs yet")
     else:
-        runs = f"{runner_status.get('running', 0)} running, {runner_status.get('queued', 0)} queued"
-    return f"Code runs: {runs} · measurements waiting: {measurements_waiting}"
+        runs = _("{running} running, {queued} queued").format(
+            running=runner_status.get("running", 0), queued=runner_status.get("queued", 0)
+        )
+    return _("Code runs: {runs} · measurements waiting: {waiting}").format(
+        runs=runs, waiting=measurements_waiting
+    )
 
 
 #: How often the sidebar's queue line refreshes itself while there is a queue to watch.
