@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxplay.core import words
+from jaxplay.core.i18n import ngettext
 from jaxplay.hosting import settings
 
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
@@ -117,9 +117,9 @@ class EnvironmentInfo:
     @property
     def summary(self) -> str:
         """One line for the sidebar: versions, backend, device count."""
-        return (
-            f"jax {self.jax_version} · {self.backend} · {words.count(len(self.devices), 'device')}"
-        )
+        n = len(self.devices)
+        devices = ngettext("{n} device", "{n} devices", n).format(n=f"{n:,}")
+        return f"jax {self.jax_version} · {self.backend} · {devices}"
 
 
 def describe_environment() -> EnvironmentInfo:
