@@ -490,9 +490,8 @@ class _Checker:
         return lambda env: value(env)[index(env)]
 
     def _build_Attribute(self, node: ast.Attribute, depth: int) -> Evaluator:
-        dotted = _dotted(node)
-        is_constant = dotted is not None and len(dotted) == 2 and dotted[0] == "jnp"
-        if is_constant and dotted[1] in JNP_CONSTANTS:
+        dotted = _dotted(node) or []  # [] when not a plain dotted name
+        if len(dotted) == 2 and dotted[0] == "jnp" and dotted[1] in JNP_CONSTANTS:
             constant = getattr(self.jnp, dotted[1])
             return lambda env: constant
         base = _dotted(node.value)
