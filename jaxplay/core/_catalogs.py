@@ -76,8 +76,15 @@ def placeholders(text: str) -> set[str]:
     return {field for _, field, _, _ in string.Formatter().parse(text) if field}
 
 
-def ids(catalog: Catalog) -> set[str | tuple[str, ...]]:
-    return {message.id for message in catalog if message.id}
+def texts(value: object) -> tuple[str, ...]:
+    """A message's id or translation as its texts: one, or one per plural form (Babel keeps a
+    plural's as a tuple or list); an empty text where there is none."""
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    return tuple(item if isinstance(item, str) else "" for item in items)
+
+
+def ids(catalog: Catalog) -> set[tuple[str, ...]]:
+    return {texts(message.id) for message in catalog if message.id}
 
 
 def problems(language: str) -> list[str]:
@@ -94,14 +101,11 @@ def problems(language: str) -> list[str]:
             continue
         if translation.fuzzy:
             found.append(f"fuzzy: {message.id!r}")
-        strings = (
-            translation.string if isinstance(translation.string, tuple) else (translation.string,)
-        )
+        strings = texts(translation.string)
         if not all(strings):
             found.append(f"untranslated: {message.id!r}")
             continue
-        sources = message.id if isinstance(message.id, tuple) else (message.id,)
-        wanted = set().union(*(placeholders(s) for s in sources))
+        wanted = set().union(*(placeholders(s) for s in texts(message.id)))
         for text in strings:
             if placeholders(text) != wanted:
                 found.append(
