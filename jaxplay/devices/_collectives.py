@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -247,12 +247,18 @@ def contract_sharded(x, mesh):
     return jnp.matmul(x.T, x, out_sharding=NamedSharding(mesh, P()))
 
 
+class _OfMesh(Protocol):
+    """A function of an array and, by keyword, the mesh it is sharded over."""
+
+    def __call__(self, x: Any, mesh: Any) -> Any: ...
+
+
 @dataclass(frozen=True)
 class XlaExample:
     """A jitted function of one array sharded by rows (``P('i', None)``) and numpy's answer."""
 
     name: str
-    fn: Callable[[Any, Any], Any]
+    fn: _OfMesh
     reference: Callable[[np.ndarray], np.ndarray]
     why: str
 
@@ -312,12 +318,14 @@ def compiled_collectives(
     x = jax.device_put(x_np, NamedSharding(mesh, P(AXIS, None)))
     f = jax.jit(partial(example.fn, mesh=mesh))
     hlo = f.lower(x).compile().as_text()
+    if hlo is None:
+        raise RuntimeError(f"XLA gave no text of the compiled {example.name!r}")
     lines = tuple(
         line.strip()[:220]
         for line in hlo.splitlines()
         if _COLLECTIVE_OP.search(line) and "=" in line
     )
-    ops = tuple(sorted({_COLLECTIVE_OP.search(line).group(1) for line in lines}))
+    ops = tuple(sorted({m.group(1) for line in lines if (m := _COLLECTIVE_OP.search(line))}))
     out = f(x)
     return CompiledCollectives(
         name=example.name,

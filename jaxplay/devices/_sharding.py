@@ -18,7 +18,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import plotly.graph_objects as go
@@ -71,7 +71,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
     out, pos, end = [], 0, len(text.rstrip())
     while pos < end:
         m = _TOKEN.match(text, pos)
-        if m is None:
+        if m is None or m.lastgroup is None:  # (every alternative of _TOKEN is a named group)
             col = _SPACE.match(text, pos).end() + 1  # type: ignore[union-attr]
             raise ShardingProblem(f"Unexpected character {text[col - 1]!r}.", col=col)
         col = m.start(m.lastgroup) + 1
@@ -367,7 +367,9 @@ def device_colors(count: int) -> list[str]:
     palette = pcolors.qualitative.Plotly if count <= 10 else pcolors.qualitative.Dark24
     if count <= len(palette):
         return list(palette[:count])
-    return pcolors.sample_colorscale("Turbo", [i / max(1, count - 1) for i in range(count)])
+    # Plotly has no type hints; with the default colortype "rgb" the samples are "rgb(...)" texts.
+    samples = pcolors.sample_colorscale("Turbo", [i / max(1, count - 1) for i in range(count)])
+    return cast("list[str]", samples)
 
 
 def _clip_band(
