@@ -436,8 +436,9 @@ def chain_figure(report: ChainReport) -> Any:
         y=report.reference.copy_bandwidth_gbps,
         line_dash="dash",
         annotation_text=f"copy bandwidth {report.reference.copy_bandwidth_gbps:.3g} GB/s",
-        row=1,
-        col=3,
+        # Plotly has no type hints: pyright reads row and col as str from their default "all".
+        row=1,  # pyright: ignore[reportArgumentType]
+        col=3,  # pyright: ignore[reportArgumentType]
     )
     fig.update_layout(
         title=(

@@ -52,10 +52,11 @@ def remat_story(
     counts show whether XLA kept a recomputation; a ``lax.scan`` compiles one loop body, so there
     the temp memory tells.
     """
-    if not results or results[0].temp_bytes is None:
+    ref = results[0] if results else None
+    if ref is None or ref.temp_bytes is None:
         return []
-    ref, op, paras = results[0], f"`{model.op}`", []
-    ref_mib = f"{results[0].temp_bytes / 2**20:.3g} MiB"
+    op, paras = f"`{model.op}`", []
+    ref_mib = f"{ref.temp_bytes / 2**20:.3g} MiB"
     for r in results[1:]:
         if r.temp_bytes is None:
             continue
