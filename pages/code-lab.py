@@ -104,7 +104,8 @@ if share:
         if saved.recovered:
             st.warning(saved.recovered, icon=":material/build:")
         st.success("Anyone with this link sees this code:", icon=":material/link:")
-        st.code(snippets.share_link(st.context.url, saved.snippet.id), language=None)
+        link = snippets.share_link(st.context.url, saved.snippet.id, _ui.linked())
+        st.code(link, language=None)
 
 source = state["code_lab_source"]
 with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/search:"):

@@ -48,6 +48,7 @@ import sqlite3
 import string
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -119,13 +120,17 @@ def default_location(environ: Mapping[str, str] | None = None) -> str:
     return str(Path.home() / ".local" / "share" / "jaxplay" / "snippets.sqlite3")
 
 
-def share_link(base_url: str | None, snippet_id: str) -> str:
-    """The address that opens ``snippet_id`` in the Code Lab (relative if the base is unknown)."""
+def share_link(
+    base_url: str | None, snippet_id: str, params: Mapping[str, str] | None = None
+) -> str:
+    """The address that opens ``snippet_id`` in the Code Lab (relative if the base is unknown),
+    with the app's own ``params`` after it (the visitor's language: the link opens in it)."""
     base = (base_url or "").split("?", 1)[0].rstrip("/")
     for suffix in ("/code-lab",):
         if base.endswith(suffix):
             base = base[: -len(suffix)]
-    return f"{base}/code-lab?snippet={snippet_id}"
+    query = urllib.parse.urlencode({"snippet": snippet_id, **(params or {})})
+    return f"{base}/code-lab?{query}"
 
 
 class SnippetError(ValueError):

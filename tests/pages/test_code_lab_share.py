@@ -103,3 +103,7 @@ def test_share_link_shape() -> None:
         "http://h:8501/code-lab?snippet=" + "A" * 12
     )
     assert snippets.share_link(None, "B" * 12) == "/code-lab?snippet=" + "B" * 12
+    # The visitor's language travels with the link (pages/_ui.linked adds it).
+    assert snippets.share_link(None, "C" * 12, {"lang": "zh"}) == (
+        "/code-lab?snippet=" + "C" * 12 + "&lang=zh"
+    )
