@@ -66,6 +66,8 @@ class _BoundedMatcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
     at most that many lookups per line it scans, and the steps together are counted here.
     """
 
+    a: Sequence[object]  # set by SequenceMatcher.set_seq1; typeshed leaves it undeclared
+
     def __init__(self, a: list[object], b: list[object], work: int) -> None:
         self._work = work
         super().__init__(None, a, b, autojunk=False)
@@ -191,7 +193,8 @@ def _grouped(
 ) -> list[list[tuple[str, int, int, int, int]]]:
     """``SequenceMatcher.get_grouped_opcodes`` for opcodes already computed."""
     matcher = difflib.SequenceMatcher(None, "", "")
-    matcher.opcodes = list(opcodes)  # get_opcodes returns what it already has: ours
+    # get_opcodes returns what it already has: ours (an attribute typeshed leaves undeclared).
+    matcher.opcodes = list(opcodes)  # pyright: ignore[reportAttributeAccessIssue]
     return [list(g) for g in matcher.get_grouped_opcodes(n)]
 
 

@@ -30,6 +30,7 @@ def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: tracing.Pi
     for fix in pitfall.fixes:
         assert capture.run(fix).ok, fix.__name__
     assert pitfall.broken_source.startswith("def ")
+    assert "pyright" not in pitfall.broken_source  # the checker's pragma is not the page's code
 
 
 def test_print_runs_once_and_debug_print_every_call() -> None:
