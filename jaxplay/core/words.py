@@ -6,6 +6,8 @@ the run), and "1 sizes" or "device(s)" is what happens when each page spells plu
 
 from __future__ import annotations
 
+from jaxplay.core.i18n import _, ngettext
+
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     """The word that agrees with ``n``: ``word`` for exactly one, else ``many`` (by default
@@ -32,19 +34,24 @@ def count(n: int, noun: str, many: str | None = None) -> str:
 
 
 def times(n: int | None) -> str:
-    """How often something happened, in words: ``"once"``, ``"twice"``, ``"3 times"``.
+    """How often something happened, in words: ``"once"``, ``"twice"``, ``"3 times"`` (in the
+    visitor's language).
 
     Example:
         >>> times(1), times(2), times(0), times(None)
         ('once', 'twice', '0 times', 'an unknown number of times')
     """
     if n is None:
-        return "an unknown number of times"
-    return {1: "once", 2: "twice"}.get(n, f"{n:,} times")
+        return _("an unknown number of times")
+    if n == 1:
+        return _("once")
+    if n == 2:
+        return _("twice")
+    return ngettext("{n} time", "{n} times", n).format(n=f"{n:,}")
 
 
 def either(items: list[str]) -> str:
-    """Alternatives in prose: ``0``, ``0 or 1``, ``0, 1 or 2``.
+    """Alternatives in prose: ``0``, ``0 or 1``, ``0, 1 or 2`` (in the visitor's language).
 
     Example:
         >>> either(["0"]), either(["0", "1"]), either(["0", "1", "2"])
@@ -52,7 +59,7 @@ def either(items: list[str]) -> str:
     """
     if len(items) <= 1:
         return "".join(items)
-    return ", ".join(items[:-1]) + " or " + items[-1]
+    return _("{items} or {last}").format(items=_(", ").join(items[:-1]), last=items[-1])
 
 
 def number(value: float, digits: int = 4) -> str:
@@ -117,8 +124,10 @@ def ascii_hint(text: str) -> str:
         return ""
     shown = list(found)[:6]
     plain = [" " if c == "\u3000" else chr(ord(c) - 0xFEE0) for c in shown]
-    return (
-        f" Full-width {' '.join(shown)} are not Python: type ASCII {' '.join(plain)} instead."
-        if "\u3000" not in shown
-        else f" Full-width characters ({' '.join(shown)}) are not Python: type the ASCII ones."
+    if "\u3000" in shown:
+        return " " + _(
+            "Full-width characters ({shown}) are not Python: type the ASCII ones."
+        ).format(shown=" ".join(shown))
+    return " " + _("Full-width {shown} are not Python: type ASCII {plain} instead.").format(
+        shown=" ".join(shown), plain=" ".join(plain)
     )
