@@ -176,7 +176,7 @@ def leaf_axes(
                 out.extend(sub)
             return out
         if entry is None:
-            return [None] * len(leaves)
+            return [None for _ in leaves]
         return [entry % len(s) if len(s) and -len(s) <= entry < len(s) else entry for s in leaves]
 
     if not isinstance(spec, tuple):

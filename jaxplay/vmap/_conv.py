@@ -163,9 +163,9 @@ def run_conv(
         ),
         in_axes=(0, None),
     )
-    lax_out = jax.lax.conv_general_dilated(
-        images[:, None], kernels[:, None], window_strides=(1, 1), padding="VALID"
-    )
+    # lax is typed for jax arrays; it would convert numpy's itself, here they arrive converted.
+    lhs, rhs = jax.numpy.asarray(images[:, None]), jax.numpy.asarray(kernels[:, None])
+    lax_out = jax.lax.conv_general_dilated(lhs, rhs, window_strides=(1, 1), padding="VALID")
     n, k, oh = len(images), len(kernels), size - 2
     levels = (
         VmapLevel(
