@@ -158,5 +158,5 @@ def read_ready(fd: int) -> bytes | None:
         return b""
 
 
-def decode(data: bytes) -> str:
+def decode(data: bytes | bytearray) -> str:
     return data.decode("utf-8", errors="replace")

@@ -180,7 +180,7 @@ class ForkServer:
             with self._lock:
                 child = self._children.get(run) if isinstance(run, int) else None
                 if kind in ("exit", "refused") and child is not None:
-                    del self._children[run]  # ended, or never forked: nothing more will come
+                    del self._children[child.run]  # ended, or never forked: no more will come
                 state = self._state
             if kind == "state" and state is not None:
                 state.set_result(message)

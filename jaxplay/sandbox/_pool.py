@@ -53,7 +53,7 @@ from jaxplay.sandbox._results import (
 
 log = logging.getLogger(__name__)
 
-_SIGNAL_NAMES = {
+_SIGNAL_NAMES: dict[int, str] = {
     signal.SIGSEGV: "a segmentation fault (SIGSEGV)",
     signal.SIGBUS: "a bus error (SIGBUS)",
     signal.SIGILL: "an illegal instruction (SIGILL)",

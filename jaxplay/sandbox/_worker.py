@@ -180,8 +180,9 @@ def run_source(source: str, namespace: dict[str, Any]) -> tuple[Any, dict[str, A
     try:
         tree = ast.parse(source, USER_FILE, "exec")
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
+        if tree.body and isinstance(final := tree.body[-1], ast.Expr):
+            tree.body.pop()
+            last = ast.Expression(final.value)
         body = compile(tree, USER_FILE, "exec")
         tail = compile(last, USER_FILE, "eval") if last is not None else None
     except (SyntaxError, ValueError) as exc:
@@ -224,6 +225,7 @@ def _safe_repr(value: Any) -> str | None:
 def summarize_array(name: str, value: Any) -> dict[str, Any] | None:
     """Shape, dtype, min/max/mean and a small corner of an array (``None`` if not an array)."""
     import jax
+    import jax.core
     import numpy as np
 
     if not isinstance(value, jax.Array | np.ndarray) or isinstance(value, jax.core.Tracer):
