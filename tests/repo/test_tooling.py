@@ -41,8 +41,10 @@ def test_ruff_format_changes_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.skip(reason="enabled with the commit that fixes pyright's basic-mode errors (103)")
 def test_pyright_finds_no_error() -> None:
+    """pyright (basic mode) reports no error in ``jaxplay/``: a new one fails here, to be fixed
+    with a narrowing, an annotation or a cast, an ignore comment only where a library's hints are
+    wrong (each with its reason)."""
     done = _run(_tool("pyright"), "--pythonpath", sys.executable)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr
 
