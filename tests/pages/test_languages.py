@@ -131,6 +131,30 @@ def test_a_translated_page_in_chinese_has_no_english_prose(url_path):
     assert english_prose(visit(catalog.find(url_path))._tree), "the checker sees the English"
 
 
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+def chinese_text(node: object) -> list[str]:
+    """Each text under ``node`` with a Chinese character outside code (in an English view)."""
+    found = []
+    for each in _walk(node):
+        proto = getattr(each, "proto", None)
+        if isinstance(proto, Message):
+            found += [t[:100] for t in _texts(proto) if CHINESE.search(NOT_WORDS.sub(" ", t))]
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("url_path", TRANSLATED)
+def test_caches_replay_each_visitor_their_own_language(url_path):
+    """Two visitors in turn, same settings: what the first one's run cached (results, figures,
+    tables) is replayed for the second, who must still read their own language."""
+    spec = catalog.find(url_path)
+    first_en = visit(spec, lang="en")
+    assert chinese_text(first_en._tree) == []
+    assert english_prose(visit(spec, lang="zh")._tree) == []
+    assert chinese_text(visit(spec, lang="en")._tree) == []
+
+
 @pytest.mark.parametrize("url_path", ["home", "sharp-bits"])
 def test_the_sidebar_and_navigation_speak_chinese_on_every_page(url_path):
     at = visit(catalog.find(url_path), lang="zh")
