@@ -4,6 +4,7 @@ import streamlit as st
 
 from jaxplay import article, sandbox
 from jaxplay.core import markdown
+from jaxplay.core.i18n import _
 from pages import _ui  # every page imports it first: see its docstring
 
 sandbox.warm_up()  # returns at once; spare workers start in the background
@@ -31,40 +32,46 @@ def run_example(example: article.Example) -> sandbox.RunResult:
         return skipped.result
 
 
-st.title(":material/menu_book: Article walkthrough")
+st.title(":material/menu_book: " + _("Article walkthrough"))
 st.caption(
-    f"The tutorial article “{article.TITLE}” ({article.ABOUT}) section by section: its code "
-    "reformatted so it runs, what it shows, and where it fails on today's JAX, the real error "
-    "and the fix. Any snippet opens in the Code Lab with one click."
+    _(
+        "The tutorial article “{title}” ({about}) section by section: its code "
+        "reformatted so it runs, what it shows, and where it fails on today's JAX, the real error "
+        "and the fix. Any snippet opens in the Code Lab with one click."
+    ).format(title=_(article.TITLE), about=_(article.ABOUT))
 )
 
 # Short names as options: the label is what travels in a shared link (?walkthrough_section=prng).
 slug = st.pills(
-    "Section",
+    _("Section"),
     [s.slug for s in article.SECTIONS],
     default="jit",
     key="walkthrough_section",
     bind="query-params",
 )
 section = article.section(slug or "jit")
-st.header(f"{section.number}. {section.title}")
-st.markdown(section.summary)
+st.header(f"{section.number}. {_(section.title)}")
+st.markdown(_(section.summary))
 
 for example in article.in_section(section.number):
     with st.container(border=True):
-        badge = "The article's code" if example.as_written else "Fixed / completed"
-        st.subheader(example.title)
-        st.caption(
-            badge + (f" · fails with `{example.expected_error}`" if example.expected_error else "")
-        )
-        st.code(example.source, language="python", line_numbers=True)
-        st.markdown(example.explanation)
+        badge = _("The article's code") if example.as_written else _("Fixed / completed")
         if example.expected_error:
-            with st.spinner("Running it in the sandbox to show the real error…"):
+            badge = _("{badge} · fails with `{error}`").format(
+                badge=badge, error=example.expected_error
+            )
+        st.subheader(_(example.title))
+        st.caption(badge)
+        st.code(example.source, language="python", line_numbers=True)
+        st.markdown(_(example.explanation))
+        if example.expected_error:
+            with st.spinner(_("Running it in the sandbox to show the real error…")):
                 result = run_example(example)
             if result.error is not None and result.error.exc_type:
                 st.error(
-                    f"What it really raises on this server ({result.error.kind}):",
+                    _("What it really raises on this server ({kind}):").format(
+                        kind=result.error.kind
+                    ),
                     icon=":material/bug_report:",
                 )
                 message = f"{result.error.exc_type}: {result.error.message}"
@@ -75,27 +82,33 @@ for example in article.in_section(section.number):
                 )
             elif result.error is not None:
                 st.warning(  # the worker's words: shown as text
-                    f"Could not show the real error: {markdown.escape(result.error.message)}",
+                    _("Could not show the real error: {message}").format(
+                        message=markdown.escape(result.error.message)
+                    ),
                     icon=":material/warning:",
                 )
             else:
-                st.success("It ran without an error here (for example on a machine with a GPU).")
+                st.success(_("It ran without an error here (for example on a machine with a GPU)."))
             if example.fixed_by:
-                st.caption(f"The fix: “{article.by_id(example.fixed_by).title}” below.")
+                st.caption(
+                    _("The fix: “{title}” below.").format(
+                        title=_(article.by_id(example.fixed_by).title)
+                    )
+                )
         actions = st.container(horizontal=True)
         if actions.button(
-            "Open in Code Lab", key=f"walkthrough_open_{example.id}", icon=":material/terminal:"
+            _("Open in Code Lab"), key=f"walkthrough_open_{example.id}", icon=":material/terminal:"
         ):
             _ui.open_in_code_lab(example.source)
         if not example.expected_error and actions.button(
-            "Run here", key=f"walkthrough_run_{example.id}", icon=":material/play_arrow:"
+            _("Run here"), key=f"walkthrough_run_{example.id}", icon=":material/play_arrow:"
         ):
-            with st.spinner("Running in the sandbox…"):
+            with st.spinner(_("Running in the sandbox…")):
                 result = run_example(example)
             if result.ok:
-                st.code(result.stdout or (result.value_repr or "(no output)"), language=None)
+                st.code(result.stdout or (result.value_repr or _("(no output)")), language=None)
             else:
-                st.error("It failed:", icon=":material/error:")
+                st.error(_("It failed:"), icon=":material/error:")
                 st.code(
                     f"{result.error.exc_type or result.error.kind}: {result.error.message}",
                     language=None,

@@ -34,7 +34,7 @@ EXAMPLES: tuple[Example, ...] = (
     Example(
         id="jit-softmax-as-written",
         section=1,
-        title="Naive vs jitted softmax, timed with time.time()",
+        title=N_("Naive vs jitted softmax, timed with time.time()"),
         as_written=True,
         fixed_by="jit-softmax-fixed",
         source=code(
@@ -70,7 +70,7 @@ first_call = compiled_fn(x)   # the first call traces and compiles
 second_call = compiled_fn(x)  # later calls reuse the compiled program
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Runs, but the numbers mislead twice. JAX dispatches asynchronously: without "
             "`block_until_ready()` the stopwatch can stop before the work is done. And the jit "
             "loop's first call traces and compiles, so compilation is counted as run time. "
@@ -80,7 +80,7 @@ second_call = compiled_fn(x)  # later calls reuse the compiled program
     Example(
         id="jit-softmax-fixed",
         section=1,
-        title="Timing softmax honestly, and what jit compiled",
+        title=N_("Timing softmax honestly, and what jit compiled"),
         source=code(
             """\
 import timeit
@@ -128,7 +128,7 @@ print(f"bytes read and written per call: {moved:,.0f} ({moved / x.nbytes:.1f}x t
 print("rows sum to 1:", bool(jnp.allclose(jitted_softmax(x).sum(axis=-1), 1.0)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Plain JAX: each function is called once before the stopwatch (that call traces and "
             "compiles), `block_until_ready()` waits for JAX's asynchronous work, and "
             "`timeit.repeat` takes several samples, of which the median, fastest and slowest are "

@@ -52,7 +52,7 @@ EXAMPLES: tuple[Example, ...] = (
     Example(
         id="grad-as-written",
         section=2,
-        title="Gradients of a two-layer loss, and the 'Hessian diagonal'",
+        title=N_("Gradients of a two-layer loss, and the 'Hessian diagonal'"),
         as_written=True,
         expected_error="TypeError",
         fixed_by="grad-hessian-fixed",
@@ -78,7 +78,7 @@ print([g.shape for g in grad_loss(params, x_sample)])
 hessian_diag(params, x_sample)
 """,
         ),
-        explanation=(
+        explanation=N_(
             "`grad` differentiates scalar-output functions only. The inner `grad(complex_loss)` "
             "returns a tuple of four arrays (one gradient per parameter), so the outer `grad` "
             "raises `TypeError: Gradient only defined for scalar-output functions`. Nesting "
@@ -89,7 +89,7 @@ hessian_diag(params, x_sample)
     Example(
         id="grad-hessian-fixed",
         section=2,
-        title="The Hessian diagonal with jax.hessian",
+        title=N_("The Hessian diagonal with jax.hessian"),
         source=code(
             """\
 import jax
@@ -121,7 +121,7 @@ print("d2 loss / dW1[3,5]^2 =", float(diag[0][3, 5]), "by nested grad:", float(s
 print("agree:", bool(jnp.allclose(diag[0][3, 5], second, rtol=1e-4, atol=1e-6)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "`jax.hessian` is forward-over-reverse differentiation; for a tuple of parameters "
             "it returns a tuple of tuples of blocks. The diagonal of each parameter's own block "
             "is the Hessian diagonal the article wanted (with all-ones parameters the loss is "
@@ -133,7 +133,7 @@ print("agree:", bool(jnp.allclose(diag[0][3, 5], second, rtol=1e-4, atol=1e-6)))
     Example(
         id="grad-custom-vjp",
         section=2,
-        title="A custom VJP rule, and value_and_grad",
+        title=N_("A custom VJP rule, and value_and_grad"),
         as_written=True,
         source=code(
             """\
@@ -172,7 +172,7 @@ auto = jax.vmap(jax.grad(lambda x: jnp.where(x > 0, x**2, jnp.sin(x))))(xs)
 print("custom VJP matches autodiff:", bool(jnp.allclose(mine, auto)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Runs as written. `custom_vjp` replaces JAX's derivative of a function by your own "
             "backward rule (useful for numerical stability or speed); the added lines check the "
             "rule against JAX's derivative. A `custom_vjp` rule serves reverse mode only: "

@@ -64,7 +64,7 @@ EXAMPLES: tuple[Example, ...] = (
     Example(
         id="vmap-batch",
         section=3,
-        title="One example at a time, batched by vmap",
+        title=N_("One example at a time, batched by vmap"),
         as_written=True,
         source=code(
             """\
@@ -93,7 +93,7 @@ loop = manual_batch_process(X_batch[:20], params)
 print(out.shape, bool(jnp.allclose(out[:20], loop, atol=1e-3)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Runs. `in_axes=(0, None)` maps over the rows of `X` and passes `params` whole: "
             "vmap turns the matrix-vector product into one matrix-matrix product instead of "
             "1000 small calls. (The added check runs the Python loop on 20 rows only: a loop "
@@ -104,7 +104,7 @@ print(out.shape, bool(jnp.allclose(out[:20], loop, atol=1e-3)))
     Example(
         id="vmap-conv",
         section=3,
-        title="A 2-D convolution from nested vmaps",
+        title=N_("A 2-D convolution from nested vmaps"),
         as_written=True,
         source=code(
             """\
@@ -125,7 +125,7 @@ ref = jax.lax.conv_general_dilated(images[:, None], kernels[:, None], (1, 1), "V
 print(out.shape, bool(jnp.allclose(out, ref, atol=1e-4)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Runs: the output is (3 images, 4 kernels, 6, 6). As the article's comment says, "
             "read left to right: the first `vmap` (the outer one, `in_axes=(0, None)`) maps "
             "axis 0 of the images, which the article calls channels (each is a single-channel "

@@ -58,7 +58,7 @@ EXAMPLES: tuple[Example, ...] = (
     Example(
         id="compose-per-sample-as-written",
         section=4,
-        title="Per-sample gradients with @jit @vmap",
+        title=N_("Per-sample gradients with @jit @vmap"),
         as_written=True,
         expected_error="ValueError",
         fixed_by="compose-per-sample-fixed",
@@ -77,7 +77,7 @@ Y = jnp.ones(4)
 print(per_sample_gradient(params, X, Y))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "A bare `@vmap` maps over axis 0 of *every* argument, `params` included: here the "
             "3 weights are mapped like the 4 samples and the sizes disagree (`ValueError: vmap "
             "got inconsistent sizes`). With as many samples as weights the error changes: each "
@@ -91,7 +91,7 @@ print(per_sample_gradient(params, X, Y))
     Example(
         id="compose-per-sample-fixed",
         section=4,
-        title="Per-sample gradients with in_axes=(None, 0, 0)",
+        title=N_("Per-sample gradients with in_axes=(None, 0, 0)"),
         source="""\
 from functools import partial
 import jax
@@ -114,7 +114,7 @@ print(G.shape)  # (4 samples, 3 weights)
 batch = jax.grad(lambda p: jnp.mean(jax.vmap(loss_for_sample, (None, 0, 0))(p, X, Y)))(params)
 print(bool(jnp.allclose(G.mean(axis=0), batch)))
 """,
-        explanation=(
+        explanation=N_(
             "`in_axes=(None, 0, 0)` broadcasts `params` and maps over samples: one gradient per "
             "sample with the model's shape, shape (4, 3). Their mean equals the gradient of the "
             "mean loss, which the last line checks."
@@ -123,7 +123,7 @@ print(bool(jnp.allclose(G.mean(axis=0), batch)))
     Example(
         id="compose-jacobians",
         section=4,
-        title="Jacobians forward and reverse",
+        title=N_("Jacobians forward and reverse"),
         as_written=True,
         source=code(
             """\
@@ -148,7 +148,7 @@ J1, J2 = jax.jit(jac_forward)(params, x), jax.jit(jac_reverse)(params, x)
 print(J1.shape, bool(jnp.allclose(J1, J2, atol=1e-5)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Runs. `jacfwd` pushes one tangent per *input* through the function, `jacrev` pulls "
             "one cotangent per *output* back: the same Jacobian, at a cost that favours "
             "forward mode for few inputs and many outputs (a tall Jacobian) and reverse mode "
@@ -160,7 +160,7 @@ print(J1.shape, bool(jnp.allclose(J1, J2, atol=1e-5)))
     Example(
         id="compose-hvp-as-written",
         section=4,
-        title="jit around a Hessian-vector product that takes f",
+        title=N_("jit around a Hessian-vector product that takes f"),
         as_written=True,
         expected_error="TypeError",
         fixed_by="compose-hvp-fixed",
@@ -183,7 +183,7 @@ print(hvp(f, x, v))          # fine without jit
 optimized_hvp(f, x, v)       # fails
 """,
         ),
-        explanation=(
+        explanation=N_(
             "`jit` traces every argument as an array, and a Python function is not one: "
             "`TypeError: Error interpreting argument to ... as an abstract array`. Mark `f` "
             "static (`static_argnums=0`: it is part of the compiled program, and each new "
@@ -193,7 +193,7 @@ optimized_hvp(f, x, v)       # fails
     Example(
         id="compose-hvp-fixed",
         section=4,
-        title="A jitted HVP with f static, checked against the Hessian",
+        title=N_("A jitted HVP with f static, checked against the Hessian"),
         source=code(
             """\
 from functools import partial
@@ -217,7 +217,7 @@ print(optimized_hvp(f, x, v))
 print("matches hessian(f) @ v:", bool(jnp.allclose(optimized_hvp(f, x, v), jax.hessian(f)(x) @ v)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "With `static_argnums=0`, `f` is a compile-time constant: hashed into the cache "
             "key, never traced. Pass the same function object each time (a new lambda per call "
             "compiles again). The result matches the full Hessian times v."

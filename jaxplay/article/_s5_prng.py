@@ -34,7 +34,7 @@ EXAMPLES: tuple[Example, ...] = (
     Example(
         id="prng-as-written",
         section=5,
-        title="A key from a big seed, split, and 1000 keys under vmap",
+        title=N_("A key from a big seed, split, and 1000 keys under vmap"),
         as_written=True,
         fixed_by="prng-seed-fixed",
         source="""\
@@ -56,7 +56,7 @@ parallel_randoms = vmap(lambda k: jrandom.normal(k, (10,)))(keys)
 # Added: what came out.
 print(parallel_randoms.shape)
 """,
-        explanation=(
+        explanation=N_(
             "Runs, but the seed is not what it looks like. 1765663200070 does not fit in 32 "
             "bits; with 64-bit mode off (the default) JAX keeps only the low 32 bits: this key "
             "equals `PRNGKey(431641414)`, with key data `[0, 431641414]`. With "
@@ -67,7 +67,7 @@ print(parallel_randoms.shape)
     Example(
         id="prng-seed-fixed",
         section=5,
-        title="What the big seed becomes, and a seed that means what it says",
+        title=N_("What the big seed becomes, and a seed that means what it says"),
         source="""\
 import jax
 import jax.numpy as jnp
@@ -91,7 +91,7 @@ key = jax.random.key(seed % 2**32)
 key, sub = jax.random.split(key)
 print(jax.random.normal(sub, (3,)))
 """,
-        explanation=(
+        explanation=N_(
             "`jax.random.key(seed)` with x64 off keeps the low 32 bits, silently. "
             "`jnp.array(seed)` raises `OverflowError` instead. Choose a 32-bit seed (or reduce "
             "it yourself, visibly) so the stream does not depend on `jax_enable_x64`; "
@@ -101,7 +101,7 @@ print(jax.random.normal(sub, (3,)))
     Example(
         id="prng-stochastic-layer-as-written",
         section=5,
-        title="A stochastic layer under @jit @vmap",
+        title=N_("A stochastic layer under @jit @vmap"),
         as_written=True,
         fixed_by="prng-stochastic-layer-fixed",
         source=code(
@@ -120,7 +120,7 @@ keys = jrandom.split(jrandom.PRNGKey(0), 2)
 stochastic_layer((W, b), X, keys)
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Fails: a bare `@vmap` maps over `params` too, so it needs a batch of 2 weight "
             "matrices and 2 biases; the 3-row `W` is mapped over its 3 rows and the sizes "
             "disagree (`ValueError: vmap got inconsistent sizes for array axes to be mapped`). "
@@ -131,7 +131,7 @@ stochastic_layer((W, b), X, keys)
     Example(
         id="prng-stochastic-layer-fixed",
         section=5,
-        title="Shared parameters, one key per sample",
+        title=N_("Shared parameters, one key per sample"),
         source="""\
 from functools import partial
 import jax
@@ -150,7 +150,7 @@ keys = jax.random.split(jax.random.key(0), 2)
 out = stochastic_layer((W, b), X, keys)
 print(out)  # two rows near 4.0, with different noise per sample
 """,
-        explanation=(
+        explanation=N_(
             "The parameters are broadcast (`None`), inputs and keys mapped (`0`): each sample "
             "gets the same layer and its own noise."
         ),
@@ -158,7 +158,7 @@ print(out)  # two rows near 4.0, with different noise per sample
     Example(
         id="prng-training-step-as-written",
         section=5,
-        title="Threading the key through a training step",
+        title=N_("Threading the key through a training step"),
         as_written=True,
         expected_error="NameError",
         fixed_by="prng-training-step-fixed",
@@ -175,7 +175,7 @@ def training_step(params, batch, key):
 # Added: the article never calls it. Calling it:
 training_step(None, None, jrandom.PRNGKey(0))
 """,
-        explanation=(
+        explanation=N_(
             "A sketch, not code: `compute_loss` and `new_params` are never defined, so calling "
             "it raises `NameError`. The fixed version fills in a loss with dropout and a "
             "gradient step, keeping the idea: split the key, use the subkey, return the key."
@@ -184,7 +184,7 @@ training_step(None, None, jrandom.PRNGKey(0))
     Example(
         id="prng-training-step-fixed",
         section=5,
-        title="A real training step with dropout and key threading",
+        title=N_("A real training step with dropout and key threading"),
         source="""\
 import jax
 import jax.numpy as jnp
@@ -212,7 +212,7 @@ for step in range(200):
     params, key, loss = training_step(params, batch, key)
 print("loss:", float(loss), "params:", params)
 """,
-        explanation=(
+        explanation=N_(
             "Each step splits the key, uses the subkey for this step's dropout and returns the "
             "new key, so no two steps reuse randomness and the run is reproducible. The "
             "parameters approach the true weights (dropout keeps the loss above zero)."

@@ -39,7 +39,7 @@ EXAMPLES: tuple[Example, ...] = (
     Example(
         id="tracing-as-written",
         section=6,
-        title="make_jaxpr, static_argnums, and a side effect under jit",
+        title=N_("make_jaxpr, static_argnums, and a side effect under jit"),
         as_written=True,
         expected_error="ImportError",
         fixed_by="tracing-fixed",
@@ -63,7 +63,7 @@ from jax import partial
 """,
             dynamic_control_flow,
         ),
-        explanation=(
+        explanation=N_(
             "`jax.partial` was removed years ago: `ImportError: cannot import name 'partial' "
             "from 'jax'`. It was only ever `functools.partial`; import it from there. The jaxpr "
             "above the error still prints (the run stops at the failing line)."
@@ -72,7 +72,7 @@ from jax import partial
     Example(
         id="tracing-fixed",
         section=6,
-        title="Two compilations, a cache hit, and a counter that counts traces",
+        title=N_("Two compilations, a cache hit, and a counter that counts traces"),
         source=code(
             """\
 from functools import partial
@@ -108,7 +108,7 @@ result = jitted_impure(jnp.ones(5))
 print(f"After 2 JIT calls: counter = {counter}")
 """,
         ),
-        explanation=(
+        explanation=N_(
             "With `functools.partial` it runs. Each distinct static value compiles once, so "
             "three calls give two programs. The counter ends at 1, not 2: under `jit` the "
             "Python body runs only while tracing; later calls run the compiled program, which "

@@ -45,7 +45,7 @@ EXAMPLES: tuple[Example, ...] = (
     Example(
         id="devices-placement-as-written",
         section=7,
-        title="Placing arrays on the GPU and the CPU",
+        title=N_("Placing arrays on the GPU and the CPU"),
         as_written=True,
         expected_error="RuntimeError",
         error_without_gpu_only=True,
@@ -65,7 +65,7 @@ x_gpu, x_cpu = manual_device_placement()
 print(x_gpu.devices(), x_cpu.devices())
 """,
         ),
-        explanation=(
+        explanation=N_(
             "The guard does not guard: `devices('gpu')` does not return an empty list when there "
             "is no GPU, it raises `RuntimeError: Unknown backend: 'gpu' requested`. (On a "
             "machine with a GPU it runs.) Ask for the device list once and filter by platform."
@@ -74,7 +74,7 @@ print(x_gpu.devices(), x_cpu.devices())
     Example(
         id="devices-placement-fixed",
         section=7,
-        title="Device placement that works with or without a GPU",
+        title=N_("Device placement that works with or without a GPU"),
         source='''\
 import jax
 import jax.numpy as jnp
@@ -93,7 +93,7 @@ x_cpu = jax.device_put(jnp.ones(1000), cpu_device)
 print("default backend:", jax.default_backend())
 print("x_fast on", x_fast.devices(), "| x_cpu on", x_cpu.devices())
 ''',
-        explanation=(
+        explanation=N_(
             "Catch the `RuntimeError` (or filter `jax.devices()` by `d.platform`) and fall back "
             "to the default device. On this server's CPU both arrays land on CPU devices."
         ),
@@ -101,7 +101,7 @@ print("x_fast on", x_fast.devices(), "| x_cpu on", x_cpu.devices())
     Example(
         id="devices-pmap",
         section=7,
-        title="pmap across (simulated) devices",
+        title=N_("pmap across (simulated) devices"),
         as_written=True,
         source=code(
             """\
@@ -120,7 +120,7 @@ else:
     print("Single device detected, pmap will work but without parallelism")
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Runs: this server simulates several CPU devices, so the leading axis is split one "
             "row per device. `pmap` still works but is in maintenance mode (it is now built on "
             "`shard_map`); new code uses `jax.shard_map` or `jit` with shardings."
@@ -129,7 +129,7 @@ else:
     Example(
         id="devices-psum-as-written",
         section=7,
-        title="An all-reduce with psum inside pmap",
+        title=N_("An all-reduce with psum inside pmap"),
         as_written=True,
         expected_error="NameError",
         fixed_by="devices-psum-fixed",
@@ -146,7 +146,7 @@ n = len(devices())
 all_reduce_example(jnp.ones((n, 4)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "`psum(..., 'batch')` names an axis that nothing defined: `NameError: Found an "
             "unbound axis name: batch`. The mapped axis gets its name from "
             "`pmap(..., axis_name='batch')` (or a mesh axis in `shard_map`)."
@@ -155,7 +155,7 @@ all_reduce_example(jnp.ones((n, 4)))
     Example(
         id="devices-psum-fixed",
         section=7,
-        title="psum with a named axis: pmap and shard_map",
+        title=N_("psum with a named axis: pmap and shard_map"),
         source="""\
 from functools import partial
 import jax
@@ -182,7 +182,7 @@ def total(x_block):
 
 print("shard_map:", total(x_sharded), "expected:", float(x.sum()))
 """,
-        explanation=(
+        explanation=N_(
             "Naming the axis fixes it: each device sums its row and `psum` adds the partial "
             "sums across devices. `shard_map` over a named mesh axis is the current API for "
             "the same collective. The input is placed on the mesh first: `shard_map` checks that "

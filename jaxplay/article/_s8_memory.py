@@ -27,7 +27,7 @@ EXAMPLES: tuple[Example, ...] = (
     Example(
         id="memory-checkpoint-as-written",
         section=8,
-        title="Gradient checkpointing",
+        title=N_("Gradient checkpointing"),
         as_written=True,
         fixed_by="memory-checkpoint-fixed",
         source=code(
@@ -55,7 +55,7 @@ x = jnp.ones((1000, 1000))
 print("注意观察内存使用差异（在实际环境中运行）")
 """,
         ),
-        explanation=(
+        explanation=N_(
             "Runs, and shows nothing: the gradients are never computed and memory is never "
             "measured. The fixed version counts what each version saves for the backward pass "
             "and asks XLA for the compiled programs' temporary memory."
@@ -64,7 +64,7 @@ print("注意观察内存使用差异（在实际环境中运行）")
     Example(
         id="memory-checkpoint-fixed",
         section=8,
-        title="What checkpointing saves, measured",
+        title=N_("What checkpointing saves, measured"),
         source=code(
             """\
 import jax
@@ -97,7 +97,7 @@ for name, f in [("normal", loss), ("checkpointed", loss_checkpointed)]:
 print("same gradients:", bool(jnp.allclose(grads[0], grads[1], rtol=1e-4)))
 """,
         ),
-        explanation=(
+        explanation=N_(
             "`print_saved_residuals` lists every array kept for the backward pass: 40 without "
             "checkpointing, four per round: the matmul's operands (`sin(x)` and `cos(x).T`) and "
             "the derivative factors (`cos(x)` for `sin`, `sin(x)` for `cos`); only the input "
@@ -114,7 +114,7 @@ print("same gradients:", bool(jnp.allclose(grads[0], grads[1], rtol=1e-4)))
     Example(
         id="memory-fusion",
         section=8,
-        title="Fusion: a chain of element-wise ops becomes one kernel",
+        title=N_("Fusion: a chain of element-wise ops becomes one kernel"),
         source='''\
 import jax
 import jax.numpy as jnp
@@ -138,7 +138,7 @@ cost = compiled.cost_analysis()
 cost = cost[0] if isinstance(cost, list) else cost
 print("bytes accessed:", cost.get("bytes accessed"))
 ''',
-        explanation=(
+        explanation=N_(
             "The article's last snippet is cut off. Completed: sin, cos, multiply and add are "
             "element-wise, so XLA fuses them into one loop over memory. The compiled HLO shows "
             "the fusion, and its cost analysis counts bytes accessed near one read and one "
