@@ -28,10 +28,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def show_code(
     *objects: Callable[..., Any] | str,
-    label: str = "Show the code that ran",
+    label: str | None = None,
     expanded: bool = False,
 ) -> None:
     """An expander with the exact source of the functions (or text) that produced a result."""
+    label = label if label is not None else _("Show the code that ran")
     with st.expander(label, icon=":material/code:", expanded=expanded):
         for obj in objects:
             source = obj if isinstance(obj, str) else inspect.getsource(obj)
@@ -116,8 +117,10 @@ def throttle_notice(wait_s: float) -> None:
     """Tell the visitor their measurement waits for the public server's per-visitor limit."""
     seconds = max(1, math.ceil(wait_s - 1e-6))
     st.toast(
-        f"You are measuring often: this measurement starts in {seconds} s, so that everyone on "
-        "this shared server gets a turn.",
+        _(
+            "You are measuring often: this measurement starts in {seconds} s, so that everyone "
+            "on this shared server gets a turn."
+        ).format(seconds=seconds),
         icon=":material/hourglass_top:",
     )
 
@@ -125,8 +128,10 @@ def throttle_notice(wait_s: float) -> None:
 def queue_note(slot: Any, ahead: int) -> None:
     """Say in ``slot`` (an ``st.empty``) that another visitor's measurement runs first."""
     slot.info(
-        f"Another visitor is measuring on this machine; you are number {ahead} in the queue. "
-        "Measurements take turns so that neither slows the other down.",
+        _(
+            "Another visitor is measuring on this machine; you are number {ahead} in the queue. "
+            "Measurements take turns so that neither slows the other down."
+        ).format(ahead=ahead),
         icon=":material/hourglass_top:",
     )
 
@@ -186,7 +191,8 @@ def measure_points(
     points = []
     with progress(running, done) as step:
         for i, value in enumerate(steps):
-            step(i, len(steps), f"{describe(value)} ({i + 1} of {len(steps)})")
+            of = _("{step} ({i} of {n})").format(step=describe(value), i=i + 1, n=len(steps))
+            step(i, len(steps), of)
             points.append(point(value))
     return points
 
@@ -198,7 +204,7 @@ class Stages:
         self.title = title
         self.slot = slot
         self.status = status
-        self.progress = status.progress(0.0, text="starting")
+        self.progress = status.progress(0.0, text=_("starting"))
         self.note = status.empty()
         self.queued_shown = False
 
@@ -210,7 +216,8 @@ class Stages:
         self.status.update(label=f"{self.title}: {stage}…", expanded=True)
         if fraction is not None:
             share = min(max(fraction, 0.0), 1.0)
-            self.progress.progress(share, text=f"{share:.0%} of the stages done")
+            done = _("{share} of the stages done").format(share=f"{share:.0%}")
+            self.progress.progress(share, text=done)
 
     def queued(self, ahead: int) -> None:
         """Say that another visitor's measurement runs first (``turns.exclusive``'s on_wait)."""
@@ -328,8 +335,9 @@ def capped(text: str, limit: int, what: str, where: Any = None) -> str:
     if len(text) <= limit:
         return text
     (where if where is not None else st).warning(
-        f"**{markdown.escape(what)}** is {len(text):,} characters long; only the first "
-        f"{limit:,} are used.",
+        _("**{what}** is {length} characters long; only the first {limit} are used.").format(
+            what=markdown.escape(what), length=f"{len(text):,}", limit=f"{limit:,}"
+        ),
         icon=":material/content_cut:",
     )
     return text[:limit]
@@ -364,8 +372,10 @@ def data_editor_key(key: str, rows: int, cell_chars: int = 100) -> str:
         return current
     st.session_state[f"_{key}_generation"] = generation + 1
     st.warning(
-        f"The table's edits were over what it takes ({rows} rows, {cell_chars} characters a "
-        "cell): they were dropped, and the table starts again from its rows.",
+        _(
+            "The table's edits were over what it takes ({rows} rows, {cells} characters a "
+            "cell): they were dropped, and the table starts again from its rows."
+        ).format(rows=rows, cells=cell_chars),
         icon=":material/block:",
     )
     return f"{key}_{generation + 1}"
@@ -557,25 +567,29 @@ def language_switch() -> None:
     )
 
 
-def code_lab_button(source: str, key: str, label: str = "Open in Code Lab") -> None:
+def code_lab_button(source: str, key: str, label: str | None = None) -> None:
     """A button that puts ``source`` into the Code Lab's editor and switches to the Code Lab."""
-    if st.button(label, key=key, icon=":material/terminal:"):
+    if st.button(label or _("Open in Code Lab"), key=key, icon=":material/terminal:"):
         open_in_code_lab(source)
 
 
-def show_outcome(result: capture.Outcome, what: str = "It") -> None:
+def show_outcome(result: capture.Outcome, what: str | None = None) -> None:
     """What a captured run did: ``what`` returns its value, or raises JAX's exception (a red
     box); then what it printed and warned. ``what`` is the app's own Markdown (a call in
     backticks); values and messages go in code blocks (nothing in them renders), paths scrubbed.
     """
+    what = what if what is not None else _("It")
     if result.ok:
-        st.markdown(f":green[:material/check_circle:] {what} returns:")
+        st.markdown(":green[:material/check_circle:] " + _("{what} returns:").format(what=what))
         st.code(scrub(result.value), language=None, wrap_lines=True)
     else:
-        st.error(f"{what} raises **{result.error_type}** (caught here):", icon=":material/error:")
+        raised = _("{what} raises **{error}** (caught here):").format(
+            what=what, error=result.error_type
+        )
+        st.error(raised, icon=":material/error:")
         st.code(scrub(result.message), language=None, wrap_lines=True)
     if result.stdout:
-        st.caption("Printed:")
+        st.caption(_("Printed:"))
         st.code(scrub(result.stdout.rstrip()), language=None)
     for warning in result.warnings:
         st.warning(markdown.escape(scrub(warning)), icon=":material/warning:")

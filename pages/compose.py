@@ -6,11 +6,12 @@ import streamlit as st
 
 from jaxplay import compose, sandbox
 from jaxplay.core import expr, markdown, timing, words
+from jaxplay.core.i18n import N_, _, ngettext
 from pages import _ui
 
 NONE = "—"
 AGREEMENT_N = 100
-FORMULA = "type a formula"
+FORMULA = N_("type a formula")
 BUILDER_KEYS = (
     "compose_preset",
     *(f"compose_t{i}" for i in range(compose.MAX_STACK)),
@@ -19,11 +20,13 @@ BUILDER_KEYS = (
     "compose_formula",
 )
 
-st.title(":material/stacks: Compose")
+st.title(":material/stacks: " + _("Compose"))
 st.write(
-    "JAX's transforms take a function and return a function, so they stack: "
-    "`jit(vmap(grad(f)))` is a compiled, batched gradient. Build a stack, see its result and "
-    "jaxpr, and see the article's compositions run as written and fixed."
+    _(
+        "JAX's transforms take a function and return a function, so they stack: "
+        "`jit(vmap(grad(f)))` is a compiled, batched gradient. Build a stack, see its result and "
+        "jaxpr, and see the article's compositions run as written and fixed."
+    )
 )
 
 
@@ -76,23 +79,29 @@ def builder_tab() -> None:
     """The story: stack transforms on f, apply them at x, show what came out (or why not)."""
     stack, source, shape = builder_settings()
     isolated = not compose.is_preset(stack, source, shape)
-    doing = f"Applying {' ∘ '.join(stack) or 'no transform'} to f"
+    doing = _("Applying {stack} to f").format(stack=" ∘ ".join(stack) or _("no transform"))
     if isolated:
         deadline = sandbox.RunnerConfig.from_env().limits.timeout_s
-        doing += f" in a sandboxed worker (at most {deadline:g} s)"
+        doing = _("{doing} in a sandboxed worker (at most {seconds} s)").format(
+            doing=doing, seconds=f"{deadline:g}"
+        )
     try:
         with st.spinner(doing + "…", show_time=True):
             result = pipeline(stack, source, shape)
     except expr.ExprError as err:
-        _ui.input_error(err, "This formula is not allowed:", source)
+        _ui.input_error(err, _("This formula is not allowed:"), source)
     except ValueError as err:
         st.warning(markdown.escape(err), icon=":material/block:")
     except sandbox.TaskFailed as err:
         if err.error.exc_type == "ValueError":  # a limit, found once the stack was traced
             st.warning(markdown.escape(err.error.message), icon=":material/block:")
         else:
-            hint = "try fewer transforms (hessian counts twice) or a simpler formula"
-            doing = f"Applying {words.count(len(stack), 'transform')} to this formula"
+            hint = _("try fewer transforms (hessian counts twice) or a simpler formula")
+            doing = ngettext(
+                "Applying {n} transform to this formula",
+                "Applying {n} transforms to this formula",
+                len(stack),
+            ).format(n=f"{len(stack):,}")
             st.error(markdown.escape(err.explain(doing, hint)), icon=":material/block:")
     else:
         show_pipeline(result, stack, shape)
@@ -102,8 +111,9 @@ def builder_tab() -> None:
 def builder_settings() -> tuple[tuple[str, ...], str, tuple[int, ...]]:
     """The transform stack (outermost first), f's source and x's shape the visitor chose."""
     st.selectbox(
-        "Preset",
+        _("Preset"),
         list(compose.STACK_PRESETS),
+        format_func=_,
         key="compose_preset",
         on_change=apply_preset,
         bind="query-params",
@@ -115,7 +125,7 @@ def builder_settings() -> tuple[tuple[str, ...], str, tuple[int, ...]]:
         for i, col in enumerate(slots)
         for t in [
             col.selectbox(
-                "outermost" if i == 0 else f"then {i + 1}",
+                _("outermost") if i == 0 else _("then {n}").format(n=i + 1),
                 options,
                 index=options.index(DEFAULT[f"compose_t{i}"]),
                 key=f"compose_t{i}",
@@ -129,6 +139,7 @@ def builder_settings() -> tuple[tuple[str, ...], str, tuple[int, ...]]:
     function = a.selectbox(
         "f(x)",
         choices,
+        format_func=_,
         index=choices.index(DEFAULT["compose_function"]),
         key="compose_function",
         bind="query-params",
@@ -137,6 +148,7 @@ def builder_settings() -> tuple[tuple[str, ...], str, tuple[int, ...]]:
     shape_name = b.selectbox(
         "x",
         shape_names,
+        format_func=_,
         index=shape_names.index(DEFAULT["compose_shape"]),
         key="compose_shape",
         bind="query-params",
@@ -149,11 +161,11 @@ def builder_settings() -> tuple[tuple[str, ...], str, tuple[int, ...]]:
             "jnp.sum(x * jnp.tanh(x))",
             key="compose_formula",
             bind="query-params",
-            help="Allowed: " + ", ".join(expr.allowed_functions()),
+            help=_("Allowed: {functions}").format(functions=", ".join(expr.allowed_functions())),
         )
     st.caption(
-        " · ".join(f"**{t}** {compose.TRANSFORMS[t].does}" for t in stack)
-        or "No transform: f itself."
+        " · ".join(f"**{t}** {_(compose.TRANSFORMS[t].does)}" for t in stack)
+        or _("No transform: f itself.")
     )
     return stack, source, compose.INPUT_SHAPES[shape_name]
 
@@ -165,77 +177,107 @@ def show_pipeline(
     st.code(result.code, language="python")
     if result.error is not None:
         st.error(
-            f"**JAX refuses:** {markdown.escape(result.error.plain)}",
+            _("**JAX refuses:** {reason}").format(
+                reason=markdown.escape(compose.plain_words(result.error))
+            ),
             icon=":material/error:",
         )
-        with st.expander("JAX's own message"):
+        with st.expander(_("JAX's own message")):
             _ui.error_code(f"{result.error.error_type}: {result.error.message}")
     else:
         st.markdown(
-            f"x has shape `{result.input_shape}`; the result has shape `{result.output_shape}`:"
+            _("x has shape `{x}`; the result has shape `{result}`:").format(
+                x=result.input_shape, result=result.output_shape
+            )
         )
         st.code(np.array2string(result.values, precision=4, threshold=200), language=None)
         notes = []
         if "vmap" in stack:
             notes.append(
-                f"f's Python code ran {words.times(result.traced_calls)} while the "
-                f"whole stack was traced, for x's {shape[0] if shape else 0} rows: vmap "
-                "traces once for one row and turns each operation into its batched form."
+                _(
+                    "f's Python code ran {times} while the whole stack was traced, for x's "
+                    "{rows} rows: vmap traces once for one row and turns each operation into its "
+                    "batched form."
+                ).format(times=words.times(result.traced_calls), rows=shape[0] if shape else 0)
             )
         if result.eager_max_abs_diff is not None:
             d = result.eager_max_abs_diff
             notes.append(
-                "The same stack without jit, run op by op, gives "
-                + (
-                    "identical values."
-                    if d == 0
-                    else f"values that differ by at most {d:.2g} (XLA fuses and "
-                    "reorders float operations, so the last bits can change)."
-                )
+                _("The same stack without jit, run op by op, gives identical values.")
+                if d == 0
+                else _(
+                    "The same stack without jit, run op by op, gives values that differ by at "
+                    "most {diff} (XLA fuses and reorders float operations, so the last bits can "
+                    "change)."
+                ).format(diff=f"{d:.2g}")
             )
         for note in notes:
             st.caption(note)
-        with st.expander("jaxpr of the composed function", icon=":material/account_tree:"):
+        with st.expander(_("jaxpr of the composed function"), icon=":material/account_tree:"):
             st.code(result.jaxpr, language=None)
 
 
 def per_sample_tab() -> None:
     a, b = st.columns(2)
     batch = a.slider(
-        "samples B", 1, compose.MAX_SAMPLES, 8, key="compose_batch", bind="query-params"
+        _("samples B"), 1, compose.MAX_SAMPLES, 8, key="compose_batch", bind="query-params"
     )
     features = b.slider(
-        "features D", 1, compose.MAX_FEATURES, 3, key="compose_features", bind="query-params"
+        _("features D"), 1, compose.MAX_FEATURES, 3, key="compose_features", bind="query-params"
     )
     ps = samples(batch, features)
     st.markdown(f"params `{ps.params_shape}`, X `{ps.x_shape}`, Y `{ps.y_shape}`")
     for label, outcome in (
-        (f"As written (`@jit @vmap`), B = {batch}, D = {features}", ps.as_written),
-        (f"As written with as many samples as weights, B = D = {features}", ps.square),
+        (
+            _("As written (`@jit @vmap`), B = {batch}, D = {features}").format(
+                batch=batch, features=features
+            ),
+            ps.as_written,
+        ),
+        (
+            _("As written with as many samples as weights, B = D = {features}").format(
+                features=features
+            ),
+            ps.square,
+        ),
     ):
         if outcome.ok:
-            st.info(f"**{label}:** it runs.", icon=":material/info:")
+            st.info(_("**{label}:** it runs.").format(label=label), icon=":material/info:")
         else:
-            st.error(f"**{label}:** {markdown.code(outcome.headline)}", icon=":material/error:")
-            with st.expander("JAX's full message"):
+            st.error(
+                _("**{label}:** {error}").format(
+                    label=label, error=markdown.code(outcome.headline)
+                ),
+                icon=":material/error:",
+            )
+            with st.expander(_("JAX's full message")):
                 _ui.error_code(outcome.message)
     st.markdown(
-        "**Why:** a bare `vmap` maps axis 0 of *every* argument, `params` included. With "
-        f"params of shape {ps.params_shape} and B = {batch} samples the sizes "
-        + ("agree" if batch == features else "disagree")
-        + f"; with B = D each sample gets one *element* of params, its prediction "
-        "`jnp.dot(p, xi)` is a vector, and `grad` refuses it "
-        f"(`{ps.square.error_type or 'no error'}`). Only 2-D parameters run: with a "
-        f"({batch}, {features}) matrix of different rows the call returns shape "
-        f"{ps.rows_shape} without an error, each sample paired with its own row — equal to "
-        f"the per-sample gradients of one model (the first row's): "
-        f"**{ps.rows_match_model0}**. With every row a copy of params it equals the loop: "
-        f"**{ps.tiled_matches_loop}**. **Fix:** `vmap(grad(loss), in_axes=(None, 0, 0))` "
-        "shares params across samples."
+        _(
+            "**Why:** a bare `vmap` maps axis 0 of *every* argument, `params` included. With "
+            "params of shape {params} and B = {batch} samples {sizes}; with B = D each sample "
+            "gets one *element* of params, its prediction `jnp.dot(p, xi)` is a vector, and "
+            "`grad` refuses it (`{error}`). Only 2-D parameters run: with a ({batch}, "
+            "{features}) matrix of different rows the call returns shape {rows_shape} without "
+            "an error, each sample paired with its own row — equal to the per-sample gradients "
+            "of one model (the first row's): **{rows_match}**. With every row a copy of params "
+            "it equals the loop: **{tiled_match}**. **Fix:** `vmap(grad(loss), in_axes=(None, "
+            "0, 0))` shares params across samples."
+        ).format(
+            params=ps.params_shape,
+            batch=batch,
+            features=features,
+            sizes=_("the sizes agree") if batch == features else _("the sizes disagree"),
+            error=ps.square.error_type or _("no error"),
+            rows_shape=ps.rows_shape,
+            rows_match=ps.rows_match_model0,
+            tiled_match=ps.tiled_matches_loop,
+        )
     )
     st.success(
-        f"Fixed: shape {ps.fixed.shape}; equal to a Python loop over the samples: "
-        f"**{ps.fixed_matches_loop}**.",
+        _("Fixed: shape {shape}; equal to a Python loop over the samples: **{matches}**.").format(
+            shape=ps.fixed.shape, matches=ps.fixed_matches_loop
+        ),
         icon=":material/check_circle:",
     )
     st.dataframe(pd.DataFrame(ps.fixed).head(8), key="compose_per_sample_table")
@@ -244,7 +286,7 @@ def per_sample_tab() -> None:
 
 def jac_tab() -> None:
     widths = st.multiselect(
-        "Widths",
+        _("Widths"),
         [4, 16, 64, 256, 1024, compose.MAX_WIDTH],
         [4, 64, 1024],
         key="compose_widths",
@@ -252,93 +294,134 @@ def jac_tab() -> None:
     )
     chosen = tuple(sorted(widths))
     shape_, diff = jacobian_check()
-    st.caption(f"jacfwd and jacrev agree: Jacobian {shape_}, max |difference| {diff:.2g}.")
-    if _ui.measure_button("Measure", "compose_jac_measure", chosen):
+    st.caption(
+        _("jacfwd and jacrev agree: Jacobian {shape}, max |difference| {diff}.").format(
+            shape=shape_, diff=f"{diff:.2g}"
+        )
+    )
+    if _ui.measure_button(_("Measure"), "compose_jac_measure", chosen):
         steps = [(s, w) for s in compose.SWEEPS for w in chosen]
+        n = len(chosen)
         points = _ui.measure_points(
-            f"Timing jit(jacfwd) and jit(jacrev) at {words.count(len(chosen), 'width')}",
-            f"Timed both modes at {words.count(len(chosen), 'width')}",
+            ngettext(
+                "Timing jit(jacfwd) and jit(jacrev) at {n} width",
+                "Timing jit(jacfwd) and jit(jacrev) at {n} widths",
+                n,
+            ).format(n=f"{n:,}"),
+            ngettext("Timed both modes at {n} width", "Timed both modes at {n} widths", n).format(
+                n=f"{n:,}"
+            ),
             steps,
             lambda step: jacobian_point(*step),
-            lambda step: f"{step[0]}, width {step[1]}",
+            lambda step: _("{sweep}, width {width}").format(sweep=_(step[0]), width=step[1]),
         )
         sweep = compose.jacobian_sweep(points)
         _ui.chart(compose.jacobian_figure(sweep), key="compose_jac_chart")
         wide = len(sweep.widths) - 1
         for name in compose.SWEEPS:
             winner, factor = sweep.faster(name, wide)
-            st.markdown(f"{name} ({sweep.widths[wide]}): **{winner}** is {factor:.1f}× faster.")
+            st.markdown(
+                _("{sweep} ({width}): **{winner}** is {factor}× faster.").format(
+                    sweep=_(name), width=sweep.widths[wide], winner=winner, factor=f"{factor:.1f}"
+                )
+            )
     elif chosen:
         st.info(
-            "Times jit(jacfwd) and jit(jacrev) at each width, with a narrow side of "
-            f"{compose.NARROW}."
+            _(
+                "Times jit(jacfwd) and jit(jacrev) at each width, with a narrow side of {narrow}."
+            ).format(narrow=compose.NARROW)
         )
     _ui.show_code(compose.neural_network, compose.jacobian_point)
+
+
+def hvp_summary(sweep: compose.HvpSweep) -> str:
+    """The largest dimension's times, the fastest way, and how far the ways are apart."""
+    last = len(sweep.dims) - 1
+    best, spread = sweep.fastest(last)
+    return _(
+        "At n={n}: {times}. Fastest: {best}, {spread}× faster than the slowest. Largest "
+        "relative difference from the full Hessian's H·v: {diff}."
+    ).format(
+        n=sweep.dims[last],
+        times=_("; ").join(
+            _("{method}: {time}").format(
+                method=_(m), time=timing.format_seconds(sweep.timings[m][last].median)
+            )
+            for m in compose.HVP_METHODS
+        ),
+        best=_(best),
+        spread=f"{spread:.1f}",
+        diff=f"{sweep.max_rel_diff:.1g}",
+    )
 
 
 def hvp_tab() -> None:
     jh, agreement = jit_hvp()
     st.code(jh.as_written.code, language="python")
-    st.error(f"**As written:** {markdown.code(jh.as_written.headline)}", icon=":material/error:")
-    st.markdown(
-        "**Why:** `jit` traces every argument as an array; a function is not one. **Fix:** "
-        "`jit(hvp, static_argnums=0)` (f becomes part of the cache key) or a closure "
-        f"`jit(lambda x, v: hvp(f, x, v))`. Both equal the un-jitted hvp: "
-        f"**{jh.fixes_agree}**. hvp vs `hessian(f)(x) @ v` at n={AGREEMENT_N}: relative "
-        f"difference {agreement:.1g}."
+    st.error(
+        _("**As written:** {error}").format(error=markdown.code(jh.as_written.headline)),
+        icon=":material/error:",
     )
     st.markdown(
-        "Three ways to H·v: **forward over reverse**, `jvp(grad(f), (x,), (v,))` (one "
-        "forward pass through the gradient); the article's **reverse over reverse**, "
-        "`grad(lambda x: vdot(grad(f)(x), v))`; and the **full Hessian** times v."
+        _(
+            "**Why:** `jit` traces every argument as an array; a function is not one. **Fix:** "
+            "`jit(hvp, static_argnums=0)` (f becomes part of the cache key) or a closure "
+            "`jit(lambda x, v: hvp(f, x, v))`. Both equal the un-jitted hvp: **{agree}**. hvp "
+            "vs `hessian(f)(x) @ v` at n={n}: relative difference {diff}."
+        ).format(agree=jh.fixes_agree, n=AGREEMENT_N, diff=f"{agreement:.1g}")
+    )
+    st.markdown(
+        _(
+            "Three ways to H·v: **forward over reverse**, `jvp(grad(f), (x,), (v,))` (one "
+            "forward pass through the gradient); the article's **reverse over reverse**, "
+            "`grad(lambda x: vdot(grad(f)(x), v))`; and the **full Hessian** times v."
+        )
     )
     dims = st.multiselect(
-        "Dimensions n",
+        _("Dimensions n"),
         [16, 64, 256, 1024, 2048, compose.MAX_HVP_DIM],
         [16, 256, 1024],
         key="compose_dims",
         bind="query-params",
     )
     chosen_dims = tuple(sorted(dims))
-    if _ui.measure_button("Measure", "compose_hvp_measure", chosen_dims):
+    if _ui.measure_button(_("Measure"), "compose_hvp_measure", chosen_dims):
         steps = [(m, n) for n in chosen_dims for m in compose.HVP_METHODS]
+        k = len(chosen_dims)
         points = _ui.measure_points(
-            f"Timing three ways to H·v at {words.count(len(chosen_dims), 'dimension')}",
-            f"Timed three ways at {words.count(len(chosen_dims), 'dimension')}",
+            ngettext(
+                "Timing three ways to H·v at {n} dimension",
+                "Timing three ways to H·v at {n} dimensions",
+                k,
+            ).format(n=f"{k:,}"),
+            ngettext(
+                "Timed three ways at {n} dimension", "Timed three ways at {n} dimensions", k
+            ).format(n=f"{k:,}"),
             steps,
             lambda step: hvp_point(*step),
-            lambda step: f"{step[0]}, n={step[1]}",
+            lambda step: f"{_(step[0])}, n={step[1]}",
         )
         sweep_h = compose.hvp_sweep(points)
         _ui.chart(compose.hvp_figure(sweep_h), key="compose_hvp_chart")
-        last = len(sweep_h.dims) - 1
-        best, spread = sweep_h.fastest(last)
-        st.caption(
-            f"At n={sweep_h.dims[last]}: "
-            + "; ".join(
-                f"{m}: {timing.format_seconds(sweep_h.timings[m][last].median)}"
-                for m in compose.HVP_METHODS
-            )
-            + f". Fastest: {best}, {spread:.1f}× faster than the slowest. Largest relative "
-            f"difference from the full Hessian's H·v: {sweep_h.max_rel_diff:.1g}."
-        )
+        st.caption(hvp_summary(sweep_h))
     _ui.show_code(
         compose.forward_over_reverse_hvp, compose.hvp, compose.optimized_hvp, compose.hvp_point
     )
 
 
+BUILDER, PER_SAMPLE, JACOBIANS, HVPS = (
+    _("Pipeline builder"),
+    _("Per-sample gradients"),
+    _("jacfwd vs jacrev"),
+    _("Hessian-vector products"),
+)
 _ui.lazy_tabs(
-    {
-        "Pipeline builder": builder_tab,
-        "Per-sample gradients": per_sample_tab,
-        "jacfwd vs jacrev": jac_tab,
-        "Hessian-vector products": hvp_tab,
-    },
+    {BUILDER: builder_tab, PER_SAMPLE: per_sample_tab, JACOBIANS: jac_tab, HVPS: hvp_tab},
     key="compose_tab",
     keep={
-        "Pipeline builder": BUILDER_KEYS,
-        "Per-sample gradients": ("compose_batch", "compose_features"),
-        "jacfwd vs jacrev": ("compose_widths",),
-        "Hessian-vector products": ("compose_dims",),
+        BUILDER: BUILDER_KEYS,
+        PER_SAMPLE: ("compose_batch", "compose_features"),
+        JACOBIANS: ("compose_widths",),
+        HVPS: ("compose_dims",),
     },
 )

@@ -8,16 +8,19 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import prng
-from jaxplay.core import markdown, words
+from jaxplay.core import markdown
+from jaxplay.core.i18n import _, ngettext
 from pages import _ui
 
-st.title(":material/casino: PRNG keys")
+st.title(":material/casino: " + _("PRNG keys"))
 st.write(
-    "JAX has no hidden random state: every random number comes from an explicit **key**. With "
-    "the default implementation (threefry2x32) the same key gives the same numbers under "
-    "`jit`, `vmap` or on another device; the experimental `rbg` and `unsafe_rbg` do not under "
-    "`vmap` (see *Typed keys & implementations*). Start from the article's seed, then derive, "
-    "inspect and misuse keys."
+    _(
+        "JAX has no hidden random state: every random number comes from an explicit **key**. "
+        "With the default implementation (threefry2x32) the same key gives the same numbers "
+        "under `jit`, `vmap` or on another device; the experimental `rbg` and `unsafe_rbg` do "
+        "not under `vmap` (see *{impls_tab}*). Start from the article's seed, then derive, "
+        "inspect and misuse keys."
+    ).format(impls_tab=_("Typed keys & implementations"))
 )
 
 
@@ -39,13 +42,13 @@ def pick_node() -> None:
         st.session_state["prng_node"] = name[0] if isinstance(name, list) else name
 
 
-@st.cache_data(max_entries=64, show_spinner="Running the demo with JAX…")
+@st.cache_data(max_entries=64, show_spinner=_("Running the demo with JAX…"))
 def cached(name: str, *args: int) -> object:
     """The result of ``prng.<name>(*args)`` for the small, deterministic demos below."""
     return getattr(prng, name)(*args)
 
 
-@st.cache_data(max_entries=4, show_spinner="Drawing the streams…")
+@st.cache_data(max_entries=4, show_spinner=_("Drawing the streams…"))
 def parallel(seed: int, n_keys: int, n_per: int, reuse: bool) -> prng.ParallelStats:
     """Up to :data:`prng.MAX_PARALLEL_VALUES` samples (8 MB): few entries, so the cache stays
     small."""
@@ -61,15 +64,17 @@ def seed_section(seed: int) -> None:
     """What JAX makes of the seed with x64 off and on."""
     info = describe(seed)
     left, right = st.columns(2)
-    left.metric("PRNGKey(seed), x64 off", str(list(info.x32.key_data or ())))
-    right.metric("PRNGKey(seed), x64 on", str(list(info.x64.key_data or ())))
+    left.metric(_("PRNGKey(seed), x64 off"), str(list(info.x32.key_data or ())))
+    right.metric(_("PRNGKey(seed), x64 on"), str(list(info.x64.key_data or ())))
     left.code(prng.key_hex(info.x32.key_data or ()), language=None)
     right.code(prng.key_hex(info.x64.key_data or ()), language=None)
     # One box: what this seed means (the page's one warning about it, on this tab).
     (st.warning if info.differs else st.success)("\n\n".join(info.notes))
     st.caption(
-        prng.seed_rule(info) + " Computed by JAX in thread-local `jax.enable_x64(...)` contexts: "
-        "this server's global x64 setting is untouched."
+        _(
+            "{rule} Computed by JAX in thread-local `jax.enable_x64(...)` contexts: this "
+            "server's global x64 setting is untouched."
+        ).format(rule=prng.seed_rule(info))
     )
     _ui.show_code(prng.describe_seed, prng.threefry_seed_words)
 
@@ -90,7 +95,7 @@ def key_tree_view(seed: int) -> None:
         return
     names = [n.name for n in key_tree.nodes]
     picked = st.selectbox(
-        "Node",
+        _("Node"),
         names,
         key="prng_node",
         bind="query-params",
@@ -103,10 +108,19 @@ def key_tree_view(seed: int) -> None:
         selection_mode="points",
     )
     node = key_tree.node(picked or "root")
-    st.markdown(f"**{node.label}** · key data `{prng.key_hex(node.data)}` · `normal(key, (8,))`:")
+    st.markdown(
+        _("**{node}** · key data `{data}` · `normal(key, (8,))`:").format(
+            node=node.label, data=prng.key_hex(node.data)
+        )
+    )
     samples = cached("node_samples", node.data, 8)
     st.dataframe(pd.DataFrame([samples]), hide_index=True, key="prng_node_samples")
-    st.caption(f"{words.count(len(key_tree.nodes), 'key')}, {key_tree.unique_keys:,} distinct.")
+    n_nodes = len(key_tree.nodes)
+    st.caption(
+        ngettext("{n} key, {distinct} distinct.", "{n} keys, {distinct} distinct.", n_nodes).format(
+            n=f"{n_nodes:,}", distinct=f"{key_tree.unique_keys:,}"
+        )
+    )
     _ui.show_code(prng.key_tree, prng.node_samples)
 
 
@@ -115,7 +129,7 @@ def key_tree_settings() -> tuple[str, int, int, int]:
     depth and datum offered are those key_tree accepts for the branching chosen."""
     c1, c2, c3, c4 = st.columns(4)
     method = c1.segmented_control(
-        "Derive children by",
+        _("Derive children by"),
         ["split", "fold_in"],
         default="split",
         required=True,
@@ -123,7 +137,7 @@ def key_tree_settings() -> tuple[str, int, int, int]:
         bind="query-params",
     )
     branching = c3.slider(
-        "Branching", 1, prng.MAX_TREE_BRANCHING, 3, key="prng_branching", bind="query-params"
+        _("Branching"), 1, prng.MAX_TREE_BRANCHING, 3, key="prng_branching", bind="query-params"
     )
     # The depth and the fold_in datum offered are exactly those key_tree accepts for this
     # branching (a tree stays within MAX_TREE_NODES keys; its data fit a uint32).
@@ -133,67 +147,103 @@ def key_tree_settings() -> tuple[str, int, int, int]:
     if st.session_state.get("prng_fold", 0) > fold_max:
         st.session_state["prng_fold"] = fold_max
     depth = c2.slider(
-        "Depth",
+        _("Depth"),
         0,
         deepest,
         min(2, deepest),
         key="prng_depth",
         bind="query-params",
-        help=f"Up to {deepest} with branching {branching}: at most "
-        f"{prng.MAX_TREE_NODES} keys, so the tree stays readable.",
+        help=_(
+            "Up to {deepest} with branching {branching}: at most {limit} keys, so the tree "
+            "stays readable."
+        ).format(deepest=deepest, branching=branching, limit=prng.MAX_TREE_NODES),
     )
     fold = c4.number_input(
-        "fold_in data (first child)",
+        _("fold_in data (first child)"),
         0,
         fold_max,
         0,
         key="prng_fold",
         bind="query-params",
         disabled=method != "fold_in",
-        help=f"0 to {fold_max:,}: the {branching} consecutive data must fit a uint32.",
+        help=_("0 to {most}: the {branching} consecutive data must fit a uint32.").format(
+            most=f"{fold_max:,}", branching=branching
+        ),
     )
     return method or "split", int(depth), int(branching), int(fold)
 
 
 def derivation_view(seed: int) -> None:
     """Many keys from one: a chain of splits against one wide split or fold_in."""
-    st.subheader("Chained or wide derivation")
-    n_derive = st.slider("Keys to derive", 2, 16, 6, key="prng_n_derive", bind="query-params")
+    st.subheader(_("Chained or wide derivation"))
+    n_derive = st.slider(_("Keys to derive"), 2, 16, 6, key="prng_n_derive", bind="query-params")
     derived = cached("derive_keys", seed, n_derive)
     st.dataframe(
-        pd.DataFrame({k: [prng.key_hex(r) for r in v] for k, v in derived.keys.items()}),
+        pd.DataFrame(
+            {scheme_label(k): [prng.key_hex(r) for r in v] for k, v in derived.keys.items()}
+        ),
         key="prng_derived",
     )
     same = (derived.keys["split(key, n)"] == derived.keys["fold_in(key, i)"]).all()
     shared = derived.shared("chained split", "split(key, n)")
-    st.info(
-        f"`split(key, n)[i]` {'equals' if same else 'differs from'} `fold_in(key, i)` here "
-        "(with `jax_threefry_partitionable`, the default). The chain's first subkey is "
-        f"`split(key)[1]`: the two schemes share {words.count(shared, 'key')}"
-        + (", so mixing them on one parent reuses randomness" if shared else "")
-        + ". Prefer one wide call: it needs no sequential chain of splits."
+    relation = (
+        _(
+            "`split(key, n)[i]` equals `fold_in(key, i)` here (with "
+            "`jax_threefry_partitionable`, the default)."
+        )
+        if same
+        else _(
+            "`split(key, n)[i]` differs from `fold_in(key, i)` here (with "
+            "`jax_threefry_partitionable`, the default)."
+        )
     )
-    if st.button("Time deriving 1000 keys", key="prng_time_derive"):
-        with _ui.measuring("Timing three derivation schemes (jitted)…") as status:
+    chain = (
+        ngettext(
+            "The chain's first subkey is `split(key)[1]`: the two schemes share {n} key, so "
+            "mixing them on one parent reuses randomness.",
+            "The chain's first subkey is `split(key)[1]`: the two schemes share {n} keys, so "
+            "mixing them on one parent reuses randomness.",
+            shared,
+        )
+        if shared
+        else ngettext(
+            "The chain's first subkey is `split(key)[1]`: the two schemes share {n} key.",
+            "The chain's first subkey is `split(key)[1]`: the two schemes share {n} keys.",
+            shared,
+        )
+    ).format(n=f"{shared:,}")
+    advice = _("{relation} {chain} Prefer one wide call: it needs no sequential chain of splits.")
+    st.info(advice.format(relation=relation, chain=chain))
+    if st.button(_("Time deriving 1000 keys"), key="prng_time_derive"):
+        with _ui.measuring(_("Timing three derivation schemes (jitted)…")) as status:
             st.session_state["prng_derive_timings"] = prng.time_derivations(1000)
-            status.update(label="Timed", state="complete")
+            status.update(label=_("Timed"), state="complete")
     if rows := st.session_state.get("prng_derive_timings"):
-        fig = prng.timing_figure([(r.scheme, r.timing) for r in rows], "1000 keys", "this server")
+        fig = prng.timing_figure(
+            [(scheme_label(r.scheme), r.timing) for r in rows],
+            ngettext("{n} key", "{n} keys", 1000).format(n=1000),
+            _("this server"),
+        )
         _ui.chart(fig, key="prng_derive_chart")
     _ui.show_code(prng.chained_keys, prng.wide_split_keys, prng.wide_fold_in_keys)
 
 
+def scheme_label(scheme: str) -> str:
+    """A derivation scheme's name for the visitor (the wide ones are code, kept as they are)."""
+    return _("chained split") if scheme == "chained split" else scheme
+
+
 def impl_section(seed: int) -> None:
     """Typed vs legacy keys; every implementation JAX registers."""
-    st.markdown("**Legacy `PRNGKey` arrays and typed keys** hold the same words:")
+    st.markdown(_("**Legacy `PRNGKey` arrays and typed keys** hold the same words:"))
     forms = cached("key_forms", seed)
     st.dataframe(
         pd.DataFrame(
             {
-                "code": f.code,
+                _("code"): f.code,
                 "dtype": f.dtype,
-                "shape": str(f.shape),
-                "key data": str(f.data),
+                _("shape"): str(f.shape),
+                _("key data"): str(f.data),
                 "normal(key, (4,))": str(np.round(f.samples, 4)),
             }
             for f in forms
@@ -201,19 +251,19 @@ def impl_section(seed: int) -> None:
         hide_index=True,
         key="prng_forms",
     )
-    st.markdown("**PRNG implementations**, seeded with the same integer:")
+    st.markdown(_("**PRNG implementations**, seeded with the same integer:"))
     impls = cached("impl_infos", seed)
     st.dataframe(
         pd.DataFrame(
             {
-                "impl": i.impl,
+                _("impl"): i.impl,
                 "dtype": i.dtype,
-                "key data shape": str(i.data_shape),
-                "key data": str(i.data),
+                _("key data shape"): str(i.data_shape),
+                _("key data"): str(i.data),
                 "normal(key, (4,))": str(np.round(i.samples, 4)),
                 "split(key)[0]": prng.key_hex(i.split_data),
                 "fold_in(key, 1)": prng.key_hex(i.fold_data),
-                "vmap = loop over keys": "yes" if i.vmap_exact else "no",
+                _("vmap = loop over keys"): _("yes") if i.vmap_exact else _("no"),
             }
             for i in impls
         ),
@@ -222,17 +272,19 @@ def impl_section(seed: int) -> None:
     )
     st.caption(prng.explain_impls(impls))
     n_time = st.select_slider(
-        "Numbers per draw",
+        _("Numbers per draw"),
         [10_000, 100_000, 1_000_000, 10_000_000],
         1_000_000,
         key="prng_n_time",
         bind="query-params",
     )
-    if _ui.measure_button("Time the implementations", "prng_time_impls", int(n_time)):
+    if _ui.measure_button(_("Time the implementations"), "prng_time_impls", int(n_time)):
         # One cached call per implementation, the progress drawn here between them.
         rows = _ui.measure_points(
-            f"Timing `jit(normal)` of {int(n_time):,} numbers…",
-            f"{words.count(len(prng.IMPLS), 'implementation')} timed",
+            _("Timing `jit(normal)` of {n} numbers…").format(n=f"{int(n_time):,}"),
+            ngettext(
+                "{n} implementation timed", "{n} implementations timed", len(prng.IMPLS)
+            ).format(n=f"{len(prng.IMPLS):,}"),
             prng.IMPLS,
             lambda impl: impl_timing(impl, int(n_time)),
             str,
@@ -249,42 +301,48 @@ def parallel_section(seed: int) -> None:
     total = prng.MAX_PARALLEL_VALUES
     most_keys = total // 2
     n_keys = c1.number_input(
-        "Keys",
+        _("Keys"),
         2,
         most_keys,
         1000,
         key="prng_n_keys",
         bind="query-params",
-        help=f"2 to {most_keys:,}; keys × samples per key is at most {total:,}.",
+        help=_("2 to {most}; keys × samples per key is at most {total}.").format(
+            most=f"{most_keys:,}", total=f"{total:,}"
+        ),
     )
     # Samples per key offered: only as many as fit the total with this many keys.
     most_per = total // int(n_keys)
     if st.session_state.get("prng_n_per", 0) > most_per:
         st.session_state["prng_n_per"] = most_per
     n_per = c2.number_input(
-        "Samples per key",
+        _("Samples per key"),
         2,
         most_per,
         min(10, most_per),
         key="prng_n_per",
         bind="query-params",
-        help=f"2 to {most_per:,} with {int(n_keys):,} keys ({total:,} numbers at most).",
+        help=_("2 to {most} with {keys} keys ({total} numbers at most).").format(
+            most=f"{most_per:,}", keys=f"{int(n_keys):,}", total=f"{total:,}"
+        ),
     )
-    reuse = c3.toggle("Reuse one key for every stream", key="prng_reuse", bind="query-params")
+    reuse = c3.toggle(_("Reuse one key for every stream"), key="prng_reuse", bind="query-params")
     try:
         stats = parallel(seed, int(n_keys), int(n_per), reuse)
     except ValueError as err:
         st.error(markdown.escape(err), icon=":material/error:")
     else:
         cols = st.columns(5)
-        cols[0].metric("mean", f"{stats.mean:.4f}")
-        cols[1].metric("std", f"{stats.std:.4f}")
-        cols[2].metric("skewness", f"{stats.skewness:.3f}")
-        cols[3].metric("excess kurtosis", f"{stats.excess_kurtosis:.3f}")
-        cols[4].metric("correlations inside ±1.96/√n", f"{stats.within_band:.0%}")
+        cols[0].metric(_("mean"), f"{stats.mean:.4f}")
+        cols[1].metric(_("std"), f"{stats.std:.4f}")
+        cols[2].metric(_("skewness"), f"{stats.skewness:.3f}")
+        cols[3].metric(_("excess kurtosis"), f"{stats.excess_kurtosis:.3f}")
+        cols[4].metric(_("correlations inside ±1.96/√n"), f"{stats.within_band:.0%}")
         _ui.chart(prng.samples_heatmap(stats.samples), key="prng_heatmap")
         _ui.chart(prng.histograms_figure(stats.samples), key="prng_hist")
-        corr_title = f"Correlation of the first 8 streams (* outside ±{stats.band:.2f})"
+        corr_title = _("Correlation of the first 8 streams (* outside ±{band})").format(
+            band=f"{stats.band:.2f}"
+        )
         _ui.chart(prng.correlation_figure(stats, corr_title), key="prng_corr")
         _ui.show_code(prng.article_parallel)
 
@@ -299,13 +357,13 @@ def pitfalls_section(seed: int) -> None:
 
 def reuse_pitfall(seed: int) -> None:
     """Reusing a key repeats the numbers; the key-reuse checker turns that into an error."""
-    st.subheader("1 · Reusing a key repeats the numbers")
+    st.subheader(_("1 · Reusing a key repeats the numbers"))
     demo = cached("reuse_demo", seed)
     st.dataframe(
         pd.DataFrame(
             {
                 "normal(key)": demo.first,
-                "normal(key) again": demo.again,
+                _("normal(key) again"): demo.again,
                 "normal(split(key)[0])": demo.split_a,
                 "normal(split(key)[1])": demo.split_b,
             }
@@ -313,18 +371,20 @@ def reuse_pitfall(seed: int) -> None:
         hide_index=True,
         key="prng_reuse_table",
     )
-    st.markdown("JAX's **key-reuse checker** (`jax_debug_key_reuse`) turns this into an error:")
+    st.markdown(_("JAX's **key-reuse checker** (`jax_debug_key_reuse`) turns this into an error:"))
     source = prng.key_reuse_source(seed)
     st.code(source, language="python", line_numbers=True)
-    if st.button("Run it in the sandbox", key="prng_run_checker", icon=":material/play_arrow:"):
+    if st.button(_("Run it in the sandbox"), key="prng_run_checker", icon=":material/play_arrow:"):
         st.session_state.setdefault("prng_visitor", uuid.uuid4().hex)
-        with st.status("Running in a fresh sandboxed worker…") as status:
+        with st.status(_("Running in a fresh sandboxed worker…")) as status:
             outcome = prng.check_key_reuse_sandboxed(
                 seed,
                 visitor=st.session_state["prng_visitor"],
-                on_queue=lambda n: status.update(label=f"Workers busy: you are number {n}…"),
+                on_queue=lambda n: status.update(
+                    label=_("Workers busy: you are number {n}…").format(n=n)
+                ),
             )
-            status.update(label="Ran", state="complete")
+            status.update(label=_("Ran"), state="complete")
         st.session_state["prng_checker"] = (seed, outcome)
     checked_seed, outcome = st.session_state.get("prng_checker", (None, None))
     if outcome is not None and checked_seed == seed:
@@ -332,98 +392,148 @@ def reuse_pitfall(seed: int) -> None:
             st.code(outcome.stdout, language=None)
         if outcome.raised:
             st.error(
-                f"{markdown.code(outcome.exc_type)} at line {outcome.line}: "
-                f"{markdown.escape(outcome.message)}",
+                _("{error} at line {line}: {message}").format(
+                    error=markdown.code(outcome.exc_type),
+                    line=outcome.line,
+                    message=markdown.escape(outcome.message),
+                ),
                 icon=":material/error:",
             )
         else:
-            st.warning("The checker did not raise.")
-        where = "in a fresh sandboxed worker" if outcome.where == "sandbox" else outcome.where
-        st.caption(f"Ran {where}.")
+            st.warning(_("The checker did not raise."))
+        st.caption(where_ran(outcome.where))
+
+
+#: How :func:`prng.check_key_reuse_sandboxed` says it fell back to running in this process.
+FALLBACK = "in-process, because the sandbox did not run it ("
+
+
+def where_ran(where: str) -> str:
+    """Where the checker ran, in a sentence (the sandbox's own reason kept as it said it)."""
+    if where == "sandbox":
+        return _("Ran in a fresh sandboxed worker.")
+    if where.startswith(FALLBACK) and where.endswith(")"):
+        return _("Ran in-process, because the sandbox did not run it ({why}).").format(
+            why=where[len(FALLBACK) : -1]
+        )
+    return _("Ran {where}.").format(where=where)
 
 
 def transforms_pitfall(seed: int) -> None:
     """The same key gives the same numbers under jit, vmap and both."""
-    st.subheader("2 · Same key, same numbers under any transform (threefry2x32)")
+    st.subheader(_("2 · Same key, same numbers under any transform (threefry2x32)"))
     agreement = cached("transform_agreement", seed)
     for name, values in agreement.results.items():
         st.text(f"{name:>10}: {values[0].round(5)}")
-    st.metric("Largest difference across eager, jit, vmap, jit(vmap)", agreement.max_abs_difference)
+    st.metric(
+        _("Largest difference across eager, jit, vmap, jit(vmap)"), agreement.max_abs_difference
+    )
 
 
 def stochastic_layer_pitfall() -> None:
     """The article's layer under @jit @vmap: parameters mapped too, unless in_axes says not."""
-    st.subheader("3 · The article's `stochastic_layer` under `@jit @vmap`")
+    st.subheader(_("3 · The article's `stochastic_layer` under `@jit @vmap`"))
     batch = st.slider(
-        "Batch size (the layer has 4 outputs)", 1, 8, 5, key="prng_batch", bind="query-params"
+        _("Batch size (the layer has 4 outputs)"), 1, 8, 5, key="prng_batch", bind="query-params"
     )
     written, fixed = cached("stochastic_layer_runs", batch)
     if written.error:
         st.error(
-            f"**{written.name}** raises `{written.error_type}`:\n\n```\n{written.error}\n```",
+            _("**{name}** raises `{error_type}`:").format(
+                name=layer_name(written), error_type=written.error_type
+            )
+            + f"\n\n```\n{written.error}\n```",
             icon=":material/error:",
         )
     elif written.shape != fixed.shape:
         st.warning(
-            f"**{written.name}** runs *silently wrong*: output shape `{written.shape}`, not "
-            f"`{fixed.shape}`. With batch = output size, `@vmap` maps W and b too and pairs "
-            "example i with row i of W.",
+            _(
+                "**{name}** runs *silently wrong*: output shape `{shape}`, not `{expected}`. "
+                "With batch = output size, `@vmap` maps W and b too and pairs example i with "
+                "row i of W."
+            ).format(name=layer_name(written), shape=written.shape, expected=fixed.shape),
             icon=":material/warning:",
         )
-    st.success(f"**{fixed.name}** runs: output shape `{fixed.shape}`")
+    st.success(
+        _("**{name}** runs: output shape `{shape}`").format(
+            name=layer_name(fixed), shape=fixed.shape
+        )
+    )
     st.caption(
-        "`@vmap` maps every argument over axis 0, the parameters too; per-sample noise "
-        "with shared parameters needs `in_axes=(None, 0, 0)`."
+        _(
+            "`@vmap` maps every argument over axis 0, the parameters too; per-sample noise "
+            "with shared parameters needs `in_axes=(None, 0, 0)`."
+        )
     )
     _ui.show_code(prng.stochastic_layer, prng.stochastic_layer_fixed)
 
 
+def layer_name(run: prng.LayerRun) -> str:
+    """The article's layer named in the visitor's language; the fixed one is named by its code."""
+    return _("as written") if run.name == "as written" else run.name
+
+
 def threading_pitfall(seed: int) -> None:
     """A training loop that threads its key, against one that drops it."""
-    st.subheader("4 · Threading the key through a training loop")
-    steps = st.slider("Steps", 10, 300, 60, key="prng_steps", bind="query-params")
+    st.subheader(_("4 · Threading the key through a training loop"))
+    steps = st.slider(_("Steps"), 10, 300, 60, key="prng_steps", bind="query-params")
     runs = cached("training_runs", seed, steps)
     _ui.chart(prng.training_figure(runs), key="prng_training_chart")
     threaded, dropped = runs
     st.caption(
-        f"Over {words.count(steps, 'step')}: the threaded key drew "
-        f"{words.count(threaded.unique_masks, 'distinct dropout mask')} and its loss moved by "
-        f"{threaded.mean_jump:.3g} a step on average; the dropped key drew "
-        f"{words.count(dropped.unique_masks, 'distinct mask')}, its loss moving "
-        f"{dropped.mean_jump:.3g} a step. Every step of the dropped run splits the same key, so "
-        "nothing is random any more: the model fits one fixed corruption of the data instead of "
-        "averaging over dropout."
+        _(
+            "Over {steps}: the threaded key drew {threaded_masks} and its loss moved by "
+            "{threaded_jump} a step on average; the dropped key drew {dropped_masks}, its loss "
+            "moving {dropped_jump} a step. Every step of the dropped run splits the same key, so "
+            "nothing is random any more: the model fits one fixed corruption of the data instead "
+            "of averaging over dropout."
+        ).format(
+            steps=ngettext("{n} step", "{n} steps", steps).format(n=f"{steps:,}"),
+            threaded_masks=ngettext(
+                "{n} distinct dropout mask", "{n} distinct dropout masks", threaded.unique_masks
+            ).format(n=f"{threaded.unique_masks:,}"),
+            threaded_jump=f"{threaded.mean_jump:.3g}",
+            dropped_masks=ngettext(
+                "{n} distinct mask", "{n} distinct masks", dropped.unique_masks
+            ).format(n=f"{dropped.unique_masks:,}"),
+            dropped_jump=f"{dropped.mean_jump:.3g}",
+        )
     )
     _ui.show_code(prng.training_step, prng.train_threading_key, prng.train_dropping_key)
 
 
 seed_text = _ui.text_box(
     st,
-    "Seed",
+    _("Seed"),
     value=str(prng.ARTICLE_SEED),
     key="prng_seed",
     bind="query-params",
-    help="A whole number. Try 42, 4294967296, -1 or 9223372036854775808.",
+    help=_("A whole number. Try 42, 4294967296, -1 or 9223372036854775808."),
 )
 seed: int | None = None
 try:
     seed = prng.parse_seed(seed_text or "")
 except prng.SeedError as err:
-    _ui.input_error(err, "Not a seed:")
+    _ui.input_error(err, _("Not a seed:"))
 else:
     info = describe(seed)
     if not info.in_range:
-        st.error(f"**Seed out of range.** {info.notes[0]}", icon=":material/error:")
+        st.error(
+            _("**Seed out of range.** {note}").format(note=info.notes[0]), icon=":material/error:"
+        )
         seed = None
 # Filled below only when the Seed → key tab (which explains the seed itself) is not the open one.
 seed_warning = st.empty()
 
+# The tabs' labels, in the visitor's language (a link names the open tab by its label).
+SEED_TAB, TREE_TAB, IMPLS_TAB = _("Seed → key"), _("Key tree"), _("Typed keys & implementations")
+STREAMS_TAB, PITFALLS_TAB = _("Parallel streams"), _("Pitfalls")
 SECTIONS = {
-    "Seed → key": seed_section,
-    "Key tree": tree_section,
-    "Typed keys & implementations": impl_section,
-    "Parallel streams": parallel_section,
-    "Pitfalls": pitfalls_section,
+    SEED_TAB: seed_section,
+    TREE_TAB: tree_section,
+    IMPLS_TAB: impl_section,
+    STREAMS_TAB: parallel_section,
+    PITFALLS_TAB: pitfalls_section,
 }
 
 
@@ -433,7 +543,7 @@ def needs_seed(section: Callable[[int], None]) -> Callable[[], None]:
 
     def draw() -> None:
         if seed is None:
-            st.info("This tab starts from the seed: fix the Seed box above to see it.")
+            st.info(_("This tab starts from the seed: fix the Seed box above to see it."))
         else:
             section(seed)
 
@@ -444,7 +554,7 @@ opened = _ui.lazy_tabs(
     {label: needs_seed(s) for label, s in SECTIONS.items()},
     key="prng_tab",
     keep={
-        "Key tree": (
+        TREE_TAB: (
             "prng_method",
             "prng_branching",
             "prng_depth",
@@ -452,14 +562,16 @@ opened = _ui.lazy_tabs(
             "prng_node",
             "prng_n_derive",
         ),
-        "Typed keys & implementations": ("prng_n_time",),
-        "Parallel streams": ("prng_n_keys", "prng_n_per", "prng_reuse"),
-        "Pitfalls": ("prng_batch", "prng_steps"),
+        IMPLS_TAB: ("prng_n_time",),
+        STREAMS_TAB: ("prng_n_keys", "prng_n_per", "prng_reuse"),
+        PITFALLS_TAB: ("prng_batch", "prng_steps"),
     },
 )
-if seed is not None and info.differs and opened != "Seed → key":
+if seed is not None and info.differs and opened != SEED_TAB:
     seed_warning.warning(
-        f"With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
-        f"same key as seed {info.x32_twin}, and another key with x64 on. See *Seed → key*.",
+        _(
+            "With x64 off (JAX's default) seed {seed} keeps only its low 32 bits: it gives the "
+            "same key as seed {twin}, and another key with x64 on. See *{seed_tab}*."
+        ).format(seed=seed, twin=info.x32_twin, seed_tab=SEED_TAB),
         icon=":material/warning:",
     )

@@ -3,15 +3,19 @@
 import streamlit as st
 
 from jaxplay import prng, state
+from jaxplay.core.i18n import _
 from pages import _ui  # every page imports it first: see its docstring
 
-st.title(":material/model_training: Stateful computations")
+st.title(":material/model_training: " + _("Stateful computations"))
 st.write(
-    "`jit` compiles a **pure** function: what it reads comes in as arguments, what it changes "
-    "goes out as results. So a training loop threads its state (parameters, optimizer state, "
-    "the PRNG key) through the jitted step and takes the new state back, every step. Below, "
-    "a tiny MLP learns a noisy sine of its inputs that way, beside a version that keeps the "
-    "state hidden (a global, an attribute of `self`) and looks just as plausible."
+    _(
+        "`jit` compiles a **pure** function: what it reads comes in as arguments, what it "
+        "changes goes out as results. So a training loop threads its state (parameters, "
+        "optimizer state, the PRNG key) through the jitted step and takes the new state back, "
+        "every step. Below, a tiny MLP learns a noisy sine of its inputs that way, beside a "
+        "version that keeps the state hidden (a global, an attribute of `self`) and looks just "
+        "as plausible."
+    )
 )
 
 
@@ -22,7 +26,7 @@ def train(loop: str, seed: int, steps: int, hidden: int, optimizer: str, lr: flo
 
 left, right = st.columns(2)
 optimizer = left.segmented_control(
-    "Optimizer",
+    _("Optimizer"),
     list(state.OPTIMIZERS),
     default="adam",
     required=True,
@@ -30,19 +34,19 @@ optimizer = left.segmented_control(
     bind="query-params",
 )
 lr = right.select_slider(
-    "Learning rate", state.LEARNING_RATES, 0.03, key="state_lr", bind="query-params"
+    _("Learning rate"), state.LEARNING_RATES, 0.03, key="state_lr", bind="query-params"
 )
 left, right = st.columns(2)
 steps = left.slider(
-    "Steps", 10, state.MAX_STEPS, 100, step=10, key="state_steps", bind="query-params"
+    _("Steps"), 10, state.MAX_STEPS, 100, step=10, key="state_steps", bind="query-params"
 )
 hidden = right.slider(
-    "Hidden units", 1, state.MAX_HIDDEN, 8, key="state_hidden", bind="query-params"
+    _("Hidden units"), 1, state.MAX_HIDDEN, 8, key="state_hidden", bind="query-params"
 )
 left, right = st.columns([3, 1])
-wrong_titles = {loop.key: loop.title.split(": ")[-1] for loop in state.LOOPS if loop.hidden_state}
+wrong_titles = {loop.key: _(loop.short) for loop in state.LOOPS if loop.hidden_state}
 wrong_key = left.segmented_control(
-    "Beside it, hidden state:",
+    _("Beside it, hidden state:"),
     list(wrong_titles),
     format_func=wrong_titles.get,
     default="globals",
@@ -54,12 +58,12 @@ wrong_key = left.segmented_control(
 # "1e30" into 1 without a word.
 seed_text = _ui.text_box(
     right,
-    "Seed",
+    _("Seed"),
     "0",
     key="state_seed",
     bind="query-params",
     max_chars=prng.MAX_SEED_DIGITS + 2,
-    help="A whole number from 0 to 2147483647.",
+    help=_("A whole number from 0 to 2147483647."),
 )
 
 
@@ -69,9 +73,11 @@ def read_seed(text: str) -> int | None:
     try:
         seed = prng.parse_seed(text)
         if not 0 <= seed < 2**31:
-            raise prng.SeedError(f"{seed} is outside 0 to 2147483647 (2**31 - 1).")
+            raise prng.SeedError(
+                _("{seed} is outside 0 to 2147483647 (2**31 - 1).").format(seed=seed)
+            )
     except prng.SeedError as err:
-        _ui.input_error(err, "Not a seed:")
+        _ui.input_error(err, _("Not a seed:"))
         return None
     return int(seed)
 
@@ -81,12 +87,18 @@ def train_and_show(setup: tuple[int, int, int, str, float], wrong_key: str) -> N
     steps = setup[1]
     threaded_loop = state.find_loop("threaded")
     wrong_loop = state.find_loop(wrong_key)
-    with st.status("Training…", expanded=False) as status:
-        status.update(label=f"Training with the state threaded ({int(steps)} jitted steps)…")
+    with st.status(_("Training…"), expanded=False) as status:
+        status.update(
+            label=_("Training with the state threaded ({n} jitted steps)…").format(n=int(steps))
+        )
         threaded = train("threaded", *setup)
-        status.update(label=f"Training with hidden state ({wrong_loop.title.split(': ')[1]})…")
+        status.update(
+            label=_("Training with hidden state ({kind})…").format(kind=_(wrong_loop.short))
+        )
         wrong = train(wrong_loop.key, *setup)
-        status.update(label=f"Trained both loops, {int(steps)} steps each", state="complete")
+        status.update(
+            label=_("Trained both loops, {n} steps each").format(n=int(steps)), state="complete"
+        )
     show_losses(threaded, wrong, wrong_loop)
     show_after(threaded, wrong, wrong_loop)
     show_loops(setup, threaded_loop, wrong_loop)
@@ -99,15 +111,15 @@ def show_losses(
     a, b = st.columns(2)
     # A lower loss is better (inverse colours); a loss that did not move gets no arrow at all.
     a.metric(
-        f"Threaded: loss after {len(threaded.losses)} steps",
+        _("Threaded: loss after {n} steps").format(n=len(threaded.losses)),
         f"{threaded.last:.4f}",
         state.loss_change_words(threaded),
         delta_color="inverse",
     )
     b.metric(
-        f"Hidden state: loss after {len(wrong.losses)} steps",
+        _("Hidden state: loss after {n} steps").format(n=len(wrong.losses)),
         f"{wrong.last:.4f}",
-        state.loss_change_words(wrong) or "unchanged from the first step",
+        state.loss_change_words(wrong) or _("unchanged from the first step"),
         delta_color="inverse" if state.loss_change_words(wrong) else "off",
         delta_arrow="auto" if state.loss_change_words(wrong) else "off",
     )
@@ -116,7 +128,7 @@ def show_losses(
         st.info(state.explain_stuck(wrong_loop.key), icon=":material/lightbulb:")
     _ui.chart(
         state.loss_figure(
-            [("state threaded", threaded.losses), (wrong_loop.title.lower(), wrong.losses)]
+            [(_("state threaded"), threaded.losses), (_(wrong_loop.title).lower(), wrong.losses)]
         ),
         key="state_loss_chart",
     )
@@ -127,14 +139,14 @@ def show_after(
 ) -> None:
     """The loss of each loop's trained parameters on all the data, and why they differ."""
     st.markdown(
-        "**Using the trained parameters afterwards** (`loss_fn(trained, x, y)` on all data):"
+        _("**Using the trained parameters afterwards** (`loss_fn(trained, x, y)` on all data):")
     )
     a, b = st.columns(2)
     with a:
-        st.caption("State threaded")
+        st.caption(_("State threaded"))
         _ui.show_outcome(threaded.after, what="`loss_fn(trained, x, y)`")
     with b:
-        st.caption(wrong_loop.title)
+        st.caption(_(wrong_loop.title))
         _ui.show_outcome(wrong.after, what="`loss_fn(trained, x, y)`")
     if state.explain_after(threaded, wrong):
         st.markdown(state.explain_after(threaded, wrong))
@@ -144,8 +156,8 @@ def show_loops(
     setup: tuple[int, int, int, str, float], threaded_loop: state.Loop, wrong_loop: state.Loop
 ) -> None:
     """The code that ran: both loops, the model, the data and the optimizer."""
-    _ui.show_code(*threaded_loop.parts, label="Show the threaded loop that ran", expanded=True)
-    _ui.show_code(*wrong_loop.parts, label="Show the hidden-state loop that ran")
+    _ui.show_code(*threaded_loop.parts, label=_("Show the threaded loop that ran"), expanded=True)
+    _ui.show_code(*wrong_loop.parts, label=_("Show the hidden-state loop that ran"))
     init, update = state.OPTIMIZERS[setup[3]]
     _ui.show_code(
         state.make_data,
@@ -154,19 +166,19 @@ def show_loops(
         state.loss_fn,
         init,
         update,
-        label="Show the model, the data and the optimizer",
+        label=_("Show the model, the data and the optimizer"),
     )
     actions = st.container(horizontal=True)
     with actions:
         _ui.code_lab_button(
             state.training_snippet("threaded", state.Setup(*setup)),
             key="state_open_threaded",
-            label="Open the threaded loop in the Code Lab",
+            label=_("Open the threaded loop in the Code Lab"),
         )
         _ui.code_lab_button(
             state.training_snippet(wrong_loop.key, state.Setup(*setup)),
             key="state_open_hidden",
-            label="Open the hidden-state loop in the Code Lab",
+            label=_("Open the hidden-state loop in the Code Lab"),
         )
 
 

@@ -67,4 +67,5 @@ from ._pipeline import compose as compose
 from ._pipeline import example_input as example_input
 from ._pipeline import is_preset as is_preset
 from ._pipeline import pipeline as pipeline
+from ._pipeline import plain_words as plain_words
 from ._pipeline import stack_code as stack_code

@@ -29,6 +29,7 @@ from jaxplay.core.figures import (
     timing_line,
     traces,
 )
+from jaxplay.core.i18n import N_, _
 from jaxplay.core.inputs import normal_arrays
 
 from ._jacobians import check_widths
@@ -136,8 +137,8 @@ def forward_over_reverse_hvp(f, x, v):
 #: The three ways to H·v, by name: forward-over-reverse, the article's reverse-over-reverse, and
 #: the full Hessian (``hessian`` is itself ``jacfwd(jacrev(f))``) times v.
 HVP_METHODS = (
-    "jvp(grad(f)): forward over reverse",
-    "the article's hvp: reverse over reverse",
+    N_("jvp(grad(f)): forward over reverse"),
+    N_("the article's hvp: reverse over reverse"),
     "hessian(f)(x) @ v",
 )
 HVP_FUNCTIONS: dict[str, Callable[..., Any]] = dict(
@@ -216,13 +217,13 @@ def time_hvp(dims: Sequence[int], budget_s: float = 0.2) -> HvpSweep:
 def hvp_figure(sweep: HvpSweep) -> go.Figure:
     """Two panels against the dimension n: median time, and compiled working memory."""
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("time per call", "XLA temp + output memory")
+        rows=1, cols=2, subplot_titles=(_("time per call"), _("XLA temp + output memory"))
     )
     colors = dict(zip(HVP_METHODS, ("#ff7f0e", "#2ca02c", "#9467bd"), strict=True))
     for name in HVP_METHODS:
         ts = sweep.timings[name]
         fig.add_trace(
-            timing_line(sweep.dims, ts, name, legendgroup=name, line={"color": colors[name]}),
+            timing_line(sweep.dims, ts, _(name), legendgroup=name, line={"color": colors[name]}),
             1,
             1,
         )
@@ -231,7 +232,7 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
                 x=list(sweep.dims),
                 y=[float("nan") if m is None else m for m in sweep.memory[name]],
                 mode="lines+markers",
-                name=name,
+                name=_(name),
                 legendgroup=name,
                 showlegend=False,
                 line={"color": colors[name]},
@@ -240,13 +241,13 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
             2,
         )
     times, memory = traces(fig)[0::2], traces(fig)[1::2]
-    fig.update_xaxes(log_axis("dimension n", sweep.dims, format_count))
+    fig.update_xaxes(log_axis(_("dimension n"), sweep.dims, format_count))
     fig.update_yaxes(
-        seconds_axis("time per call (median, quartiles)", bar_ends(*times)), row=1, col=1
+        seconds_axis(_("time per call (median, quartiles)"), bar_ends(*times)), row=1, col=1
     )
-    fig.update_yaxes(log_axis("bytes", bar_ends(*memory), format_bytes, base=4), row=1, col=2)
+    fig.update_yaxes(log_axis(_("bytes"), bar_ends(*memory), format_bytes, base=4), row=1, col=2)
     fig.update_layout(
-        title=f"Three ways to H·v, jitted, measured on {sweep.device}",
+        title=_("Three ways to H·v, jitted, measured on {device}").format(device=sweep.device),
         margin={"t": 80, "b": 40},
     )
     return fig

@@ -27,6 +27,7 @@ from jaxplay.core.figures import (
     timing_line,
     traces,
 )
+from jaxplay.core.i18n import N_, _
 from jaxplay.core.inputs import normal_arrays
 
 # --- jacfwd vs jacrev ----------------------------------------------------------------------------
@@ -76,7 +77,7 @@ class JacobianSweep:
         return ("jacfwd", rev / fwd) if fwd < rev else ("jacrev", fwd / rev)
 
 
-SWEEPS = ("wide input", "wide output")
+SWEEPS = (N_("wide input"), N_("wide output"))
 MODES = ("jacfwd", "jacrev")
 
 
@@ -158,8 +159,8 @@ def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
         rows=1,
         cols=2,
         subplot_titles=(
-            f"wide input (n_out = {sweep.narrow})",
-            f"wide output (n_in = {sweep.narrow})",
+            _("wide input (n_out = {n})").format(n=sweep.narrow),
+            _("wide output (n_in = {n})").format(n=sweep.narrow),
         ),
     )
     colors = {"jacfwd": "#1f77b4", "jacrev": "#d62728"}
@@ -178,14 +179,16 @@ def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
                 1,
                 col,
             )
-    for col, title in ((1, "n_in (input width)"), (2, "n_out (output width)")):
+    for col, title in ((1, _("n_in (input width)")), (2, _("n_out (output width)"))):
         fig.update_xaxes(log_axis(title, sweep.widths, format_count), row=1, col=col)
-    fig.update_yaxes(seconds_axis("time per Jacobian (median, quartiles)", bar_ends(*traces(fig))))
+    fig.update_yaxes(
+        seconds_axis(_("time per Jacobian (median, quartiles)"), bar_ends(*traces(fig)))
+    )
     fig.update_layout(
-        title=(
-            f"jit(jacfwd) vs jit(jacrev) of the two-layer network (hidden {sweep.hidden}), "
-            f"measured on {sweep.device}"
-        ),
+        title=_(
+            "jit(jacfwd) vs jit(jacrev) of the two-layer network (hidden {hidden}), measured on "
+            "{device}"
+        ).format(hidden=sweep.hidden, device=sweep.device),
         margin={"t": 80, "b": 40},
     )
     return fig

@@ -5,6 +5,7 @@ sandboxed worker, with its result, jaxpr or JAX's reason in plain words.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,16 +15,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay import sandbox
-from jaxplay.core import timing
+from jaxplay.core import claims, i18n, timing
 from jaxplay.core.errors import FriendlyError, explain_error
 from jaxplay.core.expr import ExprError, parse
+from jaxplay.core.i18n import N_, _
 
 # --- the pipeline builder ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Transform:
-    """One transform of the builder: how to apply it, and what it does in a few words."""
+    """One transform of the builder: how to apply it, and what it does in a few words (marked
+    for the catalog: a page shows ``_(does)``)."""
 
     name: str
     apply: Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -33,33 +36,36 @@ class Transform:
 TRANSFORMS: dict[str, Transform] = {
     t.name: t
     for t in (
-        Transform("jit", jax.jit, "compiles the function below it with XLA into one program"),
+        Transform("jit", jax.jit, N_("compiles the function below it with XLA into one program")),
         Transform(
             "vmap",
             jax.vmap,
-            "maps over axis 0 of x: traces the function below it for one row and batches each "
-            "operation (no call per row)",
+            N_(
+                "maps over axis 0 of x: traces the function below it for one row and batches "
+                "each operation (no call per row)"
+            ),
         ),
-        Transform("grad", jax.grad, "gradient of a scalar-valued function: same shape as x"),
-        Transform("jacfwd", jax.jacfwd, "Jacobian by forward mode: out.shape + x.shape"),
-        Transform("jacrev", jax.jacrev, "Jacobian by reverse mode: out.shape + x.shape"),
+        Transform("grad", jax.grad, N_("gradient of a scalar-valued function: same shape as x")),
+        Transform("jacfwd", jax.jacfwd, N_("Jacobian by forward mode: out.shape + x.shape")),
+        Transform("jacrev", jax.jacrev, N_("Jacobian by reverse mode: out.shape + x.shape")),
         Transform("hessian", jax.hessian, "jacfwd(jacrev(f)): out.shape + x.shape + x.shape"),
-        Transform("checkpoint", jax.checkpoint, "recomputes instead of storing residuals"),
+        Transform("checkpoint", jax.checkpoint, N_("recomputes instead of storing residuals")),
     )
 }
 MAX_STACK = 4
 MAX_OUTPUT_ELEMENTS = 100_000
 
+#: The builder's functions (label, marked for the catalog -> formula) and inputs (label -> shape).
 FUNCTIONS: dict[str, str] = {
-    "sum of sin² (vector → number)": "jnp.sum(jnp.sin(x) ** 2)",
-    "tanh, elementwise (vector → vector)": "jnp.tanh(x)",
-    "log-sum-exp (vector → number)": "jax.nn.logsumexp(x)",
-    "x³ − 2x (elementwise)": "x**3 - 2*x",
+    N_("sum of sin² (vector → number)"): "jnp.sum(jnp.sin(x) ** 2)",
+    N_("tanh, elementwise (vector → vector)"): "jnp.tanh(x)",
+    N_("log-sum-exp (vector → number)"): "jax.nn.logsumexp(x)",
+    N_("x³ − 2x (elementwise)"): "x**3 - 2*x",
 }
 INPUT_SHAPES: dict[str, tuple[int, ...]] = {
-    "a number: shape ()": (),
-    "a vector: shape (3,)": (3,),
-    "a batch of 4 vectors: shape (4, 3)": (4, 3),
+    N_("a number: shape ()"): (),
+    N_("a vector: shape (3,)"): (3,),
+    N_("a batch of 4 vectors: shape (4, 3)"): (4, 3),
 }
 
 
@@ -73,50 +79,68 @@ class StackPreset:
 
 
 STACK_PRESETS: dict[str, StackPreset] = {
-    "per-example gradients: jit(vmap(grad(f)))": StackPreset(
+    N_("per-example gradients: jit(vmap(grad(f)))"): StackPreset(
         ("jit", "vmap", "grad"),
         "sum of sin² (vector → number)",
         "a batch of 4 vectors: shape (4, 3)",
     ),
-    "Hessian two ways: jacfwd(jacrev(f))": StackPreset(
+    N_("Hessian two ways: jacfwd(jacrev(f))"): StackPreset(
         ("jacfwd", "jacrev"), "log-sum-exp (vector → number)", "a vector: shape (3,)"
     ),
-    "Jacobian of an elementwise map: jit(jacrev(f))": StackPreset(
+    N_("Jacobian of an elementwise map: jit(jacrev(f))"): StackPreset(
         ("jit", "jacrev"), "tanh, elementwise (vector → vector)", "a vector: shape (3,)"
     ),
-    "rematerialised gradient: grad(checkpoint(f))": StackPreset(
+    N_("rematerialised gradient: grad(checkpoint(f))"): StackPreset(
         ("grad", "checkpoint"), "sum of sin² (vector → number)", "a vector: shape (3,)"
     ),
-    "invalid: grad of a vector output": StackPreset(
+    N_("invalid: grad of a vector output"): StackPreset(
         ("grad",), "tanh, elementwise (vector → vector)", "a vector: shape (3,)"
     ),
-    "invalid: vmap with nothing left to map": StackPreset(
+    N_("invalid: vmap with nothing left to map"): StackPreset(
         ("vmap", "vmap", "grad"), "sum of sin² (vector → number)", "a vector: shape (3,)"
     ),
 }
 
-_COMPOSE_ERRORS: tuple[tuple[str, str], ...] = (
+#: JAX's refusals in plain words: (pattern, a function of its groups that says it in the
+#: visitor's language). :func:`compose` stores the English (its result is cached for everyone);
+#: :func:`plain_words` says it again in the language of the page that shows it.
+_COMPOSE_ERRORS: tuple[tuple[str, Callable[..., str]], ...] = (
     (
         r"Gradient only defined for scalar-output functions\. Output had shape: (\(.*?\))",
-        "grad needs a function that returns one number, but the function it differentiates "
-        "returns shape {0}. Use jacfwd or jacrev for a vector output, put vmap outside grad to "
-        "get one gradient per example, or reduce the output (e.g. jnp.sum) first.",
+        lambda shape: _(
+            "grad needs a function that returns one number, but the function it differentiates "
+            "returns shape {shape}. Use jacfwd or jacrev for a vector output, put vmap outside "
+            "grad to get one gradient per example, or reduce the output (e.g. jnp.sum) first."
+        ).format(shape=shape),
     ),
     (
         r"Gradient only defined for scalar-output functions",
-        "grad needs a function that returns one number, but this one returns several.",
+        lambda: _("grad needs a function that returns one number, but this one returns several."),
     ),
     (
         r"along axis (-?\d+), which implies that its rank should be at least (\d+), but is only "
         r"(\d+) \(its shape is (\(.*?\))\)",
-        "vmap maps over axis {0}, but the input it receives has shape {3}: nothing is left to "
-        "map. Each vmap peels one axis off x, so use fewer vmaps or a higher-rank input.",
+        lambda axis, _rank, _ndim, shape: _(
+            "vmap maps over axis {axis}, but the input it receives has shape {shape}: nothing is "
+            "left to map. Each vmap peels one axis off x, so use fewer vmaps or a higher-rank "
+            "input."
+        ).format(axis=axis, shape=shape),
     ),
     (
         r"grad requires real-valued outputs",
-        "grad needs a real-valued output (not an integer or complex one).",
+        lambda: _("grad needs a real-valued output (not an integer or complex one)."),
     ),
 )
+
+
+@claims.states_nothing("restates JAX's own refusal, read from its message, in plain words")
+def plain_words(error: FriendlyError) -> str:
+    """``error``'s plain words in the running script's language (``error.plain`` is English)."""
+    for pattern, plain in _COMPOSE_ERRORS:
+        match = re.search(pattern, error.message, flags=re.S)
+        if match:
+            return plain(*match.groups())
+    return _("JAX refused this combination; its message says why.")
 
 
 def example_input(shape: tuple[int, ...]) -> np.ndarray:
@@ -183,7 +207,9 @@ def compose(stack: Sequence[str], source: str, shape: Sequence[int]) -> Pipeline
     try:
         out = jax.eval_shape(composed, jax.ShapeDtypeStruct(x.shape, x.dtype))
     except (TypeError, ValueError, IndexError) as err:
-        return PipelineResult(code, shape, None, None, None, explain_error(err, _COMPOSE_ERRORS))
+        with i18n.speaking(i18n.DEFAULT):  # cached for every visitor: English, see plain_words
+            error = explain_error(err, _COMPOSE_ERRORS)
+        return PipelineResult(code, shape, None, None, None, error)
     traced = calls[0]
     size = math.prod(out.shape)
     if size > MAX_OUTPUT_ELEMENTS:

@@ -27,6 +27,7 @@ from jax.sharding import PartitionSpec as P
 from jaxplay.article import all_reduce_example, model_fn
 from jaxplay.core import capture
 from jaxplay.core.capture import Outcome
+from jaxplay.core.i18n import N_, _
 from jaxplay.devices._devices import devices_of
 
 AXIS = "i"
@@ -96,15 +97,16 @@ def article_examples(n_devices: int) -> dict[str, Outcome]:
     """The article's pmap code as written, fixed, and with ``shard_map`` (all really run).
 
     The all-reduce input has one row per device (``n_devices`` of the default backend's devices,
-    since ``pmap`` maps over those).
+    since ``pmap`` maps over those). The titles are English (a cached result): a page shows them
+    with ``_()``.
     """
     x = example_input(n_devices)
     mesh = mesh_of(n_devices)
     return {
-        "pmap, as written": capture.run(article_parallel_map, describe=str),
-        "psum in pmap, as written": capture.run(all_reduce_example, x, describe=_array_text),
-        "psum in pmap, fixed": capture.run(all_reduce_fixed, x, describe=_array_text),
-        "psum in shard_map": capture.run(
+        N_("pmap, as written"): capture.run(article_parallel_map, describe=str),
+        N_("psum in pmap, as written"): capture.run(all_reduce_example, x, describe=_array_text),
+        N_("psum in pmap, fixed"): capture.run(all_reduce_fixed, x, describe=_array_text),
+        N_("psum in shard_map"): capture.run(
             all_reduce_shard_map,
             jax.device_put(x, NamedSharding(mesh, P(AXIS))),
             mesh,
@@ -146,19 +148,19 @@ COLLECTIVES: dict[str, Collective] = {
             "psum",
             psum_body,
             lambda x: [x.sum(axis=0, keepdims=True)] * len(x),
-            "all-reduce: every device gets the sum of all devices' inputs",
+            N_("all-reduce: every device gets the sum of all devices' inputs"),
         ),
         Collective(
             "all_gather",
             all_gather_body,
             lambda x: [x] * len(x),
-            "every device gets every device's input, stacked in mesh order",
+            N_("every device gets every device's input, stacked in mesh order"),
         ),
         Collective(
             "ppermute",
             ring_shift_body,
             lambda x: [x[(j - 1) % len(x)][None] for j in range(len(x))],
-            "ring shift: device j sends its input to device j+1 (the last to the first)",
+            N_("ring shift: device j sends its input to device j+1 (the last to the first)"),
         ),
     )
 }
@@ -183,12 +185,14 @@ class CollectiveRun:
         )
 
     def rows(self) -> list[dict[str, object]]:
-        """One table row per device: what it held, what the collective gave it, numpy's."""
+        """One table row per device: what it held, what the collective gave it, numpy's (the
+        column names in the visitor's language)."""
+        device, given, out = _("device"), _("input"), _("output")
         return [
             {
-                "device": d,
-                "input": str(i.tolist()),
-                "output": str(o.tolist()),
+                device: d,
+                given: str(i.tolist()),
+                out: str(o.tolist()),
                 "numpy": str(e.tolist()),
             }
             for d, i, o, e in zip(
@@ -265,28 +269,28 @@ class XlaExample:
 
 XLA_EXAMPLES: tuple[XlaExample, ...] = (
     XlaExample(
-        "sum of a row-sharded array",
+        N_("sum of a row-sharded array"),
         total,
         np.sum,
-        "each device sums its rows, then the partial sums are all-reduced",
+        N_("each device sums its rows, then the partial sums are all-reduced"),
     ),
     XlaExample(
-        "reshard rows → columns",
+        N_("reshard rows → columns"),
         to_columns,
         lambda x: x,
-        "every device trades pieces with every other: an all-to-all",
+        N_("every device trades pieces with every other: an all-to-all"),
     ),
     XlaExample(
-        "replicate everywhere",
+        N_("replicate everywhere"),
         replicate,
         lambda x: x,
-        "every device collects every piece: an all-gather",
+        N_("every device collects every piece: an all-gather"),
     ),
     XlaExample(
-        "x.T @ x, contracting over the sharded rows",
+        N_("x.T @ x, contracting over the sharded rows"),
         contract_sharded,
         lambda x: x.T @ x,
-        "each device multiplies its own rows; the partial products are all-reduced",
+        N_("each device multiplies its own rows; the partial products are all-reduced"),
     ),
 )
 

@@ -20,6 +20,7 @@ from jaxplay.article import manual_device_placement
 from jaxplay.core import capture, claims, timing
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import format_bytes, log_axis, timing_line
+from jaxplay.core.i18n import N_, _
 
 #: The largest transfer that may be timed (bytes): enough to see bandwidth, small enough to share.
 #: Largest transfer timed: the host buffer, its copy on the source device and the copies made
@@ -27,7 +28,8 @@ from jaxplay.core.figures import format_bytes, log_axis, timing_line
 MAX_TRANSFER_BYTES = 64 * 2**20
 #: Longest vector the placement demo puts on a device (40 MB of float32).
 MAX_PLACE_ELEMENTS = 10**7
-ROUTES = ("host → device", "device → device", "device → host")
+#: The routes timed (keys of :func:`transfer_calls`; a figure shows them translated).
+ROUTES = (N_("host → device"), N_("device → device"), N_("device → host"))
 
 
 def platforms() -> tuple[str, ...]:
@@ -114,23 +116,24 @@ def inventory() -> tuple[DeviceInfo, ...]:
 
 #: The memory counters a device may report (``memory_stats()``), as table columns in MiB.
 COUNTERS = {
-    "in use (MiB)": "bytes_in_use",
-    "limit (MiB)": "bytes_limit",
-    "peak (MiB)": "peak_bytes_in_use",
+    N_("in use (MiB)"): "bytes_in_use",
+    N_("limit (MiB)"): "bytes_limit",
+    N_("peak (MiB)"): "peak_bytes_in_use",
 }
 
 
 def inventory_rows(infos: Sequence[DeviceInfo]) -> list[dict[str, Any]]:
     """One table row per device: its key, platform, kind and process, and a column for each
-    memory counter that at least one device reports (none is shown that no backend reported)."""
+    memory counter that at least one device reports (none is shown that no backend reported).
+    The column names are in the visitor's language."""
     reported = {c: a for c, a in COUNTERS.items() if any(getattr(d, a) for d in infos)}
     rows = []
     for d in infos:
-        row: dict[str, Any] = {"device": d.key, "platform": d.platform, "kind": d.kind}
-        row["process"] = d.process_index
+        row: dict[str, Any] = {_("device"): d.key, _("platform"): d.platform, _("kind"): d.kind}
+        row[_("process")] = d.process_index
         for column, attr in reported.items():
             value = getattr(d, attr)
-            row[column] = None if value is None else round(value / 2**20, 1)
+            row[_(column)] = None if value is None else round(value / 2**20, 1)
         rows.append(row)
     return rows
 
@@ -294,10 +297,12 @@ def transfer_figure(points: tuple[TransferPoint, ...], where: str) -> go.Figure:
             continue
         sizes = [p.nbytes for p in pts]
         gigabytes = [n / 1e9 for n in sizes]
-        fig.add_trace(timing_line(sizes, [p.timing for p in pts], route, work=gigabytes))
+        fig.add_trace(timing_line(sizes, [p.timing for p in pts], _(route), work=gigabytes))
     fig.update_layout(
-        title=f"Transfer bandwidth ({where}); median, bars: interquartile range",
-        xaxis=log_axis("bytes per transfer", [p.nbytes for p in points], format_bytes, base=4),
+        title=_("Transfer bandwidth ({where}); median, bars: interquartile range").format(
+            where=where
+        ),
+        xaxis=log_axis(_("bytes per transfer"), [p.nbytes for p in points], format_bytes, base=4),
         yaxis={"title": "GB/s"},
         height=380,
         margin={"t": 50, "b": 40},

@@ -29,7 +29,7 @@ from jax.sharding import PartitionSpec as P
 
 from jaxplay.core import capture, claims
 from jaxplay.core.capture import Outcome
-from jaxplay.core.words import count
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.devices._devices import devices_of
 
 #: The array every step shards: 32 × 16 float32, as in JAX's explicit-sharding tutorial.
@@ -189,107 +189,127 @@ class Step:
 EXPLICIT_STEPS: tuple[Step, ...] = (
     Step(
         "type",
-        "The sharding is part of the type",
+        N_("The sharding is part of the type"),
         sharding_in_the_type,
         "explicit",
         None,
-        "`jax.make_mesh` makes Explicit axes by default. `jax.typeof` then shows the sharding: "
-        "`@i` after an axis size means that axis is split over mesh axis `i`.",
+        N_(
+            "`jax.make_mesh` makes Explicit axes by default. `jax.typeof` then shows the sharding: "
+            "`@i` after an axis size means that axis is split over mesh axis `i`."
+        ),
     ),
     Step(
         "auto",
-        "Auto axes: the type does not say",
+        N_("Auto axes: the type does not say"),
         auto_axes_type,
         "auto",
         None,
-        "With `axis_types=(AxisType.Auto, ...)` the array is split the same way (its `.sharding` "
-        "and the block each device holds say so), but its type does not record it: under `jit`, "
-        "XLA's partitioner decides how intermediates are split.",
+        N_(
+            "With `axis_types=(AxisType.Auto, ...)` the array is split the same way (its "
+            "`.sharding` and the block each device holds say so), but its type does not record "
+            "it: under `jit`, XLA's partitioner decides how intermediates are split."
+        ),
     ),
     Step(
         "jit",
-        "Types propagate under jit",
+        N_("Types propagate under jit"),
         types_under_jit,
         "explicit",
         None,
-        "Every operation computes its result's sharding while tracing: an elementwise op keeps "
-        "it, a sum over the split axis gives an unsplit result (the partial sums are "
-        "all-reduced).",
+        N_(
+            "Every operation computes its result's sharding while tracing: an elementwise op keeps "
+            "it, a sum over the split axis gives an unsplit result (the partial sums are "
+            "all-reduced)."
+        ),
     ),
     Step(
         "matmul",
-        "An illegally sharded result raises (as written for Auto axes)",
+        N_("An illegally sharded result raises (as written for Auto axes)"),
         matmul_as_written,
         "explicit",
         "ShardingTypeError",
-        "`x @ x.T` with both operands split over `i` would give a result split over `i` on both "
-        "of its axes, which is illegal: one mesh axis can split one array axis. With Explicit "
-        "axes JAX raises while tracing, naming the illegally sharded result.",
+        N_(
+            "`x @ x.T` with both operands split over `i` would give a result split over `i` on "
+            "both of its axes, which is illegal: one mesh axis can split one array axis. With "
+            "Explicit axes JAX raises while tracing, naming the illegally sharded result."
+        ),
     ),
     Step(
         "matmul_fixed",
-        "Fix: say the result's sharding",
+        N_("Fix: say the result's sharding"),
         matmul_fixed,
         "explicit",
         None,
-        "`out_sharding=` names the result's sharding; JAX inserts the communication to get it.",
+        N_("`out_sharding=` names the result's sharding; JAX inserts the communication to get it."),
     ),
     Step(
         "reshard",
-        "reshard with a bare PartitionSpec (as written)",
+        N_("reshard with a bare PartitionSpec (as written)"),
         reshard_as_written,
         "explicit",
         "ValueError",
-        "A bare `PartitionSpec` names mesh axes, but of which mesh? Outside a mesh context JAX "
-        "cannot tell, and raises the same error on an Auto mesh: pass a `NamedSharding`, or "
-        "enter the mesh with `jax.set_mesh`.",
+        N_(
+            "A bare `PartitionSpec` names mesh axes, but of which mesh? Outside a mesh context JAX "
+            "cannot tell, and raises the same error on an Auto mesh: pass a `NamedSharding`, or "
+            "enter the mesh with `jax.set_mesh`."
+        ),
     ),
     Step(
         "reshard_fixed",
-        "Fix: jax.set_mesh, then reshard",
+        N_("Fix: jax.set_mesh, then reshard"),
         reshard_fixed,
         "explicit",
         None,
-        "`jax.set_mesh(mesh)` makes the mesh current (here as a context; it is thread-local), "
-        "and `jax.sharding.reshard` moves the data to the new sharding, which is in the new "
-        "type.",
+        N_(
+            "`jax.set_mesh(mesh)` makes the mesh current (here as a context; it is thread-local), "
+            "and `jax.sharding.reshard` moves the data to the new sharding, which is in the new "
+            "type."
+        ),
     ),
     Step(
         "constraint",
-        "with_sharding_constraint on Explicit axes asserts",
+        N_("with_sharding_constraint on Explicit axes asserts"),
         constraint_explicit,
         "explicit",
         "AssertionError",
-        "With Explicit axes the sharding is already known, so `with_sharding_constraint` only "
-        "checks it: a different sharding is an error, and `reshard` is the way to change it.",
+        N_(
+            "With Explicit axes the sharding is already known, so `with_sharding_constraint` only "
+            "checks it: a different sharding is an error, and `reshard` is the way to change it."
+        ),
     ),
     Step(
         "constraint_auto",
-        "with_sharding_constraint on Auto axes constrains XLA",
+        N_("with_sharding_constraint on Auto axes constrains XLA"),
         constraint_auto,
         "auto",
         None,
-        "With Auto axes it is a strict constraint on XLA's partitioner inside `jit` (not a "
-        "hint, and not an assert of the input's sharding): no error, the type stays plain, and "
-        "the result has exactly the requested sharding: its `.sharding` and block (shown).",
+        N_(
+            "With Auto axes it is a strict constraint on XLA's partitioner inside `jit` (not a "
+            "hint, and not an assert of the input's sharding): no error, the type stays plain, and "
+            "the result has exactly the requested sharding: its `.sharding` and block (shown)."
+        ),
     ),
     Step(
         "shard_map",
-        "shard_map with in_specs that disagree with the type (as written)",
+        N_("shard_map with in_specs that disagree with the type (as written)"),
         shard_map_as_written,
         "explicit",
         "ValueError",
-        "On Explicit axes `shard_map` does not reshard its inputs: `in_specs` must match the "
-        "argument's type.",
+        N_(
+            "On Explicit axes `shard_map` does not reshard its inputs: `in_specs` must match the "
+            "argument's type."
+        ),
     ),
     Step(
         "shard_map_fixed",
-        "Fix: leave in_specs out, or reshard first",
+        N_("Fix: leave in_specs out, or reshard first"),
         shard_map_fixed,
         "explicit",
         None,
-        "Without `in_specs`, `shard_map` reads them from the argument's type; or `reshard` the "
-        "argument to the specs you want first.",
+        N_(
+            "Without `in_specs`, `shard_map` reads them from the argument's type; or `reshard` the "
+            "argument to the specs you want first."
+        ),
     ),
 )
 
@@ -372,7 +392,7 @@ def read_type(
             return ""
         size, split = int(m.group(1)), m.group(2)
         if not split:
-            parts.append(f"axis {axis} ({size}) is whole on every device")
+            parts.append(_whole(axis, size))
             continue
         over = tuple(n for n in split.strip("()").split(",") if n)
         pieces = 1
@@ -380,27 +400,44 @@ def read_type(
             pieces *= sizes.get(n, 1)
         named = " × ".join(f"`{n}` ({sizes.get(n, '?')})" for n in over)
         each = size // pieces if size % pieces == 0 else size / pieces
-        which = "mesh axes" if len(over) > 1 else "mesh axis"
-        parts.append(
-            f"axis {axis} ({size}) is split over {which} {named}: "
-            f"{count(pieces, 'piece')} of {each}"
+        split_over = ngettext(
+            "axis {axis} ({size}) is split over mesh axis {named}: {pieces} of {each}",
+            "axis {axis} ({size}) is split over mesh axes {named}: {pieces} of {each}",
+            len(over),
         )
-    return f"`{text}`: " + "; ".join(parts) + "."
+        of = ngettext("{n} piece", "{n} pieces", pieces).format(n=f"{pieces:,}")
+        parts.append(split_over.format(axis=axis, size=size, named=named, pieces=of, each=each))
+    return _("`{type}`: {parts}.").format(type=text, parts=_("; ").join(parts))
+
+
+@claims.states("devices.type_reading_matches_shards")
+def _whole(axis: int, size: int) -> str:
+    """``axis 0 (32) is whole on every device``, in the visitor's language."""
+    return _("axis {axis} ({size}) is whole on every device").format(axis=axis, size=size)
 
 
 @claims.states("devices.type_reading_matches_shards")
 def _read_auto(text: str, shape: list[int], block: tuple[int, ...] | None) -> str:
-    head = f"`{text}`: on Auto axes the type does not record the sharding"
     if block is None or len(block) != len(shape):
-        return head + "; read where the array lives from its `.sharding`."
+        return _(
+            "`{type}`: on Auto axes the type does not record the sharding; read where the array "
+            "lives from its `.sharding`."
+        ).format(type=text)
     parts = []
     for axis, (size, each) in enumerate(zip(shape, block, strict=True)):
         if each == size:
-            parts.append(f"axis {axis} ({size}) is whole on every device")
+            parts.append(_whole(axis, size))
         else:
             pieces = size // each if each and size % each == 0 else f"{size / max(each, 1):g}"
-            parts.append(f"axis {axis} ({size}) is split: {pieces} pieces of {each}")
-    return head + ", but its `.sharding` does: " + "; ".join(parts) + "."
+            parts.append(
+                _("axis {axis} ({size}) is split: {pieces} pieces of {each}").format(
+                    axis=axis, size=size, pieces=pieces, each=each
+                )
+            )
+    return _(
+        "`{type}`: on Auto axes the type does not record the sharding, but its `.sharding` does: "
+        "{parts}."
+    ).format(type=text, parts=_("; ").join(parts))
 
 
 _SHAPE = re.compile(r"^\((\d+(?:, \d+)*),?\)$")

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxplay import sandbox
+from jaxplay.core.i18n import _
 from jaxplay.devices._multiprocess_launcher import REPORT_PREFIX as LAUNCHER_PREFIX
 from jaxplay.devices._multiprocess_worker import REPORT_PREFIX
 from jaxplay.hosting import catalog, environment
@@ -121,12 +122,14 @@ class ClusterRun:
         return [vars(d) for d in self.global_devices]
 
     def psum_rows(self) -> list[dict[str, object]]:
-        """One row per reporting process: its devices, what it contributed, the psum it got."""
+        """One row per reporting process: its devices, what it contributed, the psum it got (the
+        column names in the visitor's language)."""
+        process, its, gives = _("process"), _("its devices"), _("contributes")
         return [
             {
-                "process": r.process_id,
-                "its devices": str(list(r.local_devices)),
-                "contributes": str(r.local_values),
+                process: r.process_id,
+                its: str(list(r.local_devices)),
+                gives: str(r.local_values),
                 "psum": r.psum,
             }
             for r in self.reports
@@ -236,7 +239,8 @@ def _launch(
                 ]
                 return str(raw["status"]), started, ""
         why = err.read().decode("utf-8", "replace")[-1500:]
-        return "failed", [], f"the launcher failed (exit status {proc.returncode}):\n{why}"
+        failed = _("the launcher failed (exit status {code}):").format(code=proc.returncode)
+        return "failed", [], f"{failed}\n{why}"
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -356,12 +360,13 @@ def _run(num_processes: int, local_devices: int, timeout_s: float, launched: int
                 continue
             code = procs[i].returncode
             why = (
-                "killed after the timeout"
+                _("killed after the timeout")
                 if status == "timeout" and code is not None and code < 0
-                else f"exit status {code}"
+                else _("exit status {code}").format(code=code)
             )
             tail = err.read().decode("utf-8", "replace")[-1500:]
-            errors.append(f"process {i} ({why}):\n" + _without_pids(tail, procs))
+            head = _("process {i} ({why}):").format(i=i, why=why)
+            errors.append(f"{head}\n" + _without_pids(tail, procs))
     if status == "ok" and (errors or len(reports) != num_processes):
         status = "failed"
     return ClusterRun(

@@ -27,7 +27,7 @@ from plotly import colors as pcolors
 from jaxplay.core import claims, timing
 from jaxplay.core.errors import InputError
 from jaxplay.core.figures import plain, timing_line
-from jaxplay.core.words import count
+from jaxplay.core.i18n import _, ngettext
 from jaxplay.devices._devices import devices_of
 
 #: Largest array axis the sandbox draws (cells stay legible).
@@ -73,7 +73,9 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
         m = _TOKEN.match(text, pos)
         if m is None or m.lastgroup is None:  # (every alternative of _TOKEN is a named group)
             col = _SPACE.match(text, pos).end() + 1  # type: ignore[union-attr]
-            raise ShardingProblem(f"Unexpected character {text[col - 1]!r}.", col=col)
+            raise ShardingProblem(
+                _("Unexpected character {char}.").format(char=repr(text[col - 1])), col=col
+            )
         col = m.start(m.lastgroup) + 1
         if m.lastgroup == "name":
             out.append(("name", m.group("name"), col))
@@ -93,13 +95,19 @@ def parse_spec(text: str) -> tuple[SpecEntry, ...]:
     for a text over :data:`MAX_SPEC_CHARS` characters, read no further).
     """
     if len(text) > MAX_SPEC_CHARS:
-        too_long = f"The PartitionSpec is {len(text):,} characters long; at most {MAX_SPEC_CHARS}"
-        raise ShardingProblem(too_long + " are read (an entry per axis, like P('x', None)).")
+        raise ShardingProblem(
+            _(
+                "The PartitionSpec is {n} characters long; at most {limit} are read (an entry per "
+                "axis, like P('x', None))."
+            ).format(n=f"{len(text):,}", limit=MAX_SPEC_CHARS)
+        )
     toks = _tokens(text)
     end = len(text.rstrip()) + 1
     if len(toks) >= 2 and toks[0][0] == "name" and toks[0][1] in ("P", "PartitionSpec"):
         if toks[1][0] != "(" or toks[-1][0] != ")":
-            raise ShardingProblem("Write the spec as P(...) with its closing parenthesis.", col=end)
+            raise ShardingProblem(
+                _("Write the spec as P(...) with its closing parenthesis."), col=end
+            )
         toks = toks[2:-1]
     entries: list[SpecEntry] = []
     i = 0
@@ -108,11 +116,13 @@ def parse_spec(text: str) -> tuple[SpecEntry, ...]:
         kind, value, col = toks[j]
         if kind == "str":
             if not value.isidentifier():
-                raise ShardingProblem(f"{value!r} is not a valid axis name.", col=col)
+                raise ShardingProblem(
+                    _("{name} is not a valid axis name.").format(name=repr(value)), col=col
+                )
             return value
         if kind == "name" and value != "None":
             return value
-        raise ShardingProblem("Expected a mesh axis name here.", col=col)
+        raise ShardingProblem(_("Expected a mesh axis name here."), col=col)
 
     while i < len(toks):
         kind, value, col = toks[i]
@@ -130,16 +140,18 @@ def parse_spec(text: str) -> tuple[SpecEntry, ...]:
                 if i < len(toks) and toks[i][0] == ",":
                     i += 1
             if i >= len(toks):
-                raise ShardingProblem("This parenthesis is never closed.", col=col)
+                raise ShardingProblem(_("This parenthesis is never closed."), col=col)
             if not names:
-                raise ShardingProblem("An empty group () names no mesh axis; write None.", col=col)
+                raise ShardingProblem(
+                    _("An empty group () names no mesh axis; write None."), col=col
+                )
             entries.append(tuple(names))
             i += 1
         else:
-            raise ShardingProblem(f"Unexpected {value!r}.", col=col)
+            raise ShardingProblem(_("Unexpected {token}.").format(token=repr(value)), col=col)
         if i < len(toks):
             if toks[i][0] != ",":
-                raise ShardingProblem("Expected a comma between entries.", col=toks[i][2])
+                raise ShardingProblem(_("Expected a comma between entries."), col=toks[i][2])
             i += 1
     return tuple(entries)
 
@@ -152,18 +164,21 @@ def spec_text(spec: tuple[SpecEntry, ...]) -> str:
 
 
 def parse_ints(text: str, what: str) -> tuple[int, ...]:
-    """``"2, 4"`` or ``"2x4"`` as ``(2, 4)``; each a positive integer."""
+    """``"2, 4"`` or ``"2x4"`` as ``(2, 4)``; each a positive integer (``what`` names it in the
+    messages: the caller's words, in the visitor's language)."""
     parts = [p for p in re.split(r"[\s,x×*]+", text.strip()) if p]
     if not parts:
-        raise ShardingProblem(f"The {what} is empty: write sizes like 2, 4.")
+        raise ShardingProblem(_("The {what} is empty: write sizes like 2, 4.").format(what=what))
     try:
         values = tuple(int(p) for p in parts)
     except ValueError:
         raise ShardingProblem(
-            f"The {what} must be whole numbers like 2, 4; got {text!r}."
+            _("The {what} must be whole numbers like 2, 4; got {text}.").format(
+                what=what, text=repr(text)
+            )
         ) from None
     if any(v < 1 for v in values):
-        raise ShardingProblem(f"Every size in the {what} must be at least 1.")
+        raise ShardingProblem(_("Every size in the {what} must be at least 1.").format(what=what))
     return values
 
 
@@ -172,9 +187,13 @@ def parse_names(text: str) -> tuple[str, ...]:
     names = tuple(p.strip().strip("'\"") for p in text.split(",") if p.strip())
     for name in names:
         if not name.isidentifier():
-            raise ShardingProblem(f"{name!r} is not a valid axis name (use letters, digits, _).")
+            raise ShardingProblem(
+                _("{name} is not a valid axis name (use letters, digits, _).").format(
+                    name=repr(name)
+                )
+            )
     if len(set(names)) != len(names):
-        raise ShardingProblem("Mesh axis names must be distinct.")
+        raise ShardingProblem(_("Mesh axis names must be distinct."))
     return names
 
 
@@ -243,33 +262,37 @@ def explain(
     """What is wrong with this combination, in plain words; ``None`` if nothing is."""
     sizes = dict(zip(axis_names, mesh_shape, strict=False))
     if len(spec) > len(array_shape):
-        return (
-            f"The spec has {len(spec)} entries but the array has "
-            f"{count(len(array_shape), 'axis', 'axes')}: a PartitionSpec has at most one entry "
-            "per array axis (missing trailing entries mean None, not split)."
-        )
+        return ngettext(
+            "The spec has {entries} entries but the array has {n} axis: a PartitionSpec has at "
+            "most one entry per array axis (missing trailing entries mean None, not split).",
+            "The spec has {entries} entries but the array has {n} axes: a PartitionSpec has at "
+            "most one entry per array axis (missing trailing entries mean None, not split).",
+            len(array_shape),
+        ).format(entries=len(spec), n=f"{len(array_shape):,}")
     seen: dict[str, int] = {}
     for dim, entry in enumerate(spec):
         for name in _names(entry):
             if name not in sizes:
                 known = ", ".join(repr(n) for n in axis_names)
-                return f"{name!r} is not an axis of the mesh; its axes are {known}."
-            if name in seen:
-                return (
-                    f"Mesh axis {name!r} splits array axes {seen[name]} and {dim}: each mesh axis "
-                    "can split at most one array axis."
+                return _("{name} is not an axis of the mesh; its axes are {known}.").format(
+                    name=repr(name), known=known
                 )
+            if name in seen:
+                return _(
+                    "Mesh axis {name} splits array axes {first} and {second}: each mesh axis can "
+                    "split at most one array axis."
+                ).format(name=repr(name), first=seen[name], second=dim)
             seen[name] = dim
     for dim, entry in enumerate(spec):
         names = _names(entry)
         parts = math.prod(sizes[n] for n in names)
         if names and array_shape[dim] % parts:
             over = " × ".join(f"{n!r} ({sizes[n]})" for n in names)
-            return (
-                f"Array axis {dim} has size {array_shape[dim]}, split over {over} = {parts} "
-                f"pieces: {array_shape[dim]} is not a multiple of {parts}, so the pieces would "
-                f"not be equal. Make axis {dim} a multiple of {parts}, or do not split it."
-            )
+            return _(
+                "Array axis {axis} has size {size}, split over {over} = {parts} pieces: {size} is "
+                "not a multiple of {parts}, so the pieces would not be equal. Make axis {axis} a "
+                "multiple of {parts}, or do not split it."
+            ).format(axis=dim, size=array_shape[dim], over=over, parts=parts)
     return None
 
 
@@ -291,21 +314,29 @@ def shard_layout(
     from jax.sharding import PartitionSpec as P
 
     if len(mesh_shape) != len(axis_names):
+        sizes = ngettext("{n} size", "{n} sizes", len(mesh_shape)).format(n=f"{len(mesh_shape):,}")
+        names = ngettext("{n} axis name", "{n} axis names", len(axis_names)).format(
+            n=f"{len(axis_names):,}"
+        )
         raise ShardingProblem(
-            f"The mesh shape has {count(len(mesh_shape), 'size')} but "
-            f"{count(len(axis_names), 'axis name')}: "
-            "give one name per mesh axis."
+            _("The mesh shape has {sizes} but {names}: give one name per mesh axis.").format(
+                sizes=sizes, names=names
+            )
         )
     pool = devices_of(platform)
     needed, available = math.prod(mesh_shape), len(pool)
     if needed > available:
         raise ShardingProblem(
-            f"A {' × '.join(map(str, mesh_shape))} mesh needs {needed} devices; this process has "
-            f"{available}. Use a mesh of at most {available} devices."
+            _(
+                "A {mesh} mesh needs {needed} devices; this process has {available}. Use a mesh "
+                "of at most {available} devices."
+            ).format(mesh=" × ".join(map(str, mesh_shape)), needed=needed, available=available)
         )
     if not 1 <= len(array_shape) <= MAX_RANK or max(array_shape) > MAX_DIM:
         raise ShardingProblem(
-            f"The sandbox draws arrays of 1 or 2 axes of at most {MAX_DIM} elements each."
+            _("The sandbox draws arrays of 1 or 2 axes of at most {limit} elements each.").format(
+                limit=MAX_DIM
+            )
         )
     try:
         mesh = jax.make_mesh(mesh_shape, axis_names, devices=pool[:needed])
@@ -314,7 +345,7 @@ def shard_layout(
     except Exception as exc:  # JAX's exception types vary by check; all of them are reported
         plain = explain(mesh_shape, axis_names, array_shape, spec)
         raise ShardingProblem(
-            plain or "JAX refused this combination; its reason is below.",
+            plain or _("JAX refused this combination; its reason is below."),
             jax_error=f"{type(exc).__name__}: {exc}",
         ) from exc
     coords = {int(d.id): tuple(int(c) for c in idx) for idx, d in np.ndenumerate(mesh.devices)}
@@ -422,7 +453,7 @@ def layout_figure(layout: ShardLayout) -> go.Figure:
                 fillcolor=color[block.device_ids[0]],
                 line={"width": 0},
                 layer="below",
-                name=f"block {b}: device {block.device_ids[0]}",
+                name=_("block {b}: device {device}").format(b=b, device=block.device_ids[0]),
             )
         else:
             width = min(stripe, (c1 - c0 + r1 - r0) / (2 * k))
@@ -438,12 +469,16 @@ def layout_figure(layout: ShardLayout) -> go.Figure:
                         fillcolor=color[dev],
                         line={"width": 0},
                         layer="below",
-                        name=f"block {b}: device {dev}",
+                        name=_("block {b}: device {device}").format(b=b, device=dev),
                     )
                 lo, j = lo + width, j + 1
         fig.add_shape(type="rect", x0=c0, x1=c1, y0=r0, y1=r1, line={"color": "white", "width": 3})
-        held_by = ", ".join(f"d{d}" for d in block.device_ids) if k <= 4 else f"{k} devices"
-        label = held_by if k == 1 else f"copies on {held_by}"
+        held_by = (
+            ", ".join(f"d{d}" for d in block.device_ids)
+            if k <= 4
+            else ngettext("{n} device", "{n} devices", k).format(n=f"{k:,}")
+        )
+        label = held_by if k == 1 else _("copies on {devices}").format(devices=held_by)
         fig.add_annotation(
             x=(c0 + c1) / 2,
             y=(r0 + r1) / 2,
@@ -456,9 +491,10 @@ def layout_figure(layout: ShardLayout) -> go.Figure:
         held = ", ".join(map(str, block.device_ids))
         hover_x.append((c0 + c1) / 2)
         hover_y.append((r0 + r1) / 2)
-        hover_text.append(
-            f"block [{where}]<br>devices {held}" + (f"<br>replicated ×{k}" if k > 1 else "")
-        )
+        hover = _("block [{where}]<br>devices {held}").format(where=where, held=held)
+        if k > 1:
+            hover += "<br>" + _("replicated ×{k}").format(k=k)
+        hover_text.append(hover)
     fig.add_scatter(
         x=hover_x,
         y=hover_y,
@@ -474,23 +510,26 @@ def layout_figure(layout: ShardLayout) -> go.Figure:
             y=[None],
             mode="markers",
             marker={"color": color[dev], "size": 12, "symbol": "square"},
-            name=f"device {dev}",
+            name=_("device {device}").format(device=dev),
         )
     mesh = zip(layout.axis_names, layout.mesh_shape, strict=True)
     fig.update_layout(
         # The spec and the axis names are the visitor's.
         title=plain(
-            f"{layout.array_shape} array, {layout.spec_text} over mesh "
-            + " × ".join(f"{n}={s}" for n, s in mesh)
+            _("{shape} array, {spec} over mesh {mesh}").format(
+                shape=layout.array_shape,
+                spec=layout.spec_text,
+                mesh=" × ".join(f"{n}={s}" for n, s in mesh),
+            )
         ),
         xaxis={
-            "title": "array axis 1" if len(layout.array_shape) == 2 else "array axis 0",
+            "title": _("array axis 1") if len(layout.array_shape) == 2 else _("array axis 0"),
             "range": [0, cols],
             "showgrid": False,
             "zeroline": False,
         },
         yaxis={
-            "title": "array axis 0" if len(layout.array_shape) == 2 else "",
+            "title": _("array axis 0") if len(layout.array_shape) == 2 else "",
             "range": [rows, 0],
             "showgrid": False,
             "zeroline": False,
@@ -592,18 +631,23 @@ def scaling_figure(points: tuple[ScalingPoint, ...], where: str) -> go.Figure:
     n = [p.devices for p in points]
     ms = np.array([p.timing.median for p in points]) * 1e3
     fig = go.Figure()
-    fig.add_trace(timing_line(n, [p.timing for p in points], "measured (median)", scale=1e3))
+    fig.add_trace(timing_line(n, [p.timing for p in points], _("measured (median)"), scale=1e3))
     fig.add_scatter(
         x=n,
         y=[ms[0] / k for k in n],
         mode="lines",
         line={"dash": "dash"},
-        name="perfect scaling: t(1 device) / n (a reference, not measured)",
+        name=_("perfect scaling: t(1 device) / n (a reference, not measured)"),
     )
     fig.update_layout(
-        title=f"Loss + gradient step, batch split over n devices ({where})",
-        xaxis={"title": "devices", "type": "log", "tickvals": n, "ticktext": [str(k) for k in n]},
-        yaxis={"title": "ms per step", "rangemode": "tozero"},
+        title=_("Loss + gradient step, batch split over n devices ({where})").format(where=where),
+        xaxis={
+            "title": _("devices"),
+            "type": "log",
+            "tickvals": n,
+            "ticktext": [str(k) for k in n],
+        },
+        yaxis={"title": _("ms per step"), "rangemode": "tozero"},
         height=380,
         margin={"t": 50, "b": 40},
         legend={"orientation": "h", "y": -0.25},

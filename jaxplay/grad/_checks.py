@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from jax.test_util import check_grads
 
 from jaxplay.core.figures import log_axis
+from jaxplay.core.i18n import _
 from jaxplay.core.inputs import normal_arrays
 from jaxplay.grad._curves import (
     MAX_ABS_X,
@@ -141,9 +142,11 @@ def check_figure(check: GradCheck) -> go.Figure:
         )
     )
     fig.update_layout(
-        title=f"autodiff vs central difference at x₀ = {check.x0:g} (step {check.rows[0].step:g})",
-        xaxis_title="derivative",
-        yaxis=log_axis("|autodiff − central difference| (log scale)", [floor, *y], _power),
+        title=_("autodiff vs central difference at x₀ = {x0} (step {step})").format(
+            x0=f"{check.x0:g}", step=f"{check.rows[0].step:g}"
+        ),
+        xaxis_title=_("derivative"),
+        yaxis=log_axis(_("|autodiff − central difference| (log scale)"), [floor, *y], _power),
         margin={"t": 50, "b": 40},
         height=320,
     )
@@ -165,23 +168,24 @@ class ModesAtPoint:
 
     def rows(self) -> list[dict[str, str | float | None]]:
         """One row per call, as the page's table lists them."""
+        call, value, derivative = _("call"), _("value"), _("derivative")
         return [
-            {"call": "f(x₀)", "value": self.value, "derivative": None},
-            {"call": "grad(f)(x₀)", "value": None, "derivative": self.grad},
+            {call: "f(x₀)", value: self.value, derivative: None},
+            {call: "grad(f)(x₀)", value: None, derivative: self.grad},
             {
-                "call": "value_and_grad(f)(x₀)",
-                "value": self.value_and_grad[0],
-                "derivative": self.value_and_grad[1],
+                call: "value_and_grad(f)(x₀)",
+                value: self.value_and_grad[0],
+                derivative: self.value_and_grad[1],
             },
             {
-                "call": "jvp(f, (x₀,), (1.0,))  forward",
-                "value": self.jvp[0],
-                "derivative": self.jvp[1],
+                call: _("jvp(f, (x₀,), (1.0,))  forward"),
+                value: self.jvp[0],
+                derivative: self.jvp[1],
             },
             {
-                "call": "vjp(f, x₀)[1](1.0)  reverse",
-                "value": self.vjp[0],
-                "derivative": self.vjp[1],
+                call: _("vjp(f, x₀)[1](1.0)  reverse"),
+                value: self.vjp[0],
+                derivative: self.vjp[1],
             },
         ]
 

@@ -21,12 +21,13 @@ import plotly.graph_objects as go
 
 from jaxplay.core.expr import ExprError, Expression, parse
 from jaxplay.core.figures import plain
+from jaxplay.core.i18n import N_, _
 
 #: The grad page's functions of one variable (label -> formula in the safe expression language).
 PRESETS: dict[str, str] = {
     "where(x > 0, x², sin x)": "jnp.where(x > 0, x**2, jnp.sin(x))",
     "tanh": "jnp.tanh(x)",
-    "Gaussian": "jnp.exp(-x**2 / 2)",
+    N_("Gaussian"): "jnp.exp(-x**2 / 2)",
     "x³ − 2x": "x**3 - 2*x",
 }
 MAX_ORDER = 4
@@ -55,19 +56,27 @@ def scalar_function(source: str) -> Expression:
         raise
     except Exception as err:
         raise ExprError(
-            f"f(x) cannot be evaluated at a number x: {type(err).__name__}: {err}"
+            _("f(x) cannot be evaluated at a number x: {error}").format(
+                error=f"{type(err).__name__}: {err}"
+            )
         ) from None
     shape = getattr(out, "shape", None)
     if shape != ():
-        raise ExprError(f"f(x) must return one number for a number x; it returns shape {shape}")
+        raise ExprError(
+            _("f(x) must return one number for a number x; it returns shape {shape}").format(
+                shape=shape
+            )
+        )
     if not jnp.issubdtype(out.dtype, jnp.inexact):
-        raise ExprError(f"f(x) returns {out.dtype}; grad needs a floating-point output")
+        raise ExprError(
+            _("f(x) returns {dtype}; grad needs a floating-point output").format(dtype=out.dtype)
+        )
     return f
 
 
 def nth_derivative(f: Callable[[Any], Any], order: int) -> Callable[[Any], Any]:
     """``grad(grad(...grad(f)))``: ``order`` nested ``jax.grad`` calls (``order=0`` is ``f``)."""
-    for _ in range(order):
+    for _step in range(order):
         f = jax.grad(f)
     return f
 
@@ -95,11 +104,18 @@ class Kink:
         name = ORDER_NAMES[self.order]
         if self.kind == "undefined":
             if self.x_left == self.x_right:
-                return f"{name} is undefined (NaN/inf) at x = {self.x_left:.4g}"
-            return f"{name} is undefined (NaN/inf) for x in [{self.x_left:.4g}, {self.x_right:.4g}]"
-        return (
-            f"{name} jumps from {self.left:.4g} to {self.right:.4g} "
-            f"between x = {self.x_left:.4g} and x = {self.x_right:.4g}"
+                return _("{name} is undefined (NaN/inf) at x = {x}").format(
+                    name=name, x=f"{self.x_left:.4g}"
+                )
+            return _("{name} is undefined (NaN/inf) for x in [{lo}, {hi}]").format(
+                name=name, lo=f"{self.x_left:.4g}", hi=f"{self.x_right:.4g}"
+            )
+        return _("{name} jumps from {left} to {right} between x = {lo} and x = {hi}").format(
+            name=name,
+            left=f"{self.left:.4g}",
+            right=f"{self.right:.4g}",
+            lo=f"{self.x_left:.4g}",
+            hi=f"{self.x_right:.4g}",
         )
 
 
@@ -129,11 +145,23 @@ class DerivativeCurves:
 def check_grid(lo: float, hi: float, points: int) -> None:
     """Refuse a plotting grid outside the limits, naming the limit (a ``ValueError``)."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
-        raise ValueError(f"the range must go from a smaller to a larger number (got {lo} to {hi})")
+        raise ValueError(
+            _("the range must go from a smaller to a larger number (got {lo} to {hi})").format(
+                lo=lo, hi=hi
+            )
+        )
     if max(abs(lo), abs(hi)) > MAX_ABS_X:
-        raise ValueError(f"|x| is limited to {MAX_ABS_X:g} (got {lo:g} to {hi:g})")
+        raise ValueError(
+            _("|x| is limited to {limit} (got {lo} to {hi})").format(
+                limit=f"{MAX_ABS_X:g}", lo=f"{lo:g}", hi=f"{hi:g}"
+            )
+        )
     if not 2 <= points <= MAX_POINTS:
-        raise ValueError(f"the grid needs 2 to {MAX_POINTS} points (got {points})")
+        raise ValueError(
+            _("the grid needs 2 to {limit} points (got {points})").format(
+                limit=MAX_POINTS, points=points
+            )
+        )
 
 
 def check_order(order: int, low: int = 0) -> None:
@@ -228,7 +256,7 @@ def derivative_figure(curves: DerivativeCurves) -> go.Figure:
                     "color": "crimson",
                     "line": {"width": 2},
                 },
-                name="not differentiable here",
+                name=_("not differentiable here"),
                 text=[kk.describe() for kk in jumps for _ in (0, 1)],
                 hoverinfo="text",
             )
@@ -239,10 +267,12 @@ def derivative_figure(curves: DerivativeCurves) -> go.Figure:
                 x0=kk.x_left, x1=kk.x_right, fillcolor="crimson", opacity=0.12, line_width=0
             )
     fig.update_layout(
-        title=f"f(x) = {plain(curves.source)} and its derivatives (vmap of nested grad)",
+        title=_("f(x) = {formula} and its derivatives (vmap of nested grad)").format(
+            formula=plain(curves.source)
+        ),
         xaxis_title="x",
-        yaxis_title="value",
-        legend_title="curve",
+        yaxis_title=_("value"),
+        legend_title=_("curve"),
         margin={"t": 50, "b": 40},
     )
     return fig

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from jaxplay.article import my_special_op
 from jaxplay.core import capture
 from jaxplay.core.capture import Outcome
+from jaxplay.core.i18n import _
 from jaxplay.grad._curves import MAX_ABS_X
 
 
@@ -68,11 +69,13 @@ class CustomRules:
 
     def table(self) -> list[dict[str, object]]:
         """One row per transform: what each function returned, or what it raised."""
+        raises = _("raises {error}")
         return [
             {
-                "transform": r.call,
-                "custom_jvp": r.custom_jvp.value or f"raises {r.custom_jvp.error_type}",
-                "custom_vjp (article's)": r.custom_vjp.value or f"raises {r.custom_vjp.error_type}",
+                _("transform"): r.call,
+                "custom_jvp": r.custom_jvp.value or raises.format(error=r.custom_jvp.error_type),
+                _("custom_vjp (article's)"): r.custom_vjp.value
+                or raises.format(error=r.custom_vjp.error_type),
             }
             for r in self.rows
         ]

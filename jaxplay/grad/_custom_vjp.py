@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import plotly.graph_objects as go
 
+from jaxplay.core.i18n import N_, _
 from jaxplay.grad._curves import check_grid
 
 
@@ -27,9 +28,9 @@ def special_op_forward(x: Any) -> Any:
 
 #: Backward rules for the x ≤ 0 branch: the right one and two plausible mistakes.
 NEGATIVE_BRANCH_RULES: dict[str, Callable[[Any], Any]] = {
-    "cos(x) (correct)": jnp.cos,
-    "-cos(x) (sign error)": lambda x: -jnp.cos(x),
-    "sin(x) (forgot to differentiate)": jnp.sin,
+    N_("cos(x) (correct)"): jnp.cos,
+    N_("-cos(x) (sign error)"): lambda x: -jnp.cos(x),
+    N_("sin(x) (forgot to differentiate)"): jnp.sin,
 }
 
 
@@ -111,18 +112,28 @@ def custom_vjp_figure(cmp: CustomVsAutodiff) -> go.Figure:
         go.Scatter(x=cmp.x, y=cmp.forward, name="my_special_op(x)", line={"color": "gray"})
     )
     fig.add_trace(
-        go.Scatter(x=cmp.x, y=cmp.jax_grad, name="grad by JAX (no custom rule)", line={"width": 4})
+        go.Scatter(
+            x=cmp.x, y=cmp.jax_grad, name=_("grad by JAX (no custom rule)"), line={"width": 4}
+        )
     )
     fig.add_trace(
         go.Scatter(
-            x=cmp.x, y=cmp.custom_grad, name="grad by the custom_vjp rule", line={"dash": "dash"}
+            x=cmp.x, y=cmp.custom_grad, name=_("grad by the custom_vjp rule"), line={"dash": "dash"}
         )
     )
-    verdict = "agree" if cmp.agree else f"disagree (max |difference| {cmp.max_abs_diff:.3g})"
+    if cmp.agree:
+        title = _("custom rule (factor {factor}, x ≤ 0: {rule}) vs JAX: agree")
+    else:
+        title = _(
+            "custom rule (factor {factor}, x ≤ 0: {rule}) vs JAX: disagree (max |difference| "
+            "{diff})"
+        )
     fig.update_layout(
-        title=f"custom rule (factor {cmp.factor:g}, x ≤ 0: {cmp.negative_rule}) vs JAX: {verdict}",
+        title=title.format(
+            factor=f"{cmp.factor:g}", rule=_(cmp.negative_rule), diff=f"{cmp.max_abs_diff:.3g}"
+        ),
         xaxis_title="x",
-        yaxis_title="value",
+        yaxis_title=_("value"),
         margin={"t": 50, "b": 40},
     )
     return fig

@@ -21,10 +21,11 @@ from jax.flatten_util import ravel_pytree
 from jaxplay.article import complex_loss, hvp
 from jaxplay.core import capture
 from jaxplay.core.capture import Outcome
+from jaxplay.core.i18n import N_, _
 from jaxplay.core.inputs import normal_arrays
 
 PARAM_NAMES = ("W1", "b1", "W2", "b2")
-INITS = ("random (key 0, scaled 1/√fan-in)", "ones (as in the article)")
+INITS = (N_("random (key 0, scaled 1/√fan-in)"), N_("ones (as in the article)"))
 
 
 def init_complex_loss(init: str, n_in: int = 10, hidden: int = 20) -> tuple[tuple[Any, ...], Any]:
@@ -49,7 +50,7 @@ def init_complex_loss(init: str, n_in: int = 10, hidden: int = 20) -> tuple[tupl
 ARGNUMS: dict[str, int | tuple[int, ...]] = {
     "argnums=0 (params)": 0,
     "argnums=1 (x)": 1,
-    "argnums=(0, 1) (both)": (0, 1),
+    N_("argnums=(0, 1) (both)"): (0, 1),
 }
 ARG_NAMES = ("params", "x")
 
@@ -219,8 +220,10 @@ def hessian_diagonal_figure(diag: HessianDiagonal) -> go.Figure:
             annotation_position="top left",
         )
     fig.update_layout(
-        title=f"Hessian diagonal of complex_loss (max |difference| {diag.max_abs_diff:.2g})",
-        xaxis_title="parameter index (W1, b1, W2, b2 flattened)",
+        title=_("Hessian diagonal of complex_loss (max |difference| {diff})").format(
+            diff=f"{diag.max_abs_diff:.2g}"
+        ),
+        xaxis_title=_("parameter index (W1, b1, W2, b2 flattened)"),
         yaxis_title="∂²loss/∂θᵢ²",
         margin={"t": 50, "b": 40},
     )

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import plotly.graph_objects as go
 
+from jaxplay.core.i18n import _
 from jaxplay.grad._curves import MAX_ABS_X, check_grid
 
 
@@ -64,7 +65,7 @@ class StopGradient:
                 "f(x)": r.expression,
                 f"f({self.x0:g})": r.value,
                 "grad(f)": r.grad,
-                "grad without stop_gradient": r.grad_without_stop,
+                _("grad without stop_gradient"): r.grad_without_stop,
             }
             for r in self.rows
         ]
@@ -104,7 +105,7 @@ def stop_gradient_demo(
 def stop_gradient_figure(demo: StopGradient) -> go.Figure:
     """round(x), and the derivative JAX reports for round and for the straight-through version."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=demo.x, y=demo.rounded, name="value: round(x) (both)"))
+    fig.add_trace(go.Scatter(x=demo.x, y=demo.rounded, name=_("value: round(x) (both)")))
     fig.add_trace(
         go.Scatter(x=demo.x, y=demo.grad_round, name="grad(jnp.round)", line={"width": 4})
     )
@@ -117,9 +118,9 @@ def stop_gradient_figure(demo: StopGradient) -> go.Figure:
         )
     )
     fig.update_layout(
-        title="Rounding forward: the derivative JAX reports with and without stop_gradient",
+        title=_("Rounding forward: the derivative JAX reports with and without stop_gradient"),
         xaxis_title="x",
-        yaxis_title="value",
+        yaxis_title=_("value"),
         margin={"t": 50, "b": 40},
         height=400,
         legend={"orientation": "h", "yanchor": "top", "y": -0.2},

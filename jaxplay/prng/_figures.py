@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from jaxplay.core import timing
 from jaxplay.core.figures import log_axis, timing_bars, tree_edges, tree_layout
-from jaxplay.core.words import count
+from jaxplay.core.i18n import _, ngettext
 from jaxplay.prng._pitfalls import TrainingRun
 from jaxplay.prng._seeds import key_hex
 from jaxplay.prng._streams import ParallelStats
@@ -76,9 +76,13 @@ def key_tree_figure(tree: KeyTree, selected: str | None = None) -> go.Figure:
         showlegend=False,
         height=max(260, 34 * leaves + 80),
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        title=f"{count(len(nodes), 'key')} from seed {tree.seed} by {tree.method}",
+        title=ngettext(
+            "{n} key from seed {seed} by {method}",
+            "{n} keys from seed {seed} by {method}",
+            len(nodes),
+        ).format(n=f"{len(nodes):,}", seed=tree.seed, method=tree.method),
         xaxis={
-            "title": "depth",
+            "title": _("depth"),
             "tickmode": "array",
             "tickvals": list(range(tree.depth + 1)),
             "range": [-0.4, tree.depth + 0.6],
@@ -90,10 +94,12 @@ def key_tree_figure(tree: KeyTree, selected: str | None = None) -> go.Figure:
 
 def timing_figure(rows: Sequence[tuple[str, timing.Timing]], title: str, device: str) -> go.Figure:
     """Median per-call time of each labelled measurement; error bars span the IQR."""
-    fig = go.Figure(timing_bars([label for label, _ in rows], [t for _, t in rows]))
+    fig = go.Figure(timing_bars([label for label, _t in rows], [t for _l, t in rows]))
     fig.update_layout(
-        title=f"{title}: median per call on {device}, bars = interquartile range",
-        yaxis_title="ms per call",
+        title=_("{title}: median per call on {device}, bars = interquartile range").format(
+            title=title, device=device
+        ),
+        yaxis_title=_("ms per call"),
         height=360,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
@@ -103,14 +109,17 @@ def timing_figure(rows: Sequence[tuple[str, timing.Timing]], title: str, device:
 def samples_heatmap(samples: np.ndarray) -> go.Figure:
     """The sample matrix, one row per key (at most :data:`HEATMAP_ROWS` × :data:`HEATMAP_COLS`)."""
     shown = samples[:HEATMAP_ROWS, :HEATMAP_COLS]
-    fig = go.Figure(go.Heatmap(z=shown, colorscale="RdBu", zmid=0.0, colorbar={"title": "value"}))
+    colorbar = {"title": _("value")}
+    fig = go.Figure(go.Heatmap(z=shown, colorscale="RdBu", zmid=0.0, colorbar=colorbar))
     fig.update_layout(
-        title=(
-            f"normal samples: {shown.shape[0]} of {samples.shape[0]} keys × "
-            f"{shown.shape[1]} of {samples.shape[1]} samples"
+        title=_("normal samples: {rows} of {keys} keys × {cols} of {per_key} samples").format(
+            rows=shown.shape[0],
+            keys=samples.shape[0],
+            cols=shown.shape[1],
+            per_key=samples.shape[1],
         ),
-        xaxis_title="sample index within a stream",
-        yaxis_title="key (stream)",
+        xaxis_title=_("sample index within a stream"),
+        yaxis_title=_("key (stream)"),
         height=380,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
@@ -137,8 +146,8 @@ def histograms_figure(samples: np.ndarray, bins: int = 40) -> go.Figure:
         rows=1,
         cols=2,
         subplot_titles=(
-            f"all {samples.size:,} samples",
-            f"first sample of each of {samples.shape[0]:,} streams",
+            _("all {n} samples").format(n=f"{samples.size:,}"),
+            _("first sample of each of {n} streams").format(n=f"{samples.shape[0]:,}"),
         ),
     )
     grid = np.linspace(-4, 4, 200)
@@ -150,7 +159,7 @@ def histograms_figure(samples: np.ndarray, bins: int = 40) -> go.Figure:
                 y=density,
                 marker_color=_NODE,
                 opacity=0.7,
-                name="samples",
+                name=_("samples"),
                 showlegend=col == 1,
             ),
             row=1,
@@ -162,7 +171,7 @@ def histograms_figure(samples: np.ndarray, bins: int = 40) -> go.Figure:
                 y=normal_pdf(grid),
                 mode="lines",
                 line={"color": _SELECTED},
-                name="N(0, 1) density",
+                name=_("N(0, 1) density"),
                 showlegend=col == 1,
             ),
             row=1,
@@ -195,8 +204,8 @@ def correlation_figure(stats: ParallelStats, title: str) -> go.Figure:
     )
     fig.update_layout(
         title=title,
-        xaxis_title="stream",
-        yaxis_title="stream",
+        xaxis_title=_("stream"),
+        yaxis_title=_("stream"),
         yaxis_autorange="reversed",
         height=360,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
@@ -211,8 +220,13 @@ def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
         cols=1 + len(runs),
         column_widths=[0.5] + [0.5 / len(runs)] * len(runs),
         subplot_titles=(
-            "dropout loss each step descended",
-            *(f"{r.name}:<br>example 0's mask ({r.unique_masks} distinct)" for r in runs),
+            _("dropout loss each step descended"),
+            *(
+                _("{run}:<br>example 0's mask ({n} distinct)").format(
+                    run=_run_name(r), n=r.unique_masks
+                )
+                for r in runs
+            ),
         ),
     )
     for i, run in enumerate(runs):
@@ -221,7 +235,9 @@ def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
                 x=np.arange(1, len(run.losses) + 1),
                 y=run.losses,
                 mode="lines",
-                name=f"{run.name} ({run.unique_subkeys} distinct subkeys)",
+                name=_("{run} ({n} distinct subkeys)").format(
+                    run=_run_name(run), n=run.unique_subkeys
+                ),
             ),
             row=1,
             col=1,
@@ -232,19 +248,25 @@ def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
                 x=np.arange(1, len(run.losses) + 1),
                 colorscale=[[0, "#ffffff"], [1, _NODE]],
                 showscale=False,
-                hovertemplate="step %{x}, input %{y}: %{z} (1 = kept)<extra></extra>",
+                hovertemplate=_("step %{x}, input %{y}: %{z} (1 = kept)") + "<extra></extra>",
             ),
             row=1,
             col=2 + i,
         )
-        fig.update_xaxes(title_text="step", row=1, col=2 + i)
-        fig.update_yaxes(title_text="input", row=1, col=2 + i)
-    fig.update_xaxes(title_text="step", row=1, col=1)
+        fig.update_xaxes(title_text=_("step"), row=1, col=2 + i)
+        fig.update_yaxes(title_text=_("input"), row=1, col=2 + i)
+    fig.update_xaxes(title_text=_("step"), row=1, col=1)
     losses = [float(v) for run in runs for v in run.losses]
-    fig.update_yaxes(log_axis("mean squared error", losses), row=1, col=1)
+    fig.update_yaxes(log_axis(_("mean squared error"), losses), row=1, col=1)
     fig.update_layout(
         height=380,
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
         legend={"orientation": "h", "y": -0.25},
     )
     return fig
+
+
+def _run_name(run: TrainingRun) -> str:
+    """A training run's name in the visitor's language."""
+    names = {"key threaded": _("key threaded"), "key dropped": _("key dropped")}
+    return names.get(run.name, run.name)

@@ -20,7 +20,8 @@ import jax.random as jrandom
 import numpy as np
 from jax import jit
 
-from jaxplay.core import claims, timing, words
+from jaxplay.core import claims, timing
+from jaxplay.core.i18n import _, ngettext
 from jaxplay.prng._seeds import IMPLS, MAX_TIMED_NUMBERS
 
 
@@ -141,10 +142,15 @@ def explain_impls(infos: tuple[ImplInfo, ...]) -> str:
     import jax as _jax
 
     by_name = {i.impl: i for i in infos}
-    text = (
-        f"JAX {_jax.__version__} ships {words.count(len(infos), 'implementation')}: "
-        + ", ".join(f"`{i.impl}`" for i in infos)
-        + f" (`{infos[0].impl}` is the default)."
+    text = ngettext(
+        "JAX {version} ships {n} implementation: {names} (`{default}` is the default).",
+        "JAX {version} ships {n} implementations: {names} (`{default}` is the default).",
+        len(infos),
+    ).format(
+        version=_jax.__version__,
+        n=f"{len(infos):,}",
+        names=_(", ").join(f"`{i.impl}`" for i in infos),
+        default=infos[0].impl,
     )
     rbg, unsafe = by_name.get("rbg"), by_name.get("unsafe_rbg")
     if rbg and unsafe:
@@ -156,26 +162,50 @@ def explain_impls(infos: tuple[ImplInfo, ...]) -> str:
             )
             if a != b
         ]
-        same = "the same draws" if rbg.samples == unsafe.samples else "different draws"
-        text += claims.qualify(
-            "prng.rbg_derivation",
-            " `rbg` and `unsafe_rbg` draw with XLA's RngBitGenerator: from the same seed they "
-            f"give {same}, and differ in {' and '.join(differs) or 'nothing shown here'} "
-            "(`rbg` derives keys the threefry way, `unsafe_rbg` with RngBitGenerator too).",
+        if rbg.samples == unsafe.samples:
+            sentence = _(
+                " `rbg` and `unsafe_rbg` draw with XLA's RngBitGenerator: from the same seed they "
+                "give the same draws{differences} (`rbg` derives keys the threefry way, "
+                "`unsafe_rbg` with RngBitGenerator too)."
+            )
+        else:
+            sentence = _(
+                " `rbg` and `unsafe_rbg` draw with XLA's RngBitGenerator: from the same seed they "
+                "give different draws{differences} (`rbg` derives keys the threefry way, "
+                "`unsafe_rbg` with RngBitGenerator too)."
+            )
+        differences = (
+            _(", and differ in {what}").format(what=_and(differs))
+            if differs
+            else _(", and differ in nothing shown here")
         )
+        text += claims.qualify("prng.rbg_derivation", sentence.format(differences=differences))
     inexact = [f"`{i.impl}`" for i in infos if not i.vmap_exact]
     if inexact:
         text += claims.qualify(
             "prng.vmap_exact",
-            f" Under `vmap` over a batch of keys, {' and '.join(inexact)} give other numbers "
-            "than a loop over the same keys (the batch is drawn from the first key); the others "
-            "map exactly.",
+            _(
+                " Under `vmap` over a batch of keys, {names} give other numbers than a loop over "
+                "the same keys (the batch is drawn from the first key); the others map exactly."
+            ).format(names=_and(inexact)),
         )
     text += claims.qualify(
         "prng.portable",
-        " JAX documents threefry and Philox as identical across CPU, GPU and TPU and across "
-        "shardings; rbg and unsafe_rbg as identical across shardings only.",
+        _(
+            " JAX documents threefry and Philox as identical across CPU, GPU and TPU and across "
+            "shardings; rbg and unsafe_rbg as identical across shardings only."
+        ),
     )
+    return text
+
+
+def _and(items: list[str]) -> str:
+    """``a and b`` (``a and b and c``) in the visitor's language; ``""`` for none."""
+    if not items:
+        return ""
+    text = items[0]
+    for item in items[1:]:
+        text = _("{a} and {b}").format(a=text, b=item)
     return text
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from jaxplay.core import claims, jax_private
 from jaxplay.core.errors import InputError
+from jaxplay.core.i18n import _
 from jaxplay.core.markdown import code
 
 #: The article's seed (section 5): 41 bits, so x64 decides what it means.
@@ -86,19 +87,26 @@ def parse_seed(text: str) -> int:
     """
     s = text.strip()
     if not s:
-        raise SeedError("Type a seed: a whole number such as 42.")
+        raise SeedError(_("Type a seed: a whole number such as 42."))
     if _INT_RE.fullmatch(s) is None:
-        hint = ""
+        typed = repr(s[:MAX_SEED_DIGITS])
         if re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)", s):
-            hint = " JAX seeds are integers; write the number out in digits."
+            message = _(
+                "{typed} is not a whole number. JAX seeds are integers; write the number out in "
+                "digits."
+            )
         elif s.lower().startswith(("0x", "-0x", "+0x")):
-            hint = " Write it in decimal."
-        raise SeedError(f"{s[:MAX_SEED_DIGITS]!r} is not a whole number.{hint}")
+            message = _("{typed} is not a whole number. Write it in decimal.")
+        else:
+            message = _("{typed} is not a whole number.")
+        raise SeedError(message.format(typed=typed))
     digits = s.lstrip("+-").replace("_", "")
     if len(digits) > MAX_SEED_DIGITS:
         raise SeedError(
-            f"The seed has {len(digits)} digits; the limit is {MAX_SEED_DIGITS} "
-            "(and JAX itself accepts only seeds from -2**63 to 2**63 - 1)."
+            _(
+                "The seed has {digits} digits; the limit is {limit} (and JAX itself accepts only "
+                "seeds from -2**63 to 2**63 - 1)."
+            ).format(digits=len(digits), limit=MAX_SEED_DIGITS)
         )
     return int(s)
 
@@ -173,32 +181,41 @@ class SeedInfo:
         if not self.in_range:
             err = self.x64.error or self.x32.error
             return (
-                f"JAX converts a seed to a signed 64-bit integer, and {s} does not fit "
-                f"(the range is `-2**63` to `2**63 - 1`): `PRNGKey({s})` raises {code(err)} "
-                "with x64 off and on. Reduce it yourself first, e.g. `seed % 2**63`, or derive a "
-                "key from two smaller numbers with `fold_in(key(a), b)`.",
+                _(
+                    "JAX converts a seed to a signed 64-bit integer, and {seed} does not fit (the "
+                    "range is `-2**63` to `2**63 - 1`): `PRNGKey({seed})` raises {error} with x64 "
+                    "off and on. Reduce it yourself first, e.g. `seed % 2**63`, or derive a key "
+                    "from two smaller numbers with `fold_in(key(a), b)`."
+                ).format(seed=s, error=code(err)),
             )
         notes: list[str] = []
         if s < 0:
             notes.append(
-                "A negative seed is taken in two's complement: with x64 on, the high word is "
-                f"the sign extension ({self.x64.key_data[0]:#010x})."  # type: ignore[index]
+                _(
+                    "A negative seed is taken in two's complement: with x64 on, the high word is "
+                    "the sign extension ({high})."
+                ).format(high=f"{self.x64.key_data[0]:#010x}")  # type: ignore[index]
             )
         if self.differs:
             notes.append(
-                f"With x64 off JAX keeps only the low 32 bits (`seed mod 2**32` = {s & WORD}) and "
-                f"the high word is 0; with x64 on the high 32 bits ({(s >> 32) & WORD}) become "
-                "the first word. Same seed, two different random streams: results change when "
-                "someone flips `jax_enable_x64`."
+                _(
+                    "With x64 off JAX keeps only the low 32 bits (`seed mod 2**32` = {low}) and "
+                    "the high word is 0; with x64 on the high 32 bits ({high}) become the first "
+                    "word. Same seed, two different random streams: results change when someone "
+                    "flips `jax_enable_x64`."
+                ).format(low=s & WORD, high=(s >> 32) & WORD)
+            )
+            collides = _(
+                "With x64 off, seed {seed} collides with seed {twin}: both give key {key}."
             )
             notes.append(
-                f"With x64 off, seed {s} collides with seed {self.x32_twin}: both give key "
-                f"{list(self.x32.key_data or ())}."
+                collides.format(seed=s, twin=self.x32_twin, key=list(self.x32.key_data or ()))
             )
         else:
             notes.append(
-                "The seed fits in 32 bits, so x64 off and on give the same key: "
-                f"{list(self.x64.key_data or ())}."
+                _("The seed fits in 32 bits, so x64 off and on give the same key: {key}.").format(
+                    key=list(self.x64.key_data or ())
+                )
             )
         return tuple(notes)
 
@@ -218,7 +235,7 @@ def seed_rule(info: SeedInfo) -> str:
     zeros come in from the left. An arithmetic shift (Python's ``>>``, which copies the sign bit)
     would make the high word of a negative 32-bit seed 0xffffffff; JAX's is 0.
     """
-    rule = (
+    rule = _(
         "The rule: JAX converts the seed to a signed integer of the default width (32 bits with "
         "x64 off, 64 with it on) and stores `[seed >>> 32, seed & 0xFFFFFFFF]`, where `>>>` is a "
         "*logical* shift right: zeros come in from the left, so a 32-bit seed always has high "
@@ -228,16 +245,23 @@ def seed_rule(info: SeedInfo) -> str:
         return rule
     s32, s64 = as_signed(info.seed, 32), as_signed(info.seed, 64)
     high32, high64 = info.x32.key_data[0], info.x64.key_data[0]
-    text = (
-        f"{rule} Seed {info.seed}: as int32 it is {s32}, high word {high32:#010x}; as int64 "
-        f"{s64}, high word {high64:#010x}."
+    text = _(
+        "{rule} Seed {seed}: as int32 it is {s32}, high word {high32}; as int64 {s64}, high word "
+        "{high64}."
+    ).format(
+        rule=rule,
+        seed=info.seed,
+        s32=s32,
+        high32=f"{high32:#010x}",
+        s64=s64,
+        high64=f"{high64:#010x}",
     )
     arithmetic = (s32 >> 32) & WORD  # Python's >> is arithmetic: -1 >> 32 == -1
     if arithmetic != high32:
-        text += (
-            " An arithmetic shift (Python's `>>`, which copies the sign bit) would give "
-            f"`{s32} >> 32 = {s32 >> 32}`, high word {arithmetic:#010x}: not what JAX stores."
-        )
+        text = _(
+            "{text} An arithmetic shift (Python's `>>`, which copies the sign bit) would give "
+            "`{s32} >> 32 = {shifted}`, high word {high}: not what JAX stores."
+        ).format(text=text, s32=s32, shifted=s32 >> 32, high=f"{arithmetic:#010x}")
     return text
 
 

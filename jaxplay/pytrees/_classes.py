@@ -21,6 +21,7 @@ import jax.numpy as jnp
 
 from jaxplay.article import code
 from jaxplay.core import capture, claims
+from jaxplay.core.i18n import N_
 from jaxplay.pytrees._anatomy import Node, describe, short
 
 
@@ -94,11 +95,11 @@ class Registration:
 
 
 REGISTRATIONS: tuple[Registration, ...] = (
-    Registration("dataclass", "@dataclass + register_dataclass", Dense, (Dense,)),
+    Registration("dataclass", N_("@dataclass + register_dataclass"), Dense, (Dense,)),
     Registration(
-        "pytree_node", "a class + register_pytree_node", Affine, (Affine, register_affine)
+        "pytree_node", N_("a class + register_pytree_node"), Affine, (Affine, register_affine)
     ),
-    Registration("plain", "a class, not registered", Plain, (Plain,)),
+    Registration("plain", N_("a class, not registered"), Plain, (Plain,)),
 )
 
 #: The calls tried on each class, in order, with the code shown for each.

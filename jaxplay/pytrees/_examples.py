@@ -22,6 +22,7 @@ import jax.numpy as jnp
 
 from jaxplay.core import words
 from jaxplay.core.errors import InputError
+from jaxplay.core.i18n import N_, _
 
 #: Longest literal accepted, in characters (checked before parsing).
 MAX_LITERAL_CHARS = 300
@@ -76,10 +77,10 @@ class Example:
 
 
 EXAMPLES: tuple[Example, ...] = (
-    Example("mlp", "MLP parameters (nested dicts)", mlp_params),
-    Example("nested", "Nested lists, tuples and a dict", nested_containers),
-    Example("none", "None and empty containers", none_and_empty),
-    Example("unsorted", "A dict with its keys out of order", unsorted_dict),
+    Example("mlp", N_("MLP parameters (nested dicts)"), mlp_params),
+    Example("nested", N_("Nested lists, tuples and a dict"), nested_containers),
+    Example("none", N_("None and empty containers"), none_and_empty),
+    Example("unsorted", N_("A dict with its keys out of order"), unsorted_dict),
 )
 
 #: The picker's key for "type your own literal".
@@ -125,31 +126,42 @@ def parse_literal(text: str) -> Any:
     """
     text = text.strip()
     if not text:
-        raise LiteralError("type a Python literal, for example [1, (2, 3), {'a': None}]")
+        raise LiteralError(
+            _("type a Python literal, for example [1, (2, 3), {{'a': None}}]").format()
+        )
     if len(text) > MAX_LITERAL_CHARS:
         raise LiteralError(
-            f"the literal has {len(text)} characters; at most {MAX_LITERAL_CHARS} are accepted"
+            _("the literal has {n} characters; at most {limit} are accepted").format(
+                n=len(text), limit=MAX_LITERAL_CHARS
+            )
         )
     nesting = _bracket_depth(text)
     if nesting > MAX_LITERAL_DEPTH + 1:
         # Said before parsing: Python's own parser gives up at 200 levels with a message
         # ("too many nested parentheses") that reads as if the literal were not valid.
         raise LiteralError(
-            f"the literal nests {nesting - 1} levels below its outermost container; at most "
-            f"{MAX_LITERAL_DEPTH} are accepted"
+            _(
+                "the literal nests {n} levels below its outermost container; at most {limit} are "
+                "accepted"
+            ).format(n=nesting - 1, limit=MAX_LITERAL_DEPTH)
         )
     try:
         value = ast.literal_eval(text)
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as err:
         reason = err.msg if isinstance(err, SyntaxError) else type(err).__name__
         raise LiteralError(
-            f"this is not a Python literal ({reason}): use numbers, None, True/False, "
-            "[lists], (tuples) and {dicts} only." + words.ascii_hint(text)
+            _(
+                "this is not a Python literal ({reason}): use numbers, None, True/False, "
+                "[lists], (tuples) and {{dicts}} only."
+            ).format(reason=reason)
+            + words.ascii_hint(text)
         ) from None
     counted = _check(value, depth=0, seen=0)
     if counted > MAX_LITERAL_NODES:
         raise LiteralError(
-            f"the literal has {counted} containers and leaves; at most {MAX_LITERAL_NODES}"
+            _("the literal has {n} containers and leaves; at most {limit}").format(
+                n=counted, limit=MAX_LITERAL_NODES
+            )
         )
     return value
 
@@ -184,18 +196,23 @@ def _check(value: Any, depth: int, seen: int) -> int:
         return seen
     if depth > MAX_LITERAL_DEPTH:
         raise LiteralError(
-            f"the literal nests deeper than {MAX_LITERAL_DEPTH} levels below its outermost "
-            "container"
+            _("the literal nests deeper than {limit} levels below its outermost container").format(
+                limit=MAX_LITERAL_DEPTH
+            )
         )
     if value is None or isinstance(value, bool):
         return seen
     if isinstance(value, int):
         if abs(value) > INT_LIMIT:
-            raise LiteralError(f"{value} is outside int32's range (±{INT_LIMIT:,})")
+            raise LiteralError(
+                _("{value} is outside int32's range (±{limit})").format(
+                    value=value, limit=f"{INT_LIMIT:,}"
+                )
+            )
         return seen
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise LiteralError("leaves must be finite numbers")
+            raise LiteralError(_("leaves must be finite numbers"))
         return seen
     if isinstance(value, (list, tuple)):
         for item in value:
@@ -205,21 +222,27 @@ def _check(value: Any, depth: int, seen: int) -> int:
         kinds = {type(k) for k in value}
         if not (kinds <= {str} or kinds <= {int}):
             raise LiteralError(
-                "dict keys must be all strings or all integers (JAX sorts them, and cannot "
-                "sort a mix)"
+                _(
+                    "dict keys must be all strings or all integers (JAX sorts them, and cannot "
+                    "sort a mix)"
+                )
             )
         for key in value:
             if isinstance(key, str) and not (key.isidentifier() and len(key) <= MAX_KEY_CHARS):
                 raise LiteralError(
-                    f"the dict key {key!r} is not accepted: string keys are Python names "
-                    f"(letters of any script, digits and _, not first a digit; at most "
-                    f"{MAX_KEY_CHARS} characters)"
+                    _(
+                        "the dict key {key} is not accepted: string keys are Python names "
+                        "(letters of any script, digits and _, not first a digit; at most "
+                        "{limit} characters)"
+                    ).format(key=repr(key), limit=MAX_KEY_CHARS)
                 )
         for item in value.values():
             seen = _check(item, depth + 1, seen)
         return seen
     kind = type(value).__name__
     raise LiteralError(
-        f"a {kind} is not accepted here: leaves are numbers, booleans or None, containers are "
-        "lists, tuples and dicts"
+        _(
+            "a {kind} is not accepted here: leaves are numbers, booleans or None, containers are "
+            "lists, tuples and dicts"
+        ).format(kind=kind)
     )

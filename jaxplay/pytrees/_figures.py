@@ -14,13 +14,14 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from jaxplay.core.figures import plain, tree_edges, tree_layout
+from jaxplay.core.i18n import N_, _
 from jaxplay.pytrees._anatomy import Node
 
 _COLOURS = {"container": "#5c6bc0", "empty": "#bdbdbd", "leaf": "#43a047"}
 _NAMES = {
-    "container": "container (a node with children)",
-    "empty": "no leaves (None, empty container)",
-    "leaf": "leaf (what transforms see)",
+    "container": N_("container (a node with children)"),
+    "empty": N_("no leaves (None, empty container)"),
+    "leaf": N_("leaf (what transforms see)"),
 }
 #: Longest node label drawn; the rest is in the hover text.
 MAX_LABEL = 44
@@ -57,7 +58,7 @@ def tree_figure(nodes: Sequence[Node], title: str) -> go.Figure:
                 x=[pos[n.path][0] for n in members],
                 y=[pos[n.path][1] for n in members],
                 mode="markers+text",
-                name=_NAMES[kind],
+                name=_(_NAMES[kind]),
                 text=[_label(n) for n in members],
                 textposition="middle right" if kind == "leaf" else "top center",
                 textfont={"family": "monospace", "size": 12},

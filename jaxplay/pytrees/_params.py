@@ -16,7 +16,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxplay.article import code
-from jaxplay.core import capture
+from jaxplay.core import capture, claims
+from jaxplay.core.i18n import N_, _
 from jaxplay.core.mlp import init_params, predict
 
 #: Bounds of the sizes the page offers (every array here is tiny).
@@ -54,28 +55,28 @@ AXES: tuple[AxesChoice, ...] = (
         (None, 0),
         "(None, 0)",
         False,
-        "one set of parameters for every example: the batch axis of x is mapped",
+        N_("one set of parameters for every example: the batch axis of x is mapped"),
     ),
     AxesChoice(
         "ensemble",
         ({"hidden": 0, "out": None}, None),
         '({"hidden": 0, "out": None}, None)',
         True,
-        "an ensemble of hidden layers stacked on axis 0, one shared output layer, one example",
+        N_("an ensemble of hidden layers stacked on axis 0, one shared output layer, one example"),
     ),
     AxesChoice(
         "all-zero",
         (0, 0),
         "(0, 0)",
         False,
-        "every leaf mapped over its axis 0: the parameters too (a common mistake)",
+        N_("every leaf mapped over its axis 0: the parameters too (a common mistake)"),
     ),
     AxesChoice(
         "not-a-prefix",
         ({"hidden": 0}, 0),
         '({"hidden": 0}, 0)',
         False,
-        "a dict that names only some of the parameters' keys (not a prefix of their tree)",
+        N_("a dict that names only some of the parameters' keys (not a prefix of their tree)"),
     ),
 )
 
@@ -118,13 +119,24 @@ class ParamsRun:
     axes: AxesChoice
 
     def table(self) -> dict[str, list[str]]:
-        """The leaves as table columns: path, shape, the gradient's shape, the mapped axis."""
+        """The leaves as table columns: path, shape, the gradient's shape, the mapped axis (the
+        headers and the axes in the visitor's language)."""
         return {
-            "leaf": [r.path for r in self.rows],
-            "shape": [str(r.shape) for r in self.rows],
-            "grad shape": ["" if r.grad_shape is None else str(r.grad_shape) for r in self.rows],
-            "in_axes": [r.axis for r in self.rows],
+            _("leaf"): [r.path for r in self.rows],
+            _("shape"): [str(r.shape) for r in self.rows],
+            _("grad shape"): ["" if r.grad_shape is None else str(r.grad_shape) for r in self.rows],
+            "in_axes": [_axis_words(r.axis) for r in self.rows],
         }
+
+
+@claims.states_nothing("names the axis the visitor's in_axes gave a leaf")
+def _axis_words(axis: str) -> str:
+    """A leaf's mapped axis as :func:`_axes_of` wrote it, in the visitor's language."""
+    if axis == "not mapped":
+        return _("not mapped")
+    if axis.startswith("axis "):
+        return _("axis {n}").format(n=axis.removeprefix("axis "))
+    return axis
 
 
 def vmapped_predict(in_axes, params, x):

@@ -24,7 +24,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxplay.article import code
-from jaxplay.core import capture, claims, compilation, jax_private, words
+from jaxplay.core import capture, claims, compilation, jax_private
+from jaxplay.core.i18n import N_, _, ngettext
 
 #: Most calls in one run of the lab.
 MAX_CALLS = 8
@@ -68,7 +69,7 @@ def weak_type_changes(n, distinct):
 
 
 def array_in_static(n, distinct):
-    return [Scaled(jnp.float32(1.0), jnp.ones(2)) for _ in range(n)]
+    return [Scaled(jnp.float32(1.0), jnp.ones(2)) for _i in range(n)]
 
 
 @dataclass(frozen=True)
@@ -83,10 +84,10 @@ class Change:
 
 
 CHANGES: tuple[Change, ...] = (
-    Change("dynamic", "the dynamic field's value", dynamic_changes),
-    Change("static", "the static field's value", static_changes),
-    Change("weak", "the dynamic field: Python float vs jnp.float32", weak_type_changes),
-    Change("array", "an array in the static field", array_in_static, apply_tanh),
+    Change("dynamic", N_("the dynamic field's value"), dynamic_changes),
+    Change("static", N_("the static field's value"), static_changes),
+    Change("weak", N_("the dynamic field: Python float vs jnp.float32"), weak_type_changes),
+    Change("array", N_("an array in the static field"), array_in_static, apply_tanh),
 )
 
 
@@ -203,38 +204,53 @@ def explain_failure(lab: StaticLab) -> str:
     raised = [r for r in lab.rows if r.error]
     kinds = sorted({r.error.split(":")[0] for r in raised if r.error})
     first = lab.rows.index(raised[0]) + 1
-    text = (
-        f"{words.count(len(raised), 'call')} of {lab.calls} raised ({', '.join(kinds)}), "
-        f"from call {first} on"
-    )
+    text = ngettext(
+        "{n} call of {total} raised ({kinds}), from call {first} on",
+        "{n} calls of {total} raised ({kinds}), from call {first} on",
+        len(raised),
+    ).format(n=f"{len(raised):,}", total=lab.calls, kinds=", ".join(kinds), first=first)
     if lab.change == "array":
         if first > 1:
-            text += f": `jit` accepted the first {words.count(first - 1, 'call')} (nothing cached"
-            text += " to compare with), then raised"
+            text = ngettext(
+                "{text}: `jit` accepted the first {n} call (nothing cached to compare with), then "
+                "raised when `jit` compared the meta fields with the cached ones.",
+                "{text}: `jit` accepted the first {n} calls (nothing cached to compare with), "
+                "then raised when `jit` compared the meta fields with the cached ones.",
+                first - 1,
+            ).format(text=text, n=f"{first - 1:,}")
         else:
-            text += (
-                ": this server had already cached a call with such a layer (an earlier run), so "
-                "even the first call raised"
-            )
-        text += (
-            " when `jit` compared the meta fields with the cached ones. A meta field must be "
-            "hashable and compare like a plain Python value; an array does neither. The "
-            "function never reads the field: the error is JAX's own."
-        )
+            text = _(
+                "{text}: this server had already cached a call with such a layer (an earlier "
+                "run), so even the first call raised when `jit` compared the meta fields with the "
+                "cached ones."
+            ).format(text=text)
+        text = _(
+            "{text} A meta field must be hashable and compare like a plain Python value; an array "
+            "does neither. The function never reads the field: the error is JAX's own."
+        ).format(text=text)
         return claims.qualify("pytrees.array_meta_field", text)
-    return text + "."
+    return _("{text}.").format(text=text)
 
 
 @claims.states("pytrees.one_program_per_meta_and_leaf_type")
 def explain_compiles(lab: StaticLab) -> str:
     """How many programs the calls compiled, and the rule (Markdown)."""
+    programs = lab.compilations or 0
     return claims.qualify(
         "pytrees.one_program_per_meta_and_leaf_type",
-        f"{words.count(lab.calls, 'call')}, "
-        f"{words.count(lab.distinct_dynamic, 'distinct data value')} "
-        f"({words.count(lab.distinct_types, 'leaf type')}), "
-        f"{words.count(lab.distinct_static, 'distinct meta value')}: **jit compiled "
-        f"{words.count(lab.compilations or 0, 'program')}**.",
+        _("{calls}, {data} ({types}), {meta}: **jit compiled {programs}**.").format(
+            calls=ngettext("{n} call", "{n} calls", lab.calls).format(n=f"{lab.calls:,}"),
+            data=ngettext(
+                "{n} distinct data value", "{n} distinct data values", lab.distinct_dynamic
+            ).format(n=f"{lab.distinct_dynamic:,}"),
+            types=ngettext("{n} leaf type", "{n} leaf types", lab.distinct_types).format(
+                n=f"{lab.distinct_types:,}"
+            ),
+            meta=ngettext(
+                "{n} distinct meta value", "{n} distinct meta values", lab.distinct_static
+            ).format(n=f"{lab.distinct_static:,}"),
+            programs=ngettext("{n} program", "{n} programs", programs).format(n=f"{programs:,}"),
+        ),
     )
 
 

@@ -21,6 +21,7 @@ import jax
 
 from jaxplay.article import code
 from jaxplay.core import capture, claims, jax_private, turns, words
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.state import _loops, _model
 
 MAX_STEPS = 200
@@ -30,36 +31,44 @@ LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3)
 
 @dataclass(frozen=True)
 class Loop:
-    """A way to write the training loop."""
+    """A way to write the training loop.
+
+    ``title`` and ``short`` (the title after its ``"Hidden state: "``) are marked for the
+    catalog, to be shown with ``i18n._``.
+    """
 
     key: str
     title: str
     train: Any
     parts: tuple[Any, ...]
     hidden_state: bool
+    short: str = ""
 
 
 LOOPS: tuple[Loop, ...] = (
     Loop(
         "threaded",
-        "State threaded through the step",
+        N_("State threaded through the step"),
         _loops.train_threaded,
         (_loops.make_step, _loops.train_threaded),
         False,
+        N_("State threaded through the step"),
     ),
     Loop(
         "globals",
-        "Hidden state: globals read inside jit",
+        N_("Hidden state: globals read inside jit"),
         _loops.train_reading_globals,
         (_loops.train_reading_globals,),
         True,
+        N_("globals read inside jit"),
     ),
     Loop(
         "self",
-        "Hidden state: self mutated inside jit",
+        N_("Hidden state: self mutated inside jit"),
         _loops.train_mutating_self,
         (_loops.HiddenStateModel, _loops.train_mutating_self),
         True,
+        N_("self mutated inside jit"),
     ),
 )
 
@@ -195,11 +204,13 @@ def explain_after(threaded: TrainingRun, hidden: TrainingRun) -> str:
         return ""
     return claims.qualify(
         "state.globals_baked_in",
-        f"Using the hidden-state loop's parameters afterwards gives **{after:.4f}**, not the "
-        f"**{hidden.last:.4f}** its loss stayed at: the loop did store each step's new "
-        "parameters in the globals, but every step computed them from the initial parameters "
-        "baked into the program, so what it kept is one step of training — the threaded "
-        f"loop's loss after its first step is the same, **{one_step:.4f}**.",
+        _(
+            "Using the hidden-state loop's parameters afterwards gives **{after}**, not the "
+            "**{stayed}** its loss stayed at: the loop did store each step's new parameters in "
+            "the globals, but every step computed them from the initial parameters baked into "
+            "the program, so what it kept is one step of training — the threaded loop's loss "
+            "after its first step is the same, **{one_step}**."
+        ).format(after=f"{after:.4f}", stayed=f"{hidden.last:.4f}", one_step=f"{one_step:.4f}"),
     )
 
 
@@ -208,44 +219,73 @@ def loss_change_words(run: TrainingRun) -> str | None:
     """The metric's delta for a run: the change from its first step, or ``None`` (no arrow, no
     colour) when the loss did not move at the precision shown."""
     change = run.last - run.first
-    return None if f"{abs(change):.4f}" == "0.0000" else f"{change:+.4f} from the first step"
+    if f"{abs(change):.4f}" == "0.0000":
+        return None
+    return _("{change} from the first step").format(change=f"{change:+.4f}")
 
 
 @claims.states_nothing("the losses and compile counts measured in the two runs")
 def explain_runs(threaded: TrainingRun, hidden: TrainingRun) -> str:
     """The paragraph comparing the threaded run with the hidden-state one (Markdown)."""
     start = (
-        f"Both start at a loss of **{threaded.first:.4f}**."
+        _("Both start at a loss of **{loss}**.").format(loss=f"{threaded.first:.4f}")
         if f"{threaded.first:.4f}" == f"{hidden.first:.4f}"
-        else f"They start at losses of **{threaded.first:.4f}** and **{hidden.first:.4f}**."
+        else _("They start at losses of **{threaded}** and **{hidden}**.").format(
+            threaded=f"{threaded.first:.4f}", hidden=f"{hidden.first:.4f}"
+        )
     )
-    return (
-        f"{start} With the state threaded, the loss went to **{threaded.last:.4f}** after "
-        f"{len(threaded.losses)} steps "
-        f"({words.count(threaded.distinct_losses, 'different value')}), and `jit` compiled the "
-        f"step {words.times(threaded.compiles)}. The hidden-state version's loss "
-        f"{'**stays at ' if hidden.distinct_losses == 1 else 'went to **'}{hidden.last:.4f}** "
-        f"after {len(hidden.losses)} steps "
-        f"({words.count(hidden.distinct_losses, 'different value')}), its step compiled "
-        f"{words.times(hidden.compiles)}."
+    hidden_sentence = (
+        _(
+            "The hidden-state version's loss **stays at {loss}** after {steps} steps "
+            "({values}), its step compiled {times}."
+        )
+        if hidden.distinct_losses == 1
+        else _(
+            "The hidden-state version's loss went to **{loss}** after {steps} steps "
+            "({values}), its step compiled {times}."
+        )
+    ).format(
+        loss=f"{hidden.last:.4f}",
+        steps=len(hidden.losses),
+        values=_values(hidden.distinct_losses),
+        times=words.times(hidden.compiles),
     )
+    return _(
+        "{start} With the state threaded, the loss went to **{loss}** after {steps} steps "
+        "({values}), and `jit` compiled the step {times}. {hidden}"
+    ).format(
+        start=start,
+        loss=f"{threaded.last:.4f}",
+        steps=len(threaded.losses),
+        values=_values(threaded.distinct_losses),
+        times=words.times(threaded.compiles),
+        hidden=hidden_sentence,
+    )
+
+
+def _values(n: int) -> str:
+    return ngettext("{n} different value", "{n} different values", n).format(n=f"{n:,}")
 
 
 #: Why each hidden-state loop never learns, by loop key (the claim of the same key checks it).
 WHY_STUCK = {
     "globals": (
         "state.globals_baked_in",
-        "`jit` read the params, the optimizer state and the key from the globals once, while "
-        "tracing, and baked them into the program as constants. The loop updates the globals "
-        "after every step, but nothing traces the step again, so every step starts from the "
-        "initial parameters.",
+        N_(
+            "`jit` read the params, the optimizer state and the key from the globals once, while "
+            "tracing, and baked them into the program as constants. The loop updates the globals "
+            "after every step, but nothing traces the step again, so every step starts from the "
+            "initial parameters."
+        ),
     ),
     "self": (
         "state.self_keeps_tracers",
-        "The first call ran the Python of `_step`, which assigned tracers to `self.params`, "
-        "`self.opt_state` and `self.key`. Later calls run the compiled program, which reads "
-        "the values baked in at that trace and never writes to `self`; using `self.params` "
-        "afterwards raises `UnexpectedTracerError`.",
+        N_(
+            "The first call ran the Python of `_step`, which assigned tracers to `self.params`, "
+            "`self.opt_state` and `self.key`. Later calls run the compiled program, which reads "
+            "the values baked in at that trace and never writes to `self`; using `self.params` "
+            "afterwards raises `UnexpectedTracerError`."
+        ),
     ),
 }
 
@@ -254,7 +294,7 @@ WHY_STUCK = {
 def explain_stuck(loop_key: str) -> str:
     """Why the hidden-state loop ``loop_key`` never learns (Markdown), qualified by its claim."""
     key, sentence = WHY_STUCK[loop_key]
-    return claims.qualify(key, sentence)
+    return claims.qualify(key, _(sentence))
 
 
 @claims.states_nothing("code for the Code Lab: not a statement")

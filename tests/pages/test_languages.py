@@ -16,25 +16,20 @@ from collections.abc import Iterator
 import pytest
 from google.protobuf.message import Message
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import ButtonGroup, Radio, Selectbox
 
 from jaxplay.hosting import catalog
-from tests.pages.test_share_links import _walk
-from tests.pages.test_visitor_text import choices, tab_containers
+from tests.pages.test_share_links import _walk, bound
+from tests.pages.test_visitor_text import MAX_OPTIONS, tab_containers
 from tests.support.apptest import APP_TIMEOUT_S, assert_clean
 
-TRANSLATED = ("home", "article")
+TRANSLATED = ("home", "article", "grad", "compose", "devices", "prng", "state", "pytrees")
 NOT_YET = (
     "jit",
-    "grad",
     "vmap",
-    "compose",
-    "prng",
     "tracing",
-    "devices",
     "memory",
-    "pytrees",
     "sharp-bits",
-    "state",
     "code-lab",
 )
 
@@ -101,19 +96,36 @@ def prose_in_every_view(
     """English prose in every tab of ``spec`` (and every tab those reveal; with ``options``,
     every other choice of its bound select boxes and radios too), each view opened by a link as
     a visitor's would be: the page's default view first."""
-    found, seen, todo = [], set(), [{}]
-    while todo and len(seen) < MAX_VIEWS:
+    found: list[str] = []
+    seen: set[tuple[tuple[str, str], ...]] = {()}
+    todo: list[dict[str, str]] = [{}]
+    for _visited in range(MAX_VIEWS):
+        if not todo:
+            break
         view = todo.pop(0)
         at = visit(spec, lang=language, **view)
         assert_clean(at)
         found += [f"{view}: {text}" for text in english_prose(at._tree)]
         tabs = [{name: label} for name, labels in tab_containers(at).items() for label in labels]
-        for change in tabs + (choices(at) if options else []):
+        for change in tabs + (every_choice(at) if options else []):
             opened = {**view, **change}
             if tuple(sorted(opened.items())) not in seen:
                 seen.add(tuple(sorted(opened.items())))
                 todo.append(opened)
     return found
+
+
+def every_choice(at: AppTest) -> list[dict[str, str]]:
+    """One view per option of each bound single-choice widget shown, as its label (which is
+    what the address carries: a translated label included)."""
+    views = []
+    for name, node in bound(at).items():
+        single = not isinstance(node, ButtonGroup) or (
+            node.proto.click_mode != node.proto.MULTI_SELECT
+        )
+        if isinstance(node, (Selectbox, Radio, ButtonGroup)) and single:
+            views += [{name: str(option)} for option in list(node.options)[:MAX_OPTIONS]]
+    return views
 
 
 def test_every_page_is_listed_as_translated_or_not_yet():
