@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from jaxplay.core.i18n import _
+
 
 class InputError(ValueError):
     """Text a visitor typed that a page refuses: what is wrong, and where.
@@ -30,7 +32,11 @@ class InputError(ValueError):
     def __init__(self, message: str, *, text: str = "", line: int = 1, col: int | None = None):
         where = ""
         if col is not None:
-            where = f" (line {line}, column {col})" if line > 1 else f" (column {col})"
+            where = " " + (
+                _("(line {line}, column {col})").format(line=line, col=col)
+                if line > 1
+                else _("(column {col})").format(col=col)
+            )
         super().__init__(message + where)
         self.message = message
         self.text = text
@@ -80,5 +86,5 @@ def explain_error(err: BaseException, table: Sequence[tuple[str, Explanation]]) 
             words = plain(*match.groups()) if callable(plain) else plain.format(*match.groups())
             return FriendlyError(words, type(err).__name__, message)
     return FriendlyError(
-        "JAX refused this combination; its message says why.", type(err).__name__, message
+        _("JAX refused this combination; its message says why."), type(err).__name__, message
     )

@@ -37,6 +37,7 @@ from typing import Any
 
 from jaxplay.core import words
 from jaxplay.core.errors import InputError
+from jaxplay.core.i18n import N_, _
 
 MAX_LENGTH = 500
 MAX_DEPTH = 50
@@ -216,20 +217,20 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.NotEq: operator.ne,
 }
 _NODE_NAMES: dict[type[ast.AST], str] = {
-    ast.Lambda: "lambda expressions",
-    ast.ListComp: "comprehensions",
-    ast.SetComp: "comprehensions",
-    ast.DictComp: "comprehensions",
-    ast.GeneratorExp: "generator expressions",
-    ast.Dict: "dict literals",
-    ast.Set: "set literals",
-    ast.JoinedStr: "f-strings",
-    ast.NamedExpr: "assignment expressions (:=)",
-    ast.Await: "await",
-    ast.Yield: "yield",
-    ast.IfExp: "conditional expressions (use jnp.where)",
-    ast.BoolOp: "and/or (use jnp.logical_and / jnp.logical_or)",
-    ast.Starred: "star arguments",
+    ast.Lambda: N_("lambda expressions"),
+    ast.ListComp: N_("comprehensions"),
+    ast.SetComp: N_("comprehensions"),
+    ast.DictComp: N_("comprehensions"),
+    ast.GeneratorExp: N_("generator expressions"),
+    ast.Dict: N_("dict literals"),
+    ast.Set: N_("set literals"),
+    ast.JoinedStr: N_("f-strings"),
+    ast.NamedExpr: N_("assignment expressions (:=)"),
+    ast.Await: N_("await"),
+    ast.Yield: N_("yield"),
+    ast.IfExp: N_("conditional expressions (use jnp.where)"),
+    ast.BoolOp: N_("and/or (use jnp.logical_and / jnp.logical_or)"),
+    ast.Starred: N_("star arguments"),
 }
 
 Evaluator = Callable[[dict[str, Any]], Any]
@@ -289,15 +290,19 @@ def parse(source: str, variables: Sequence[str] = ("x",)) -> Expression:
     import jax.numpy as jnp
 
     if not isinstance(source, str):
-        raise ExprError("the formula must be text")
+        raise ExprError(_("the formula must be text"))
     if len(source) > MAX_LENGTH:
-        raise ExprError(f"the formula is {len(source)} characters long; the limit is {MAX_LENGTH}")
+        raise ExprError(
+            _("the formula is {n} characters long; the limit is {limit}").format(
+                n=len(source), limit=MAX_LENGTH
+            )
+        )
     text = source.strip()
     if not text:
-        raise ExprError("the formula is empty")
+        raise ExprError(_("the formula is empty"))
     for name in variables:
         if not name.isidentifier() or name in {"jnp", "jax"}:
-            raise ExprError(f"{name!r} cannot be a variable name")
+            raise ExprError(_("{name} cannot be a variable name").format(name=repr(name)))
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
@@ -307,18 +312,24 @@ def parse(source: str, variables: Sequence[str] = ("x",)) -> Expression:
             # Python gives offset 0 when the text ends before the expression does ("x **"):
             # the caret goes after the last character, where something is missing.
             raise ExprError(
-                f"syntax error: the formula ends before it is complete ({err.msg}).",
+                _("syntax error: the formula ends before it is complete ({reason}).").format(
+                    reason=err.msg
+                ),
                 line,
                 len(lines[line - 1]) + 1,
             ) from None
         raise ExprError(
-            f"syntax error: {err.msg}." + words.ascii_hint(text), line, max(1, err.offset or 1)
+            _("syntax error: {reason}.").format(reason=err.msg) + words.ascii_hint(text),
+            line,
+            max(1, err.offset or 1),
         ) from None
     except (ValueError, RecursionError, MemoryError):
-        raise ExprError("the formula could not be parsed") from None
-    nodes = sum(1 for _ in ast.walk(tree.body))
+        raise ExprError(_("the formula could not be parsed")) from None
+    nodes = sum(1 for _node in ast.walk(tree.body))
     if nodes > MAX_NODES:
-        raise ExprError(f"the formula has {nodes} parts; the limit is {MAX_NODES}")
+        raise ExprError(
+            _("the formula has {n} parts; the limit is {limit}").format(n=nodes, limit=MAX_NODES)
+        )
     checker = _Checker(frozenset(variables), jnp, jax.nn)
     evaluate = checker.build(tree.body, depth=1)
     return Expression(source, tuple(variables), frozenset(checker.used), evaluate)
@@ -347,15 +358,21 @@ def _guarded(kind: type[ast.operator], op: Callable[[Any, Any], Any]) -> Callabl
     def apply(left: Any, right: Any) -> Any:
         if isinstance(left, list | tuple) or isinstance(right, list | tuple):
             raise ExprError(
-                f"'{symbol}' on a list or tuple is not allowed (lists are only for function "
-                "arguments; do arithmetic on arrays)"
+                _(
+                    "'{symbol}' on a list or tuple is not allowed (lists are only for function "
+                    "arguments; do arithmetic on arrays)"
+                ).format(symbol=symbol)
             )
         if _is_int(left) and _is_int(right):
             if kind is ast.Pow and right > MAX_INT_BITS and abs(left) > 1:
-                raise ExprError(f"the exponent {right} is too large for a whole number")
+                raise ExprError(
+                    _("the exponent {n} is too large for a whole number").format(n=right)
+                )
             if _int_bits(kind, left, right) > MAX_INT_BITS:
                 raise ExprError(
-                    f"a whole number in this formula is too large (over {MAX_INT_BITS} bits)"
+                    _("a whole number in this formula is too large (over {bits} bits)").format(
+                        bits=MAX_INT_BITS
+                    )
                 )
         return op(left, right)
 
@@ -369,7 +386,7 @@ def _round_decimals(function: Callable[..., Any]) -> Callable[..., Any]:
         decimals = kwargs.get("decimals", args[1] if len(args) > 1 else 0)
         if not _is_int(decimals) or abs(decimals) > MAX_DECIMALS:
             raise ExprError(
-                f"decimals must be a whole number from -{MAX_DECIMALS} to {MAX_DECIMALS}"
+                _("decimals must be a whole number from -{n} to {n}").format(n=MAX_DECIMALS)
             )
         return function(*args, **kwargs)
 
@@ -407,11 +424,14 @@ class _Checker:
 
     def build(self, node: ast.AST, depth: int) -> Evaluator:
         if depth > MAX_DEPTH:
-            raise self.fail(node, f"the formula is nested more than {MAX_DEPTH} levels deep")
+            raise self.fail(
+                node, _("the formula is nested more than {n} levels deep").format(n=MAX_DEPTH)
+            )
         method = getattr(self, f"_build_{type(node).__name__}", None)
         if method is None:
-            what = _NODE_NAMES.get(type(node), f"'{type(node).__name__}' expressions")
-            raise self.fail(node, f"{what} are not allowed")
+            known = _NODE_NAMES.get(type(node))
+            what = _(known) if known else _("'{kind}' expressions").format(kind=type(node).__name__)
+            raise self.fail(node, _("{what} are not allowed").format(what=what))
         return method(node, depth)
 
     def _build_Constant(self, node: ast.Constant, depth: int) -> Evaluator:
@@ -420,7 +440,9 @@ class _Checker:
             return lambda env: value
         if isinstance(value, (int, float, complex)):
             return lambda env: value
-        raise self.fail(node, f"constants of type {type(value).__name__} are not allowed")
+        raise self.fail(
+            node, _("constants of type {kind} are not allowed").format(kind=type(value).__name__)
+        )
 
     def _build_Name(self, node: ast.Name, depth: int) -> Evaluator:
         name = node.id
@@ -431,18 +453,28 @@ class _Checker:
             constant = {"True": True, "False": False, "None": None}[name]
             return lambda env: constant
         allowed = ", ".join(sorted(self.variables)) or "none"
-        raise self.fail(node, f"unknown name {name!r} (variables: {allowed}; functions: jnp.*)")
+        raise self.fail(
+            node,
+            _("unknown name {name} (variables: {allowed}; functions: jnp.*)").format(
+                name=repr(name), allowed=allowed
+            ),
+        )
 
     def _build_BinOp(self, node: ast.BinOp, depth: int) -> Evaluator:
         base = _BINARY.get(type(node.op))
         if base is None:
-            raise self.fail(node, f"operator {type(node.op).__name__} is not allowed")
+            raise self.fail(
+                node, _("operator {op} is not allowed").format(op=type(node.op).__name__)
+            )
         op = _guarded(type(node.op), base)
         for side in (node.left, node.right):
             if isinstance(side, ast.List | ast.Tuple):
                 symbol = _SYMBOLS.get(type(node.op), "")
                 raise self.fail(
-                    side, f"'{symbol}' on a list or tuple is not allowed (do arithmetic on arrays)"
+                    side,
+                    _(
+                        "'{symbol}' on a list or tuple is not allowed (do arithmetic on arrays)"
+                    ).format(symbol=symbol),
                 )
         left = self.build(node.left, depth + 1)
         right = self.build(node.right, depth + 1)
@@ -451,29 +483,33 @@ class _Checker:
     def _build_UnaryOp(self, node: ast.UnaryOp, depth: int) -> Evaluator:
         op = _UNARY.get(type(node.op))
         if op is None:
-            raise self.fail(node, f"operator {type(node.op).__name__} is not allowed")
+            raise self.fail(
+                node, _("operator {op} is not allowed").format(op=type(node.op).__name__)
+            )
         operand = self.build(node.operand, depth + 1)
         return self.fold(node, lambda env: op(operand(env)), node.operand)
 
     def _build_Compare(self, node: ast.Compare, depth: int) -> Evaluator:
         if len(node.ops) != 1:
-            raise self.fail(node, "chained comparisons (a < b < c) are not allowed")
+            raise self.fail(node, _("chained comparisons (a < b < c) are not allowed"))
         op = _COMPARE.get(type(node.ops[0]))
         if op is None:
-            raise self.fail(node, f"comparison {type(node.ops[0]).__name__} is not allowed")
+            raise self.fail(
+                node, _("comparison {op} is not allowed").format(op=type(node.ops[0]).__name__)
+            )
         left = self.build(node.left, depth + 1)
         right = self.build(node.comparators[0], depth + 1)
         return lambda env: op(left(env), right(env))
 
     def _build_Tuple(self, node: ast.Tuple, depth: int) -> Evaluator:
         if len(node.elts) > MAX_LIST_ITEMS:
-            raise self.fail(node, f"a tuple may hold at most {MAX_LIST_ITEMS} items")
+            raise self.fail(node, _("a tuple may hold at most {n} items").format(n=MAX_LIST_ITEMS))
         items = [self.build(e, depth + 1) for e in node.elts]
         return lambda env: tuple(item(env) for item in items)
 
     def _build_List(self, node: ast.List, depth: int) -> Evaluator:
         if len(node.elts) > MAX_LIST_ITEMS:
-            raise self.fail(node, f"a list may hold at most {MAX_LIST_ITEMS} items")
+            raise self.fail(node, _("a list may hold at most {n} items").format(n=MAX_LIST_ITEMS))
         items = [self.build(e, depth + 1) for e in node.elts]
         return lambda env: [item(env) for item in items]
 
@@ -500,8 +536,16 @@ class _Checker:
             return lambda env: value(env).T
         name = ".".join(dotted) if dotted else node.attr
         if node.attr.startswith("_"):
-            raise self.fail(node, f"attribute {node.attr!r} is not allowed (no underscores)")
-        raise self.fail(node, f"{name!r} is not allowed here (only jnp.pi, jnp.e, ... and x.T)")
+            raise self.fail(
+                node,
+                _("attribute {name} is not allowed (no underscores)").format(name=repr(node.attr)),
+            )
+        raise self.fail(
+            node,
+            _("{name} is not allowed here (only jnp.pi, jnp.e, ... and x.T)").format(
+                name=repr(name)
+            ),
+        )
 
     def _build_Call(self, node: ast.Call, depth: int) -> Evaluator:
         function = self._function(node.func)
@@ -509,19 +553,24 @@ class _Checker:
         kwargs: list[tuple[str, Evaluator]] = []
         for keyword in node.keywords:
             if keyword.arg is None:
-                raise self.fail(keyword, "**keyword arguments are not allowed")
+                raise self.fail(keyword, _("**keyword arguments are not allowed"))
             if keyword.arg not in KEYWORDS:
-                raise self.fail(keyword.value, f"keyword argument {keyword.arg!r} is not allowed")
+                raise self.fail(
+                    keyword.value,
+                    _("keyword argument {name} is not allowed").format(name=repr(keyword.arg)),
+                )
             kwargs.append((keyword.arg, self.build(keyword.value, depth + 1)))
         return lambda env: function(*(a(env) for a in args), **{k: v(env) for k, v in kwargs})
 
     def _function(self, func: ast.expr) -> Callable[..., Any]:
         dotted = _dotted(func)
         if dotted is None:
-            raise self.fail(func, "only jnp.* and jax.nn.* functions can be called")
+            raise self.fail(func, _("only jnp.* and jax.nn.* functions can be called"))
         name = ".".join(dotted)
         if any(part.startswith("_") for part in dotted):
-            raise self.fail(func, f"{name!r} is not allowed (no underscores)")
+            raise self.fail(
+                func, _("{name} is not allowed (no underscores)").format(name=repr(name))
+            )
         if len(dotted) == 2 and dotted[0] == "jnp" and dotted[1] in JNP_FUNCTIONS:
             function = getattr(self.jnp, dotted[1])
             return _round_decimals(function) if dotted[1] == "round" else function
@@ -531,9 +580,14 @@ class _Checker:
             return getattr(self.nn, dotted[2])
         if len(dotted) == 1:
             raise self.fail(
-                func, f"calling {name!r} is not allowed (write jnp.{name} if it exists)"
+                func,
+                _("calling {name} is not allowed (write jnp.{bare} if it exists)").format(
+                    name=repr(name), bare=name
+                ),
             )
-        raise self.fail(func, f"function {name!r} is not in the allowed list")
+        raise self.fail(
+            func, _("function {name} is not in the allowed list").format(name=repr(name))
+        )
 
 
 def _is_number_constant(node: ast.AST) -> bool:
