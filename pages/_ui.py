@@ -591,8 +591,8 @@ def show_outcome(result: capture.Outcome, what: str | None = None) -> None:
     if result.stdout:
         st.caption(_("Printed:"))
         st.code(scrub(result.stdout.rstrip()), language=None)
-    for warning in result.warnings:
-        st.warning(markdown.escape(scrub(warning)), icon=":material/warning:")
+    for warning in result.warnings:  # JAX's (or Python's) own words: shown as code, untranslated
+        st.warning(markdown.code(scrub(warning)), icon=":material/warning:")
 
 
 def chart(fig: Any, **kwargs: Any) -> None:

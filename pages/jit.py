@@ -1,20 +1,25 @@
 """jit: what compiling buys and costs, measured honestly (blocked, warmed up, median and spread)."""
 
+import re
+
 import pandas as pd
 import streamlit as st
 
 from jaxplay import jit, sandbox
-from jaxplay.core import expr, markdown, roofline, timing
+from jaxplay.core import expr, i18n, markdown, roofline, timing
+from jaxplay.core.i18n import N_, _
 from pages import _ui  # every page imports it first: see its docstring
 
 DEFAULT = jit.DEFAULT_WORKLOAD
 
 st.title(":material/speed: jit")
 st.write(
-    "`jax.jit` traces a function once per new input signature (shapes, dtypes), hands the "
-    "whole program to XLA, and reuses the compiled result. Pick a function and a size: see "
-    "each stage, eager against jit, where jit starts to pay, and why the article's stopwatch "
-    "got a different answer."
+    _(
+        "`jax.jit` traces a function once per new input signature (shapes, dtypes), hands the "
+        "whole program to XLA, and reuses the compiled result. Pick a function and a size: see "
+        "each stage, eager against jit, where jit starts to pay, and why the article's stopwatch "
+        "got a different answer."
+    )
 )
 
 
@@ -50,14 +55,18 @@ def in_sandbox(demo: str, key: tuple, **options: object) -> object:
 
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 preset = c1.selectbox(
-    "Function",
+    _("Function"),
     list(jit.PRESETS),
-    format_func=lambda k: jit.PRESETS[k].label,
+    format_func=lambda k: _(jit.PRESETS[k].label),
     key="jit_preset",
     bind="query-params",
 )
-rows = int(c2.number_input("rows", 1, 1_000_000, DEFAULT.rows, key="jit_rows", bind="query-params"))
-cols = int(c3.number_input("cols", 1, 1_000_000, DEFAULT.cols, key="jit_cols", bind="query-params"))
+rows = int(
+    c2.number_input(_("rows"), 1, 1_000_000, DEFAULT.rows, key="jit_rows", bind="query-params")
+)
+cols = int(
+    c3.number_input(_("cols"), 1, 1_000_000, DEFAULT.cols, key="jit_cols", bind="query-params")
+)
 dtype = c4.selectbox("dtype", jit.DTYPES, key="jit_dtype", bind="query-params")
 formula = jit.DEFAULT_FORMULA
 if preset == "formula":
@@ -67,9 +76,13 @@ if preset == "formula":
         jit.DEFAULT_FORMULA,
         key="jit_formula",
         bind="query-params",
-        help="Allowed: " + ", ".join(expr.allowed_functions()),
+        help=_("Allowed: {functions}").format(functions=", ".join(expr.allowed_functions())),
     )
-st.caption(f"{jit.PRESETS[preset].story} (from {jit.PRESETS[preset].origin})")
+st.caption(
+    _("{story} (from {origin})").format(
+        story=_(jit.PRESETS[preset].story), origin=_(jit.PRESETS[preset].origin)
+    )
+)
 workload = jit.Workload(preset, rows, cols, dtype, formula)
 
 # One measurement per setting, shared by every visitor: kept, joined while another visitor (or
@@ -77,26 +90,40 @@ workload = jit.Workload(preset, rows, cols, dtype, formula)
 force = st.session_state.pop("jit_force", None) == jit.key_of(workload)
 kept = None if force else jit.kept(workload)
 failure: Exception | None = None
+language = i18n.current()
+
+
+def report_stage(stage: str, fraction: float | None) -> None:
+    """A stage in the visitor's language (the measurement names it in English, marked)."""
+    with i18n.speaking(language):
+        stages.report(_(stage) if stage else stage, fraction)
+
+
 if kept is None:
-    with _ui.staged("Measuring") as stages:
+    with _ui.staged(_("Measuring")) as stages:
         try:
             kept = jit.measure_shared(
-                workload, stages.report, stages.queued, force=force, owner="another visitor"
+                workload, report_stage, stages.queued, force=force, owner=N_("another visitor")
             )
         except Exception as err:  # a formula can parse yet fail on this shape (x @ x)
             failure = err
     if failure is None:
         m = kept.value
-        cut = " (cut at its time budget)" if m.cut else ""
-        stages.done(f"Measured on {m.device} in {timing.format_seconds(m.seconds)}{cut}")
+        cut = _(" (cut at its time budget)") if m.cut else ""
+        stages.done(
+            _("Measured on {device} in {seconds}").format(
+                device=m.device, seconds=timing.format_seconds(m.seconds)
+            )
+            + cut
+        )
     else:
         stages.clear()  # nothing was measured: no box beside the refusal
 if isinstance(failure, expr.ExprError):
-    _ui.input_error(failure, "This formula is not allowed:", formula)
+    _ui.input_error(failure, _("This formula is not allowed:"), formula)
 elif isinstance(failure, jit.SizeError):
-    _ui.input_error(failure, "Not timed:", icon=":material/block:")
+    _ui.input_error(failure, _("Not timed:"), icon=":material/block:")
 elif failure is not None:
-    _ui.show_error(failure, "**The function failed:** ")
+    _ui.show_error(failure, _("**The function failed:** "))
 
 
 def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> None:
@@ -105,14 +132,18 @@ def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> No
         st.warning(m.cut_note(), icon=":material/timer_off:")
     _ui.chart(jit.stage_figure(prof, m.device), key="jit_stage_chart")
     a, b, c = st.columns(3)
-    a.metric("trace + lower + compile", timing.format_seconds(prof.compile_total_s))
-    b.metric("first call", timing.format_seconds(prof.first_call_s))
-    c.metric("steady call (median)", timing.format_seconds(prof.steady.median))
-    st.caption(f"Steady state: {prof.steady.describe()}. A fresh function is compiled each time.")
+    a.metric(_("trace + lower + compile"), timing.format_seconds(prof.compile_total_s))
+    b.metric(_("first call"), timing.format_seconds(prof.first_call_s))
+    c.metric(_("steady call (median)"), timing.format_seconds(prof.steady.median))
+    st.caption(
+        _("Steady state: {summary}. A fresh function is compiled each time.").format(
+            summary=prof.steady.describe()
+        )
+    )
     if m.first_call is not None:
         st.markdown(jit.first_call_sentence(m.first_call, prof.first_call_s, prof.steady.median))
     st.markdown(jit.program_sentence(m.program))
-    with st.expander("The compiled program's kernels", icon=":material/view_list:"):
+    with st.expander(_("The compiled program's kernels"), icon=":material/view_list:"):
         st.dataframe(
             jit.kernel_table(m.program),
             hide_index=True,
@@ -120,13 +151,17 @@ def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> No
             # A fused kernel's name is long (loop_exponential_reduce_fusion): shown whole.
             column_config={"kernel": st.column_config.TextColumn(width="large")},
         )
-    with st.expander("jaxpr, StableHLO and optimized HLO", icon=":material/account_tree:"):
+    with st.expander(_("jaxpr, StableHLO and optimized HLO"), icon=":material/account_tree:"):
         for text in (prof.jaxpr_text, prof.stablehlo_text, prof.hlo_text):
             st.code(_ui.scrub(text), language=None)
-    _ui.show_code(jit.function_source(workload), jit.timing_code(workload))
+    _ui.show_code(
+        jit.function_source(workload),
+        jit.timing_code(workload),
+        label=_("Show the code that ran"),
+    )
     st.caption(jit.provenance(kept, _ui.visitor_id()))
     st.button(
-        "Measure again",
+        _("Measure again"),
         key="jit_remeasure",
         on_click=st.session_state.__setitem__,
         args=("jit_force", jit.key_of(workload)),
@@ -139,17 +174,23 @@ def compare_tab(m: jit.Measurement, workload: jit.Workload) -> None:
         st.info(m.cut_note(), icon=":material/timer_off:")
         return
     a, b = st.columns(2)
-    a.metric("speedup: eager median / jit median", f"{comp.speedup:.2f}×")
-    b.metric("from the quartiles", f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
+    a.metric(_("speedup: eager median / jit median"), f"{comp.speedup:.2f}×")
+    b.metric(_("from the quartiles"), f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
     _ui.chart(jit.distribution_figure(comp, m.device), key="jit_dist_chart")
-    st.caption(f"Eager: {comp.eager.describe()}. jit: {comp.jitted.describe()}.")
-    _ui.show_code(jit.function_source(workload), timing.compare_jit)
+    st.caption(
+        _("Eager: {eager}. jit: {jitted}.").format(
+            eager=comp.eager.describe(), jitted=comp.jitted.describe()
+        )
+    )
+    _ui.show_code(
+        jit.function_source(workload), timing.compare_jit, label=_("Show the code that ran")
+    )
 
 
 def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
     sizes = jit.sweep_rows(workload)
     calls = st.select_slider(
-        "Calls that share one compile",
+        _("Calls that share one compile"),
         [1, 3, 10, 30, 100, 1000, 10000],
         10,
         key="jit_sweep_calls",
@@ -157,20 +198,26 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
     )
     w = workload
     swept = (w.preset, w.rows, w.cols, w.dtype, w.formula, number)
-    label = f"Sweep rows {sizes[0]}…{sizes[-1]} (× {w.cols} cols)"
+    label = _("Sweep rows {first}…{last} (× {cols} cols)").format(
+        first=sizes[0], last=sizes[-1], cols=w.cols
+    )
     if not _ui.measure_button(label, "jit_sweep_run", swept, icon=None):
-        st.info(f"The sweep times eager and jit at {len(sizes)} sizes, one after the other.")
+        st.info(
+            _("The sweep times eager and jit at {n} sizes, one after the other.").format(
+                n=len(sizes)
+            )
+        )
         return
     points = _ui.measure_points(
-        f"Sweeping {len(sizes)} sizes…",
-        f"{len(sizes)} sizes measured on {device}",
+        _("Sweeping {n} sizes…").format(n=len(sizes)),
+        _("{n} sizes measured on {device}").format(n=len(sizes), device=device),
         sizes,
         lambda r: sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number),
         lambda r: f"rows = {r}",
     )
     _ui.chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")
     st.markdown(jit.sweep_verdict(points, calls))
-    _ui.show_code(jit.sweep_point, jit.crossover)
+    _ui.show_code(jit.sweep_point, jit.crossover, label=_("Show the code that ran"))
 
 
 def article_tab(m: jit.Measurement) -> None:
@@ -179,36 +226,62 @@ def article_tab(m: jit.Measurement) -> None:
         st.info(m.cut_note(), icon=":material/timer_off:")
         return
     a, b, c = st.columns(3)
-    a.metric(f"article: naive loop ({art.loops} calls)", timing.format_seconds(art.naive_s))
-    b.metric(f"article: jit loop ({art.loops} calls)", timing.format_seconds(art.jitted_s))
-    c.metric("article's speedup", f"{art.speedup:.3g}×", f"honest: {comp.speedup:.3g}×", "off")
+    a.metric(
+        _("article: naive loop ({n} calls)").format(n=art.loops),
+        timing.format_seconds(art.naive_s),
+    )
+    b.metric(
+        _("article: jit loop ({n} calls)").format(n=art.loops), timing.format_seconds(art.jitted_s)
+    )
+    c.metric(
+        _("article's speedup"),
+        f"{art.speedup:.3g}×",
+        _("honest: {speedup}").format(speedup=f"{comp.speedup:.3g}×"),
+        "off",
+    )
     _ui.chart(jit.article_figure(art, comp), key="jit_article_chart")
     st.markdown(jit.article_explanation(art, comp.eager.median, m.profile.compile_total_s))
-    st.caption("Both measured on the function and size chosen above.")
-    _ui.show_code(jit.ARTICLE_TIMING_CODE, label="The article's code, as written")
-    _ui.show_code(jit.article_timing)
+    st.caption(_("Both measured on the function and size chosen above."))
+    _ui.show_code(jit.ARTICLE_TIMING_CODE, label=_("The article's code, as written"))
+    _ui.show_code(jit.article_timing, label=_("Show the code that ran"))
 
 
 def roofline_tab(m: jit.Measurement, preset: str) -> None:
     prof, reference = m.profile, m.reference
     gbps, gflops = roofline.roofline_point(prof.cost, prof.steady.median)
     if prof.cost is None:
-        st.info("XLA gave no cost analysis on this backend: " + "; ".join(prof.notes))
+        st.info(
+            _("XLA gave no cost analysis on this backend: {notes}").format(
+                notes="; ".join(prof.notes)
+            )
+        )
     else:
         a, b, c = st.columns(3)
         bw, peak = reference.copy_bandwidth_gbps, reference.matmul_gflops
-        a.metric("achieved GB/s", f"{gbps:.3g}", f"{gbps / bw:.0%} of copy", "off")
-        b.metric("achieved GFLOP/s", f"{gflops:.3g}", f"{gflops / peak:.1%} of matmul", "off")
-        c.metric("transcendentals per call", f"{prof.cost.get('transcendentals', 0):,.0f}")
+        a.metric(
+            _("achieved GB/s"),
+            f"{gbps:.3g}",
+            _("{share} of copy").format(share=f"{gbps / bw:.0%}"),
+            "off",
+        )
+        b.metric(
+            _("achieved GFLOP/s"),
+            f"{gflops:.3g}",
+            _("{share} of matmul").format(share=f"{gflops / peak:.1%}"),
+            "off",
+        )
+        c.metric(_("transcendentals per call"), f"{prof.cost.get('transcendentals', 0):,.0f}")
         fig = jit.roofline_figure(reference, prof.cost, prof.steady.median, preset)
         _ui.chart(fig, key="jit_roof_chart")
     st.caption(
-        f"Roofs measured on {reference.device}: {reference.method}. Bytes and flops are XLA's "
-        "estimates for the compiled program divided by the steady median; data that fits in "
-        "cache can beat the memory roof."
+        _(
+            "Roofs measured on {device}: {method}. Bytes and flops are XLA's estimates for the "
+            "compiled program divided by the steady median; data that fits in cache can beat the "
+            "memory roof."
+        ).format(device=reference.device, method=reference.method_text)
     )
     if prof.memory:
-        st.markdown("**The compiled program's memory** (`memory_analysis()`, per call):")
+        st.markdown(_("**The compiled program's memory** (`memory_analysis()`, per call):"))
         st.dataframe(jit.memory_table(prof.memory), hide_index=True, key="jit_memory")
     for note in prof.notes:
         st.caption(note)
@@ -216,33 +289,40 @@ def roofline_tab(m: jit.Measurement, preset: str) -> None:
 
 def cache_tab() -> None:
     st.markdown(
-        "The article's `static_argnums` example: a Python `if` on a static argument picks the "
-        "branch at trace time, so each value of `use_tanh` is its own compiled program. Change "
-        "the flag, the length or the dtype and watch the counter and JAX's own explanation."
+        _(
+            "The article's `static_argnums` example: a Python `if` on a static argument picks the "
+            "branch at trace time, so each value of `use_tanh` is its own compiled program. "
+            "Change the flag, the length or the dtype and watch the counter and JAX's own "
+            "explanation."
+        )
     )
-    if "jit_cache_lab" not in st.session_state or st.button("Start over", key="jit_cache_reset"):
+    if "jit_cache_lab" not in st.session_state or st.button(_("Start over"), key="jit_cache_reset"):
         st.session_state["jit_cache_lab"] = jit.CacheLab()
     lab = st.session_state["jit_cache_lab"]
     a, b, c = st.columns(3)
-    use_tanh = a.toggle("use_tanh (static)", True, key="jit_cache_tanh", bind="query-params")
+    use_tanh = a.toggle(_("use_tanh (static)"), True, key="jit_cache_tanh", bind="query-params")
     length = b.number_input(
-        "length of x", 1, jit.CACHE_LAB_MAX_LENGTH, 5, key="jit_cache_len", bind="query-params"
+        _("length of x"), 1, jit.CACHE_LAB_MAX_LENGTH, 5, key="jit_cache_len", bind="query-params"
     )
-    kind = c.selectbox("dtype of x", jit.DTYPES, key="jit_cache_dtype", bind="query-params")
+    kind = c.selectbox(_("dtype of x"), jit.DTYPES, key="jit_cache_dtype", bind="query-params")
     signature = (bool(use_tanh), int(length), kind)
-    again = st.button("Call again with the same arguments", key="jit_cache_again")
+    again = st.button(_("Call again with the same arguments"), key="jit_cache_again")
     if again or not lab.history or lab.history[-1].signature != signature:
         lab.call(*signature)
     last = lab.history[-1]
     before = lab.history[-2].cache_size if len(lab.history) > 1 else 0
     delta = None if last.cache_size is None or before is None else last.cache_size - before
-    size = "unknown" if last.cache_size is None else last.cache_size
-    st.metric("compiled versions: `dynamic_control_flow._cache_size()`", size, delta)
+    size = _("unknown") if last.cache_size is None else last.cache_size
+    st.metric(_("compiled versions: `dynamic_control_flow._cache_size()`"), size, delta)
     if last.compiled:
-        st.warning("This call **compiled** (a cache miss). JAX explains:", icon=":material/build:")
-        _ui.error_code("\n\n".join(last.reasons) or "\n".join(last.log) or "(nothing logged)")
+        st.warning(
+            _("This call **compiled** (a cache miss). JAX explains:"), icon=":material/build:"
+        )
+        _ui.error_code("\n\n".join(last.reasons) or "\n".join(last.log) or _("(nothing logged)"))
     else:
-        st.success("This call reused a compiled version: nothing to log.", icon=":material/bolt:")
+        st.success(
+            _("This call reused a compiled version: nothing to log."), icon=":material/bolt:"
+        )
     history = [
         {
             "call": i + 1,
@@ -255,97 +335,120 @@ def cache_tab() -> None:
     ]
     st.dataframe(pd.DataFrame(history), hide_index=True, key="jit_cache_history")
     st.caption(
-        "Captured from the `jax` logger under `jax.log_compiles` and `jax.explain_cache_misses` "
-        "(thread-local: your calls only). `_cache_size()` is private JAX API."
+        _(
+            "Captured from the `jax` logger under `jax.log_compiles` and "
+            "`jax.explain_cache_misses` (thread-local: your calls only). `_cache_size()` is "
+            "private JAX API."
+        )
     )
-    _ui.show_code(jit.dynamic_control_flow, jit.CacheLab.call)
+    _ui.show_code(jit.dynamic_control_flow, jit.CacheLab.call, label=_("Show the code that ran"))
 
 
 def side_effects_tab() -> None:
-    calls = st.slider("jitted calls", 1, 10, 2, key="jit_counter_calls", bind="query-params")
+    calls = st.slider(_("jitted calls"), 1, 10, 2, key="jit_counter_calls", bind="query-params")
     counter, printed = side_effects(calls)
     a, b, c = st.columns(3)
-    a.metric(f"counter after {calls} eager calls", counter.eager_count)
-    b.metric(f"counter after {calls} jitted calls", counter.jit_count)
-    c.metric("… then one call with a new shape", counter.jit_count_after_new_shape)
+    a.metric(_("counter after {n} eager calls").format(n=calls), counter.eager_count)
+    b.metric(_("counter after {n} jitted calls").format(n=calls), counter.jit_count)
+    c.metric(_("… then one call with a new shape"), counter.jit_count_after_new_shape)
     st.markdown(jit.side_effects_sentence(counter, printed))
     for i, text in enumerate(printed.outputs, start=1):
         st.code(f"# call {i}\n{text}", language=None)
-    _ui.show_code(jit.impure_counter_demo, jit.debug_printed)
+    _ui.show_code(jit.impure_counter_demo, jit.debug_printed, label=_("Show the code that ran"))
 
 
 def sandboxed(demo: str, workload: jit.Workload, label: str, **options: object) -> object | None:
     """Run a Beyond demo in the sandbox when its button is pressed; its result, or None."""
     key = jit.key_of(workload)
+    note = _(jit.SANDBOXED_NOTES[demo])
     if not _ui.measure_button(label, f"jit_{demo}_run", (key, tuple(options.items()))):
-        st.info(f"{jit.SANDBOXED_NOTES[demo]} It runs in a sandboxed worker when you press it.")
+        st.info(_("{note} It runs in a sandboxed worker when you press it.").format(note=note))
         return None
-    with _ui.staged(jit.SANDBOXED_NOTES[demo].split(":")[0]) as stages:
-        stages.report("waiting for a sandboxed worker, then running", None)
+    with _ui.staged(re.split("[:：]", note)[0]) as stages:
+        stages.report(_("waiting for a sandboxed worker, then running"), None)
         try:
             result = in_sandbox(demo, key, **options)
         except sandbox.TaskFailed as err:
             stages.clear()
-            _ui.show_error(f"**It did not finish:** {markdown.escape(err.error.message)}")
+            _ui.show_error(
+                _("**It did not finish:** {message}").format(
+                    message=markdown.escape(err.error.message)
+                )
+            )
             return None
-        stages.done("Ran in a sandboxed worker")
+        stages.done(_("Ran in a sandboxed worker"))
     return result
 
 
 def donation_tab(workload: jit.Workload) -> None:
     st.markdown(
-        "`jax.jit(f, donate_argnums=0)` hands `x`'s buffer to XLA, which may write the result "
-        "into it. Measured on the function and size above, compiled without and with donation:"
+        _(
+            "`jax.jit(f, donate_argnums=0)` hands `x`'s buffer to XLA, which may write the result "
+            "into it. Measured on the function and size above, compiled without and with "
+            "donation:"
+        )
     )
-    result = sandboxed("donation", workload, "Compare with and without donation")
+    result = sandboxed("donation", workload, _("Compare with and without donation"))
     if result is not None:
         st.dataframe(jit.donation_table(result), hide_index=True, key="jit_donation_table")
         st.caption(" · ".join(jit.DONATION_SOURCES))
         st.markdown(jit.donation_sentence(result))
         for warning in result.donated.warnings:
-            st.caption(f"JAX warned: {markdown.escape(warning)}")
+            st.caption(_("JAX warned: {warning}").format(warning=markdown.escape(warning)))
         if result.reuse_error:
-            st.markdown(f"Using `x` after donating it raises **{result.reuse_error}**:")
+            st.markdown(
+                _("Using `x` after donating it raises **{error}**:").format(
+                    error=result.reuse_error
+                )
+            )
             shown = f"{result.reuse_code}\n# {result.reuse_error}:\n# {result.reuse_message}"
             st.code(_ui.scrub(shown), language=None, wrap_lines=True)
         else:
-            st.markdown("Using `x` again worked: nothing was donated on this backend.")
-    _ui.show_code(jit.donation_demo, jit.DonationRun)
+            st.markdown(_("Using `x` again worked: nothing was donated on this backend."))
+    _ui.show_code(jit.donation_demo, jit.DonationRun, label=_("Show the code that ran"))
 
 
 def persistent_cache_tab(workload: jit.Workload) -> None:
     st.markdown(
-        "With `jax_compilation_cache_dir` set, compiled programs are kept on disk, so a **new "
-        "process** compiling the same function reads them instead of compiling. Two fresh "
-        "Python processes per round, one after the other, share an empty cache directory."
+        _(
+            "With `jax_compilation_cache_dir` set, compiled programs are kept on disk, so a "
+            "**new process** compiling the same function reads them instead of compiling. Two "
+            "fresh Python processes per round, one after the other, share an empty cache "
+            "directory."
+        )
     )
-    rounds = st.slider("rounds", 1, 5, 2, key="jit_cache_rounds", bind="query-params")
-    demo = sandboxed("compile_cache", workload, "Compile in two processes", rounds=rounds)
+    rounds = st.slider(_("rounds"), 1, 5, 2, key="jit_cache_rounds", bind="query-params")
+    demo = sandboxed("compile_cache", workload, _("Compile in two processes"), rounds=rounds)
     if demo is not None:
         _ui.chart(jit.cache_figure(demo), key="jit_pcache_chart")
         st.markdown(jit.cache_sentence(demo))
         st.caption(
-            "Settings of each process: "
-            + ", ".join(f"`{k}={v}`" for k, v in jit.CACHE_SETTINGS.items())
+            _("Settings of each process: {settings}").format(
+                settings=", ".join(f"`{k}={v}`" for k, v in jit.CACHE_SETTINGS.items())
+            )
         )
-    _ui.show_code(jit.CACHE_CHILD, jit.persistent_cache_demo, label="Show the code that ran")
+    _ui.show_code(jit.CACHE_CHILD, jit.persistent_cache_demo, label=_("Show the code that ran"))
 
 
 def trace_tab(workload: jit.Workload) -> None:
     st.markdown(
-        "`jax.profiler.trace` records every XLA kernel that ran, with its program and op. "
-        "Traced here: one eager call, then jitted calls, of the function and size above."
+        _(
+            "`jax.profiler.trace` records every XLA kernel that ran, with its program and op. "
+            "Traced here: one eager call, then jitted calls, of the function and size above."
+        )
     )
-    demo = sandboxed("trace", workload, "Record a profiler trace")
+    demo = sandboxed("trace", workload, _("Record a profiler trace"))
     if demo is None:
-        _ui.show_code(jit.trace_demo)
+        _ui.show_code(jit.trace_demo, label=_("Show the code that ran"))
         return
     st.markdown(jit.trace_sentence(demo))
     st.dataframe(jit.trace_table(demo), hide_index=True, key="jit_trace_table")
     data = demo.download_data()
     if data:
         st.download_button(
-            f"Download the trace ({demo.download_bytes / 1e3:.0f} kB, opens in ui.perfetto.dev)",
+            _("Download the trace ({size} kB, opens in ui.perfetto.dev)").format(
+                size=f"{demo.download_bytes / 1e3:.0f}"
+            ),
             data,
             file_name=demo.download_name,
             mime="application/gzip",
@@ -354,11 +457,20 @@ def trace_tab(workload: jit.Workload) -> None:
         )
     else:
         st.caption(
-            f"The trace is {demo.download_bytes / 1e6:.1f} MB compressed, over the "
-            f"{jit.TRACE_MAX_DOWNLOAD_BYTES / 2**20:.0f} MiB this page sends: summary only."
+            _(
+                "The trace is {size} MB compressed, over the {limit} MiB this page sends: "
+                "summary only."
+            ).format(
+                size=f"{demo.download_bytes / 1e6:.1f}",
+                limit=f"{jit.TRACE_MAX_DOWNLOAD_BYTES / 2**20:.0f}",
+            )
         )
-    st.caption("Files JAX wrote: " + ", ".join(f"`{n}` ({b:,} B)" for n, b in demo.files))
-    _ui.show_code(jit.trace_demo, jit.summarise_trace)
+    st.caption(
+        _("Files JAX wrote: {files}").format(
+            files=", ".join(f"`{n}` ({b:,} B)" for n, b in demo.files)
+        )
+    )
+    _ui.show_code(jit.trace_demo, jit.summarise_trace, label=_("Show the code that ran"))
 
 
 def measured(draw):
@@ -369,7 +481,7 @@ def measured(draw):
         if failure is None and kept is not None:
             draw(kept.value)
         else:
-            st.caption("Nothing measured: fix the input above.")
+            st.caption(_("Nothing measured: fix the input above."))
 
     return view
 
@@ -377,24 +489,24 @@ def measured(draw):
 #: The page's views, in the order of its tabs: what XLA and the clock show of this setting,
 #: two of the article's examples, and three demos beyond the article, each in a fresh process.
 VIEWS = {
-    "Stages": measured(lambda m: stages_tab(m, kept, workload)),
-    "Eager vs jit": measured(lambda m: compare_tab(m, workload)),
-    "Size sweep": measured(lambda m: sweep_tab(workload, kept.number, m.device)),
-    "Article vs honest": measured(article_tab),
-    "Roofline": measured(lambda m: roofline_tab(m, preset)),
-    "Compile cache": cache_tab,
-    "Side effects": side_effects_tab,
-    "Donation": measured(lambda m: donation_tab(workload)),
-    "Persistent cache": measured(lambda m: persistent_cache_tab(workload)),
-    "Profiler trace": measured(lambda m: trace_tab(workload)),
+    _("Stages"): measured(lambda m: stages_tab(m, kept, workload)),
+    _("Eager vs jit"): measured(lambda m: compare_tab(m, workload)),
+    _("Size sweep"): measured(lambda m: sweep_tab(workload, kept.number, m.device)),
+    _("Article vs honest"): measured(article_tab),
+    _("Roofline"): measured(lambda m: roofline_tab(m, preset)),
+    _("Compile cache"): cache_tab,
+    _("Side effects"): side_effects_tab,
+    _("Donation"): measured(lambda m: donation_tab(workload)),
+    _("Persistent cache"): measured(lambda m: persistent_cache_tab(workload)),
+    _("Profiler trace"): measured(lambda m: trace_tab(workload)),
 }
 _ui.lazy_tabs(
     VIEWS,
     key="jit_tab",
     keep={
-        "Size sweep": ("jit_sweep_calls",),
-        "Compile cache": ("jit_cache_tanh", "jit_cache_len", "jit_cache_dtype"),
-        "Side effects": ("jit_counter_calls",),
-        "Persistent cache": ("jit_cache_rounds",),
+        _("Size sweep"): ("jit_sweep_calls",),
+        _("Compile cache"): ("jit_cache_tanh", "jit_cache_len", "jit_cache_dtype"),
+        _("Side effects"): ("jit_counter_calls",),
+        _("Persistent cache"): ("jit_cache_rounds",),
     },
 )

@@ -3,35 +3,43 @@
 import streamlit as st
 
 from jaxplay import sharp_bits
+from jaxplay.core import i18n
+from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog
 from pages import _ui  # every page imports it first: see its docstring
 
-st.title(":material/report: Sharp bits")
+st.title(":material/report: " + _("Sharp bits"))
 st.write(
-    "Where JAX is not NumPy: behaviours that surprise everyone once. Each case runs here for "
-    "real, in a few variants (as usually written, and the fix) with parameters to change; "
-    "what you read below each one is what JAX just did on this server. Open a case in the "
-    "Code Lab to edit it freely."
+    _(
+        "Where JAX is not NumPy: behaviours that surprise everyone once. Each case runs here for "
+        "real, in a few variants (as usually written, and the fix) with parameters to change; "
+        "what you read below each one is what JAX just did on this server. Open a case in the "
+        "Code Lab to edit it freely."
+    )
 )
 
 
-@st.cache_data(max_entries=256, show_spinner="Running the case…")
-def run_case(case: str, variant: str, params: tuple[tuple[str, object], ...]) -> sharp_bits.CaseRun:
-    return sharp_bits.run(case, variant, **dict(params))
+@st.cache_data(max_entries=256, show_spinner=_("Running the case…"))
+def run_case(
+    case: str, variant: str, params: tuple[tuple[str, object], ...], language: str
+) -> sharp_bits.CaseRun:
+    """One variant run; its sentence is in ``language`` (part of the cache's key)."""
+    with i18n.speaking(language):
+        return sharp_bits.run(case, variant, **dict(params))
 
 
 def param_widget(case: sharp_bits.Case, param: sharp_bits.Param, column) -> object:
     key = f"sharp_{case.key}_{param.name}"
     if param.kind == "choice":
         return column.selectbox(
-            param.label,
+            param.shown_label,
             param.options,
             index=param.options.index(param.default),
             key=key,
             bind="query-params",
         )
     return column.slider(
-        param.label,
+        param.shown_label,
         param.low if param.kind == "float" else int(param.low),
         param.high if param.kind == "float" else int(param.high),
         param.default,
@@ -41,9 +49,9 @@ def param_widget(case: sharp_bits.Case, param: sharp_bits.Param, column) -> obje
     )
 
 
-titles = {c.key: c.title for c in sharp_bits.CASES}
+titles = {c.key: c.shown_title for c in sharp_bits.CASES}
 case_key = st.pills(
-    "Case",
+    _("Case"),
     list(titles),
     format_func=titles.get,
     default=sharp_bits.CASES[0].key,
@@ -51,12 +59,12 @@ case_key = st.pills(
     bind="query-params",
 )
 case = sharp_bits.find_case(case_key or sharp_bits.CASES[0].key)
-st.subheader(case.title)
-st.markdown(case.intro)
+st.subheader(case.shown_title)
+st.markdown(case.shown_intro)
 
-variants = {v.key: v.title for v in case.variants}
+variants = {v.key: v.shown_title for v in case.variants}
 variant_key = st.segmented_control(
-    "Variant",
+    _("Variant"),
     list(variants),
     format_func=variants.get,
     default=case.variants[0].key,
@@ -71,26 +79,28 @@ if case.params:
     for param, column in zip(case.params, columns, strict=True):
         params[param.name] = param_widget(case, param, column)
 
-run = run_case(case.key, variant.key, tuple(params.items()))
-_ui.show_code(*variant.helpers, variant.fn, expanded=True)
-st.markdown(f"**What JAX did:** {run.sentence}")
+run = run_case(case.key, variant.key, tuple(params.items()), i18n.current())
+_ui.show_code(*variant.helpers, variant.fn, expanded=True, label=_("Show the code that ran"))
+st.markdown(_("**What JAX did:** {sentence}").format(sentence=run.sentence))
 if run.expected_error:
-    st.caption(f"As written, this variant raises `{run.expected_error}`.")
+    st.caption(_("As written, this variant raises `{error}`.").format(error=run.expected_error))
 _ui.show_outcome(run.outcome, what=f"`{variant.fn.__name__}(…)`")
 if case.figure is not None:
     _ui.chart(case.figure(variant.key, params), key=f"sharp_{case.key}_chart")
-if variant.note:
-    st.info(variant.note, icon=":material/lightbulb:")
-_ui.code_lab_button(run.snippet, key=f"sharp_open_{case.key}")
+if variant.shown_note:
+    st.info(variant.shown_note, icon=":material/lightbulb:")
+_ui.code_lab_button(run.snippet, key=f"sharp_open_{case.key}", label=_("Open in Code Lab"))
 
 st.divider()
 st.markdown(
-    "**Control flow on traced values** (`if x > 0:` under `jit`, a loop bound by a traced "
-    "value) is the next sharp bit: the Tracing page runs those errors and their fixes."
+    _(
+        "**Control flow on traced values** (`if x > 0:` under `jit`, a loop bound by a traced "
+        "value) is the next sharp bit: the Tracing page runs those errors and their fixes."
+    )
 )
 st.page_link(
     catalog.find("tracing").path,
-    label="Tracing & jaxpr → Tracers: control-flow pitfalls, run for real",
+    label=_("Tracing & jaxpr → Tracers: control-flow pitfalls, run for real"),
     icon=":material/account_tree:",
-    query_params={"tracing_tab": "Tracers"},
+    query_params={"tracing_tab": _("Tracers")},
 )

@@ -8,25 +8,30 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import sandbox, tracing
-from jaxplay.core import capture, markdown, words
+from jaxplay.core import capture, markdown
+from jaxplay.core.i18n import _, ngettext
 from jaxplay.hosting import catalog
 from pages import _ui  # every page imports it first: see its docstring
 
-st.title(":material/account_tree: Tracing & jaxpr")
+st.title(":material/account_tree: " + _("Tracing & jaxpr"))
 st.write(
-    "`jit` runs your Python with **tracers** in place of arrays, once per new input signature "
-    "(shapes and dtypes), and records a **jaxpr**; "
-    "JAX lowers it to **StableHLO**, and XLA optimizes that into the **HLO** it runs. Pick a "
-    "function and a source line to see what each stage made of it."
+    _(
+        "`jit` runs your Python with **tracers** in place of arrays, once per new input signature "
+        "(shapes and dtypes), and records a **jaxpr**; "
+        "JAX lowers it to **StableHLO**, and XLA optimizes that into the **HLO** it runs. Pick a "
+        "function and a source line to see what each stage made of it."
+    )
 )
 
 CODE_LAB = "code_lab"
 EXAMPLE_CODE = "import jax.numpy as jnp\n\n\ndef f(x, y):\n    z = x * y\n    return z + 1\n"
-TITLES = {p.key: p.title for p in tracing.PRESETS} | {CODE_LAB: "a function from the Code Lab"}
+TITLES = {p.key: _(p.title) for p in tracing.PRESETS} | {
+    CODE_LAB: _("a function from the Code Lab")
+}
 Args = tuple[tuple[tuple[int, ...], str], ...]
 
 
-@_ui.cached(max_entries=64, show_spinner="Tracing, lowering and compiling…")
+@_ui.cached(max_entries=64, show_spinner=_("Tracing, lowering and compiling…"))
 def preset_variant(key: str, args: Args, name: str) -> tracing.Variant:
     preset = tracing.find_preset(key)
     specs = [tracing.InputSpec(s, d) for s, d in args]
@@ -38,7 +43,7 @@ class SandboxFailed(Exception):
     """A sandbox run that failed (not cached: the next rerun tries again)."""
 
 
-@st.cache_data(max_entries=16, show_spinner="Staging your function in the sandbox…")
+@st.cache_data(max_entries=16, show_spinner=_("Staging your function in the sandbox…"))
 def sandboxed(
     source: str, function: str, args: Args, _visitor: str | None
 ) -> tracing.SandboxStages:
@@ -56,21 +61,23 @@ def arg_inputs(
     if not defaults:
         return ()
     specs, ok = [], True
+    labels = {d: tracing.dtype_label(d) for d in dtypes}  # computed now, in the visitor's language
     columns = st.columns(len(defaults))
     for i, (col, (shape, dtype)) in enumerate(zip(columns, defaults, strict=True)):
-        name = names[i] if i < len(names) else f"arg {i}"
+        name = names[i] if i < len(names) else _("arg {i}").format(i=i)
         text = _ui.text_box(
             col,
-            f"`{name}` shape",
+            _("`{name}` shape").format(name=name),
             ", ".join(map(str, shape)) or "()",
             key=f"tracing_{prefix}_shape_{i}",
             bind="query-params",
-            help="Sizes separated by commas; () for a scalar.",
+            help=_("Sizes separated by commas; () for a scalar."),
         )
         dt = col.selectbox(
-            f"`{name}` dtype",
+            _("`{name}` dtype").format(name=name),
             dtypes,
             index=dtypes.index(dtype),
+            format_func=labels.get,
             key=f"tracing_{prefix}_dtype_{i}",
             bind="query-params",
         )
@@ -78,7 +85,10 @@ def arg_inputs(
             specs.append((tracing.parse_shape(text), dt))
         except ValueError as err:
             col.error(
-                f"**Shape of `{name}`:** {markdown.escape(_ui.scrub(err))}", icon=":material/error:"
+                _("**Shape of `{name}`:** {reason}").format(
+                    name=name, reason=markdown.escape(_ui.scrub(err))
+                ),
+                icon=":material/error:",
             )
             ok = False
     return tuple(specs) if ok else None
@@ -86,24 +96,39 @@ def arg_inputs(
 
 def show_error(error: str) -> None:
     """JAX's error, as raised, and the explanation of the pitfall it is, if it is one."""
-    st.error("JAX raised an error while staging this function:", icon=":material/error:")
+    st.error(_("JAX raised an error while staging this function:"), icon=":material/error:")
     st.code(_ui.scrub(error), language=None, wrap_lines=True)
     for pitfall in tracing.PITFALLS:
         if pitfall.expected_error and error.startswith(pitfall.expected_error):
-            st.info(f"**{pitfall.title}.** {pitfall.why}\n\n**Fix:** {pitfall.fix_note}")
+            st.info(
+                _("**{title}.** {why}\n\n**Fix:** {fix}").format(
+                    title=_(pitfall.title), why=_(pitfall.why), fix=_(pitfall.fix_note)
+                )
+            )
+
+
+def pick_by_labels() -> dict[str, str]:
+    """The ways to pick the highlighted line: option values (kept in links) and their labels."""
+    return {
+        "source line": _("source line"),
+        "jaxpr equation": _("jaxpr equation"),
+        "HLO instruction": _("HLO instruction"),
+    }
 
 
 def pick_line(staged: tracing.Staged, lines: list[str], first: int) -> int | None:
     """The source line to highlight, chosen by line, by jaxpr equation or by HLO instruction."""
     maps = (staged.jaxpr_lines, staged.stablehlo_lines, staged.hlo_lines)
     mapped = sorted({n for m in maps for n in m if n is not None})
+    ways = pick_by_labels()
     if not mapped:
-        st.info("JAX recorded no location in the shown source for this function.")
+        st.info(_("JAX recorded no location in the shown source for this function."))
         return None
     left, right = st.columns([1, 2])
     by = left.radio(
-        "Highlight by",
-        ["source line", "jaxpr equation", "HLO instruction"],
+        _("Highlight by"),
+        list(ways),
+        format_func=ways.get,
         horizontal=True,
         key="tracing_pick_by",
         bind="query-params",
@@ -111,7 +136,7 @@ def pick_line(staged: tracing.Staged, lines: list[str], first: int) -> int | Non
     if by == "jaxpr equation":
         rows = [r for r in staged.equations if r.source_line is not None]
         row = right.selectbox(
-            "Equation",
+            _("Equation"),
             rows,
             format_func=lambda r: f"eqn {r.path}: {r.primitive} → {r.outputs}",
             key="tracing_pick_eqn",
@@ -122,7 +147,7 @@ def pick_line(staged: tracing.Staged, lines: list[str], first: int) -> int | Non
         hlo = _ui.scrub(staged.hlo_text).splitlines()
         idx = [i for i, n in enumerate(staged.hlo_lines) if n is not None]
         i = right.selectbox(
-            "Instruction",
+            _("Instruction"),
             idx,
             format_func=lambda i: hlo[i].strip()[:100],
             key="tracing_pick_hlo",
@@ -130,7 +155,7 @@ def pick_line(staged: tracing.Staged, lines: list[str], first: int) -> int | Non
         )
         return staged.hlo_lines[i] if i is not None else None
     return right.selectbox(
-        "Source line",
+        _("Source line"),
         mapped,
         format_func=lambda n: (
             f"{n}: {lines[n - first].strip() if 0 <= n - first < len(lines) else ''}"
@@ -142,14 +167,20 @@ def pick_line(staged: tracing.Staged, lines: list[str], first: int) -> int | Non
 
 def pane(col, title: str, text: str, sources, selected, first: int = 1, only=False) -> None:
     count, text = tracing.highlighted(sources, selected), _ui.scrub(text)
-    lines = words.count(count, "line")
-    col.markdown(f"**{title}**" + (f" · {lines} from line {selected}" if selected else ""))
+    lit = ngettext("{n} line from line {line}", "{n} lines from line {line}", count)
+    col.markdown(
+        f"**{title}**" + (" · " + lit.format(n=f"{count:,}", line=selected) if selected else "")
+    )
     col.html(tracing.pane_html(text, sources, selected, first_number=first, only_marked=only))
 
 
 def stages_tab() -> None:
     key = st.selectbox(
-        "Function", list(TITLES), format_func=TITLES.get, key="tracing_preset", bind="query-params"
+        _("Function"),
+        list(TITLES),
+        format_func=TITLES.get,
+        key="tracing_preset",
+        bind="query-params",
     )
     name = ""
     if key == CODE_LAB:
@@ -157,15 +188,15 @@ def stages_tab() -> None:
         if chosen is None:
             return
         source, name, arity = chosen
-        names = tuple(f"arg {i}" for i in range(arity))
+        names = tuple(_("arg {i}").format(i=i) for i in range(arity))
         defaults: Args = (((3,), "float32"),) * arity
         dtypes = tracing.DTYPES  # the sandbox stages real dtypes only
         first = 1
-        st.caption("Your code runs in the sandbox, never in this server; JAX stages it there.")
+        st.caption(_("Your code runs in the sandbox, never in this server; JAX stages it there."))
     else:
         preset = tracing.find_preset(key)
-        st.caption(preset.blurb)
-        source, first, _ = tracing.preset_source(preset)
+        st.caption(_(preset.blurb))
+        source, first, _last = tracing.preset_source(preset)
         names, defaults, dtypes = preset.arg_names, preset.args, tracing.PRESET_DTYPES
     args = arg_inputs(key, names, defaults, dtypes)
     if args is None:
@@ -176,13 +207,14 @@ def stages_tab() -> None:
             return preset_variant(key, args, vname)
         visitor = _ui.visitor_id()
         found = sandboxed(source, name, args, visitor).variant(vname)
-        return found or tracing.Variant(vname, "", None, "the sandbox returned no such variant")
+        missing = _("the sandbox returned no such variant")
+        return found or tracing.Variant(vname, "", None, missing)
 
     try:
         main = variant("f")
     except SandboxFailed as err:
         # The visitor's own exception text: shown as code, never as Markdown.
-        st.error("**Your code did not run in the sandbox:**", icon=":material/error:")
+        st.error(_("**Your code did not run in the sandbox:**"), icon=":material/error:")
         st.code(_ui.scrub(err), language=None, wrap_lines=True)
         return
     if main.staged is None:
@@ -196,24 +228,25 @@ def lab_function() -> tuple[str, str, int] | None:
     """The Code Lab's code (or an example when it is empty), the function of it to stage and
     how many arguments it takes; ``None`` after saying why there is none."""
     lab_source = _ui.capped(
-        st.session_state.get("code_lab_source") or "", sandbox.MAX_SOURCE_CHARS, "The code"
+        st.session_state.get("code_lab_source") or "", sandbox.MAX_SOURCE_CHARS, _("The code")
     )
     source = lab_source or EXAMPLE_CODE
     if not lab_source:
-        st.info("The Code Lab is empty: staging this example. Write your own there.")
+        st.info(_("The Code Lab is empty: staging this example. Write your own there."))
     try:
         functions = dict(sandbox.function_arities(source))
     except SyntaxError as err:
         st.error(
-            f"**The Code Lab's code does not parse** (line {err.lineno}): "
-            f"{markdown.escape(err.msg)}"
+            _("**The Code Lab's code does not parse** (line {line}): {reason}").format(
+                line=err.lineno, reason=markdown.escape(err.msg)
+            )
         )
         return None
     if not functions:
-        st.warning("The Code Lab's code defines no top-level function to stage.")
+        st.warning(_("The Code Lab's code defines no top-level function to stage."))
         return None
     name = st.selectbox(
-        "Function to stage", list(functions), key="tracing_function", bind="query-params"
+        _("Function to stage"), list(functions), key="tracing_function", bind="query-params"
     )
     return source, name, functions[name]
 
@@ -230,7 +263,7 @@ def show_stages(
     lines = source.splitlines()
     selected = pick_line(staged, lines, first)
     only = st.toggle(
-        "Only the highlighted lines",
+        _("Only the highlighted lines"),
         False,
         key="tracing_only",
         bind="query-params",
@@ -240,26 +273,27 @@ def show_stages(
     pane(top[0], "Python", source, range(first, first + len(lines)), selected, first)
     pane(top[1], "jaxpr", staged.jaxpr_text, staged.jaxpr_lines, selected, only=only)
     pane(bottom[0], "StableHLO", staged.stablehlo_text, staged.stablehlo_lines, selected, only=only)
-    pane(bottom[1], "Optimized HLO", staged.hlo_text, staged.hlo_lines, selected, only=only)
+    pane(bottom[1], _("Optimized HLO"), staged.hlo_text, staged.hlo_lines, selected, only=only)
     st.markdown(tracing.jaxpr_story(staged, [tracing.InputSpec(s, d) for s, d in args], names))
     for note in staged.notes:
-        st.caption(f":material/info: {markdown.escape(note)}")
+        st.caption(f":material/info: {markdown.escape(tracing.note_text(note))}")
     views(staged, selected, variant)
     _ui.show_code(tracing.stage)
 
 
 def views(staged: tracing.Staged, selected: int | None, variant) -> None:
+    graph, diff = _("Graph"), _("Diff")
     _ui.lazy_tabs(
         {
-            "Equations": lambda: equations_view(staged),
-            "XLA fusions": lambda: fusions_view(staged),
-            "Graph": lambda: graph_view(staged, selected),
-            "Diff": lambda: diff_view(variant),
+            _("Equations"): lambda: equations_view(staged),
+            _("XLA fusions"): lambda: fusions_view(staged),
+            graph: lambda: graph_view(staged, selected),
+            diff: lambda: diff_view(variant),
         },
         key="tracing_view",
         keep={
-            "Graph": ("tracing_expand",),
-            "Diff": ("tracing_diff_left", "tracing_diff_right", "tracing_diff_mode"),
+            graph: ("tracing_expand",),
+            diff: ("tracing_diff_left", "tracing_diff_right", "tracing_diff_mode"),
         },
     )
 
@@ -268,7 +302,11 @@ def equations_view(staged: tracing.Staged) -> None:
     rows = staged.equations
     top = sum(1 for r in rows if r.depth == 0)
     st.caption(
-        f"{words.count(len(rows), 'equation')} ({top} at the top level, the rest in sub-jaxprs)."
+        ngettext(
+            "{n} equation ({top} at the top level, the rest in sub-jaxprs).",
+            "{n} equations ({top} at the top level, the rest in sub-jaxprs).",
+            len(rows),
+        ).format(n=f"{len(rows):,}", top=top)
     )
     frame = pd.DataFrame(
         {
@@ -286,9 +324,12 @@ def equations_view(staged: tracing.Staged) -> None:
         key="tracing_equations",
         column_config={
             "eqn": st.column_config.TextColumn(width="small", pinned=True),
-            "line": st.column_config.NumberColumn(width="small"),
+            "primitive": st.column_config.TextColumn(_("primitive")),
+            "inputs": st.column_config.TextColumn(_("inputs")),
+            "outputs": st.column_config.TextColumn(_("outputs")),
+            "line": st.column_config.NumberColumn(_("line"), width="small"),
             "params": st.column_config.TextColumn(
-                width="large", help="Scroll sideways, or hover a cell, for all of it"
+                width="large", help=_("Scroll sideways, or hover a cell, for all of it")
             ),
         },
     )
@@ -296,9 +337,13 @@ def equations_view(staged: tracing.Staged) -> None:
 
 def fusions_view(staged: tracing.Staged) -> None:
     st.caption(
-        f"{words.count(len(staged.fusions), 'fusion')}: each is one kernel, whose "
-        "intermediates never go to memory. Ops left outside fusions run as kernels of their "
-        "own."
+        ngettext(
+            "{n} fusion: each is one kernel, whose intermediates never go to memory. Ops left "
+            "outside fusions run as kernels of their own.",
+            "{n} fusions: each is one kernel, whose intermediates never go to memory. Ops left "
+            "outside fusions run as kernels of their own.",
+            len(staged.fusions),
+        ).format(n=f"{len(staged.fusions):,}")
     )
     frame = pd.DataFrame(
         {
@@ -309,13 +354,24 @@ def fusions_view(staged: tracing.Staged) -> None:
             "lines": [", ".join(map(str, f.source_lines)) for f in staged.fusions],
         }
     )
-    st.dataframe(frame, hide_index=True, key="tracing_fusions")
+    st.dataframe(
+        frame,
+        hide_index=True,
+        key="tracing_fusions",
+        column_config={
+            "fusion": st.column_config.TextColumn(_("fusion")),
+            "kind": st.column_config.TextColumn(_("kind")),
+            "ops inside": st.column_config.TextColumn(_("ops inside")),
+            "output": st.column_config.TextColumn(_("output")),
+            "lines": st.column_config.TextColumn(_("lines")),
+        },
+    )
 
 
 def graph_view(staged: tracing.Staged, selected: int | None) -> None:
     options = dict(tracing.expandable(staged.jaxpr))
     expand = st.multiselect(
-        "Expand sub-jaxprs",
+        _("Expand sub-jaxprs"),
         list(options),
         format_func=options.get,
         key="tracing_expand",
@@ -326,55 +382,84 @@ def graph_view(staged: tracing.Staged, selected: int | None) -> None:
     )
     if graph.message:
         st.warning(markdown.escape(graph.message), icon=":material/warning:")
+    drawn = ngettext("{n} equation", "{n} equations", graph.nodes).format(n=f"{graph.nodes:,}")
+    edges = len(graph.edges)
     st.caption(
-        f"{words.count(graph.nodes, 'equation')}, {words.count(len(graph.edges), 'edge')}. "
-        "Arrows carry the variables' "
-        "types; purple boxes hold sub-jaxprs; the highlighted line's equations are yellow."
+        _(
+            "{equations}, {edges}. Arrows carry the variables' types; purple boxes hold "
+            "sub-jaxprs; the highlighted line's equations are yellow."
+        ).format(
+            equations=drawn,
+            edges=ngettext("{n} edge", "{n} edges", edges).format(n=f"{edges:,}"),
+        )
     )
     st.graphviz_chart(graph.dot)
 
 
 def diff_view(variant) -> None:
-    choices = [f"{v} · {s}" for v in tracing.VARIANTS for s, _ in tracing.STAGES]
+    choices = [f"{v} · {s}" for v in tracing.VARIANTS for s, _attr in tracing.STAGES]
+    labels = {c: tracing.choice_label(c) for c in choices}
     c1, c2, c3 = st.columns([2, 2, 2])
-    left = c1.selectbox("Left", choices, index=0, key="tracing_diff_left", bind="query-params")
-    right = c2.selectbox("Right", choices, index=6, key="tracing_diff_right", bind="query-params")
+    left = c1.selectbox(
+        _("Left"),
+        choices,
+        index=0,
+        format_func=labels.get,
+        key="tracing_diff_left",
+        bind="query-params",
+    )
+    right = c2.selectbox(
+        _("Right"),
+        choices,
+        index=6,
+        format_func=labels.get,
+        key="tracing_diff_right",
+        bind="query-params",
+    )
+    modes = {"side by side": _("side by side"), "unified": _("unified")}
     mode = c3.radio(
-        "Show",
-        ["side by side", "unified"],
+        _("Show"),
+        list(modes),
+        format_func=modes.get,
         key="tracing_diff_mode",
         bind="query-params",
         horizontal=True,
     )
-    plain = c3.toggle("Hide source locations", True, key="tracing_diff_plain", bind="query-params")
+    plain = c3.toggle(
+        _("Hide source locations"), True, key="tracing_diff_plain", bind="query-params"
+    )
     texts = []
     for choice in (left, right):
         vname, stage = choice.split(" · ")
         found = variant(vname)
         if found.staged is None:
-            st.error(f"**{vname}** could not be staged:", icon=":material/error:")
+            st.error(
+                _("**{variant}** could not be staged:").format(variant=vname),
+                icon=":material/error:",
+            )
             st.code(_ui.scrub(found.error), language=None, wrap_lines=True)
             return
-        st.caption(f"**{vname}:** {markdown.escape(found.note)}")
+        st.caption(f"**{vname}:** {markdown.escape(tracing.note_text(found.note))}")
         text = found.staged.text_of(stage)
         texts.append(tracing.without_locations(text) if plain else text)
+    end = _(".")
     for note in tracing.diff(*texts).notes:  # what the bounded diff left out, if anything
-        st.caption(f":material/content_cut: {note[0].upper()}{note[1:]}.")
+        st.caption(f":material/content_cut: {note[0].upper()}{note[1:]}{end}")
     if mode == "unified":
-        st.code(tracing.unified_diff(*texts, left, right) or "(identical)", language="diff")
+        st.code(tracing.unified_diff(*texts, left, right) or _("(identical)"), language="diff")
     else:
         rows = tracing.side_by_side(*texts)
         changed = sum(r.tag != "equal" for r in rows)
-        st.caption(f"{changed} of {len(rows)} rows differ.")
+        st.caption(_("{n} of {total} rows differ.").format(n=changed, total=len(rows)))
         st.html(tracing.diff_html(rows))
 
 
-@st.cache_data(max_entries=1, show_spinner="Calling peek under each transform…")
+@st.cache_data(max_entries=1, show_spinner=_("Calling peek under each transform…"))
 def trace_views() -> tuple[tracing.TraceView, ...]:
     return tracing.trace_views()
 
 
-@st.cache_data(max_entries=32, show_spinner="Running the pitfall's code…")
+@st.cache_data(max_entries=32, show_spinner=_("Running the pitfall's code…"))
 def outcome(key: str, fix: int) -> capture.Outcome:
     pitfall = tracing.find_pitfall(key)
     return capture.run(pitfall.broken if fix < 0 else pitfall.fixes[fix])
@@ -382,29 +467,40 @@ def outcome(key: str, fix: int) -> capture.Outcome:
 
 def show_outcome(result: capture.Outcome) -> None:
     if result.ok:
-        st.success(f"Returns `{result.value}`", icon=":material/check_circle:")
+        st.success(
+            _("Returns `{value}`").format(value=result.value), icon=":material/check_circle:"
+        )
     else:
-        st.error(f"**{result.error_type}** (raised, caught here)", icon=":material/error:")
+        st.error(
+            _("**{error}** (raised, caught here)").format(error=result.error_type),
+            icon=":material/error:",
+        )
         st.code(_ui.scrub(result.message or ""), language=None, wrap_lines=True)
     if result.stdout:
         st.code(result.stdout.rstrip(), language=None)
 
 
 def tracers_tab() -> None:
-    st.subheader("What a function sees")
-    st.write("`peek` prints the type and shape of what it receives; `x = jnp.arange(3.0)`.")
+    st.subheader(_("What a function sees"))
+    st.write(_("`peek` prints the type and shape of what it receives; `x = jnp.arange(3.0)`."))
     st.code(inspect.getsource(tracing.peek), language="python")
     printed = "\n\n".join(
         f"# {v.how}\n{v.outcome.stdout.rstrip() or v.outcome.error_type}" for v in trace_views()
     )
     st.code(printed, language=None)
-    st.caption("Under `vmap`, the tracer has the shape of *one* example: the batch axis is hidden.")
-    st.subheader("Pitfalls, run for real")
+    st.caption(
+        _("Under `vmap`, the tracer has the shape of *one* example: the batch axis is hidden.")
+    )
+    st.subheader(_("Pitfalls, run for real"))
     for pitfall in tracing.PITFALLS:
-        with st.expander(pitfall.title, expanded=pitfall.key == "if"):
+        with st.expander(_(pitfall.title), expanded=pitfall.key == "if"):
             st.code(pitfall.broken_source, language="python")
             show_outcome(outcome(pitfall.key, -1))
-            st.markdown(f"**Why.** {pitfall.why}\n\n**Fix.** {pitfall.fix_note}")
+            st.markdown(
+                _("**Why.** {why}\n\n**Fix.** {fix}").format(
+                    why=_(pitfall.why), fix=_(pitfall.fix_note)
+                )
+            )
             for i, source in enumerate(pitfall.fix_sources):
                 st.code(source, language="python")
                 show_outcome(outcome(pitfall.key, i))
@@ -417,20 +513,28 @@ def lab(calls: tuple[tracing.LabCall, ...], redefine: bool) -> tracing.LabRun:
 
 def recompilation_tab() -> None:
     scenarios = {s.key: s for s in tracing.SCENARIOS}
+    titles = {k: _(s.title) for k, s in scenarios.items()}
     key = st.selectbox(
-        "Scenario",
+        _("Scenario"),
         list(scenarios),
-        format_func=lambda k: scenarios[k].title,
+        format_func=titles.get,
         key="tracing_scenario",
         bind="query-params",
     )
     scenario = scenarios[key]
-    st.caption(scenario.lesson + " Edit the calls below: add rows, change shapes, dtypes, values.")
+    st.caption(
+        _("{lesson} Edit the calls below: add rows, change shapes, dtypes, values.").format(
+            lesson=_(scenario.lesson)
+        )
+    )
     table = st.data_editor(
         pd.DataFrame(scenario.editor_columns()),
         num_rows="dynamic",
         column_config={
-            "x dtype": st.column_config.SelectboxColumn(options=tracing.LAB_DTYPES, required=True),
+            "x shape": st.column_config.TextColumn(_("x shape")),
+            "x dtype": st.column_config.SelectboxColumn(
+                _("x dtype"), options=tracing.LAB_DTYPES, required=True
+            ),
             "use_tanh": st.column_config.SelectboxColumn(
                 options=list(tracing.STATIC_VALUES), required=True
             ),
@@ -438,7 +542,7 @@ def recompilation_tab() -> None:
         key=_ui.data_editor_key(f"tracing_calls_{key}", tracing.MAX_LAB_CALLS),
     )
     redefine = st.toggle(
-        "Redefine the function before each call",
+        _("Redefine the function before each call"),
         scenario.redefine,
         key=f"tracing_redefine_{key}",
         bind="query-params",
@@ -446,9 +550,12 @@ def recompilation_tab() -> None:
     try:
         calls = tracing.lab_calls(list(table.itertuples(index=False)))
     except ValueError as err:
-        st.error(f"**Not run:** {markdown.escape(_ui.scrub(err))}.", icon=":material/error:")
+        st.error(
+            _("**Not run:** {reason}.").format(reason=markdown.escape(_ui.scrub(err))),
+            icon=":material/error:",
+        )
         return
-    with st.spinner("Calling the jitted function, logging each compilation…"):
+    with st.spinner(_("Calling the jitted function, logging each compilation…")):
         run = lab(calls, redefine)
     show_lab(run)
 
@@ -456,17 +563,20 @@ def recompilation_tab() -> None:
 def show_lab(run: tracing.LabRun) -> None:
     """How many compilations the calls made, each call's outcome, and JAX's reasons and log."""
     c1, c2 = st.columns(2)
-    c1.metric("Compilations", run.compilations)
-    c2.metric("Cache size after the last call", run.rows[-1].cache_size if run.rows else 0)
+    c1.metric(_("Compilations"), run.compilations)
+    c2.metric(_("Cache size after the last call"), run.rows[-1].cache_size if run.rows else 0)
     st.dataframe(pd.DataFrame(run.table()), hide_index=True, key="tracing_lab_table")
     for r in run.rows:
         if r.error or r.explanation:
-            st.markdown(
-                f"**Call {r.call}** ({r.arguments}): " + ("error" if r.error else "JAX's reason")
+            said = (
+                _("**Call {call}** ({arguments}): error")
+                if r.error
+                else _("**Call {call}** ({arguments}): JAX's reason")
             )
+            st.markdown(said.format(call=r.call, arguments=r.arguments))
             st.code(_ui.scrub(r.error or r.explanation), language=None, wrap_lines=True)
-    with st.expander("JAX's compile log (jax_log_compiles, jax_explain_cache_misses)"):
-        st.code(run.log or "(nothing compiled)", language=None)
+    with st.expander(_("JAX's compile log (jax_log_compiles, jax_explain_cache_misses)")):
+        st.code(run.log or _("(nothing compiled)"), language=None)
     _ui.show_code(tracing.define_function, tracing.run_recompilation_lab)
 
 
@@ -477,46 +587,57 @@ def growth(lengths: tuple[int, ...]) -> tuple[tracing.GrowthRow, ...]:
 
 def loops_tab() -> None:
     st.write(
-        "A Python loop runs while tracing: each turn appends its equations, so the jaxpr grows "
-        "with the length (and XLA compiles all of it). `fori_loop` and `scan` trace the body once."
+        _(
+            "A Python loop runs while tracing: each turn appends its equations, so the jaxpr grows "
+            "with the length (and XLA compiles all of it). `fori_loop` and `scan` trace the body "
+            "once."
+        )
     )
     longest = st.select_slider(
-        "Longest loop",
+        _("Longest loop"),
         [2**k for k in range(1, 11)],
         value=256,
         key="tracing_loop_max",
         bind="query-params",
     )
     lengths = tuple(2**k for k in range(0, 11) if 2**k <= longest)
-    with st.spinner("Tracing each loop at each length…"):
+    with st.spinner(_("Tracing each loop at each length…")):
         rows = growth(lengths)
     _ui.chart(tracing.loop_growth_figure(rows), key="tracing_loop_chart")
     ends = sorted({r.length for r in rows})
     for length in dict.fromkeys((ends[0], ends[-1])):
-        counts = ", ".join(
-            f"{r.loop} {words.count(r.equations, 'equation')}" for r in rows if r.length == length
+        counts = _(", ").join(
+            f"{_(r.loop)} "
+            + ngettext("{n} equation", "{n} equations", r.equations).format(n=f"{r.equations:,}")
+            for r in rows
+            if r.length == length
         )
-        st.caption(f"Length {length}: {counts}.")
+        st.caption(_("Length {length}: {counts}.").format(length=length, counts=counts))
     wide = pd.DataFrame([r.__dict__ for r in rows]).pivot(
         index="length", columns="loop", values="equations"
+    )
+    wide = wide.rename(columns=lambda loop: _(loop)).rename_axis(
+        index=_("length"), columns=_("loop")
     )
     st.dataframe(wide, key="tracing_loop_table")
     _ui.show_code(tracing.python_loop, tracing.fori_loop_version, tracing.scan_version)
 
 
+STAGES, RECOMPILATION, LOOPS = _("Stages"), _("Recompilation"), _("Python vs lax loops")
 #: The widgets of each tab (some named by the function or scenario chosen), kept while closed.
 KEEP = {
-    "Stages": r"tracing_(preset|function|only|pick_\w+|line|view|expand|diff_\w+"
+    STAGES: r"tracing_(preset|function|only|pick_\w+|line|view|expand|diff_\w+"
     r"|\w+_(shape|dtype)_\d+)",
-    "Recompilation": r"tracing_(scenario|redefine_\w+)",
-    "Python vs lax loops": r"tracing_loop_max",
+    RECOMPILATION: r"tracing_(scenario|redefine_\w+)",
+    LOOPS: r"tracing_loop_max",
 }
 _ui.lazy_tabs(
     {
-        "Stages": stages_tab,
-        "Tracers": tracers_tab,
-        "Recompilation": recompilation_tab,
-        "Python vs lax loops": loops_tab,
+        STAGES: stages_tab,
+        # pages/sharp-bits.py links to this tab by its label: the same message there.
+        _("Tracers"): tracers_tab,
+        RECOMPILATION: recompilation_tab,
+        LOOPS: loops_tab,
     },
     key="tracing_tab",
     keep={
@@ -525,4 +646,4 @@ _ui.lazy_tabs(
     },
 )
 if any(p.url_path == "code-lab" for p in catalog.PAGES):
-    st.page_link(catalog.find("code-lab").path, label="Write your own in the Code Lab")
+    st.page_link(catalog.find("code-lab").path, label=_("Write your own in the Code Lab"))

@@ -260,7 +260,11 @@ def qualify(key: str, sentence: str) -> str:
     found = result(key)
     if found is None or found.holds:
         return sentence
-    return f"(Not true on JAX {found.jax_version} here: {found.observed}) {sentence}"
+    from jaxplay.core.i18n import _
+
+    return _("(Not true on JAX {version} here: {observed}) {sentence}").format(
+        version=found.jax_version, observed=found.observed, sentence=sentence
+    )
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from jaxplay.core.i18n import N_, _
 from jaxplay.core.timing import Timing, block, measure
 from jaxplay.core.turns import exclusive
 
@@ -41,6 +42,11 @@ class MachineReference:
     copy: Timing
     matmul: Timing
     method: str
+
+    @property
+    def method_text(self) -> str:
+        """:attr:`method` in the visitor's language."""
+        return _method(_(METHOD), self.copy_elements, self.matmul_n)
 
     @property
     def ridge_flops_per_byte(self) -> float:
@@ -98,7 +104,7 @@ def _measure_reference(budget_s: float) -> MachineReference:
     platform = str(device.platform)
     on_cpu = platform == "cpu"
     elements = 1 << 23 if on_cpu else 1 << 26
-    rounds = 10
+    rounds = COPY_ROUNDS
     n = 1024 if on_cpu else 4096
 
     # y = a * y, ten times in a loop: the loop carry is updated in place, so the figure is memory
@@ -127,12 +133,24 @@ def _measure_reference(budget_s: float) -> MachineReference:
         matmul_n=n,
         copy=copy_timing,
         matmul=matmul_timing,
-        method=(
-            f"jitted y = a·y, {rounds} rounds in place on {elements:,} float32 "
-            f"({elements * 4 / 2**20:.0f} MiB, read + written each round), and a {n}×{n} "
-            "float32 matmul (2·n³ flops); fastest blocked sample of each, since a roof is the "
-            "best the device does"
-        ),
+        method=_method(METHOD, elements, n),
+    )
+
+
+#: How the roofs were measured (a caption); :attr:`MachineReference.method` keeps it in
+#: English, measured once per process for visitors of every language.
+METHOD = N_(
+    "jitted y = a·y, {rounds} rounds in place on {elements} float32 "
+    "({mib} MiB, read + written each round), and a {n}×{n} "
+    "float32 matmul (2·n³ flops); fastest blocked sample of each, since a roof is the "
+    "best the device does"
+)
+COPY_ROUNDS = 10
+
+
+def _method(template: str, elements: int, n: int) -> str:
+    return template.format(
+        rounds=COPY_ROUNDS, elements=f"{elements:,}", mib=f"{elements * 4 / 2**20:.0f}", n=n
     )
 
 

@@ -28,7 +28,12 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from jaxplay.core import claims, compilation, timing, words
+from jaxplay.core import claims, compilation, i18n, timing
+from jaxplay.core.i18n import ngettext
+
+# Bound, not imported: functions below loop with ``for _ in ...`` (their code is shown and run as
+# written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
+_ = i18n._
 
 
 @dataclass(frozen=True)
@@ -153,48 +158,70 @@ def first_call_sentence(anatomy: FirstCall, first_s: float, steady_s: float) -> 
     extra = a.first_ready_s - a.second_ready_s
     extra_host = a.first_returned_s - a.second_returned_s
     # Said of the fresh executables, not the page's first call: another measurement.
-    theirs = f"the fresh executables' first-call extra {fmt(extra)} (over their own second call)"
-    text = (
-        f"**What the first call includes.** Here the first call took {fmt(first_s)} and a steady "
-        f"call {fmt(steady_s)} (the page's measurement). To take it apart, a second measurement: "
-        f"{words.count(n, 'more executable')} of "
-        f"the same function were compiled afresh and each called twice (medians): the first "
-        f"call took {fmt(a.first_ready_s)}, {fmt(a.first_returned_s)} of it before the call "
-        f"returned to Python; the second took {fmt(a.second_ready_s)}, "
-        f"{fmt(a.second_returned_s)} before returning."
+    theirs = _(
+        "the fresh executables' first-call extra {extra} (over their own second call)"
+    ).format(extra=fmt(extra))
+    text = ngettext(
+        "**What the first call includes.** Here the first call took {first} and a steady call "
+        "{steady} (the page's measurement). To take it apart, a second measurement: {n} more "
+        "executable of the same function were compiled afresh and each called twice (medians): "
+        "the first call took {first_ready}, {first_returned} of it before the call returned to "
+        "Python; the second took {second_ready}, {second_returned} before returning.",
+        "**What the first call includes.** Here the first call took {first} and a steady call "
+        "{steady} (the page's measurement). To take it apart, a second measurement: {n} more "
+        "executables of the same function were compiled afresh and each called twice (medians): "
+        "the first call took {first_ready}, {first_returned} of it before the call returned to "
+        "Python; the second took {second_ready}, {second_returned} before returning.",
+        n,
+    ).format(
+        first=fmt(first_s),
+        steady=fmt(steady_s),
+        n=f"{n:,}",
+        first_ready=fmt(a.first_ready_s),
+        first_returned=fmt(a.first_returned_s),
+        second_ready=fmt(a.second_ready_s),
+        second_returned=fmt(a.second_returned_s),
     )
     ready_at_return = sum(c.ready_at_return for c in a.first)
     if extra > 0 and extra_host >= 0.5 * extra and ready_at_return:
         text += claims.qualify(
             "jit.first_call_ready_at_return",
-            f" So most of {theirs} passes before the call returns. "
-            f"But {ready_at_return} of the {words.count(n, 'first call')} returned a "
-            "result that was already ready (`is_ready()`): this backend ran the program before "
-            "returning, so that time holds the device's work too, and these times cannot split "
-            "host from device.",
+            ngettext(
+                " So most of {theirs} passes before the call returns. But {ready} of the {n} "
+                "first call returned a result that was already ready (`is_ready()`): this "
+                "backend ran the program before returning, so that time holds the device's work "
+                "too, and these times cannot split host from device.",
+                " So most of {theirs} passes before the call returns. But {ready} of the {n} "
+                "first calls returned a result that was already ready (`is_ready()`): this "
+                "backend ran the program before returning, so that time holds the device's work "
+                "too, and these times cannot split host from device.",
+                n,
+            ).format(theirs=theirs, ready=ready_at_return, n=f"{n:,}"),
         )
     elif extra > 0 and extra_host >= 0.5 * extra:
         text += claims.qualify(
             "jit.first_call_ready_at_return",
-            f" So most of {theirs} is spent on the host before the "
-            "call returns: no first call's result was ready when it returned (`is_ready()`), "
-            "so the device's work came after.",
+            _(
+                " So most of {theirs} is spent on the host before the call returns: no first "
+                "call's result was ready when it returned (`is_ready()`), so the device's work "
+                "came after."
+            ).format(theirs=theirs),
         )
     elif extra > 0:
-        text += f" So most of {theirs} comes after the call returned, while the device works."
+        text += _(
+            " So most of {theirs} comes after the call returned, while the device works."
+        ).format(theirs=theirs)
     else:
-        text += " Here the first call costs no more than the second."
+        text += _(" Here the first call costs no more than the second.")
     calls_first, calls_second = a.python_calls
     if a.python_files:
         where = ", ".join(f"`{file}` ({count})" for file, count in a.python_files)
-        text += (
-            f" While a fresh executable's first call was dispatched, Python ran "
-            f"**{calls_first} function calls** (most in {where}); during its second call, "
-            f"{calls_second}"
-            + (
-                ": later calls skip JAX's Python dispatch path."
-                if calls_second * 10 < calls_first
-                else "."
-            )
+        text += _(
+            " While a fresh executable's first call was dispatched, Python ran **{first} "
+            "function calls** (most in {where}); during its second call, {second}"
+        ).format(first=calls_first, where=where, second=calls_second) + (
+            _(": later calls skip JAX's Python dispatch path.")
+            if calls_second * 10 < calls_first
+            else _(".")
         )
     return text

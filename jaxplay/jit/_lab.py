@@ -25,8 +25,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay.article import naive_softmax
-from jaxplay.core import budget, claims, compilation, expr, timing, turns, words
+from jaxplay.core import budget, claims, compilation, expr, timing, turns
 from jaxplay.core.errors import InputError
+from jaxplay.core.i18n import N_, _, ngettext
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
@@ -72,6 +73,8 @@ class Preset:
         story: one sentence on what it shows about jit.
         function: the Python function, or ``None`` for the typed formula.
         origin: where it comes from (the article, or ours).
+
+    ``label``, ``story`` and ``origin`` are English, marked with ``N_``: the page translates them.
     """
 
     key: str
@@ -86,31 +89,31 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset(
             "softmax",
-            "Seed: naive softmax",
-            "exp(x) divided by the sum of exp(x) over each row, as the article writes it.",
+            N_("Seed: naive softmax"),
+            N_("exp(x) divided by the sum of exp(x) over each row, as the article writes it."),
             naive_softmax,
-            "the article, section 1",
+            N_("the article, section 1"),
         ),
         Preset(
             "chain",
-            "Seed: unoptimized chain",
-            "A chain of elementwise ops, each of which writes a whole array when run eagerly.",
+            N_("Seed: unoptimized chain"),
+            N_("A chain of elementwise ops, each of which writes a whole array when run eagerly."),
             unoptimized_chain,
-            "the article, section 8 (cut off after its first line; completed here)",
+            N_("the article, section 8 (cut off after its first line; completed here)"),
         ),
         Preset(
             "layer",
-            "tanh layer",
-            "A matmul then an elementwise tail: compute, rather than memory, can be the limit.",
+            N_("tanh layer"),
+            N_("A matmul then an elementwise tail: compute, rather than memory, can be the limit."),
             tanh_layer,
-            "ours",
+            N_("ours"),
         ),
         Preset(
             "formula",
-            "Your formula",
-            "Any formula of x in the safe expression language.",
+            N_("Your formula"),
+            N_("Any formula of x in the safe expression language."),
             None,
-            "you",
+            N_("you"),
         ),
     )
 }
@@ -337,28 +340,36 @@ def break_even_calls(point: SweepPoint) -> float | None:
 def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> str:
     """Where jit, compile included, starts to beat eager, and when it pays at the largest size."""
     if not points:
-        return "Nothing was swept."
+        return _("Nothing was swept.")
     cross = crossover(points, calls)
     if cross is not None:
-        verdict = (
-            f"Over {calls} calls, jit with its compile overtakes eager at about **{cross:,.0f} "
+        verdict = _(
+            "Over {calls} calls, jit with its compile overtakes eager at about **{elements} "
             "elements**: below that the compile is never earned back, above it jit wins."
-        )
+        ).format(calls=calls, elements=f"{cross:,.0f}")
     else:
         smallest = min(points, key=lambda p: p.elements)
         jit_wins = smallest.amortized_jit_s(calls) < smallest.comparison.eager.median
-        winner = "jit wins at every size" if jit_wins else "eager wins at every size"
-        hint = "fewer" if jit_wins else "more"
         verdict = (
-            f"Over {calls} calls the curves do not cross in this range: {winner}. "
-            f"Try {hint} calls or a wider range of sizes."
-        )
+            _(
+                "Over {calls} calls the curves do not cross in this range: jit wins at every "
+                "size. Try fewer calls or a wider range of sizes."
+            )
+            if jit_wins
+            else _(
+                "Over {calls} calls the curves do not cross in this range: eager wins at every "
+                "size. Try more calls or a wider range of sizes."
+            )
+        ).format(calls=calls)
     largest = max(points, key=lambda p: p.elements)
     needed = break_even_calls(largest)
     if needed is None:
-        return verdict + f" At {largest.elements:,} elements jit is not faster per call at all."
+        return verdict + _(" At {elements} elements jit is not faster per call at all.").format(
+            elements=f"{largest.elements:,}"
+        )
     n = math.ceil(needed)
-    return verdict + (
-        f" At {largest.elements:,} elements the compile pays for itself after about "
-        f"**{words.count(n, 'call')}**."
-    )
+    return verdict + ngettext(
+        " At {elements} elements the compile pays for itself after about **{n} call**.",
+        " At {elements} elements the compile pays for itself after about **{n} calls**.",
+        n,
+    ).format(elements=f"{largest.elements:,}", n=f"{n:,}")

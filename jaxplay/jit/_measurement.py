@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from jaxplay.core import claims, roofline, timing, turns, wire
 from jaxplay.core.compilation import Step
+from jaxplay.core.i18n import N_, _
 from jaxplay.hosting import results
 from jaxplay.jit._first_call import FirstCall, first_call_anatomy
 from jaxplay.jit._lab import PRESETS, Workload, check, function_of, inputs
@@ -47,20 +48,20 @@ DEFAULT_WORKLOAD = Workload("softmax", 10_000, 1_000, "float32")
 
 class Stage(enum.Enum):
     """The stages of :func:`measure`, in order (the page's progress bar counts them), in the
-    words the page shows."""
+    words the page shows (English, marked: the page translates them)."""
 
-    CHECKING = "checking what one call costs (traced on abstract shapes, nothing computed)"
-    INPUTS = "drawing the inputs"
-    TRACING = "tracing"
-    LOWERING = "lowering"
-    COMPILING = "compiling"
-    FIRST_CALL = "first call"
-    STEADY = "timing steady calls"
-    WARMING_UP = "warming up eager and jit"
-    SAMPLING = "timing eager against jit, interleaved"
-    STOPWATCH = "running the article's stopwatch"
-    ANATOMY = "taking the first call apart (fresh executables)"
-    ROOFS = "measuring this machine's roofs (once per server)"
+    CHECKING = N_("checking what one call costs (traced on abstract shapes, nothing computed)")
+    INPUTS = N_("drawing the inputs")
+    TRACING = N_("tracing")
+    LOWERING = N_("lowering")
+    COMPILING = N_("compiling")
+    FIRST_CALL = N_("first call")
+    STEADY = N_("timing steady calls")
+    WARMING_UP = N_("warming up eager and jit")
+    SAMPLING = N_("timing eager against jit, interleaved")
+    STOPWATCH = N_("running the article's stopwatch")
+    ANATOMY = N_("taking the first call apart (fresh executables)")
+    ROOFS = N_("measuring this machine's roofs (once per server)")
 
 
 #: The stages' words, in order.
@@ -115,18 +116,20 @@ class Measurement:
         missing = [
             name
             for name, part in (
-                ("eager against jit", self.comparison),
-                ("the article's stopwatch", self.article),
-                ("the first call taken apart", self.first_call),
+                (_("eager against jit"), self.comparison),
+                (_("the article's stopwatch"), self.article),
+                (_("the first call taken apart"), self.first_call),
             )
             if part is None
         ]
-        text = (
-            f"Cut at the measurement's time budget ({MEASUREMENT_BUDGET_S:g} s, so that one "
-            "visitor's measurement cannot keep everyone else waiting): what is shown was "
-            "measured, with fewer samples than usual"
-        )
-        return text + (f"; not measured: {', '.join(missing)}." if missing else ".")
+        text = _(
+            "Cut at the measurement's time budget ({budget} s, so that one visitor's measurement "
+            "cannot keep everyone else waiting): what is shown was measured, with fewer samples "
+            "than usual"
+        ).format(budget=f"{MEASUREMENT_BUDGET_S:g}")
+        if not missing:
+            return text + _(".")
+        return text + _("; not measured: {parts}.").format(parts=_(", ").join(missing))
 
 
 def key_of(workload: Workload) -> tuple[str, int, int, str, str]:
@@ -275,7 +278,7 @@ def measure_shared(
     on_queue: Callable[[int], None] | None = None,
     *,
     force: bool = False,
-    owner: str = "a visitor",
+    owner: str = N_("a visitor"),
 ) -> Kept[Measurement]:
     """The shared measurement of ``workload``: kept, joined while in progress, or measured now.
 
@@ -295,7 +298,7 @@ def measure_shared(
             lambda: measure(workload, tell, on_queue),
             wire.dataclass_types(Measurement),
             force=force,
-            waiting=lambda: tell("another server process is measuring these settings", None),
+            waiting=lambda: tell(N_("another server process is measuring these settings"), None),
         ).value
 
     def ignore(stage: str, fraction: float | None) -> None:
@@ -322,20 +325,25 @@ def provenance(kept: Kept[Measurement], viewer: str | None = None, now: float | 
     ``viewer`` is the visitor looking at it: "for you" when they started the measurement.
     """
     ago = max(0.0, (time.time() if now is None else now) - kept.finished)
-    when = f"{ago:.0f} s ago" if ago < 120 else f"{ago / 60:.0f} min ago"
-    if viewer is not None and kept.visitor == viewer:
-        owner = "you"
-    elif kept.owner == "a visitor":
-        owner = "another visitor"
+    if ago < 120:
+        when = _("{n} s ago").format(n=f"{ago:.0f}")
     else:
-        owner = kept.owner
+        when = _("{n} min ago").format(n=f"{ago / 60:.0f}")
+    if viewer is not None and kept.visitor == viewer:
+        owner = _("you")
+    elif kept.owner == "a visitor":
+        owner = _("another visitor")
+    else:
+        owner = _(kept.owner)  # one of the owners marked with N_ (page, start-up)
     m = kept.value
-    again = "" if kept.number <= 1 else f" (measurement {kept.number} of these settings)"
-    return (
-        f"Measured {when} for {owner} on {m.device}, in {m.seconds:.1f} s{again}. Everyone "
-        "who opens these settings sees this measurement; **Measure again** measures anew, and "
-        "what it measures replaces this one for everyone."
+    again = (
+        "" if kept.number <= 1 else _(" (measurement {n} of these settings)").format(n=kept.number)
     )
+    return _(
+        "Measured {when} for {owner} on {device}, in {seconds} s{again}. Everyone who opens "
+        "these settings sees this measurement; **Measure again** measures anew, and what it "
+        "measures replaces this one for everyone."
+    ).format(when=when, owner=owner, device=m.device, seconds=f"{m.seconds:.1f}", again=again)
 
 
 def warm_up(workload: Workload = DEFAULT_WORKLOAD) -> threading.Thread:
@@ -348,7 +356,7 @@ def warm_up(workload: Workload = DEFAULT_WORKLOAD) -> threading.Thread:
             def run() -> None:
                 # A failure is not kept: the first visitor's own measurement will report it.
                 with contextlib.suppress(Exception):
-                    measure_shared(workload, owner="everyone, at the server's start-up")
+                    measure_shared(workload, owner=N_("everyone, at the server's start-up"))
 
             _warm_up_thread = threading.Thread(target=run, name="jaxplay-jit-warm-up", daemon=True)
             _warm_up_thread.start()

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import claims, hlo, timing, words
+from jaxplay.core import claims, hlo, timing
+from jaxplay.core.i18n import _, ngettext
 
 #: JAX primitives whose count the page compares between the jaxpr and the compiled program,
 #: with the HLO opcode each becomes (a rule table: one entry per primitive, nothing else).
@@ -186,7 +187,11 @@ def human_bytes(n: float) -> str:
 
 
 def _times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+    if n == 1:
+        return _("once")
+    if n == 2:
+        return _("twice")
+    return ngettext("{n} time", "{n} times", n).format(n=n)
 
 
 @claims.states("jit.eager_dispatches_from_trace", "jit.cost_analysis_bytes")
@@ -195,60 +200,86 @@ def program_sentence(program: CompiledProgram) -> str:
     p = program
     k = len(p.kernels)
     parts = [
-        f"**What XLA compiled.** The jaxpr of `{p.function}` on {p.signature} has "
-        f"**{words.count(p.eager_ops, 'operation')}** "
+        _(
+            "**What XLA compiled.** The jaxpr of `{function}` on {signature} has {operations} "
+        ).format(
+            function=p.function,
+            signature=p.signature,
+            operations=ngettext("**{n} operation**", "**{n} operations**", p.eager_ops).format(
+                n=f"{p.eager_ops:,}"
+            ),
+        )
         + claims.qualify(
             "jit.eager_dispatches_from_trace",
-            "(run eagerly, each `jnp` call dispatches a small program of its own, which can "
-            "hold more than one of them: the *Profiler trace* tab counts the dispatches)",
+            _(
+                "(run eagerly, each `jnp` call dispatches a small program of its own, which can "
+                "hold more than one of them: the *Profiler trace* tab counts the dispatches)"
+            ),
         )
-        + f". The compiled program runs **{words.count(k, 'kernel')}**"
+        + ngettext(
+            ". The compiled program runs **{n} kernel**",
+            ". The compiled program runs **{n} kernels**",
+            k,
+        ).format(n=f"{k:,}")
     ]
     fused = [kernel for kernel in p.kernels if len(kernel.ops) > 1]
     if fused:
         widest = max(fused, key=lambda kernel: len(kernel.ops))
-        parts[-1] += f"; the largest fuses {len(widest.ops)} ops ({', '.join(widest.ops)})."
+        parts[-1] += _("; the largest fuses {n} ops ({ops}).").format(
+            n=len(widest.ops), ops=", ".join(widest.ops)
+        )
     else:
-        parts[-1] += "."
+        parts[-1] += _(".")
     for name, (in_jaxpr, compiled) in p.counts.items():
         if compiled < in_jaxpr:
             parts.append(
-                f"`{name}` is computed {_times(compiled)} (the jaxpr computes it "
-                f"{_times(in_jaxpr)}: XLA removed the repeat)."
+                _(
+                    "`{name}` is computed {compiled} (the jaxpr computes it {in_jaxpr}: XLA "
+                    "removed the repeat)."
+                ).format(name=name, compiled=_times(compiled), in_jaxpr=_times(in_jaxpr))
             )
         elif compiled > in_jaxpr:
             parts.append(
-                f"`{name}` appears {_times(compiled)} in the compiled program against "
-                f"{_times(in_jaxpr)} in the jaxpr: XLA recomputes it inside more than one kernel "
-                "rather than store it."
+                _(
+                    "`{name}` appears {compiled} in the compiled program against {in_jaxpr} in "
+                    "the jaxpr: XLA recomputes it inside more than one kernel rather than store it."
+                ).format(name=name, compiled=_times(compiled), in_jaxpr=_times(in_jaxpr))
             )
     if p.divided_eager and p.divided_compiled < p.divided_eager and p.divide_as_multiply:
         parts.append(
-            f"The divide of {p.divided_eager:,} elements became {p.divided_compiled:,} "
-            "divisions (reciprocals) and a multiply."
+            _(
+                "The divide of {eager} elements became {compiled} divisions (reciprocals) and a "
+                "multiply."
+            ).format(eager=f"{p.divided_eager:,}", compiled=f"{p.divided_compiled:,}")
         )
     once = p.bytes_accessed is not None and math.isclose(
         p.bytes_accessed, p.input_bytes + p.output_bytes, rel_tol=0.01
     )
     if p.bytes_accessed is not None and p.input_bytes:
         ratio = p.bytes_accessed / p.input_bytes
-        text = (
-            f"XLA's cost analysis counts {human_bytes(p.bytes_accessed)} read and written per "
-            f"call: {ratio:.1f}× the {human_bytes(p.input_bytes)} of its arguments"
+        text = _(
+            "XLA's cost analysis counts {accessed} read and written per call: {ratio}× the "
+            "{inputs} of its arguments"
+        ).format(
+            accessed=human_bytes(p.bytes_accessed),
+            ratio=f"{ratio:.1f}",
+            inputs=human_bytes(p.input_bytes),
         )
         if once:
-            text += " — as many bytes as one read of the arguments and one write of the result"
-            text += "" if p.waits_for else ", nothing in between"
-        parts.append(claims.qualify("jit.cost_analysis_bytes", text + "."))
+            text += _(" — as many bytes as one read of the arguments and one write of the result")
+            text += "" if p.waits_for else _(", nothing in between")
+        parts.append(claims.qualify("jit.cost_analysis_bytes", text + _(".")))
     if p.waits_for is not None:
         op, reduction = p.waits_for
         parts.append(
             claims.qualify(
                 "jit.cost_analysis_bytes",
-                ("That counts bytes, not passes: " if once else "")
-                + f"the work cannot be one pass over the data: `{op}` needs the result of "
-                f"`{reduction}`, which exists only after a whole pass over that reduction's "
-                "input.",
+                (_("That counts bytes, not passes: ") if once else "")
+                + _(
+                    "the work cannot be one pass over the data: `{op}` needs the result of "
+                    "`{reduction}`, which exists only after a whole pass over that reduction's "
+                    "input."
+                ).format(op=op, reduction=reduction),
             )
         )
     return " ".join(parts)

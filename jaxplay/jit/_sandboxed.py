@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jaxplay.core.i18n import N_
 from jaxplay.jit._compile_cache import CacheDemo, CacheProcess, persistent_cache_demo
 from jaxplay.jit._donation import DonationResult, DonationRun, donation_demo
 from jaxplay.jit._trace import KernelTime, TraceDemo, trace_demo
@@ -23,12 +24,13 @@ SANDBOXED: dict[str, tuple[Callable[..., Any], tuple[type, ...], float]] = {
     "trace": (trace_demo, (TraceDemo, KernelTime), 60.0),
 }
 
-#: What each demo does, in one line (the part before the colon titles its status box).
+#: What each demo does, in one line (the part before the colon titles its status box); English,
+#: translated where shown.
 SANDBOXED_NOTES: dict[str, str] = {
-    "donation": "Donation: compiles and calls the function twice, then reuses the donated x.",
-    "compile_cache": (
+    "donation": N_("Donation: compiles and calls the function twice, then reuses the donated x."),
+    "compile_cache": N_(
         "Persistent cache: starts two fresh Python processes per round, each compiling the "
         "function with the same cache directory."
     ),
-    "trace": "Profiler trace: runs the function under jax.profiler.trace and reads the trace.",
+    "trace": N_("Profiler trace: runs the function under jax.profiler.trace and reads the trace."),
 }

@@ -28,6 +28,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from jaxplay.core.i18n import N_, _
+
 V = TypeVar("V")
 
 #: ``report(stage, fraction)``: a stage in words and how far the whole is (0–1), or None.
@@ -44,7 +46,7 @@ class _Job:
 
     owner: str
     visitor: str | None = None
-    stage: str = "starting"
+    stage: str = N_("starting")
     fraction: float | None = 0.0
     done: threading.Event = field(default_factory=threading.Event)
     value: object = None
@@ -147,7 +149,11 @@ class SharedResults(Generic[V]):
                 now = (job.stage, job.fraction)
                 if now != shown:
                     shown = now
-                    report(f"{job.stage} (measured for {job.owner}; its result is yours)", now[1])
+                    # In this caller's language: the stage and owner are English, marked N_.
+                    text = _("{stage} (measured for {owner}; its result is yours)").format(
+                        stage=_(job.stage) if job.stage else "", owner=_(job.owner)
+                    )
+                    report(text, now[1])
             if job.handed_over:
                 force = False  # the other caller stopped; measure unless a result appeared
                 continue

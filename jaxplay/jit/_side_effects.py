@@ -14,7 +14,12 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture, claims, compilation, words
+from jaxplay.core import capture, claims, compilation, i18n
+from jaxplay.core.i18n import ngettext
+
+# Bound, not imported: functions below loop with ``for _ in ...`` (their code is shown and run as
+# written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
+_ = i18n._
 
 
 @dataclass(frozen=True)
@@ -98,17 +103,26 @@ def side_effects_sentence(counter: CounterResult, printed: PrintResult) -> str:
     traced_print = sum("print (trace time)" in text for text in printed.outputs)
     debug_print = sum("jax.debug.print (run time)" in text for text in printed.outputs)
     n = len(printed.outputs)
-    text = (
-        f"Python side effects run while JAX **traces**, not when the compiled program runs: "
-        f"{words.count(c.calls, 'eager call')} moved the counter to "
-        f"{c.eager_count}, {words.count(c.calls, 'jitted call')} to {c.jit_count}, "
-        f"and one more jitted call with a new shape (a new trace) to "
-        f"{c.jit_count_after_new_shape}."
+    text = ngettext(
+        "Python side effects run while JAX **traces**, not when the compiled program runs: {n} "
+        "eager call moved the counter to {eager}, {n} jitted call to {jitted}, and one more "
+        "jitted call with a new shape (a new trace) to {new_shape}.",
+        "Python side effects run while JAX **traces**, not when the compiled program runs: {n} "
+        "eager calls moved the counter to {eager}, {n} jitted calls to {jitted}, and one more "
+        "jitted call with a new shape (a new trace) to {new_shape}.",
+        c.calls,
+    ).format(
+        n=f"{c.calls:,}",
+        eager=c.eager_count,
+        jitted=c.jit_count,
+        new_shape=c.jit_count_after_new_shape,
     )
     text += (
-        f" To see values at run time use `jax.debug.print`, which is compiled into the program: "
-        f"of the {n} jitted calls below, Python's `print` printed in {traced_print}"
-        + (" (the one that traced)" if traced_print == 1 else "")
-        + f", `jax.debug.print` in {debug_print}."
+        _(
+            " To see values at run time use `jax.debug.print`, which is compiled into the "
+            "program: of the {n} jitted calls below, Python's `print` printed in {traced}"
+        ).format(n=n, traced=traced_print)
+        + (_(" (the one that traced)") if traced_print == 1 else "")
+        + _(", `jax.debug.print` in {debug}.").format(debug=debug_print)
     )
     return text

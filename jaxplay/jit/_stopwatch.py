@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay import article
-from jaxplay.core import claims, compilation, timing, turns
+from jaxplay.core import claims, compilation, i18n, timing, turns
+
+# Bound, not imported: functions below loop with ``for _ in ...`` (their code is shown and run as
+# written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
+_ = i18n._
 
 
 @dataclass(frozen=True)
@@ -94,24 +98,24 @@ def article_explanation(article: ArticleTiming, eager_median_s: float, compile_s
     """
     fmt, n = timing.format_seconds, article.loops
     per_call = article.naive_s / n
-    text = (
-        f"**Why they differ.** The article wraps `time.time()` around {n} calls and never "
-        "waits for a result; a JAX call can return as soon as the work is *queued*. Here its "
-        f"naive loop read {fmt(article.naive_s)}, {fmt(per_call)} per call, against "
-        f"{fmt(eager_median_s)} for an eager call that is waited for"
-    )
+    text = _(
+        "**Why they differ.** The article wraps `time.time()` around {n} calls and never waits "
+        "for a result; a JAX call can return as soon as the work is *queued*. Here its naive "
+        "loop read {naive}, {per_call} per call, against {eager} for an eager call that is "
+        "waited for"
+    ).format(n=n, naive=fmt(article.naive_s), per_call=fmt(per_call), eager=fmt(eager_median_s))
     if per_call < 0.5 * eager_median_s:
-        text += (
+        text += _(
             ": the clock saw the dispatch, and the unfinished work spilled into the jit loop's "
             "clock."
         )
     else:
-        text += ": about the same here, so little of the work spilled over."
-    text += (
-        f" The jit loop also pays its first call's tracing and compilation inside its {n} calls "
-        f"(the profile measured {fmt(compile_s)} for them), and one run of {n} calls has no "
-        "spread to judge it by. The honest harness blocks on every result, warms both versions "
-        "up, alternates eager and jit samples so that noise on the machine hits both alike, and "
+        text += _(": about the same here, so little of the work spilled over.")
+    text += _(
+        " The jit loop also pays its first call's tracing and compilation inside its {n} calls "
+        "(the profile measured {compile} for them), and one run of {n} calls has no spread to "
+        "judge it by. The honest harness blocks on every result, warms both versions up, "
+        "alternates eager and jit samples so that noise on the machine hits both alike, and "
         "reports the median with its quartiles."
-    )
+    ).format(n=n, compile=fmt(compile_s))
     return text

@@ -23,6 +23,7 @@ import numpy as np
 
 from jaxplay.article import code
 from jaxplay.core import capture
+from jaxplay.core.i18n import _, ngettext
 
 #: Text of a value shown on the page: arrays up to this many elements in full.
 MAX_SHOWN = 16
@@ -34,7 +35,7 @@ class Param:
 
     Attributes:
         name: the keyword the variant functions take.
-        label: the widget's label.
+        label: the widget's label (English, marked with ``N_``; :attr:`shown_label` translates).
         default: its first value.
         low, high, step: a slider's range (numbers); the page's widget enforces them.
         options: the choices of a ``choice`` parameter (then ``low``/``high`` are unused).
@@ -47,6 +48,11 @@ class Param:
     high: float = 0
     step: float = 1
     options: tuple[str, ...] = ()
+
+    @property
+    def shown_label(self) -> str:
+        """The widget's label in the visitor's language."""
+        return _(self.label)
 
     @property
     def kind(self) -> str:
@@ -73,13 +79,17 @@ class Variant:
 
     Attributes:
         key: a stable short name (links, tests).
-        title: the picker's label.
+        title: the picker's label (English: prose marked with ``N_``, code left as it is).
         fn: the function that runs, taking the case's parameters as keywords.
         helpers: functions ``fn`` calls that the code display and the snippet must include.
-        note: what the variant shows, in prose (the numbers come from :attr:`Case.explain`).
+        note: what the variant shows, in prose (the numbers come from :attr:`Case.explain`);
+            English, marked with ``N_``.
         raises: the exception class the page names for this variant, where it fails as written
             (for every parameter value, or for those ``raises_when`` accepts).
         raises_when: the parameter values for which ``raises`` applies (``None``: all).
+        note_text: writes the note in the visitor's language at render time, for a note composed
+            from a table (``note`` is then its English, which the claims read); ``None``: the
+            note is ``note`` translated.
     """
 
     key: str
@@ -89,6 +99,19 @@ class Variant:
     note: str = ""
     raises: str | None = None
     raises_when: Callable[[Mapping[str, Any]], bool] | None = None
+    note_text: Callable[[], str] | None = None
+
+    @property
+    def shown_title(self) -> str:
+        """The picker's label in the visitor's language."""
+        return _(self.title)
+
+    @property
+    def shown_note(self) -> str:
+        """The note in the visitor's language (empty when the variant has none)."""
+        if self.note_text is not None:
+            return self.note_text()
+        return _(self.note) if self.note else ""
 
     def expected_error(self, params: Mapping[str, Any]) -> str | None:
         """The exception the page names for these parameters, or ``None`` when it runs."""
@@ -103,14 +126,16 @@ class Case:
 
     Attributes:
         key: a stable short name (the link's ``sharp_case``).
-        title: the picker's label.
-        intro: one paragraph of prose.
+        title: the picker's label (English, marked with ``N_``).
+        intro: one paragraph of prose (English, marked with ``N_``; the claims read it).
         variants: the ways to write the code.
         params: the parameters every variant takes.
         explain: ``(variant key, params, outcome, value)`` → the sentence stating what JAX did,
             with every number taken from the run (``value`` is what the function returned, or
-            ``None`` when it raised).
+            ``None`` when it raised), in the visitor's language.
         imports: the snippet's first lines.
+        intro_text: writes the intro in the visitor's language at render time, for an intro
+            composed from a table (``intro`` is then its English); ``None``: ``intro`` translated.
     """
 
     key: str
@@ -121,6 +146,17 @@ class Case:
     explain: Callable[[str, Mapping[str, Any], capture.Outcome, Any], str]
     imports: str = "import jax\nimport jax.numpy as jnp\n"
     figure: Callable[[str, Mapping[str, Any]], Any] | None = field(default=None)
+    intro_text: Callable[[], str] | None = None
+
+    @property
+    def shown_title(self) -> str:
+        """The picker's label and the case's heading, in the visitor's language."""
+        return _(self.title)
+
+    @property
+    def shown_intro(self) -> str:
+        """The intro in the visitor's language."""
+        return self.intro_text() if self.intro_text is not None else _(self.intro)
 
     def variant(self, key: str) -> Variant:
         for variant in self.variants:
@@ -147,6 +183,16 @@ class CaseRun:
     sentence: str
     snippet: str
     expected_error: str | None
+
+
+def times(n: int) -> str:
+    """How often, in the visitor's language: ``"once"``, ``"twice"``, ``"3 times"`` in English
+    (as :func:`jaxplay.core.words.times` writes it)."""
+    if n == 1:
+        return _("once")
+    if n == 2:
+        return _("twice")
+    return ngettext("{n} time", "{n} times", n).format(n=f"{n:,}")
 
 
 def show(value: Any) -> str:

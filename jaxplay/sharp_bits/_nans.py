@@ -22,7 +22,8 @@ import numpy as np
 import plotly.graph_objects as go
 from jax.experimental import checkify
 
-from jaxplay.core import capture, claims, markdown, words
+from jaxplay.core import capture, claims, markdown
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.words import numbers
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
@@ -69,15 +70,17 @@ def gradient_figure(variant: str, params: Mapping[str, Any]) -> go.Figure:
             x=xs[nan],
             y=np.zeros(int(nan.sum())),
             mode="markers",
-            name=f"NaN gradient ({int(nan.sum())} of {CURVE_POINTS} points)",
+            name=_("NaN gradient ({n} of {total} points)").format(
+                n=int(nan.sum()), total=CURVE_POINTS
+            ),
             marker={"color": "#d32f2f", "symbol": "x", "size": 8},
         )
     )
     fig.add_vline(x=float(params["x"]), line_dash="dot", line_color="#757575")
     fig.update_layout(
-        title=f"jax.grad({_CURVES[variant].__name__}) on [-2, 2]",
+        title=_("{function} on [-2, 2]").format(function=f"jax.grad({_CURVES[variant].__name__})"),
         xaxis_title="x",
-        yaxis_title="gradient",
+        yaxis_title=_("gradient"),
         height=320,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         legend={"orientation": "h", "y": -0.25},
@@ -91,24 +94,33 @@ def explain_where(
 ) -> str:
     x = params["x"]
     if value is None:
-        return f"It raised {outcome.error_type}."
+        return _("It raised {error}.").format(error=outcome.error_type)
     val, grad = (float(np.asarray(v)) for v in value)
     xs, grads = gradient_curve(variant)
     nan = np.isnan(grads)
-    sentence = f"At x = {x:g} the value is {val:g} and the gradient is {grad:g}."
+    sentence = _("At x = {x} the value is {value} and the gradient is {gradient}.").format(
+        x=f"{x:g}", value=f"{val:g}", gradient=f"{grad:g}"
+    )
     if math.isnan(grad):
         branch = float(jax.grad(jnp.sqrt)(jnp.float32(x)))
-        sentence += (
-            f" The value is fine, but `where` differentiates both branches: the untaken "
-            f"`sqrt` branch has derivative {branch:g} at {x:g}, and 0 × {branch:g} = nan."
-        )
+        sentence += _(
+            " The value is fine, but `where` differentiates both branches: the untaken "
+            "`sqrt` branch has derivative {derivative} at {x}, and 0 × {derivative} = nan."
+        ).format(derivative=f"{branch:g}", x=f"{x:g}")
     if nan.any():
-        sentence += (
-            f" On the curve below, {int(nan.sum())} of {CURVE_POINTS} points have a NaN "
-            f"gradient, every x from {xs[nan].min():g} to {xs[nan].max():g}."
+        sentence += _(
+            " On the curve below, {n} of {total} points have a NaN gradient, every x from "
+            "{low} to {high}."
+        ).format(
+            n=int(nan.sum()),
+            total=CURVE_POINTS,
+            low=f"{xs[nan].min():g}",
+            high=f"{xs[nan].max():g}",
         )
     else:
-        sentence += f" On the curve below, none of the {CURVE_POINTS} points has a NaN gradient."
+        sentence += _(" On the curve below, none of the {total} points has a NaN gradient.").format(
+            total=CURVE_POINTS
+        )
     return sentence
 
 
@@ -136,41 +148,60 @@ def explain_debug_nans(
 ) -> str:
     x = params["x"]
     flag = bool(jax.config.values["jax_debug_nans"])
-    after = f" This server's global `jax_debug_nans` is {'on' if flag else 'off'} after the run."
+    after = (
+        _(" This server's global `jax_debug_nans` is on after the run.")
+        if flag
+        else _(" This server's global `jax_debug_nans` is off after the run.")
+    )
     if value is None:
         found = _PRIMITIVE.search(outcome.message)
-        where = f"`{found.group(1)}`" if found else "an operation"
+        where = f"`{found.group(1)}`" if found else _("an operation")
         printed = outcome.stdout.count(DEOPTIMIZED)
-        sentence = (
-            f"`debug_nans` raised {outcome.error_type} at {where}, the first operation whose "
-            f"output held a NaN for x = {x:g}."
-        )
+        sentence = _(
+            "`debug_nans` raised {error} at {where}, the first operation whose output held a "
+            "NaN for x = {x}."
+        ).format(error=outcome.error_type, where=where, x=f"{x:g}")
         if printed:
             inner = printed - 1
+            if inner == 1:
+                rest = _(
+                    "; the other came from `jnp.{function}`, itself a jitted function, when the "
+                    "re-run reached it."
+                ).format(function=found.group(1) if found else "sqrt")
+            elif inner:
+                rest = _(
+                    "; the other {n} came from jnp's own jitted functions as the re-run reached "
+                    "them."
+                ).format(n=inner)
+            else:
+                rest = _(".")
             sentence += claims.qualify(
                 "sharp_bits.debug_nans_reruns_once",
-                f" JAX printed {words.count(printed, 'line')} saying it was "
-                "calling the de-optimized version (shown below): the jitted `log_then_sqrt` "
-                "found a NaN in its output and re-ran the function once, op by op"
-                + (
-                    f"; the other came from `jnp.{found.group(1) if found else 'sqrt'}`, itself "
-                    "a jitted function, when the re-run reached it."
-                    if inner == 1
-                    else f"; the other {inner} came from jnp's own jitted functions as the "
-                    "re-run reached them."
-                    if inner
-                    else "."
-                ),
+                ngettext(
+                    " JAX printed {n} line saying it was calling the de-optimized version (shown "
+                    "below): the jitted `log_then_sqrt` found a NaN in its output and re-ran the "
+                    "function once, op by op",
+                    " JAX printed {n} lines saying it was calling the de-optimized version (shown "
+                    "below): the jitted `log_then_sqrt` found a NaN in its output and re-ran the "
+                    "function once, op by op",
+                    printed,
+                ).format(n=f"{printed:,}")
+                + rest,
             )
         return sentence + after
     out = np.asarray(value)
     nans = int(np.isnan(out).sum())
     if nans:
         return (
-            f"`jit` returned {numbers(out)} for x = {x:g}: {nans} NaN, no error, nothing says "
-            "where it came from." + after
+            _(
+                "`jit` returned {values} for x = {x}: {n} NaN, no error, nothing says where it "
+                "came from."
+            ).format(values=numbers(out), x=f"{x:g}", n=nans)
+            + after
         )
-    return f"For x = {x:g} no NaN appears: {numbers(out)}." + after
+    return (
+        _("For x = {x} no NaN appears: {values}.").format(x=f"{x:g}", values=numbers(out)) + after
+    )
 
 
 def log_at(v, i):
@@ -206,38 +237,43 @@ def explain_checkify(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
     x, index = params["x"], params["index"]
-    setting = f"For v = [1, 2, {x:g}] and i = {index}"
+    setting = {"x": f"{x:g}", "i": index}
     if value is None:
-        return (
-            f"{setting}, `err.throw()` raised {outcome.error_type} for {_failed(outcome.message)}."
-        )
+        return _(
+            "For v = [1, 2, {x}] and i = {i}, `err.throw()` raised {error} for {what}."
+        ).format(**setting, error=outcome.error_type, what=_failed(outcome.message))
     if variant in ("unchecked", "thrown"):
         out = float(np.asarray(value))
-        return f"{setting}, the jitted function returned {out:g} and raised nothing."
+        return _(
+            "For v = [1, 2, {x}] and i = {i}, the jitted function returned {out} and raised "
+            "nothing."
+        ).format(**setting, out=f"{out:g}")
     error, out = value
     out_text = f"{float(np.asarray(out)):g}"
     if error is None:
-        return f"{setting}, this check found nothing; the result is {out_text}."
+        return _(
+            "For v = [1, 2, {x}] and i = {i}, this check found nothing; the result is {out}."
+        ).format(**setting, out=out_text)
     # JAX's message last and on its own: it ends in its own full stop (it read ".;" mid-sentence).
-    return (
-        f"{setting}, checkify reported {_failed(error)}, and the result is still {out_text}. "
-        f"Its message: {markdown.code(error.strip())}"
-    )
+    return _(
+        "For v = [1, 2, {x}] and i = {i}, checkify reported {what}, and the result is still "
+        "{out}. Its message: {message}"
+    ).format(**setting, what=_failed(error), out=out_text, message=markdown.code(error.strip()))
 
 
 def _failed(message: str) -> str:
     """Which check a checkify message is about, in words."""
     if "nan generated" in message:
-        return "a NaN"
+        return _("a NaN")
     if "out-of-bounds" in message:
-        return "an out-of-bounds index"
-    return "a failed check"
+        return _("an out-of-bounds index")
+    return _("a failed check")
 
 
 WHERE = Case(
     key="where",
-    title="NaN gradients",
-    intro=(
+    title=N_("NaN gradients"),
+    intro=N_(
         "`jnp.where(x > 0, jnp.sqrt(x), 0.0)` is 0 for x ≤ 0, but its gradient there is NaN: "
         "`where` computes and differentiates **both** branches, then multiplies the untaken "
         "one's derivative by zero. The fix is a second `where` that keeps the untaken branch's "
@@ -245,14 +281,16 @@ WHERE = Case(
     ),
     params=(Param("x", "x", 0.0, -2.0, 2.0, 0.25),),
     variants=(
-        Variant("single", "One where (as usually written)", single_where, (sqrt_or_zero,)),
+        Variant("single", N_("One where (as usually written)"), single_where, (sqrt_or_zero,)),
         Variant(
             "double",
-            "Double where (the fix)",
+            N_("Double where (the fix)"),
             double_where,
             (sqrt_or_zero_safe,),
-            note="The inner `where` swaps x ≤ 0 for 1.0 before `sqrt`, so neither branch's "
-            "derivative is infinite or NaN.",
+            note=N_(
+                "The inner `where` swaps x ≤ 0 for 1.0 before `sqrt`, so neither branch's "
+                "derivative is infinite or NaN."
+            ),
         ),
     ),
     explain=explain_where,
@@ -262,7 +300,7 @@ WHERE = Case(
 DEBUG_NANS = Case(
     key="debug_nans",
     title="jax_debug_nans",
-    intro=(
+    intro=N_(
         "A NaN deep inside a jitted function comes out silently. With `jax_debug_nans` on, JAX "
         "checks every output for NaNs and, when it finds one, re-runs the function once, op by "
         "op, to raise `FloatingPointError` at the first operation that made it. The function "
@@ -270,14 +308,16 @@ DEBUG_NANS = Case(
     ),
     params=(Param("x", "x", 0.5, -2.0, 4.0, 0.25),),
     variants=(
-        Variant("plain", "jit, no check", without_check, (log_then_sqrt,)),
+        Variant("plain", N_("jit, no check"), without_check, (log_then_sqrt,)),
         Variant(
             "debug_nans",
-            "with jax.debug_nans(True)",
+            N_("with jax.debug_nans(True)"),
             with_debug_nans,
             (log_then_sqrt,),
-            note="A context manager: the flag holds for this thread and is restored on exit, "
-            "never left on for the server.",
+            note=N_(
+                "A context manager: the flag holds for this thread and is restored on exit, "
+                "never left on for the server."
+            ),
             raises="FloatingPointError",
             raises_when=lambda p: p["x"] < 1.0,
         ),
@@ -288,7 +328,7 @@ DEBUG_NANS = Case(
 CHECKIFY = Case(
     key="checkify",
     title="checkify",
-    intro=(
+    intro=N_(
         "`checkify` adds checks to a function that `jit` can compile: it returns an error "
         "value beside the result, and `err.throw()` raises outside `jit`. The function is "
         "`jnp.log(v)[i]` on `v = [1, 2, x]`: a negative x makes a NaN, an index outside −3…2 "
@@ -296,10 +336,10 @@ CHECKIFY = Case(
     ),
     params=(
         Param("x", "x", -1.0, -2.0, 2.0, 0.5),
-        Param("index", "Index i", 5, -6, 6),
+        Param("index", N_("Index i"), 5, -6, 6),
     ),
     variants=(
-        Variant("unchecked", "jit, no checks", unchecked, (log_at,)),
+        Variant("unchecked", N_("jit, no checks"), unchecked, (log_at,)),
         Variant("index", "index_checks", index_checked, (log_at,)),
         Variant("nan", "nan_checks", nan_checked, (log_at,)),
         Variant(
@@ -307,7 +347,7 @@ CHECKIFY = Case(
             "index | nan checks, err.throw()",
             both_checked_and_thrown,
             (log_at,),
-            note="Only the first failed check is reported.",
+            note=N_("Only the first failed check is reported."),
             raises="JaxRuntimeError",
             raises_when=lambda p: p["x"] < 0 or not -3 <= p["index"] < 3,
         ),

@@ -14,8 +14,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture, claims
+from jaxplay.core import capture, claims, i18n
+from jaxplay.core.i18n import N_, ngettext
 from jaxplay.sharp_bits._case import Case, Param, Variant
+
+# Bound, not imported: the demo functions below loop with ``for _ in ...`` (their code is shown
+# and run as written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
+_ = i18n._
 
 
 def show_both(x):
@@ -68,49 +73,63 @@ def count_lines(printed: str) -> tuple[int, int, int]:
 def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any) -> str:
     calls, batch = params["calls"], params["batch"]
     plain, debug, tracers = count_lines(outcome.stdout)
-    sentence = (
-        f"Over {calls} call{'s' * (calls != 1)} on {batch} value{'s' * (batch != 1)}: "
-        f"`print` printed {plain} line{'s' * (plain != 1)}, `jax.debug.print` {debug}."
+    sentence = _(
+        "Over {calls} on {values}: `print` printed {lines}, `jax.debug.print` {debug}."
+    ).format(
+        calls=ngettext("{n} call", "{n} calls", calls).format(n=calls),
+        values=ngettext("{n} value", "{n} values", batch).format(n=batch),
+        lines=ngettext("{n} line", "{n} lines", plain).format(n=plain),
+        debug=debug,
     )
     if tracers:
         sentence += (
-            f" {'All' if tracers == plain else tracers} of the `print` lines show a tracer, not "
-            "numbers: `print` ran while the transform traced `show_both`"
-            + (
-                ", once for all calls (jit reuses the trace)."
-                if plain < calls
-                else ", once per call."
+            _(
+                " All of the `print` lines show a tracer, not numbers: `print` ran while the "
+                "transform traced `show_both`"
             )
+            if tracers == plain
+            else _(
+                " {n} of the `print` lines show a tracer, not numbers: `print` ran while the "
+                "transform traced `show_both`"
+            ).format(n=tracers)
+        ) + (
+            _(", once for all calls (jit reuses the trace).")
+            if plain < calls
+            else _(", once per call.")
         )
     elif plain == 0:
         sentence += claims.qualify(
             "sharp_bits.jit_reuses_trace",
-            " `print` printed nothing: this server had already traced `show_both` for these "
-            "shapes (an earlier run), and `jit` reuses a trace across `jax.jit` wrappers of the "
-            "same function. In a fresh process it prints once, while tracing.",
+            _(
+                " `print` printed nothing: this server had already traced `show_both` for these "
+                "shapes (an earlier run), and `jit` reuses a trace across `jax.jit` wrappers of "
+                "the same function. In a fresh process it prints once, while tracing."
+            ),
         )
     else:
-        sentence += " Eagerly both run on every call and both print the values."
+        sentence += _(" Eagerly both run on every call and both print the values.")
     if debug == calls * batch and batch > 1:
-        sentence += f" `jax.debug.print` printed {batch} lines per call, one per batch element."
+        sentence += _(
+            " `jax.debug.print` printed {n} lines per call, one per batch element."
+        ).format(n=batch)
     elif debug == calls:
-        sentence += " `jax.debug.print` printed once per call."
+        sentence += _(" `jax.debug.print` printed once per call.")
     return sentence
 
 
-PARAMS = (Param("calls", "Calls", 2, 1, 4), Param("batch", "Batch size", 3, 1, 5))
+PARAMS = (Param("calls", N_("Calls"), 2, 1, 4), Param("batch", N_("Batch size"), 3, 1, 5))
 
 CASE = Case(
     key="printing",
-    title="print vs debug.print",
-    intro=(
+    title=N_("print vs debug.print"),
+    intro=N_(
         "Under a transform, Python's `print` runs only while JAX traces the function, and "
         "prints a tracer. `jax.debug.print` is part of the compiled computation: it prints "
         "the values, on every call."
     ),
     params=PARAMS,
     variants=(
-        Variant("eager", "eager", call_eagerly, (show_both,)),
+        Variant("eager", N_("eager"), call_eagerly, (show_both,)),
         Variant("jit", "jit", call_jitted, (show_both,)),
         Variant("vmap", "vmap", call_vmapped, (show_both,)),
         Variant(
@@ -118,7 +137,7 @@ CASE = Case(
             "jit(vmap)",
             call_jit_of_vmap,
             (show_both,),
-            note="`vmap` alone traces on every call; under `jit` the trace is cached.",
+            note=N_("`vmap` alone traces on every call; under `jit` the trace is cached."),
         ),
     ),
     explain=explain,

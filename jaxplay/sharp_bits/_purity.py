@@ -16,8 +16,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture, claims, words
-from jaxplay.sharp_bits._case import Case, Param, Variant
+from jaxplay.core import capture, claims, i18n
+from jaxplay.core.i18n import N_, ngettext
+from jaxplay.sharp_bits._case import Case, Param, Variant, times
+
+# Bound, not imported: the demo functions below loop with ``for _ in ...`` (their code is shown
+# and run as written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
+_ = i18n._
 
 
 def append_under_jit(calls):
@@ -70,63 +75,72 @@ def pass_it_in(calls):
 def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any) -> str:
     calls = params["calls"]
     if value is None:
-        return f"It raised {outcome.error_type}."
+        return _("It raised {error}.").format(error=outcome.error_type)
     if variant == "side-effect":
         eager, jitted = value["eager appends"], value["jit appends"]
-        return (
-            f"Called {words.times(calls)} each way: the `append` ran {words.times(eager)} "
-            f"eagerly and {words.times(jitted)} under `jit`"
-            + (
-                ": only while `jit` traced `f`. The compiled program has no Python in it."
-                if jitted < eager
-                else "."
-            )
+        sentence = _(
+            "Called {calls} each way: the `append` ran {eager} eagerly and {jitted} under `jit`"
+        ).format(calls=times(calls), eager=times(eager), jitted=times(jitted))
+        return sentence + (
+            _(": only while `jit` traced `f`. The compiled program has no Python in it.")
+            if jitted < eager
+            else _(".")
         )
     scales, outputs = list(value.values())
     distinct = len(set(outputs))
-    head = (
-        f"The scale went {scales[0]:g} → {scales[-1]:g} over {calls} call"
-        f"{'s' * (calls != 1)}, and `f` returned {distinct} different value"
-        f"{'s' * (distinct != 1)} ({', '.join(f'{o:g}' for o in outputs)})"
+    head = _(
+        "The scale went {first} → {last} over {calls}, and `f` returned {values} ({outputs})"
+    ).format(
+        first=f"{scales[0]:g}",
+        last=f"{scales[-1]:g}",
+        calls=ngettext("{n} call", "{n} calls", calls).format(n=calls),
+        values=ngettext("{n} different value", "{n} different values", distinct).format(n=distinct),
+        outputs=", ".join(f"{o:g}" for o in outputs),
     )
     if calls == 1:
-        return head + ": with one call nothing has changed yet; add calls."
+        return head + _(": with one call nothing has changed yet; add calls.")
     if distinct == 1:
-        return head + ": `jit` read the global once, while tracing, and baked it in as a constant."
-    return head + ": the scale is an argument, traced, so every call sees its current value."
+        return head + _(
+            ": `jit` read the global once, while tracing, and baked it in as a constant."
+        )
+    return head + _(": the scale is an argument, traced, so every call sees its current value.")
 
 
 CASE = Case(
     key="purity",
-    title="Pure functions",
-    intro=(
+    title=N_("Pure functions"),
+    intro=N_(
         "`jit` runs your Python **once** per new input signature (shapes, dtypes, static "
         "values), with tracers, and compiles the array operations it saw. Anything else the "
         "Python does (a side effect, reading a global) happens at trace time only. Functions "
         "under `jit` should be **pure**: everything in through arguments, everything out "
         "through the return value."
     ),
-    params=(Param("calls", "Calls", 3, 1, 8),),
+    params=(Param("calls", N_("Calls"), 3, 1, 8),),
     variants=(
         Variant(
             "side-effect",
-            "A side effect (list.append)",
+            N_("A side effect (list.append)"),
             append_under_jit,
-            note="The compiled program is array operations only; the `append` is not in it.",
+            note=N_("The compiled program is array operations only; the `append` is not in it."),
         ),
         Variant(
             "global",
-            "Reading a global that changes",
+            N_("Reading a global that changes"),
             read_a_global,
-            note="The global is not an argument, so `jit` has no reason to trace again when it "
-            "changes: the old value stays baked into the program.",
+            note=N_(
+                "The global is not an argument, so `jit` has no reason to trace again when it "
+                "changes: the old value stays baked into the program."
+            ),
         ),
         Variant(
             "argument",
-            "Pass the state in (pure)",
+            N_("Pass the state in (pure)"),
             pass_it_in,
-            note="The fix: pass what changes as an argument. A new value of the same type "
-            "reuses the compiled program.",
+            note=N_(
+                "The fix: pass what changes as an argument. A new value of the same type "
+                "reuses the compiled program."
+            ),
         ),
     ),
     explain=explain,

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay.core import capture, claims, markdown
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 DTYPES = ("float16", "bfloat16", "float32", "int8", "int32")
@@ -37,16 +38,16 @@ PLUS_FLOAT = {"floating": "x's dtype", "integer": "float32"}
 @claims.states("sharp_bits.weak_float_convert")
 def convert_note() -> str:
     """The jaxpr variant's note, written from :data:`CONVERTED` (so the claim that checks the
-    table against the jaxpr checks these words)."""
+    table against the jaxpr checks these words), in the visitor's language (English at import
+    time: the variant's ``note``)."""
     what = {
-        "y": "converts the float to x's dtype",
-        "x": "converts x itself to a weakly typed float32 and uses the float as is",
+        "y": _("converts the float to x's dtype"),
+        "x": _("converts x itself to a weakly typed float32 and uses the float as is"),
     }
-    return (
+    return _(
         "A Python float passed as an argument is traced as a weakly typed float32. With a "
-        f"floating x the jaxpr {what[CONVERTED['floating']]}; with an integer x it "
-        f"{what[CONVERTED['integer']]}."
-    )
+        "floating x the jaxpr {floating}; with an integer x it {integer}."
+    ).format(floating=what[CONVERTED["floating"]], integer=what[CONVERTED["integer"]])
 
 
 def kind(dtype: Any) -> str:
@@ -81,24 +82,32 @@ def explain_x64(
     variant: str, params: Mapping[str, Any], outcome: capture.Outcome, value: Any
 ) -> str:
     if value is None:
-        return (
-            f"`jnp.array(2**40)` raised {outcome.error_type}: "
-            f"{markdown.code(outcome.message.strip())}"
+        return _("`jnp.array(2**40)` raised {error}: {message}").format(
+            error=outcome.error_type, message=markdown.code(outcome.message.strip())
         )
     if variant == "wraps":
-        return (
-            f"`jnp.int32(2**31 - 1) + 1` returned {int(value)}: a fixed-width integer wraps "
-            "around silently (Python's own integers never overflow)."
-        )
+        return _(
+            "`jnp.int32(2**31 - 1) + 1` returned {value}: a fixed-width integer wraps around "
+            "silently (Python's own integers never overflow)."
+        ).format(value=int(value))
     dtypes = {k: str(v) for k, v in value.items()}
     warned = sum("truncated" in w for w in outcome.warnings)
-    flag = "on" if jax.config.values["jax_enable_x64"] else "off"
-    return (
-        f"`jnp.array(1.0, dtype=jnp.float64)` came out as "
-        f"{dtypes['jnp.array(1.0, dtype=jnp.float64)']}, with {warned} warning"
-        f"{'s' * (warned != 1)} about a truncated dtype; the defaults are "
-        f"{dtypes['jnp.array(1.0)']} and {dtypes['jnp.arange(3)']}. This server's global "
-        f"`jax_enable_x64` is {flag} after the run."
+    sentence = ngettext(
+        "`jnp.array(1.0, dtype=jnp.float64)` came out as {dtype}, with {n} warning about a "
+        "truncated dtype; the defaults are {default_float} and {default_int}.",
+        "`jnp.array(1.0, dtype=jnp.float64)` came out as {dtype}, with {n} warnings about a "
+        "truncated dtype; the defaults are {default_float} and {default_int}.",
+        warned,
+    ).format(
+        dtype=dtypes["jnp.array(1.0, dtype=jnp.float64)"],
+        n=warned,
+        default_float=dtypes["jnp.array(1.0)"],
+        default_int=dtypes["jnp.arange(3)"],
+    )
+    return sentence + (
+        _(" This server's global `jax_enable_x64` is on after the run.")
+        if jax.config.values["jax_enable_x64"]
+        else _(" This server's global `jax_enable_x64` is off after the run.")
     )
 
 
@@ -145,10 +154,14 @@ def converts(jaxpr: Any, names: tuple[str, ...] = ("x", "y")) -> list[tuple[str,
 @claims.states_nothing("writes out the converts the jaxpr JAX made holds")
 def _convert_words(found: list[tuple[str, str, bool]]) -> str:
     if not found:
-        return "no input is converted"
-    said = {"x": "x (the array)", "y": "y (the Python float)"}
-    return "; ".join(
-        f"{said[name]} is converted to {'a weakly typed ' if weak else ''}{dtype}"
+        return _("no input is converted")
+    said = {"x": _("x (the array)"), "y": _("y (the Python float)")}
+    return _("; ").join(
+        (
+            _("{input} is converted to a weakly typed {dtype}")
+            if weak
+            else _("{input} is converted to {dtype}")
+        ).format(input=said[name], dtype=dtype)
         for name, dtype, weak in found
     )
 
@@ -159,49 +172,67 @@ def explain_weak(
 ) -> str:
     dtype = params["dtype"]
     if value is None:
-        return f"It raised {outcome.error_type}."
+        return _("It raised {error}.").format(error=outcome.error_type)
     if variant == "jaxpr":
         weak, strong = value.values()
         (n_weak, c_weak), (n_strong, c_strong) = count_converts(weak), count_converts(strong)
         return claims.qualify(
             "sharp_bits.weak_float_convert",
-            f"With x of {dtype}: y = 2.0 (a Python float, a weakly typed float32 argument) "
-            f"gives {n_weak} equations, {c_weak} of them `convert_element_type`: "
-            f"{_convert_words(converts(weak))}. y = jnp.float32(2.0) gives {n_strong}, "
-            f"{c_strong} converting: {_convert_words(converts(strong))}.",
+            _(
+                "With x of {dtype}: y = 2.0 (a Python float, a weakly typed float32 argument) "
+                "gives {n_weak} equations, {c_weak} of them `convert_element_type`: "
+                "{weak_converts}. y = jnp.float32(2.0) gives {n_strong}, {c_strong} converting: "
+                "{strong_converts}."
+            ).format(
+                dtype=dtype,
+                n_weak=n_weak,
+                c_weak=c_weak,
+                weak_converts=_convert_words(converts(weak)),
+                n_strong=n_strong,
+                c_strong=c_strong,
+                strong_converts=_convert_words(converts(strong)),
+            ),
         )
     got = {k: str(v) for k, v in value.items()}
     if got["x + 1.0"] == got["x"]:
-        how = "the weakly typed Python float took x's type: both are floating"
+        how = _("the weakly typed Python float took x's type: both are floating")
     else:
-        how = (
-            f"a weakly typed float takes x's type only within the same kind: an integer array "
-            f"and a Python float give {got['x + 1.0']}"
-        )
+        how = _(
+            "a weakly typed float takes x's type only within the same kind: an integer array "
+            "and a Python float give {dtype}"
+        ).format(dtype=got["x + 1.0"])
     return claims.qualify(
         "sharp_bits.weak_same_kind",
-        f"x is {got['x']}: `x + 1.0` is {got['x + 1.0']} ({how}), "
-        f"`x + jnp.float32(1.0)` is {got['x + jnp.float32(1.0)']}, "
-        f"`x + np.float64(1.0)` is {got['x + np.float64(1.0)']} and `x + 1` is {got['x + 1']}.",
+        _(
+            "x is {x}: `x + 1.0` is {plus_float} ({how}), `x + jnp.float32(1.0)` is "
+            "{plus_float32}, `x + np.float64(1.0)` is {plus_float64} and `x + 1` is {plus_int}."
+        ).format(
+            x=got["x"],
+            plus_float=got["x + 1.0"],
+            how=how,
+            plus_float32=got["x + jnp.float32(1.0)"],
+            plus_float64=got["x + np.float64(1.0)"],
+            plus_int=got["x + 1"],
+        ),
     )
 
 
 X64 = Case(
     key="x64",
-    title="float64 & overflow",
-    intro=(
+    title=N_("float64 & overflow"),
+    intro=N_(
         "JAX uses 32-bit types unless x64 is enabled: float64 requests are truncated to "
         "float32 with a warning, and Python integers must fit in int32."
     ),
     params=(),
     variants=(
-        Variant("default", "x64 off (the default)", default_dtypes),
+        Variant("default", N_("x64 off (the default)"), default_dtypes),
         Variant(
             "x64",
-            "with jax.enable_x64(True)",
+            N_("with jax.enable_x64(True)"),
             with_x64,
             (default_dtypes,),
-            note="A context manager: this thread only, restored on exit.",
+            note=N_("A context manager: this thread only, restored on exit."),
         ),
         Variant("overflow", "jnp.array(2**40)", big_integer, raises="OverflowError"),
         Variant("wraps", "jnp.int32(2**31 - 1) + 1", int32_wraps),
@@ -212,23 +243,24 @@ X64 = Case(
 
 WEAK = Case(
     key="weak",
-    title="Weak types",
-    intro=(
+    title=N_("Weak types"),
+    intro=N_(
         "A Python scalar has no dtype of its own: it is **weakly typed** and takes the type of "
         "the array it meets when both are of the same kind, so `jnp.float16(1) + 1.0` stays "
         "float16 and an int8 array `+ 1` stays int8, but an int8 array `+ 1.0` is float32. "
         "NumPy and JAX scalars are strongly typed and promote by JAX's type lattice."
     ),
     # float16, not float32: with float32 every row reads float32 and the gotcha never shows.
-    params=(Param("dtype", "dtype of x", "float16", options=DTYPES),),
+    params=(Param("dtype", N_("dtype of x"), "float16", options=DTYPES),),
     variants=(
-        Variant("promotion", "What x + scalar becomes", promotion),
+        Variant("promotion", N_("What x + scalar becomes"), promotion),
         Variant(
             "jaxpr",
-            "The convert a Python float makes",
+            N_("The convert a Python float makes"),
             jaxpr_with_python_float,
             (multiply_add,),
             note=convert_note(),
+            note_text=convert_note,
         ),
     ),
     explain=explain_weak,

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay.core import capture, claims
+from jaxplay.core.i18n import N_, _
 from jaxplay.sharp_bits._case import Case, Param, Variant
 
 #: Length of the demo array (its positions are 0 to SIZE - 1, or -SIZE to -1).
@@ -80,12 +81,17 @@ OUT_OF_BOUNDS = {
 }
 
 
-#: How the intro says each rule of :data:`OUT_OF_BOUNDS`.
+#: How the intro says each rule of :data:`OUT_OF_BOUNDS` (English; translated where written).
 _DOES = {
-    "clamp": "**clamps** the index",
-    "drop": "are **dropped**",
-    "fill": "**fills** with NaN",
-    "raise": "raises",
+    "clamp": N_("**clamps** the index"),
+    "drop": N_("are **dropped**"),
+    "fill": N_("**fills** with NaN"),
+    "raise": N_("raises"),
+}
+#: When an index out of range does raise, by the rules of :data:`OUT_OF_BOUNDS` that raise.
+_RAISES_WHEN = {
+    "size-zero": N_("for any index into a size-0 axis"),
+    "static-checked": N_("for a static index out of range when `jax_check_static_indices` is on"),
 }
 
 
@@ -98,20 +104,19 @@ _DOES = {
 )
 def bounds_intro() -> str:
     """The out-of-bounds case's intro, written from :data:`OUT_OF_BOUNDS` (so the claims that
-    check the table against JAX check these words)."""
-    rule = {use: _DOES[what] for use, what in OUT_OF_BOUNDS.items()}
-    raising = [use for use, what in OUT_OF_BOUNDS.items() if what == "raise"]
-    when = {
-        "size-zero": "for any index into a size-0 axis",
-        "static-checked": "for a static index out of range when `jax_check_static_indices` is on",
-    }
-    return (
+    check the table against JAX check these words), in the visitor's language (English at
+    import time: :data:`BOUNDS`'s ``intro``)."""
+    rule = {use: _(_DOES[what]) for use, what in OUT_OF_BOUNDS.items()}
+    raising = [_(_RAISES_WHEN[use]) for use, what in OUT_OF_BOUNDS.items() if what == "raise"]
+    when = raising[0] if raising else ""
+    for later in raising[1:]:
+        when = _("{earlier} and {later}").format(earlier=when, later=later)
+    return _(
         "A compiled program cannot stop to raise an `IndexError`, so for an index out of range "
-        f"JAX usually does not raise: `x[i]` {rule['gather']}, writes (scatters) "
-        f"{rule['scatter']}, and `jnp.take` {rule['take']}. It does raise "
-        + " and ".join(when[use] for use in raising)
-        + ". `x = jnp.arange(5.0) * 10`, so each value tells its position."
-    )
+        "JAX usually does not raise: `x[i]` {gather}, writes (scatters) {scatter}, and "
+        "`jnp.take` {take}. It does raise {when}. `x = jnp.arange(5.0) * 10`, so each value "
+        "tells its position."
+    ).format(gather=rule["gather"], scatter=rule["scatter"], take=rule["take"], when=when)
 
 
 def in_bounds(index: int, size: int = SIZE) -> bool:
@@ -129,16 +134,23 @@ def changes(x: Any, y: Any) -> list[tuple[int, float, float]]:
 def describe_changes(x: Any, y: Any) -> str:
     found = changes(x, y)
     if not found:
-        return "no element of the result differs from `x`"
-    parts = [f"position {i}: {a:g} → {b:g}" for i, a, b in found]
-    return "the result differs from `x` at " + "; ".join(parts)
+        return _("no element of the result differs from `x`")
+    parts = [
+        _("position {position}: {before} → {after}").format(
+            position=i, before=f"{a:g}", after=f"{b:g}"
+        )
+        for i, a, b in found
+    ]
+    return _("the result differs from `x` at {positions}").format(positions=_("; ").join(parts))
 
 
 @claims.states_nothing("where an index falls in x: NumPy's bounds, the visitor's number")
 def _where(index: int) -> str:
     if in_bounds(index):
-        return f"Index {index} is in bounds"
-    return f"Index {index} is out of bounds (positions 0 to {SIZE - 1}, or {-SIZE} to -1)"
+        return _("Index {index} is in bounds").format(index=index)
+    return _("Index {index} is out of bounds (positions 0 to {last}, or {first} to -1)").format(
+        index=index, last=SIZE - 1, first=-SIZE
+    )
 
 
 @claims.states("sharp_bits.immutable", "sharp_bits.repeated_add_accumulates")
@@ -147,16 +159,20 @@ def explain_updates(
 ) -> str:
     index, new = params["index"], params["value"]
     if value is None:
-        return f"`x[{index}] = {new:g}` raised {outcome.error_type}: a JAX array cannot change."
+        return _("`x[{index}] = {value}` raised {error}: a JAX array cannot change.").format(
+            index=index, value=f"{new:g}", error=outcome.error_type
+        )
     x, y = value
     unchanged = bool(np.array_equal(np.asarray(x), np.arange(SIZE, dtype=np.float32)))
-    sentence = f"{_where(index)}: {describe_changes(x, y)}"
+    sentence = _("{where}: {changes}").format(where=_where(index), changes=describe_changes(x, y))
     if variant == "add-repeated":
         found = changes(x, y)
         if found:
             i, a, b = found[0]
-            sentence += f" (added {(b - a) / new:g} × {new:g}: repeated indices accumulate)"
-    return sentence + ("; `x` itself is unchanged." if unchanged else "; `x` changed.")
+            sentence += _(" (added {times} × {value}: repeated indices accumulate)").format(
+                times=f"{(b - a) / new:g}", value=f"{new:g}"
+            )
+    return sentence + (_("; `x` itself is unchanged.") if unchanged else _("; `x` changed."))
 
 
 def gather(index):
@@ -198,83 +214,95 @@ def explain_bounds(
         if variant == "size-zero":
             return claims.qualify(
                 "sharp_bits.size_zero_raises",
-                f"`x[{index}]` on an array of size 0 raised {outcome.error_type}: JAX checks an "
-                "index into a size-0 axis (there is no element to clamp to), eagerly and under "
-                "`jit`.",
+                _(
+                    "`x[{index}]` on an array of size 0 raised {error}: JAX checks an index into "
+                    "a size-0 axis (there is no element to clamp to), eagerly and under `jit`."
+                ).format(index=index, error=outcome.error_type),
             )
-        return f"{_where(index)}: NumPy raised {outcome.error_type}."
+        return _("{where}: NumPy raised {error}.").format(
+            where=_where(index), error=outcome.error_type
+        )
     if variant == "scatter":
         x = np.arange(SIZE, dtype=np.float32) * 10
-        return f"{_where(index)}: {describe_changes(x, value)}" + (
-            ": JAX dropped the out-of-bounds write." if not changes(x, value) else "."
+        sentence = _("{where}: {changes}").format(
+            where=_where(index), changes=describe_changes(x, value)
+        )
+        return sentence + (
+            _(": JAX dropped the out-of-bounds write.") if not changes(x, value) else _(".")
         )
     got = float(np.asarray(value))
     if np.isnan(got):
         if variant == "take":
             return claims.qualify(
                 "sharp_bits.take_fills",
-                f"{_where(index)}: `jnp.take` returned nan: its default `mode` is 'fill', "
-                "not clamping.",
+                _(
+                    "{where}: `jnp.take` returned nan: its default `mode` is 'fill', not clamping."
+                ).format(where=_where(index)),
             )
-        return f"{_where(index)}: the read returned nan, the `fill_value`."
+        return _("{where}: the read returned nan, the `fill_value`.").format(where=_where(index))
     position = int(got // 10)
     read = {"take": f"jnp.take(x, {index})", "fill": f"x.at[{index}].get(mode='fill')"}
-    sentence = (
-        f"{_where(index)}: `{read.get(variant, f'x[{index}]')}` returned {got:g}, the value at "
-        f"position {position}"
+    sentence = _("{where}: `{read}` returned {value}, the value at position {position}").format(
+        where=_where(index),
+        read=read.get(variant, f"x[{index}]"),
+        value=f"{got:g}",
+        position=position,
     )
     if not in_bounds(index) and variant != "numpy":
         return claims.qualify(
             "sharp_bits.gather_clamps",
-            sentence + ": JAX clamped the index into range instead of raising (with "
-            "`jax_check_static_indices` on, this static index would raise `IndexError`).",
+            sentence
+            + _(
+                ": JAX clamped the index into range instead of raising (with "
+                "`jax_check_static_indices` on, this static index would raise `IndexError`)."
+            ),
         )
-    return sentence + "."
+    return sentence + _(".")
 
 
 _OUT = "index out of bounds"
 
 UPDATES = Case(
     key="updates",
-    title="In-place updates",
-    intro=(
+    title=N_("In-place updates"),
+    intro=N_(
         "JAX arrays are **immutable**: `x[i] = v` raises. The `.at[]` methods return an "
         "updated copy instead (`set`, `add`, `multiply`, `min`, `max`, `get`). Under `jit` XLA "
         "makes the copy disappear only when it owns `x`'s buffer: `x` made inside the function, "
         "or a donated argument (`donate_argnums`); a plain argument is copied first."
     ),
     params=(
-        Param("index", "Index", 2, -8, 8),
-        Param("value", "Value", 10.0, -10.0, 10.0, 0.5),
+        Param("index", N_("Index"), 2, -8, 8),
+        Param("value", N_("Value"), 10.0, -10.0, 10.0, 0.5),
     ),
     variants=(
         Variant(
             "assign",
-            "x[i] = v (as in NumPy)",
+            N_("x[i] = v (as in NumPy)"),
             assign_in_place,
-            note="NumPy habits fail loudly here, which is the good kind of failure.",
+            note=N_("NumPy habits fail loudly here, which is the good kind of failure."),
             raises="TypeError",
         ),
-        Variant("set", ".at[i].set(v)", at_set, note="A new array; `x` is untouched."),
+        Variant("set", ".at[i].set(v)", at_set, note=N_("A new array; `x` is untouched.")),
         Variant("add", ".at[i].add(v)", at_add),
         Variant(
             "add-repeated",
             ".at[[i, i, i]].add(v)",
             at_add_repeated,
-            note="Unlike NumPy's `x[idx] += v`, repeated indices accumulate in `.add`.",
+            note=N_("Unlike NumPy's `x[idx] += v`, repeated indices accumulate in `.add`."),
         ),
-        Variant("min", ".at[i].min(v)", at_min, note="Keeps the smaller of `x[i]` and `v`."),
+        Variant("min", ".at[i].min(v)", at_min, note=N_("Keeps the smaller of `x[i]` and `v`.")),
         Variant(
             "clip",
             ".at[i].set(v, mode='clip')",
             at_set_clip,
-            note="`mode='clip'` moves an out-of-bounds index to the nearest end.",
+            note=N_("`mode='clip'` moves an out-of-bounds index to the nearest end."),
         ),
         Variant(
             "drop",
             ".at[i].set(v, mode='drop')",
             at_set_drop,
-            note="`mode='drop'` ignores out-of-bounds updates (the default for scatters).",
+            note=N_("`mode='drop'` ignores out-of-bounds updates (the default for scatters)."),
         ),
     ),
     explain=explain_updates,
@@ -282,40 +310,43 @@ UPDATES = Case(
 
 BOUNDS = Case(
     key="bounds",
-    title="Out-of-bounds indexing",
+    title=N_("Out-of-bounds indexing"),
     intro=bounds_intro(),
-    params=(Param("index", "Index", 7, -12, 12),),
+    intro_text=bounds_intro,
+    params=(Param("index", N_("Index"), 7, -12, 12),),
     variants=(
-        Variant("gather", "x[i] (JAX)", gather, note="Out of bounds, the read is clamped."),
+        Variant("gather", "x[i] (JAX)", gather, note=N_("Out of bounds, the read is clamped.")),
         Variant(
             "numpy",
             "x[i] (NumPy)",
             numpy_gather,
-            note="NumPy checks every index and raises.",
+            note=N_("NumPy checks every index and raises."),
             raises="IndexError",
             raises_when=lambda p: not in_bounds(p["index"]),
         ),
         Variant(
-            "scatter", "x.at[i].set(-1.0)", scatter, note="Out of bounds, the write is dropped."
+            "scatter", "x.at[i].set(-1.0)", scatter, note=N_("Out of bounds, the write is dropped.")
         ),
         Variant(
             "fill",
             "x.at[i].get(mode='fill', fill_value=nan)",
             gather_fill,
-            note="Ask for a fill value to see out-of-bounds reads instead of clamped ones.",
+            note=N_("Ask for a fill value to see out-of-bounds reads instead of clamped ones."),
         ),
         Variant(
             "take",
             "jnp.take(x, i)",
             take,
-            note="`jnp.take` and `jnp.take_along_axis` default to `mode='fill'`: NaN out of "
-            "bounds, not a clamped value.",
+            note=N_(
+                "`jnp.take` and `jnp.take_along_axis` default to `mode='fill'`: NaN out of "
+                "bounds, not a clamped value."
+            ),
         ),
         Variant(
             "size-zero",
-            "x[i] on a size-0 array",
+            N_("x[i] on a size-0 array"),
             size_zero,
-            note="With no element to clamp to, JAX raises, eagerly and under `jit`.",
+            note=N_("With no element to clamp to, JAX raises, eagerly and under `jit`."),
             raises="IndexError",
         ),
     ),

@@ -36,6 +36,7 @@ from ._inputs import PRESET_DTYPES as PRESET_DTYPES
 from ._inputs import WEAK_FLOAT32 as WEAK_FLOAT32
 from ._inputs import InputSpec as InputSpec
 from ._inputs import check_shape as check_shape
+from ._inputs import dtype_label as dtype_label
 from ._inputs import parse_shape as parse_shape
 from ._inputs import shape_structs as shape_structs
 from ._jaxpr_tree import Atom as Atom
@@ -66,14 +67,17 @@ from ._presets import softmax as softmax
 from ._presets import source_file as source_file
 from ._presets import while_example as while_example
 from ._sandboxed import MAX_SANDBOX_TEXT as MAX_SANDBOX_TEXT
+from ._sandboxed import NOTES as NOTES
 from ._sandboxed import SANDBOX_TIMEOUT_S as SANDBOX_TIMEOUT_S
 from ._sandboxed import SandboxStages as SandboxStages
 from ._sandboxed import inspect_stages as inspect_stages
+from ._sandboxed import note_text as note_text
 from ._sandboxed import sandbox_stages as sandbox_stages
 from ._staging import STAGES as STAGES
 from ._staging import Staged as Staged
 from ._staging import jaxpr_story as jaxpr_story
 from ._staging import stage as stage
+from ._staging import stage_label as stage_label
 from ._tracers import LAB_DTYPES as LAB_DTYPES
 from ._tracers import LOOPS as LOOPS
 from ._tracers import MAX_LAB_CALLS as MAX_LAB_CALLS
@@ -118,5 +122,6 @@ from ._variants import VARIANTS as VARIANTS
 from ._variants import VMAP_BATCH as VMAP_BATCH
 from ._variants import Transformed as Transformed
 from ._variants import Variant as Variant
+from ._variants import choice_label as choice_label
 from ._variants import stage_variant as stage_variant
 from ._variants import variant_function as variant_function

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jaxplay.core import claims
+from jaxplay.core.i18n import _
 
 # --- diffs ----------------------------------------------------------------------------------------
 
@@ -125,14 +126,16 @@ def diff(a: str, b: str) -> Diff:
     At most :data:`MAX_DIFF_LINES` lines of :data:`MAX_DIFF_LINE_CHARS` characters of each are
     compared; a line repeated more than a few times is matched in order; and when the matcher
     would still take long, the texts are aligned at their common first and last lines with
-    one changed block between. ``notes`` says which of these happened (empty when none did).
+    one changed block between. ``notes`` says which of these happened (empty when none did), in
+    the visitor's language.
     """
     (left, left_cut), (right, right_cut) = _diff_lines(a), _diff_lines(b)
     notes = []
     if left_cut or right_cut:
         notes.append(
-            f"the diff compares the first {MAX_DIFF_LINES:,} lines of each text, "
-            f"{MAX_DIFF_LINE_CHARS:,} characters a line"
+            _(
+                "the diff compares the first {lines} lines of each text, {chars} characters a line"
+            ).format(lines=f"{MAX_DIFF_LINES:,}", chars=f"{MAX_DIFF_LINE_CHARS:,}")
         )
     ca, cb = Counter(left), Counter(right)
     try:
@@ -141,8 +144,10 @@ def diff(a: str, b: str) -> Diff:
     except _OverBudget:
         opcodes = _prefix_suffix(left, right)
         notes.append(
-            "the texts are too long and repetitive to align line by line: only their common "
-            "first and last lines are matched"
+            _(
+                "the texts are too long and repetitive to align line by line: only their common "
+                "first and last lines are matched"
+            )
         )
     return Diff(tuple(left), tuple(right), opcodes, tuple(notes))
 
@@ -289,10 +294,10 @@ def pane_html(
     all_lines = text.splitlines()
     for i, line in enumerate(all_lines):
         if drawn >= max_lines:
-            rows.append(
-                f'<div style="opacity:.6;">… {len(all_lines) - i:,} more lines not shown '
-                f"(the pane shows at most {max_lines:,})</div>"
+            left_out = _("… {n} more lines not shown (the pane shows at most {limit})").format(
+                n=f"{len(all_lines) - i:,}", limit=f"{max_lines:,}"
             )
+            rows.append(f'<div style="opacity:.6;">{html.escape(left_out)}</div>')
             break
         mark = selected is not None and i < len(line_sources) and line_sources[i] == selected
         if only_marked and not mark:

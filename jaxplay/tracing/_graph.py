@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from jaxplay.core.i18n import _
 from jaxplay.tracing._jaxpr_tree import Atom, Block, Eqn, walk
 
 #: Largest number of equation nodes drawn.
@@ -37,6 +38,8 @@ class JaxprGraph:
         edges: the edges drawn, as ``(from, to)`` node ids (``in:x``, ``eqn:3``, ``out:0``).
         truncated: whether the cap stopped the drawing.
         message: what the cap left out, for the page to show; ``None`` when nothing was.
+
+    Its words (node labels, the message) are in the visitor's language: build it per run.
     """
 
     dot: str
@@ -48,16 +51,20 @@ class JaxprGraph:
 
 
 def expandable(block: Block) -> tuple[tuple[str, str], ...]:
-    """Every equation that holds sub-jaxprs, as ``(path, label)`` (nested ones included)."""
+    """Every equation that holds sub-jaxprs, as ``(path, label)`` (nested ones included; the
+    label in the visitor's language)."""
     out = []
     for depth, eqn in walk(block):
         if eqn.subs:
-            inner = sum(1 for _ in walk(Block((), (), (), (eqn,)))) - 1
-            where = f", line {eqn.source_line}" if eqn.source_line else ""
-            indent = "› " * depth
-            out.append(
-                (eqn.path, f"{indent}{eqn.primitive} (eqn {eqn.path}{where}, {inner} inside)")
+            inner = sum(1 for _eqn in walk(Block((), (), (), (eqn,)))) - 1
+            if eqn.source_line:
+                label = _("{primitive} (eqn {path}, line {line}, {inner} inside)")
+            else:
+                label = _("{primitive} (eqn {path}, {inner} inside)")
+            label = label.format(
+                primitive=eqn.primitive, path=eqn.path, line=eqn.source_line, inner=inner
             )
+            out.append((eqn.path, "› " * depth + label))
     return tuple(out)
 
 
@@ -116,7 +123,7 @@ class _Drawer:
     def block(self, block: Block, scope: str) -> None:
         for k, const in enumerate(block.constvars):
             node_id = f"const:{scope}{k}"
-            self.node(node_id, f"const\n{const.type}", "#f5f5f5", shape="note")
+            self.node(node_id, _("const") + f"\n{const.type}", "#f5f5f5", shape="note")
             self.producer[const.name] = node_id
         for eqn in block.eqns:
             if self.budget <= 0:
@@ -133,9 +140,9 @@ class _Drawer:
         if eqn.params:
             label += f"\n{eqn.params}"
         if literals:
-            label += "\nwith " + ", ".join(literals)
+            label += "\n" + _("with {literals}").format(literals=", ".join(literals))
         if eqn.source_line is not None:
-            label += f"\nline {eqn.source_line}"
+            label += "\n" + _("line {line}").format(line=eqn.source_line)
         fill = _FILL_MARK if self.mark is not None and eqn.source_line == self.mark else _FILL
         if _expanded(eqn, self.expand):
             fed: set[int] = set()
@@ -155,7 +162,8 @@ class _Drawer:
                 )
                 self.block(sub.block, f"{eqn.path}:{k}:")
                 self.lines.append("}")
-            self.node(node_id, label + "\n(results)", fill if fill == _FILL_MARK else _FILL_CALL)
+            results = label + "\n" + _("(results)")
+            self.node(node_id, results, fill if fill == _FILL_MARK else _FILL_CALL)
             for sub in eqn.subs:
                 self.feed(sub.block.outvars, node_id, "dashed")
             unfed = tuple(a for i, a in enumerate(eqn.inputs) if i not in fed)
@@ -163,7 +171,7 @@ class _Drawer:
         else:
             if eqn.subs:
                 inner = node_count(Block((), (), (), (eqn,)), True) - 1
-                label += f"\n⊞ {inner} equations inside"
+                label += "\n⊞ " + _("{n} equations inside").format(n=inner)
                 fill = fill if fill == _FILL_MARK else _FILL_CALL
             self.node(node_id, label, fill)
             self.feed(eqn.inputs, node_id)
@@ -196,24 +204,26 @@ def build_graph(
     drawer = _Drawer(expand, max_nodes, mark_line)
     total = node_count(block, expand)
     for i, atom in enumerate(block.invars):
-        name = arg_names[i] if i < len(arg_names) and arg_names[i] else f"arg {i}"
+        name = arg_names[i] if i < len(arg_names) and arg_names[i] else _("arg {i}").format(i=i)
         node_id = f"in:{i}"
         drawer.node(node_id, f"{name}\n{atom.type}", "#e0f2f1", shape="ellipse")
         drawer.producer[atom.name] = node_id
     drawer.block(block, "")
     for i, atom in enumerate(block.outvars):
         node_id = f"out:{i}"
-        label = f"output {i}\n{atom.type}" + (f"\n= {atom.name}" if atom.literal else "")
+        label = _("output {i}").format(i=i) + f"\n{atom.type}"
+        label += f"\n= {atom.name}" if atom.literal else ""
         drawer.node(node_id, label, "#fce4ec", shape="ellipse")
         drawer.feed((atom,), node_id)
     message = None
     if drawer.truncated:
         left = total - drawer.drawn
-        message = (
-            f"The graph is capped at {max_nodes} equations: {left} of {total} are not drawn. "
+        message = _(
+            "The graph is capped at {cap} equations: {left} of {total} are not drawn. "
             "Collapse sub-jaxprs or use smaller loop counts to see all of it."
-        )
-        drawer.node("truncated", f"… {left} more equations not drawn", "#fff8e1", shape="note")
+        ).format(cap=max_nodes, left=left, total=total)
+        more = _("… {n} more equations not drawn").format(n=left)
+        drawer.node("truncated", more, "#fff8e1", shape="note")
     header = [
         "digraph jaxpr {",
         "rankdir=TB;",

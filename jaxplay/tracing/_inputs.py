@@ -11,10 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jaxplay.core.i18n import N_, _
+
 #: dtypes a visitor may give an argument (float64/int64 only exist with ``jax_enable_x64``).
 DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16", "int32", "int8", "uint8", "bool")
-#: A Python float as JAX sees it: float32, *weakly typed* (the other operand's dtype wins).
-WEAK_FLOAT32 = "float32, weak (a Python float)"
+#: A Python float as JAX sees it: float32, *weakly typed* (the other operand's dtype wins). An
+#: option value (links carry it); the picker shows it translated (:func:`dtype_label`).
+WEAK_FLOAT32 = N_("float32, weak (a Python float)")
 #: What the page's own functions may be staged with: the dtypes, and a Python float. (Functions
 #: from the Code Lab are staged in the sandbox, which takes real dtypes only.)
 PRESET_DTYPES: tuple[str, ...] = (*DTYPES, WEAK_FLOAT32)
@@ -45,6 +48,12 @@ class InputSpec:
         return self.dtype == WEAK_FLOAT32
 
 
+def dtype_label(dtype: str) -> str:
+    """How the dtype picker shows ``dtype``: its name, or the weak float described in the
+    visitor's language."""
+    return _(WEAK_FLOAT32) if dtype == WEAK_FLOAT32 else dtype
+
+
 def parse_shape(text: str) -> tuple[int, ...]:
     """A shape typed as ``"4, 8"``, ``"(4, 8)"`` or ``"3"``; empty or ``"()"`` is a scalar.
 
@@ -59,7 +68,11 @@ def parse_shape(text: str) -> tuple[int, ...]:
         if not part:
             continue
         if not part.isdigit():
-            raise ValueError(f"'{part}' is not a size: write sizes as whole numbers, e.g. 4, 8")
+            raise ValueError(
+                _("'{part}' is not a size: write sizes as whole numbers, e.g. 4, 8").format(
+                    part=part
+                )
+            )
         dims.append(int(part))
     shape = tuple(dims)
     check_shape(shape)
@@ -69,13 +82,19 @@ def parse_shape(text: str) -> tuple[int, ...]:
 def check_shape(shape: tuple[int, ...]) -> None:
     """Refuse shapes over :data:`MAX_RANK` dimensions or :data:`MAX_ELEMENTS` elements."""
     if len(shape) > MAX_RANK:
-        raise ValueError(f"rank {len(shape)} is over the limit of {MAX_RANK} dimensions")
+        raise ValueError(
+            _("rank {rank} is over the limit of {limit} dimensions").format(
+                rank=len(shape), limit=MAX_RANK
+            )
+        )
     elements = 1
     for d in shape:
         elements *= d
     if elements > MAX_ELEMENTS:
         raise ValueError(
-            f"{elements:,} elements is over the limit of {MAX_ELEMENTS:,} elements per argument"
+            _("{n} elements is over the limit of {limit} elements per argument").format(
+                n=f"{elements:,}", limit=f"{MAX_ELEMENTS:,}"
+            )
         )
 
 

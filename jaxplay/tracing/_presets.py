@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxplay.article import simple_function
+from jaxplay.core.i18n import N_
 from jaxplay.tracing._inputs import WEAK_FLOAT32
 from jaxplay.tracing._jaxpr_tree import SourceRef
 
@@ -101,10 +102,11 @@ class Preset:
 
     Attributes:
         key: the stable id used in links (``softmax``).
-        title: the name in the preset picker.
+        title: the name in the preset picker (marked for translation where it is prose).
         fn: the function.
         args: default ``(shape, dtype)`` of each positional argument.
-        blurb: one line on what to look for in its stages.
+        blurb: one line on what to look for in its stages (marked for translation, shown with
+            ``_()``).
         shown: further functions whose source the page shows with it (helpers it calls).
     """
 
@@ -124,54 +126,60 @@ class Preset:
 PRESETS: tuple[Preset, ...] = (
     Preset(
         "seed",
-        "x * y + 1 (the article's make_jaxpr example)",
+        N_("x * y + 1 (the article's make_jaxpr example)"),
         simple_function,
         (((3,), "float32"), ((), WEAK_FLOAT32)),
-        "Staged as the article calls it, `make_jaxpr(simple_function)(jnp.ones(3), 2.0)`: y is "
-        "a Python float. Change y's dtype to see what a weak type does to the jaxpr.",
+        N_(
+            "Staged as the article calls it, `make_jaxpr(simple_function)(jnp.ones(3), 2.0)`: y "
+            "is a Python float. Change y's dtype to see what a weak type does to the jaxpr."
+        ),
     ),
     Preset(
         "softmax",
         "softmax",
         softmax,
         (((4, 8), "float32"),),
-        "Reductions (max, sum) split the work: look for several fusions in the optimized HLO.",
+        N_("Reductions (max, sum) split the work: look for several fusions in the optimized HLO."),
     ),
     Preset(
         "mlp",
-        "an MLP layer: relu(x @ w + b)",
+        N_("an MLP layer: relu(x @ w + b)"),
         mlp_layer,
         (((8, 16), "float32"), ((16, 32), "float32"), ((32,), "float32")),
-        "A dot_general, then the bias and the relu: see which ops XLA puts in the matmul's "
-        "kernel and which in a loop fusion of their own.",
+        N_(
+            "A dot_general, then the bias and the relu: see which ops XLA puts in the matmul's "
+            "kernel and which in a loop fusion of their own."
+        ),
     ),
     Preset(
         "cond",
         "lax.cond",
         cond_example,
         (((5,), "float32"),),
-        "Both branches are traced into sub-jaxprs; only one runs, chosen on the device.",
+        N_("Both branches are traced into sub-jaxprs; only one runs, chosen on the device."),
     ),
     Preset(
         "while",
         "lax.while_loop",
         while_example,
         (((4,), "float32"),),
-        "The loop stays a loop: a cond_jaxpr and a body_jaxpr, however many times it turns.",
+        N_("The loop stays a loop: a cond_jaxpr and a body_jaxpr, however many times it turns."),
     ),
     Preset(
         "scan",
         "lax.scan",
         scan_example,
         (((6, 3), "float32"),),
-        "The body is traced once for a single step, whatever the length of the scanned axis.",
+        N_("The body is traced once for a single step, whatever the length of the scanned axis."),
     ),
     Preset(
         "custom_vjp",
-        "custom_vjp (the article's safe function)",
+        N_("custom_vjp (the article's safe function)"),
         custom_vjp_example,
         (((5,), "float32"),),
-        "The custom_vjp function appears as one custom_vjp_call equation holding its own jaxpr.",
+        N_(
+            "The custom_vjp function appears as one custom_vjp_call equation holding its own jaxpr."
+        ),
         shown=(safe_function, _safe_fwd, _safe_bwd),
     ),
 )

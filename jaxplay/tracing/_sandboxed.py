@@ -14,15 +14,19 @@ and the views that parse or diff it are linear or bounded.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from jaxplay import sandbox
 from jaxplay.core import untrusted
+from jaxplay.core.i18n import N_, _
+from jaxplay.tracing import _staging, _variants
 from jaxplay.tracing._inputs import InputSpec
 from jaxplay.tracing._jaxpr_tree import SourceRef
-from jaxplay.tracing._staging import MAX_TEXT, STAGES, Staged
+from jaxplay.tracing._staging import MAX_TEXT, STAGES, Staged, stage_label
 from jaxplay.tracing._variants import VARIANTS, Variant, stage_variant
 
 # --- a visitor's function, staged in the code sandbox ---------------------------------------------
@@ -32,6 +36,48 @@ from jaxplay.tracing._variants import VARIANTS, Variant, stage_variant
 MAX_SANDBOX_TEXT = MAX_TEXT
 #: Sandbox runs get longer than a plain run: four variants are traced and compiled.
 SANDBOX_TIMEOUT_S = 30.0
+#: The note on a text the worker cut (data, in English, like the other notes: see NOTES).
+CUT_IN_SANDBOX = N_("the {stage} text is cut at {chars} characters")
+#: Every note a :class:`Staged` or a :class:`Variant` may carry, as the template it was filled in
+#: from. Notes are data in English: the worker writes them, and staged results are cached for
+#: every visitor. :func:`note_text` shows one in the visitor's language.
+NOTES: tuple[str, ...] = (
+    _staging.NO_LOCATIONS,
+    _staging.CUT_ON_SERVER,
+    CUT_IN_SANDBOX,
+    _variants.AS_WRITTEN,
+    _variants.JITTED,
+    _variants.GRADIENT,
+    _variants.GRADIENT_OF_SUM,
+    _variants.BATCHED,
+)
+
+
+@functools.cache
+def _note_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each of :data:`NOTES` with the pattern of the sentences filled in from it."""
+    out = []
+    for template in NOTES:
+        parts = re.split(r"\{(\w+)\}", template)  # literal, field, literal, field, ...
+        pattern = "".join(
+            re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts)
+        )
+        out.append((template, re.compile(pattern, re.S)))
+    return tuple(out)
+
+
+def note_text(note: str) -> str:
+    """A note of a staged function or variant (English data, see :data:`NOTES`) in the visitor's
+    language: the template it was filled in from, translated and filled in again. A note that
+    fits no template (a forged one, from the sandbox) is shown as it is."""
+    for template, pattern in _note_patterns():
+        found = pattern.fullmatch(note)
+        if found:
+            fields = found.groupdict()
+            if "stage" in fields:
+                fields["stage"] = stage_label(fields["stage"])
+            return _(template).format(**fields)
+    return note
 
 
 def _cut(staged: Staged) -> Staged:
@@ -45,7 +91,7 @@ def _cut(staged: Staged) -> Staged:
             lines_attr = attr.replace("_text", "_lines")
             changes[attr] = kept
             changes[lines_attr] = getattr(staged, lines_attr)[: len(kept.splitlines())]
-            notes.append(f"the {label} text is cut at {MAX_SANDBOX_TEXT:,} characters")
+            notes.append(CUT_IN_SANDBOX.format(stage=label, chars=f"{MAX_SANDBOX_TEXT:,}"))
     return dataclasses.replace(staged, **changes, notes=tuple(notes)) if changes else staged
 
 
@@ -102,9 +148,10 @@ def sandbox_stages(
     data = result.inspections.get("stages")
     if not isinstance(data, dict) or "variants" not in data:
         message = data.get("error") if isinstance(data, dict) else None
-        return SandboxStages((), str(message or "the sandbox returned no stages"))
+        return SandboxStages((), str(message or _("the sandbox returned no stages")))
     try:
         variants = untrusted.items(data["variants"], len(VARIANTS), Variant.from_json)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as err:
-        return SandboxStages((), f"the sandbox returned malformed stage data ({err})")
+        failed = _("the sandbox returned malformed stage data ({error})")
+        return SandboxStages((), failed.format(error=err))
     return SandboxStages(variants, None)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay.core import claims, hlo, jax_private, untrusted
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.tracing._inputs import InputSpec, shape_structs
 from jaxplay.tracing._jaxpr_tree import (
     Atom,
@@ -36,12 +37,26 @@ from jaxplay.tracing._locations import hlo_line_sources, jaxpr_line_sources, sta
 
 # --- staging --------------------------------------------------------------------------------------
 
-#: The stages of a :class:`Staged`, as ``(label, attribute)``.
+#: The stages of a :class:`Staged`, as ``(label, attribute)``; the labels are option values
+#: (links carry them), shown in the visitor's language with :func:`stage_label`.
 STAGES: tuple[tuple[str, str], ...] = (
     ("jaxpr", "jaxpr_text"),
     ("StableHLO", "stablehlo_text"),
-    ("optimized HLO", "hlo_text"),
+    (N_("optimized HLO"), "hlo_text"),
 )
+
+#: The notes a :class:`Staged` may carry. They are data, in English (a worker in the sandbox
+#: writes them too); the page shows them in the visitor's language (``note_text``).
+NO_LOCATIONS = N_("this JAX prints StableHLO without locations")
+CUT_ON_SERVER = N_(
+    "the {stage} text was cut on the server (at most {chars} characters, {lines} lines of "
+    "{line_chars} characters)"
+)
+
+
+def stage_label(stage: str) -> str:
+    """A stage's label (one of :data:`STAGES`) in the visitor's language."""
+    return _(stage) if stage in dict(STAGES) else stage
 
 
 @dataclass(frozen=True)
@@ -110,8 +125,12 @@ class Staged:
             texts[lines_attr] = untrusted.items(data[lines_attr], len(text.splitlines()), _line)
             if cut:
                 notes.append(
-                    f"the {label} text was cut on the server (at most {MAX_TEXT:,} characters, "
-                    f"{MAX_TEXT_LINES:,} lines of {MAX_LINE_CHARS:,} characters)"
+                    CUT_ON_SERVER.format(
+                        stage=label,
+                        chars=f"{MAX_TEXT:,}",
+                        lines=f"{MAX_TEXT_LINES:,}",
+                        line_chars=f"{MAX_LINE_CHARS:,}",
+                    )
                 )
         return cls(
             **texts,
@@ -247,7 +266,7 @@ def _stablehlo_text(lowered: Any, notes: list[str]) -> str:
     try:
         return str(lowered.as_text(debug_info=True))
     except TypeError:
-        notes.append("this JAX prints StableHLO without locations")
+        notes.append(NO_LOCATIONS)
         return str(lowered.as_text())
 
 
@@ -326,14 +345,16 @@ def stage(
 def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str]) -> str:
     """The top level of the staged jaxpr counted from it, and each argument JAX converted before
     using it, with why: a weakly typed argument (a Python float) takes the other operand's dtype;
-    a strongly typed one is promoted (Markdown)."""
+    a strongly typed one is promoted (Markdown, in the visitor's language)."""
     import re
 
-    from jaxplay.core.words import count
-
     top = staged.jaxpr.eqns
-    listed = ", ".join(f"`{eqn.primitive}`" for eqn in top)
-    text = f"The jaxpr has {count(len(top), 'equation')} at the top level: {listed}."
+    listed = _(", ").join(f"`{eqn.primitive}`" for eqn in top)
+    text = ngettext(
+        "The jaxpr has {n} equation at the top level: {listed}.",
+        "The jaxpr has {n} equations at the top level: {listed}.",
+        len(top),
+    ).format(n=f"{len(top):,}", listed=listed)
     inputs = {atom.name: i for i, atom in enumerate(staged.jaxpr.invars)}
     for eqn in top:
         if eqn.primitive != "convert_element_type" or not eqn.inputs:
@@ -341,21 +362,34 @@ def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str])
         i = inputs.get(eqn.inputs[0].name)
         if i is None or i >= len(args):
             continue
-        name = names[i] if i < len(names) else f"arg {i}"
+        name = names[i] if i < len(names) else _("arg {i}").format(i=i)
         found = re.search(r"new_dtype=(\w+)", eqn.params)
-        new = found.group(1) if found else "another dtype"
+        new = found.group(1) if found else _("another dtype")
         weak_out = "weak_type=True" in eqn.params
         if args[i].weak:
-            text += (
-                f" `{name}` is weakly typed (a Python float: float32, but the other operand's "
-                f"dtype wins), so JAX converts it to a strongly typed {new} first: the "
-                "`convert_element_type`."
-                + (" Staged as a float32 array it needs no conversion." if new == "float32" else "")
-            )
+            said = [
+                _(
+                    "`{name}` is weakly typed (a Python float: float32, but the other operand's "
+                    "dtype wins), so JAX converts it to a strongly typed {dtype} first: the "
+                    "`convert_element_type`."
+                ).format(name=name, dtype=new)
+            ]
+            if new == "float32":
+                said.append(_("Staged as a float32 array it needs no conversion."))
+        elif weak_out:
+            said = [
+                _(
+                    "`{name}` ({dtype}) is converted to {new} (weakly typed) first: JAX promotes "
+                    "it to the other operand's type."
+                ).format(name=name, dtype=args[i].dtype, new=new)
+            ]
         else:
-            text += (
-                f" `{name}` ({args[i].dtype}) is converted to {new}"
-                + (" (weakly typed)" if weak_out else "")
-                + " first: JAX promotes it to the other operand's type."
-            )
+            said = [
+                _(
+                    "`{name}` ({dtype}) is converted to {new} first: JAX promotes it to the other "
+                    "operand's type."
+                ).format(name=name, dtype=args[i].dtype, new=new)
+            ]
+        for sentence in said:  # sentences follow with a space in English, none in Chinese
+            text = _("{text} {sentence}").format(text=text, sentence=sentence)
     return text

@@ -33,11 +33,17 @@ import numpy as np
 from jax import lax
 
 from jaxplay.article import dynamic_control_flow
-from jaxplay.core import capture, compilation, jax_private, jaxprs
+from jaxplay.core import capture, compilation, i18n, jax_private, jaxprs
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import format_count, log_axis
+from jaxplay.core.i18n import N_
 
 from ._inputs import parse_shape
+
+# Bound, not imported: the demo functions below write ``_, kept = ...`` and ``for _ in ...``
+# (their code is shown and run as written), which would shadow an imported ``_`` (ruff F402);
+# locally it is harmless.
+_ = i18n._
 
 # --- what a function sees -----------------------------------------------------------------------
 
@@ -199,7 +205,7 @@ class Pitfall:
 
     Attributes:
         key: a stable id (``if``).
-        title: the heading.
+        title: the heading (marked for translation, like ``why`` and ``fix_note``).
         broken: the code that goes wrong (raises, or does something surprising).
         fixes: code that does what was meant.
         expected_error: the exception type ``broken`` raises, or ``None`` if it runs and
@@ -230,64 +236,76 @@ class Pitfall:
 PITFALLS: tuple[Pitfall, ...] = (
     Pitfall(
         "if",
-        "A Python `if` on a traced value",
+        N_("A Python `if` on a traced value"),
         python_if_under_jit,
         (fix_if_with_static_argnums, fix_if_with_lax_cond),
         "TracerBoolConversionError",
-        "Under `jit`, `x` is a tracer: an abstract `f32[]` with no value yet, so `x > 0` is "
-        "a traced boolean and Python's `if` cannot pick a branch.",
-        "Make `x` static (`static_argnums`: a compilation per value), or keep the choice in "
-        "the program with `lax.cond` (both branches compiled, one runs) or `jnp.where`.",
+        N_(
+            "Under `jit`, `x` is a tracer: an abstract `f32[]` with no value yet, so `x > 0` is "
+            "a traced boolean and Python's `if` cannot pick a branch."
+        ),
+        N_(
+            "Make `x` static (`static_argnums`: a compilation per value), or keep the choice in "
+            "the program with `lax.cond` (both branches compiled, one runs) or `jnp.where`."
+        ),
     ),
     Pitfall(
         "shape",
-        "A shape that depends on a traced value",
+        N_("A shape that depends on a traced value"),
         traced_size,
         (fix_size_with_static_argnums,),
         "ConcretizationTypeError",
-        "Array shapes are fixed at trace time. `jnp.arange(n)` needs a concrete `n`, but under "
-        "`jit` every argument is traced unless marked static.",
-        "Mark `n` static: each distinct `n` compiles its own program with its own shapes.",
+        N_(
+            "Array shapes are fixed at trace time. `jnp.arange(n)` needs a concrete `n`, but "
+            "under `jit` every argument is traced unless marked static."
+        ),
+        N_("Mark `n` static: each distinct `n` compiles its own program with its own shapes."),
     ),
     Pitfall(
         "leak",
-        "A tracer leaked out of a transform",
+        N_("A tracer leaked out of a transform"),
         leaked_tracer,
         (fix_leak_by_returning,),
         "UnexpectedTracerError",
-        "Saving an intermediate in an outer list keeps the tracer alive after tracing ended; "
-        "using it later is an error, because it never had a value.",
-        "Transformed functions must be pure: return what you need instead of storing it.",
+        N_(
+            "Saving an intermediate in an outer list keeps the tracer alive after tracing ended; "
+            "using it later is an error, because it never had a value."
+        ),
+        N_("Transformed functions must be pure: return what you need instead of storing it."),
     ),
     Pitfall(
         "print",
-        "`print` vs `jax.debug.print`",
+        N_("`print` vs `jax.debug.print`"),
         print_vs_debug_print,
         (),
         None,
-        "`print` runs while tracing: once, and it shows a tracer. `jax.debug.print` is staged "
-        "into the program and prints the real value on every call.",
-        "Use `jax.debug.print` (or `jax.debug.callback`) to see values inside `jit`.",
+        N_(
+            "`print` runs while tracing: once, and it shows a tracer. `jax.debug.print` is "
+            "staged into the program and prints the real value on every call."
+        ),
+        N_("Use `jax.debug.print` (or `jax.debug.callback`) to see values inside `jit`."),
     ),
     Pitfall(
         "counter",
-        "A side effect runs at trace time only (the article's counter)",
+        N_("A side effect runs at trace time only (the article's counter)"),
         impure_counter,
         (fix_counter_as_state,),
         None,
-        "The counter is incremented while tracing; the second call reuses the compiled program, "
-        "which knows nothing of Python's counter. After two calls it is 1, not 2. (The article "
-        "uses a `global`; a local `nonlocal` counter behaves the same.)",
-        "Thread state through the function: pass it in, return the new value.",
+        N_(
+            "The counter is incremented while tracing; the second call reuses the compiled "
+            "program, which knows nothing of Python's counter. After two calls it is 1, not 2. "
+            "(The article uses a `global`; a local `nonlocal` counter behaves the same.)"
+        ),
+        N_("Thread state through the function: pass it in, return the new value."),
     ),
     Pitfall(
         "partial",
-        "The article's `from jax import partial`",
+        N_("The article's `from jax import partial`"),
         article_partial_import,
         (fix_partial_import,),
         "ImportError",
-        "Old JAX re-exported `functools.partial`; current JAX does not.",
-        "Import it from `functools`: `@partial(jax.jit, static_argnums=(1,))` works as before.",
+        N_("Old JAX re-exported `functools.partial`; current JAX does not."),
+        N_("Import it from `functools`: `@partial(jax.jit, static_argnums=(1,))` works as before."),
     ),
 )
 
@@ -345,29 +363,42 @@ def lab_calls(rows: Sequence[Sequence[object]]) -> tuple[LabCall, ...]:
     static value must be one the lab offers. Raises ``ValueError`` with a message fit to show.
     """
     if len(rows) > MAX_LAB_CALLS:
-        raise ValueError(f"{len(rows)} calls is over the limit of {MAX_LAB_CALLS} per run")
+        raise ValueError(
+            _("{n} calls is over the limit of {limit} per run").format(
+                n=len(rows), limit=MAX_LAB_CALLS
+            )
+        )
     calls: list[LabCall] = []
     for i, row in enumerate(rows, start=1):
         cells = [*list(row)[:3], None, None, None][:3]
         shape_text, dtype, static = ("" if cell is None else str(cell) for cell in cells)
         if len(shape_text) > MAX_SHAPE_TEXT:
             raise ValueError(
-                f"call {i}: the shape is {len(shape_text):,} characters long; the lab takes at "
-                f"most {MAX_SHAPE_TEXT}"
+                _(
+                    "call {i}: the shape is {n} characters long; the lab takes at most {limit}"
+                ).format(i=i, n=f"{len(shape_text):,}", limit=MAX_SHAPE_TEXT)
             )
         dtype, static = dtype or "float32", static or "True"
         if dtype not in LAB_DTYPES:
-            raise ValueError(f"call {i}: x dtype is one of {', '.join(LAB_DTYPES)}")
+            raise ValueError(
+                _("call {i}: x dtype is one of {dtypes}").format(i=i, dtypes=", ".join(LAB_DTYPES))
+            )
         if static not in STATIC_VALUES:
-            raise ValueError(f"call {i}: use_tanh is one of {', '.join(STATIC_VALUES)}")
+            raise ValueError(
+                _("call {i}: use_tanh is one of {values}").format(
+                    i=i, values=", ".join(STATIC_VALUES)
+                )
+            )
         try:
             shape = parse_shape(shape_text)
         except ValueError as err:
-            raise ValueError(f"call {i}: {err}") from None
+            raise ValueError(_("call {i}: {reason}").format(i=i, reason=err)) from None
         if math.prod(shape) > MAX_LAB_ELEMENTS:
             raise ValueError(
-                f"call {i}: x has {math.prod(shape):,} elements; the lab takes at most "
-                f"{MAX_LAB_ELEMENTS:,} (it is about recompiling, not size)"
+                _(
+                    "call {i}: x has {n} elements; the lab takes at most {limit} (it is about "
+                    "recompiling, not size)"
+                ).format(i=i, n=f"{math.prod(shape):,}", limit=f"{MAX_LAB_ELEMENTS:,}")
             )
         calls.append(LabCall(shape, dtype, static))
     return tuple(calls)
@@ -400,21 +431,24 @@ class LabRun:
 
     def table(self) -> dict[str, list[object]]:
         """The calls as table columns: arguments, what happened (compiled, cache hit, error),
-        the cache's size and the compilations so far."""
+        the cache's size and the compilations so far (headers and results in the visitor's
+        language)."""
         return {
-            "call": [r.call for r in self.rows],
-            "arguments": [r.arguments for r in self.rows],
-            "result": [
-                "error" if r.error else "compiled" if r.compiled else "cache hit" for r in self.rows
+            _("call"): [r.call for r in self.rows],
+            _("arguments"): [r.arguments for r in self.rows],
+            _("result"): [
+                _("error") if r.error else _("compiled") if r.compiled else _("cache hit")
+                for r in self.rows
             ],
-            "cache size": [r.cache_size for r in self.rows],
-            "compilations so far": [r.compilations for r in self.rows],
+            _("cache size"): [r.cache_size for r in self.rows],
+            _("compilations so far"): [r.compilations for r in self.rows],
         }
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """A preset sequence of calls for the lab, and what it teaches."""
+    """A preset sequence of calls for the lab, and what it teaches (``title`` and ``lesson``
+    marked for translation, shown with ``_()``)."""
 
     key: str
     title: str
@@ -436,55 +470,61 @@ _F5 = ((5,), "float32")
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "article",
-        "The article's three calls",
+        N_("The article's three calls"),
         (LabCall(*_F5, "True"), LabCall(*_F5, "False"), LabCall(*_F5, "True")),
         False,
-        "Two compilations, then a cache hit: the cache size is 2 after three calls.",
+        N_("Two compilations, then a cache hit: the cache size is 2 after three calls."),
     ),
     Scenario(
         "shape",
-        "Change the shape",
+        N_("Change the shape"),
         (
             LabCall((5,), "float32", "True"),
             LabCall((6,), "float32", "True"),
             LabCall((5,), "float32", "True"),
         ),
         False,
-        "Shapes are part of the cache key: a new shape compiles, an old one is reused.",
+        N_("Shapes are part of the cache key: a new shape compiles, an old one is reused."),
     ),
     Scenario(
         "dtype",
-        "Change the dtype",
+        N_("Change the dtype"),
         (
             LabCall((5,), "float32", "True"),
             LabCall((5,), "int32", "True"),
             LabCall((5,), "float32", "True"),
         ),
         False,
-        "So are dtypes: int32 inputs get their own program.",
+        N_("So are dtypes: int32 inputs get their own program."),
     ),
     Scenario(
         "static",
-        "Change the static value",
+        N_("Change the static value"),
         (LabCall(*_F5, "True"), LabCall(*_F5, "2"), LabCall(*_F5, "1"), LabCall(*_F5, "True")),
         False,
-        "Every distinct static value is its own compilation: even 1 and True, equal in Python, "
-        "get separate cache entries.",
+        N_(
+            "Every distinct static value is its own compilation: even 1 and True, equal in "
+            "Python, get separate cache entries."
+        ),
     ),
     Scenario(
         "unhashable",
-        "Pass an unhashable static argument",
+        N_("Pass an unhashable static argument"),
         (LabCall(*_F5, "True"), LabCall(*_F5, "[1, 2] (a list)")),
         False,
-        "Static arguments are dictionary keys of the cache: a list cannot be one (use a tuple).",
+        N_(
+            "Static arguments are dictionary keys of the cache: a list cannot be one (use a tuple)."
+        ),
     ),
     Scenario(
         "redefine",
-        "Redefine the function before each call",
+        N_("Redefine the function before each call"),
         (LabCall(*_F5, "True"), LabCall(*_F5, "True"), LabCall(*_F5, "True")),
         True,
-        "The cache belongs to the function object: a function defined anew (a lambda or a def "
-        "inside a loop) compiles on every call, and JAX says so.",
+        N_(
+            "The cache belongs to the function object: a function defined anew (a lambda or a "
+            "def inside a loop) compiles on every call, and JAX says so."
+        ),
     ),
 )
 
@@ -555,9 +595,9 @@ def scan_version(x, n):
     return final
 
 
-#: The loop styles compared, by label.
+#: The loop styles compared, by label (marked for translation: shown with ``_()``).
 LOOPS: dict[str, Callable[[Any, int], Any]] = {
-    "Python for loop": python_loop,
+    N_("Python for loop"): python_loop,
     "lax.fori_loop": fori_loop_version,
     "lax.scan": scan_version,
 }
@@ -593,7 +633,8 @@ def loop_growth(lengths: Sequence[int]) -> tuple[GrowthRow, ...]:
 
 
 def loop_growth_figure(rows: Sequence[GrowthRow]) -> Any:
-    """Equations against loop length, one line per loop style (log-log)."""
+    """Equations against loop length, one line per loop style (log-log), its words in the
+    visitor's language."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -604,13 +645,15 @@ def loop_growth_figure(rows: Sequence[GrowthRow]) -> Any:
                 x=[r.length for r in mine],
                 y=[r.equations for r in mine],
                 mode="lines+markers",
-                name=label,
+                name=_(label),
             )
         )
     fig.update_layout(
-        xaxis=log_axis("loop length n", [r.length for r in rows], format_count),
+        xaxis=log_axis(_("loop length n"), [r.length for r in rows], format_count),
         yaxis=log_axis(
-            "jaxpr equations (loop bodies included)", [r.equations for r in rows], format_count
+            _("jaxpr equations (loop bodies included)"),
+            [r.equations for r in rows],
+            format_count,
         ),
         height=360,
         margin={"l": 10, "r": 10, "t": 30, "b": 10},

@@ -11,15 +11,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay.core import jax_private, untrusted
+from jaxplay.core.i18n import N_
 from jaxplay.tracing._inputs import InputSpec, shape_structs
 from jaxplay.tracing._jaxpr_tree import SourceRef
-from jaxplay.tracing._staging import Staged, stage
+from jaxplay.tracing._staging import Staged, stage, stage_label
 
 #: Batch size of the new leading axis ``vmap(f)`` maps over.
 VMAP_BATCH = 4
 
 #: What a variant is: ``fn`` transformed, the arguments it takes, and a note on what was done.
 Transformed = tuple[Callable[..., Any], tuple[InputSpec, ...], str]
+
+#: The notes on what a variant is. They are data, in English (a worker in the sandbox writes
+#: them too, and results are cached for every visitor); the page shows them in the visitor's
+#: language (``note_text``).
+AS_WRITTEN = N_("f as written.")
+JITTED = N_("f wrapped in jax.jit: its jaxpr is one jit equation.")
+GRADIENT = N_("gradient with respect to the first argument.")
+GRADIENT_OF_SUM = N_(
+    "f returns {shapes}, not one scalar, so this is grad of the sum of its outputs, with respect "
+    "to the first argument."
+)
+BATCHED = N_("vmap over a new leading axis of size {size} on every argument.")
 
 
 @dataclass(frozen=True)
@@ -54,13 +67,13 @@ class Variant:
 
 
 def _as_written(fn: Callable[..., Any], args: tuple[InputSpec, ...]) -> Transformed:
-    return fn, args, "f as written."
+    return fn, args, AS_WRITTEN
 
 
 def _jitted(fn: Callable[..., Any], args: tuple[InputSpec, ...]) -> Transformed:
     import jax
 
-    return jax.jit(fn), args, "f wrapped in jax.jit: its jaxpr is one jit equation."
+    return jax.jit(fn), args, JITTED
 
 
 def _gradient(fn: Callable[..., Any], args: tuple[InputSpec, ...]) -> Transformed:
@@ -71,25 +84,20 @@ def _gradient(fn: Callable[..., Any], args: tuple[InputSpec, ...]) -> Transforme
     out = jax.eval_shape(fn, *shape_structs(args))
     leaves = jax.tree_util.tree_leaves(out)
     if len(leaves) == 1 and leaves[0].shape == ():
-        return jax.grad(fn), args, "gradient with respect to the first argument."
+        return jax.grad(fn), args, GRADIENT
 
     def summed(*a: Any) -> Any:
         return sum(jnp.sum(leaf) for leaf in jax.tree_util.tree_leaves(fn(*a)))
 
     shapes = ", ".join(f"{leaf.dtype}{list(leaf.shape)}" for leaf in leaves)
-    note = (
-        f"f returns {shapes}, not one scalar, so this is grad of the sum of its outputs, "
-        "with respect to the first argument."
-    )
-    return jax.grad(summed), args, note
+    return jax.grad(summed), args, GRADIENT_OF_SUM.format(shapes=shapes)
 
 
 def _batched(fn: Callable[..., Any], args: tuple[InputSpec, ...]) -> Transformed:
     import jax
 
     batched = tuple(InputSpec((VMAP_BATCH, *a.shape), a.dtype) for a in args)
-    note = f"vmap over a new leading axis of size {VMAP_BATCH} on every argument."
-    return jax.vmap(fn), batched, note
+    return jax.vmap(fn), batched, BATCHED.format(size=VMAP_BATCH)
 
 
 #: The variants of ``f`` that can be staged and compared, by name, in the order the page lists them.
@@ -100,6 +108,13 @@ TRANSFORMS: dict[str, Callable[[Callable[..., Any], tuple[InputSpec, ...]], Tran
     "vmap(f)": _batched,
 }
 VARIANTS: tuple[str, ...] = tuple(TRANSFORMS)
+
+
+def choice_label(choice: str) -> str:
+    """A diff side, ``"<variant> · <stage>"`` (an option value), with the stage in the visitor's
+    language."""
+    variant, sep, stage = choice.partition(" · ")
+    return f"{variant}{sep}{stage_label(stage)}" if sep else choice
 
 
 def variant_function(fn: Callable[..., Any], args: Sequence[InputSpec], name: str) -> Transformed:

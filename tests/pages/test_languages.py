@@ -23,13 +23,22 @@ from tests.pages.test_share_links import _walk, bound
 from tests.pages.test_visitor_text import MAX_OPTIONS, tab_containers
 from tests.support.apptest import APP_TIMEOUT_S, assert_clean
 
-TRANSLATED = ("home", "article", "grad", "compose", "devices", "prng", "state", "pytrees")
+TRANSLATED = (
+    "home",
+    "article",
+    "grad",
+    "compose",
+    "devices",
+    "prng",
+    "state",
+    "pytrees",
+    "sharp-bits",
+    "tracing",
+)
 NOT_YET = (
     "jit",
     "vmap",
-    "tracing",
     "memory",
-    "sharp-bits",
     "code-lab",
 )
 
