@@ -135,7 +135,7 @@ def _claims_line(topic: str) -> None:
             for failed in mark.failed:
                 here = _("JAX {version} here:").format(version=failed.jax_version)
                 st.markdown(
-                    f"- {claims.REGISTRY[failed.key].statement} "
+                    f"- {_(claims.REGISTRY[failed.key].statement)} "
                     f"{here} {markdown.escape(failed.observed)}"
                 )
 

@@ -15,21 +15,25 @@ import plotly.graph_objects as go
 from jaxplay import sandbox
 from jaxplay.core import claims
 from jaxplay.core.figures import plain
+from jaxplay.core.i18n import _
 from jaxplay.core.timing import format_seconds
 from jaxplay.sandbox import ArraySummary
 
 
 def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
-    """One row per array for a table: name, shape, dtype, min, max, mean, first values."""
+    """One row per array for a table: name, shape, dtype, min, max, mean, first values (the
+    column names in the visitor's language, ``dtype`` as is)."""
+    name, shape, low, high, mean = _("name"), _("shape"), _("min"), _("max"), _("mean")
+    first = _("first values")
     return [
         {
-            "name": a.name,
-            "shape": str(a.shape),
+            name: a.name,
+            shape: str(a.shape),
             "dtype": a.dtype,
-            "min": a.min,
-            "max": a.max,
-            "mean": a.mean,
-            "first values": _first_values(a),
+            low: a.min,
+            high: a.max,
+            mean: a.mean,
+            first: _first_values(a),
         }
         for a in arrays
     ]
@@ -75,8 +79,9 @@ def preview_figure(summary: ArraySummary) -> go.Figure | None:
     fig = go.Figure(go.Heatmap(z=matrix, colorscale="Viridis"))
     fig.update_layout(
         # Every part is the visitor's (a name in their code, and what their worker reported).
-        title=plain(f"{summary.name}: {summary.dtype}{list(summary.shape)}")
-        + f" (first {shown} values)",
+        title=_("{array} (first {shown} values)").format(
+            array=plain(f"{summary.name}: {summary.dtype}{list(summary.shape)}"), shown=shown
+        ),
         height=260,
         margin={"l": 30, "r": 10, "t": 40, "b": 30},
         yaxis={"autorange": "reversed"},
@@ -114,12 +119,15 @@ def timing_summary(data: dict[str, Any]) -> dict[str, str]:
     return {
         "eager": format_seconds(median("eager")),
         "jit": format_seconds(median("jit")),
-        "speedup": f"{speedup:.3g}×" if isinstance(speedup, int | float) else "n/a",
-        "caption": (
-            f"Measured inside the sandbox on {data.get('device', 'its default device')}: "
-            f"warmed up, blocked on every result, median of {samples} samples per side "
-            f"(speed-up {data.get('describe', 'n/a')}). The sandbox shares the machine with "
-            "other visitors, so expect noise."
+        "speedup": f"{speedup:.3g}×" if isinstance(speedup, int | float) else _("n/a"),
+        "caption": _(
+            "Measured inside the sandbox on {device}: warmed up, blocked on every result, "
+            "median of {samples} samples per side (speed-up {describe}). The sandbox shares the "
+            "machine with other visitors, so expect noise."
+        ).format(
+            device=data.get("device", _("its default device")),
+            samples=samples,
+            describe=data.get("describe", _("n/a")),
         ),
     }
 
@@ -137,22 +145,24 @@ def describe_limits(pool: sandbox.WorkerPool | None = None) -> str:
     """
     pool = pool or sandbox.get_pool()
     limits = pool.config.limits
-    isolation = "bubblewrap sandbox" if pool.isolated else "plain process (no isolation)"
+    isolation = _("bubblewrap sandbox") if pool.isolated else _("plain process (no isolation)")
     parts = [
         isolation,
         pool.worker_kind(),
         f"{limits.timeout_s:g} s",
         f"{limits.cpu_s:g} CPU s",
-        f"{limits.memory_mb / 1024:.3g} GB memory (CPU)",
-        f"{limits.output_bytes // 1024} KiB output",
-        f"{limits.processes} processes",
+        _("{gb} GB memory (CPU)").format(gb=f"{limits.memory_mb / 1024:.3g}"),
+        _("{kib} KiB output").format(kib=limits.output_bytes // 1024),
+        _("{n} processes").format(n=limits.processes),
     ]
     if pool.isolated:
-        parts.append(f"{limits.scratch_mb} MB each for the in-memory /tmp and /dev/shm")
+        parts.append(
+            _("{mb} MB each for the in-memory /tmp and /dev/shm").format(mb=limits.scratch_mb)
+        )
     if pool.cgroups.available or pool.isolated:
-        parts.append(f"enforced by: {pool.cgroups.describe()}")
+        parts.append(_("enforced by: {how}").format(how=pool.cgroups.describe()))
     else:
-        parts.append("enforced by: no cgroups here: address-space and process rlimits")
+        parts.append(_("enforced by: no cgroups here: address-space and process rlimits"))
     if pool.isolated:
-        parts.append("no network, no server files")
+        parts.append(_("no network, no server files"))
     return " · ".join(parts)

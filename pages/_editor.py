@@ -30,6 +30,7 @@ from typing import Any
 
 import streamlit as st
 
+from jaxplay.core.i18n import _
 from jaxplay.sandbox import MAX_SOURCE_CHARS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,7 +89,7 @@ def code_editor(
     height: int = 380,
     error_line: int | None = None,
     on_change: Callable[[str], None] | None = None,
-    label: str = "Code",
+    label: str | None = None,
 ) -> str:
     """Show a Python code editor holding ``value``; return its text as far as Python knows it.
 
@@ -96,14 +97,18 @@ def code_editor(
     (the page changed it), the editor is refilled with it. ``on_change(text)`` runs as a
     callback when the visitor's edits reach Python. ``error_line`` (1-based) marks that line
     (a tinted line and a gutter marker) until a later call passes another line or None.
+    ``label`` names the editor for screen readers (default: "Code", in the visitor's language).
     """
+    label = _("Code") if label is None else label
     component = _component()
     state = st.session_state
     cut = state.get(_cut_key(key))
     if isinstance(cut, int):
         st.warning(
-            f"The editor sent {cut:,} characters of code; the Code Lab keeps the first "
-            f"{MAX_SOURCE_CHARS:,} (the most a run takes), and the rest was dropped.",
+            _(
+                "The editor sent {cut} characters of code; the Code Lab keeps the first "
+                "{limit} (the most a run takes), and the rest was dropped."
+            ).format(cut=f"{cut:,}", limit=f"{MAX_SOURCE_CHARS:,}"),
             icon=":material/content_cut:",
         )
     if component is None:

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from jaxplay import article, sandbox
-from jaxplay.core import markdown
+from jaxplay.core import i18n, markdown
 from jaxplay.core.i18n import _
 from pages import _ui  # every page imports it first: see its docstring
 
@@ -18,7 +18,10 @@ class _NotCached(Exception):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _run_example(example_id: str, source: str) -> sandbox.RunResult:
+def _run_example(example_id: str, source: str, language: str) -> sandbox.RunResult:
+    """The example's run, kept per language: a failed run's explanation is in the words of the
+    visitor whose run it was."""
+    del language  # part of the cache key only; the run speaks the running script's language
     result = sandbox.run_code(source)
     if result.error is not None and result.error.kind in ("refused", "timeout", "crashed"):
         raise _NotCached(result)
@@ -27,7 +30,7 @@ def _run_example(example_id: str, source: str) -> sandbox.RunResult:
 
 def run_example(example: article.Example) -> sandbox.RunResult:
     try:
-        return _run_example(example.id, example.source)
+        return _run_example(example.id, example.source, i18n.current())
     except _NotCached as skipped:
         return skipped.result
 

@@ -5,6 +5,7 @@ import streamlit as st
 
 from jaxplay import article, code_lab, sandbox
 from jaxplay.core.errors import InputError
+from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog, snippets
 from pages import _ui  # every page imports it first: see its docstring
 from pages._editor import code_editor, run_requested
@@ -12,21 +13,23 @@ from pages._editor import code_editor, run_requested
 sandbox.warm_up()  # returns at once; spare workers start in the background
 
 KIND_TEXT = {
-    "syntax": "The code is not valid Python.",
-    "exception": "The code raised an exception.",
-    "timeout": "Stopped: the run hit its time limit.",
-    "memory": "Stopped: the run hit its memory limit.",
-    "output_limit": "Stopped: the run printed too much.",
-    "crashed": "The Python process running the code crashed.",
-    "exit": "The code ended its own process.",
-    "refused": "The code was not run.",
+    "syntax": _("The code is not valid Python."),
+    "exception": _("The code raised an exception."),
+    "timeout": _("Stopped: the run hit its time limit."),
+    "memory": _("Stopped: the run hit its memory limit."),
+    "output_limit": _("Stopped: the run printed too much."),
+    "crashed": _("The Python process running the code crashed."),
+    "exit": _("The code ended its own process."),
+    "refused": _("The code was not run."),
 }
 DEFAULT = article.by_id(article.DEFAULT_ID).source
 
-st.title(":material/terminal: Code Lab")
+st.title(":material/terminal: " + _("Code Lab"))
 st.caption(
-    "Type any JAX code and run it. Each run gets a fresh, sandboxed Python process with time, "
-    "memory and output limits; nothing you run can reach other visitors or the server."
+    _(
+        "Type any JAX code and run it. Each run gets a fresh, sandboxed Python process with time, "
+        "memory and output limits; nothing you run can reach other visitors or the server."
+    )
 )
 
 state = st.session_state
@@ -45,11 +48,13 @@ if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
     try:
         state["code_lab_source"] = state["code_lab_snippet_code"] = store.load(shared_id).code
         state.pop("code_lab_result", None)
-        st.toast("Loaded the shared snippet.", icon=":material/share:")
+        st.toast(_("Loaded the shared snippet."), icon=":material/share:")
     except snippets.StoreUnavailable as err:
-        st.warning(f"{err} Showing your own code instead.", icon=":material/cloud_off:")
+        instead = _("{error} Showing your own code instead.").format(error=err)
+        st.warning(instead, icon=":material/cloud_off:")
     except snippets.SnippetError as err:
-        st.warning(f"{err} Showing your own code instead.", icon=":material/link_off:")
+        instead = _("{error} Showing your own code instead.").format(error=err)
+        st.warning(instead, icon=":material/link_off:")
     if store.last_recovery:
         st.warning(store.last_recovery, icon=":material/build:")
 # Once the visitor has edited the loaded code, the address no longer names what the editor
@@ -60,7 +65,7 @@ if shared_id and state.get("code_lab_snippet_code") not in (None, state["code_la
 # Capped before anything parses, shares or runs it, whichever way it came (the editor cuts what
 # it is sent as well).
 state["code_lab_source"] = _ui.capped(
-    state["code_lab_source"], sandbox.MAX_SOURCE_CHARS, "The code"
+    state["code_lab_source"], sandbox.MAX_SOURCE_CHARS, _("The code")
 )
 
 
@@ -74,7 +79,7 @@ def _reset() -> None:
 
 
 refusal = sandbox.refusal()
-st.caption(f":material/shield: Each run: {code_lab.describe_limits()}")
+st.caption(":material/shield: " + _("Each run: {limits}").format(limits=code_lab.describe_limits()))
 if refusal:
     st.error(refusal, icon=":material/block:")
 
@@ -82,15 +87,17 @@ if refusal:
 # go in this row.
 actions = st.container(horizontal=True, vertical_alignment="center", key="code_lab_actions")
 run_clicked = actions.button(
-    "Run",
+    _("Run"),
     key="code_lab_run",
     type="primary",
     icon=":material/play_arrow:",
     disabled=bool(refusal),
 )
-actions.button("Reset", key="code_lab_reset", on_click=_reset, icon=":material/undo:")
-share = actions.button("Share", key="code_lab_share", icon=":material/share:")
-actions.caption("**Ctrl/⌘+Enter** runs · **Tab** indents · **Esc** then **Tab** leaves the editor")
+actions.button(_("Reset"), key="code_lab_reset", on_click=_reset, icon=":material/undo:")
+share = actions.button(_("Share"), key="code_lab_share", icon=":material/share:")
+actions.caption(
+    _("**Ctrl/⌘+Enter** runs · **Tab** indents · **Esc** then **Tab** leaves the editor")
+)
 # The editor is filled in below, after a run, so that it marks the line of that run's error.
 editor_slot = st.container()
 if share:
@@ -103,27 +110,36 @@ if share:
     else:
         if saved.recovered:
             st.warning(saved.recovered, icon=":material/build:")
-        st.success("Anyone with this link sees this code:", icon=":material/link:")
+        st.success(_("Anyone with this link sees this code:"), icon=":material/link:")
         link = snippets.share_link(st.context.url, saved.snippet.id, _ui.linked())
         st.code(link, language=None)
 
 source = state["code_lab_source"]
-with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/search:"):
+
+
+def inspector_label(name: str) -> str:
+    """An inspector's label in the visitor's language (its name if it has none)."""
+    return _(sandbox.LABELS[name]) if name in sandbox.LABELS else name
+
+
+with st.expander(_("Inspect a function: its jaxpr, eager vs jit"), icon=":material/search:"):
     functions = sandbox.defined_functions(source)
     if not functions:
         st.caption(
-            "The Function box is empty: the code defines no function at its top level (a "
-            "`def name(...)`, or `name = lambda ...` / `name = jax.jit(...)`, not indented)."
+            _(
+                "The Function box is empty: the code defines no function at its top level (a "
+                "`def name(...)`, or `name = lambda ...` / `name = jax.jit(...)`, not indented)."
+            )
         )
     c1, c2, c3 = st.columns([2, 2, 1])
-    function = c1.selectbox("Function", functions, key="code_lab_function", bind="query-params")
+    function = c1.selectbox(_("Function"), functions, key="code_lab_function", bind="query-params")
     shapes = _ui.text_box(
         c2,
-        "Example argument shapes",
+        _("Example argument shapes"),
         "(3,)",
         key="code_lab_args",
         bind="query-params",
-        help="One shape per positional argument, e.g. `(3,), (4, 4)`; `()` is a scalar.",
+        help=_("One shape per positional argument, e.g. `(3,), (4, 4)`; `()` is a scalar."),
     )
     dtype = c3.selectbox(
         "dtype",
@@ -132,26 +148,28 @@ with st.expander("Inspect a function: its jaxpr, eager vs jit", icon=":material/
         bind="query-params",
     )
     chosen = st.pills(
-        "Show",
+        _("Show"),
         [name for name in sandbox.INSPECTORS if name in sandbox.LABELS],
         selection_mode="multi",
         key="code_lab_inspectors",
-        format_func=lambda n: sandbox.LABELS.get(n, n),
+        format_func=inspector_label,
         bind="query-params",
         on_change=lambda: state.update(code_lab_inspect_changed=True),
     )
     st.page_link(
         catalog.find("tracing").path,
-        label="Every compile stage of a function (jaxpr, StableHLO, HLO) on the Tracing page",
+        label=_("Every compile stage of a function (jaxpr, StableHLO, HLO) on the Tracing page"),
         icon=":material/account_tree:",
-        query_params={"tracing_preset": "a function from the Code Lab"},
+        query_params=_ui.linked({"tracing_preset": _("a function from the Code Lab")}),
     )
 
 request = None
 if chosen and not function:
     st.warning(
-        "Nothing to inspect: pick a function in the Function box. It is empty because the code "
-        "defines no function at its top level; add a `def` (not indented) to inspect it.",
+        _(
+            "Nothing to inspect: pick a function in the Function box. It is empty because the "
+            "code defines no function at its top level; add a `def` (not indented) to inspect it."
+        ),
         icon=":material/search_off:",
     )
 if chosen and function:
@@ -160,7 +178,7 @@ if chosen and function:
             function, sandbox.parse_arg_specs(shapes, dtype), tuple(chosen)
         )
     except InputError as err:
-        _ui.input_error(err, "Not shapes:")
+        _ui.input_error(err, _("Not shapes:"))
 
 # Ctrl/Cmd+Enter in the editor runs exactly as the Run button does; choosing an inspection runs
 # the code with it at once (a presenter who presses "Show the jaxpr" expects to see one).
@@ -168,19 +186,24 @@ asked = run_requested("code_lab_editor")
 inspect_now = state.pop("code_lab_inspect_changed", False) and request is not None
 run = run_clicked or ((asked or inspect_now) and not refusal)
 if asked and refusal:
-    st.warning("Ctrl/⌘+Enter did not run the code: " + refusal, icon=":material/block:")
+    st.warning(
+        _("Ctrl/⌘+Enter did not run the code: {reason}").format(reason=refusal),
+        icon=":material/block:",
+    )
 if run:
-    with st.status("Running in a fresh sandbox…") as status:
+    with st.status(_("Running in a fresh sandbox…")) as status:
         result = sandbox.run_code(
             source,
             inspect=request,
             visitor=_ui.visitor_id(),
             on_queue=lambda n: status.update(
-                label=f"All workers are busy: you are number {n} in the queue…"
+                label=_("All workers are busy: you are number {n} in the queue…").format(n=n)
             ),
         )
         status.update(
-            label=f"Ran in {result.duration_s:.2f} s" if result.ok else "The run failed",
+            label=_("Ran in {seconds} s").format(seconds=f"{result.duration_s:.2f}")
+            if result.ok
+            else _("The run failed"),
             state="complete" if result.ok else "error",
         )
     state["code_lab_result"] = (source, result)
@@ -203,10 +226,11 @@ if "code_lab_result" in state:
     ran, result = state["code_lab_result"]
     if ran != source:
         st.info(
-            "These are the results of an earlier version of the code.", icon=":material/history:"
+            _("These are the results of an earlier version of the code."),
+            icon=":material/history:",
         )
     if result.stdout or result.stderr:
-        st.markdown("**Printed output**")
+        st.markdown(_("**Printed output**"))
         printed = result.stdout + result.stderr
         st.code(printed, language=None, height=_ui.box_height(printed, 500))
     if result.error is not None:
@@ -218,13 +242,13 @@ if "code_lab_result" in state:
         if marked:
             st.code(marked, language=None)
         if err.traceback:
-            with st.expander("Traceback (your code's frames only)"):
+            with st.expander(_("Traceback (your code's frames only)")):
                 st.code(err.traceback, language=None)
     if result.value_repr is not None:
-        st.markdown("**Value of the last line**")
+        st.markdown(_("**Value of the last line**"))
         st.code(result.value_repr, language=None)
     if result.arrays:
-        st.markdown("**Arrays**")
+        st.markdown(_("**Arrays**"))
         st.dataframe(
             pd.DataFrame(code_lab.array_table(result.arrays)),
             hide_index=True,
@@ -237,21 +261,22 @@ if "code_lab_result" in state:
     waiting = [n for n in (request.inspectors if request else ()) if n not in result.inspections]
     if waiting:
         st.info(
-            ", ".join(sandbox.LABELS.get(n, n) for n in waiting)
-            + ": shown after the next **Run** of this code.",
+            _("{inspections}: shown after the next **Run** of this code.").format(
+                inspections=_(", ").join(inspector_label(n) for n in waiting)
+            ),
             icon=":material/pending:",
         )
     for name, data in result.inspections.items():
-        st.markdown(f"**{sandbox.LABELS.get(name, name)}**")
+        st.markdown(f"**{inspector_label(name)}**")
         if isinstance(data, dict) and "error" in data:
-            st.warning("This inspection failed:", icon=":material/warning:")
+            st.warning(_("This inspection failed:"), icon=":material/warning:")
             st.code(str(data["error"]), language=None)
         elif name == "compare_jit" and isinstance(data, dict):
             timing = code_lab.timing_summary(data)
             cols = st.columns(3)
-            cols[0].metric("Eager (median)", timing["eager"])
-            cols[1].metric("jit (median)", timing["jit"])
-            cols[2].metric("Speed-up", timing["speedup"])
+            cols[0].metric(_("Eager (median)"), timing["eager"])
+            cols[1].metric(_("jit (median)"), timing["jit"])
+            cols[2].metric(_("Speed-up"), timing["speedup"])
             st.caption(timing["caption"])
         elif isinstance(data, str):
             st.code(data, language=None)

@@ -5,12 +5,15 @@ from __future__ import annotations
 from jaxplay.compose import _hvp, _jacobians
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
+from jaxplay.core.i18n import N_
 
 
 @claims.claim(
     "compose.jacfwd_equals_jacrev",
-    "`jacfwd` and `jacrev` compute the same Jacobian (they differ in cost, not in result), of "
-    "shape (outputs, inputs), for tall and wide networks alike.",
+    N_(
+        "`jacfwd` and `jacrev` compute the same Jacobian (they differ in cost, not in result), of "
+        "shape (outputs, inputs), for tall and wide networks alike."
+    ),
     cases=((3, 12), (12, 3)),
 )
 def _jacobians_agree(case: tuple[int, int]) -> Verdict:
@@ -24,8 +27,10 @@ def _jacobians_agree(case: tuple[int, int]) -> Verdict:
 
 @claims.claim(
     "compose.hvp_ways_agree",
-    "Forward over reverse, reverse over reverse and the full Hessian times v give the same "
-    "Hessian-vector product.",
+    N_(
+        "Forward over reverse, reverse over reverse and the full Hessian times v give the same "
+        "Hessian-vector product."
+    ),
     cases=(4, 16),
 )
 def _hvp_agree(n: int) -> Verdict:
@@ -35,8 +40,10 @@ def _hvp_agree(n: int) -> Verdict:
 
 @claims.claim(
     "compose.jit_of_hvp_taking_f_raises",
-    "The article's `jit` of an `hvp` that takes the function `f` as an argument raises as "
-    "written (a function is not an array), and runs with `f` static or closed over.",
+    N_(
+        "The article's `jit` of an `hvp` that takes the function `f` as an argument raises as "
+        "written (a function is not an array), and runs with `f` static or closed over."
+    ),
 )
 def _jit_hvp(_: None) -> Verdict:
     made = _hvp.jit_hvp(5)

@@ -20,6 +20,9 @@ items, and arguments that JAX turns into Python-side loops (``jnp.round``'s ``de
 capped. What the *array* work of a formula costs depends on the shapes it meets; the pages bound
 that separately (a static budget of the traced program, or a sandboxed worker with a deadline).
 
+Long: the checker, its bounds and its refusals are one whitelist, read top to bottom in one
+place; each refusal is a sentence in the visitor's language with its column.
+
 Example:
     >>> f = parse("jnp.sin(x) * x**2", ("x",))
     >>> float(f(2.0))  # doctest: +ELLIPSIS

@@ -160,12 +160,17 @@ class Timing:
 
     def describe(self) -> str:
         """``"1.23 ms ± 0.05 ms (median ± IQR/2, 25 samples × 10 calls)"``."""
+        from jaxplay.core.i18n import _
+
         if not self.samples:
-            return "no sample (cut: the measurement's time budget was spent first)"
-        cut = "; cut at the measurement's time budget" if self.cut else ""
-        return (
-            f"{format_seconds(self.median)} ± {format_seconds(self.iqr / 2)} "
-            f"(median ± IQR/2, {self.repeats} samples × {self.number} calls{cut})"
+            return _("no sample (cut: the measurement's time budget was spent first)")
+        cut = _("; cut at the measurement's time budget") if self.cut else ""
+        return _("{median} ± {spread} (median ± IQR/2, {n} samples × {calls} calls{cut})").format(
+            median=format_seconds(self.median),
+            spread=format_seconds(self.iqr / 2),
+            n=self.repeats,
+            calls=self.number,
+            cut=cut,
         )
 
 
@@ -312,9 +317,13 @@ class JitComparison:
 
     def describe(self) -> str:
         """``"4.2× (quartile range 3.9×–4.5×, 12 interleaved pairs)"``."""
-        return (
-            f"{self.speedup:.3g}× (quartile range {self.speedup_low:.3g}×–"
-            f"{self.speedup_high:.3g}×, {len(self.pair_ratios)} interleaved pairs)"
+        from jaxplay.core.i18n import _
+
+        return _("{speedup}× (quartile range {low}×–{high}×, {n} interleaved pairs)").format(
+            speedup=f"{self.speedup:.3g}",
+            low=f"{self.speedup_low:.3g}",
+            high=f"{self.speedup_high:.3g}",
+            n=len(self.pair_ratios),
         )
 
 

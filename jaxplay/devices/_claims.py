@@ -12,6 +12,7 @@ from typing import Any
 
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
+from jaxplay.core.i18n import N_
 from jaxplay.devices import _explicit, _sharding
 from jaxplay.devices._devices import devices_of
 
@@ -57,8 +58,10 @@ def _expected_phrases(full: tuple[int, ...], block: tuple[int, ...]) -> list[str
 
 @claims.claim(
     "devices.type_reading_matches_shards",
-    "The page's reading of an array's type and sharding (which axes are split, into how many "
-    "pieces of what size) is the block each device holds, on Explicit and Auto axes alike.",
+    N_(
+        "The page's reading of an array's type and sharding (which axes are split, into how many "
+        "pieces of what size) is the block each device holds, on Explicit and Auto axes alike."
+    ),
     cases=PLACEMENTS,
 )
 def _reading_matches(case: tuple[str, tuple[Any, ...], tuple[int, int]]) -> Verdict:
@@ -76,8 +79,10 @@ def _reading_matches(case: tuple[str, tuple[Any, ...], tuple[int, int]]) -> Verd
 
 @claims.claim(
     "devices.auto_type_records_no_sharding",
-    "On Auto axes an array split over the mesh has a type with no `@`: the type does not record "
-    "the sharding, its `.sharding` does.",
+    N_(
+        "On Auto axes an array split over the mesh has a type with no `@`: the type does not "
+        "record the sharding, its `.sharding` does."
+    ),
     cases=tuple(p for p in PLACEMENTS if p[0] == "auto" and p[1] != (None, None)),
 )
 def _auto_type(case: tuple[str, tuple[Any, ...], tuple[int, int]]) -> Verdict:
@@ -94,8 +99,10 @@ def _auto_type(case: tuple[str, tuple[Any, ...], tuple[int, int]]) -> Verdict:
 
 @claims.claim(
     "devices.constraint_auto_is_strict",
-    "On Auto axes `with_sharding_constraint` inside `jit` is a strict constraint, not a hint: "
-    "the result has exactly the requested sharding, whatever the input's.",
+    N_(
+        "On Auto axes `with_sharding_constraint` inside `jit` is a strict constraint, not a hint: "
+        "the result has exactly the requested sharding, whatever the input's."
+    ),
     cases=((None, "j"), ("j", None), (("i", "j"), None), (None, None), ("i", "j")),
 )
 def _constraint_strict(spec: tuple[Any, ...]) -> Verdict:
@@ -120,8 +127,10 @@ def _constraint_strict(spec: tuple[Any, ...]) -> Verdict:
 
 @claims.claim(
     "devices.explicit_steps_raise_as_named",
-    "Each explicit-sharding step written as for Auto axes raises exactly the exception it names "
-    "(the matmul's error calls its result illegally sharded), and each fix runs.",
+    N_(
+        "Each explicit-sharding step written as for Auto axes raises exactly the exception it "
+        "names (the matmul's error calls its result illegally sharded), and each fix runs."
+    ),
 )
 def _steps_as_named(_: None) -> Verdict:
     runs = _explicit.run_explicit_steps()
@@ -136,8 +145,10 @@ def _steps_as_named(_: None) -> Verdict:
 
 @claims.claim(
     "devices.bare_spec_needs_a_mesh",
-    "`reshard` with a bare PartitionSpec outside a mesh context raises the same ValueError on "
-    "Explicit and Auto meshes: it is not a difference between the two.",
+    N_(
+        "`reshard` with a bare PartitionSpec outside a mesh context raises the same ValueError on "
+        "Explicit and Auto meshes: it is not a difference between the two."
+    ),
     cases=("explicit", "auto"),
 )
 def _bare_spec(axes: str) -> Verdict:
@@ -172,9 +183,11 @@ SPEC_CASES: tuple[SpecCase, ...] = (
 
 @claims.claim(
     "devices.spec_problems_raise",
-    "The sharding tab's plain reasons name what JAX refuses: a spec longer than the array, an "
-    "axis not in the mesh, a mesh axis used twice, an axis not a multiple of its pieces; JAX "
-    "accepts every spec the tab finds nothing wrong with.",
+    N_(
+        "The sharding tab's plain reasons name what JAX refuses: a spec longer than the array, an "
+        "axis not in the mesh, a mesh axis used twice, an axis not a multiple of its pieces; JAX "
+        "accepts every spec the tab finds nothing wrong with."
+    ),
     cases=SPEC_CASES,
 )
 def _spec_problems(case: tuple[Any, ...]) -> Verdict:

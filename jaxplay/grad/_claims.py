@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
+from jaxplay.core.i18n import N_
 from jaxplay.grad import _custom_jvp
 
 #: The transforms that need a forward-mode (JVP) rule: a ``custom_vjp`` function refuses them.
@@ -12,8 +13,10 @@ FORWARD = ("jax.jvp(f, (x,), (1.0,))[1]", "jacfwd(f)(x)", "hessian(f)(x)", "jax.
 
 @claims.claim(
     "grad.custom_jvp_serves_every_transform",
-    "A `custom_jvp` rule serves every transform (JAX transposes it for reverse mode); a "
-    "`custom_vjp` rule serves reverse mode only: forward-mode transforms of it raise.",
+    N_(
+        "A `custom_jvp` rule serves every transform (JAX transposes it for reverse mode); a "
+        "`custom_vjp` rule serves reverse mode only: forward-mode transforms of it raise."
+    ),
     cases=(0.5,),
 )
 def _custom_rules(x: float) -> Verdict:
@@ -29,8 +32,10 @@ def _custom_rules(x: float) -> Verdict:
 
 @claims.claim(
     "grad.stop_gradient_cuts_the_path",
-    "`stop_gradient` makes its argument a constant for differentiation: d/dx of "
-    "`stop_gradient(x) * x` is x, not 2x.",
+    N_(
+        "`stop_gradient` makes its argument a constant for differentiation: d/dx of "
+        "`stop_gradient(x) * x` is x, not 2x."
+    ),
     cases=(0.5, 3.0),
 )
 def _stop_gradient(x: float) -> Verdict:

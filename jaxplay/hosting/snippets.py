@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from jaxplay.core.i18n import N_, _
 from jaxplay.hosting import settings
 from jaxplay.hosting.ratelimit import RateLimiter
 
@@ -98,12 +99,17 @@ _CREATE_REST = (
     "CREATE TABLE snippet_schema (version INTEGER NOT NULL)",
 )
 
+#: What a visitor is told when the database cannot be reached, by action (translated when raised).
 _UNREACHABLE = {
-    "save": "Sharing is unavailable: the snippet store cannot be reached right now. Your code "
-    "is unaffected; try Share again later.",
-    "load": "The snippet store cannot be reached right now, so this link's code cannot be "
-    "loaded; open the link again later.",
-    "read": "The snippet store cannot be reached right now.",
+    "save": N_(
+        "Sharing is unavailable: the snippet store cannot be reached right now. Your code "
+        "is unaffected; try Share again later."
+    ),
+    "load": N_(
+        "The snippet store cannot be reached right now, so this link's code cannot be "
+        "loaded; open the link again later."
+    ),
+    "read": N_("The snippet store cannot be reached right now."),
 }
 
 
@@ -218,9 +224,11 @@ def _schema_version(db: _Db) -> int | None:
 def _check_not_newer(version: int | None) -> None:
     if version is not None and version > SCHEMA_VERSION:
         raise StoreUnavailable(
-            f"The snippet store was set up by a newer version of jaxplay (schema version "
-            f"{version}; this one knows versions up to {SCHEMA_VERSION}), so it is left "
-            "untouched and sharing is unavailable until this server is upgraded."
+            _(
+                "The snippet store was set up by a newer version of jaxplay (schema version "
+                "{version}; this one knows versions up to {known}), so it is left "
+                "untouched and sharing is unavailable until this server is upgraded."
+            ).format(version=version, known=SCHEMA_VERSION)
         )
 
 
@@ -236,8 +244,10 @@ def _set_up(db: _Db) -> None:
         db.rows(_ADD_OWNER)
     elif db.postgres:  # stores before version 1 were SQLite files: this table is someone else's
         raise StoreUnavailable(
-            "The snippet database already has a table named snippets that jaxplay did not "
-            "create, so it is left untouched and sharing is unavailable."
+            _(
+                "The snippet database already has a table named snippets that jaxplay did not "
+                "create, so it is left untouched and sharing is unavailable."
+            )
         )
     else:  # version 0: add each snippet's size and last-viewed time
         db.rows("ALTER TABLE snippets ADD COLUMN size BIGINT NOT NULL DEFAULT 0")
@@ -324,10 +334,10 @@ class _Sqlite:
             if part.exists():
                 part.replace(Path(f"{aside}{suffix}"))
         log.warning("snippet store: %s was unreadable (%s); moved to %s", self.path, err, aside)
-        return (
-            f"The snippet database was unreadable ({err}); it was moved to {aside.name} "
+        return _(
+            "The snippet database was unreadable ({error}); it was moved to {aside} "
             "and a new, empty one was created. Links saved before may no longer open."
-        )
+        ).format(error=err, aside=aside.name)
 
     def close(self) -> None:
         """Nothing to release: every call closes its own connection."""
@@ -470,7 +480,7 @@ class SnippetStore:
             result, note = self._backend.run(op, write=write)
         except self._backend.errors as err:
             log.warning("snippet store (%s) unavailable: %s", self._backend.name, err)
-            raise StoreUnavailable(_UNREACHABLE[action]) from err
+            raise StoreUnavailable(_(_UNREACHABLE[action])) from err
         self.last_recovery = note
         return result
 
@@ -483,17 +493,22 @@ class SnippetStore:
             StoreUnavailable: the database cannot be reached or used.
         """
         if not code.strip():
-            raise SnippetError("There is no code to share.")
+            raise SnippetError(_("There is no code to share."))
         encoded = code.encode("utf-8")
         size = len(encoded)
         if size > self.max_bytes:
             raise SnippetError(
-                f"This snippet is {size:,} bytes; shared snippets are limited to "
-                f"{self.max_bytes:,} bytes."
+                _(
+                    "This snippet is {size} bytes; shared snippets are limited to {limit} bytes."
+                ).format(size=f"{size:,}", limit=f"{self.max_bytes:,}")
             )
         wait = self.limiter.try_acquire(visitor)
         if wait > 0:
-            raise SnippetError(f"Too many shares in a short time; try again in {wait:.0f} s.")
+            raise SnippetError(
+                _("Too many shares in a short time; try again in {seconds} s.").format(
+                    seconds=f"{wait:.0f}"
+                )
+            )
         digest = hashlib.sha256(encoded).hexdigest()
         owner = _owner(visitor)
 
@@ -513,8 +528,10 @@ class SnippetStore:
             if recent >= self.per_hour:
                 minutes = max(1, math.ceil((oldest - since) / 60))
                 raise SnippetError(
-                    f"This server has stored its limit of {self.per_hour:,} new snippets for "
-                    f"this hour; try again in {minutes} min."
+                    _(
+                        "This server has stored its limit of {limit} new snippets for this hour; "
+                        "try again in {minutes} min."
+                    ).format(limit=f"{self.per_hour:,}", minutes=minutes)
                 )
             mine, my_oldest, my_bytes = db.single(
                 "SELECT count(CASE WHEN created > ? THEN 1 END), "
@@ -525,20 +542,30 @@ class SnippetStore:
             if mine >= self.visitor_per_hour:
                 minutes = max(1, math.ceil((my_oldest - since) / 60))
                 raise SnippetError(
-                    f"You have shared {mine:,} new snippets this hour, the most one visitor may "
-                    f"(the server's {self.per_hour:,} an hour are for everyone); try again in "
-                    f"{minutes} min. Sharing code that is already stored still works."
+                    _(
+                        "You have shared {mine} new snippets this hour, the most one visitor may "
+                        "(the server's {limit} an hour are for everyone); try again in "
+                        "{minutes} min. Sharing code that is already stored still works."
+                    ).format(mine=f"{mine:,}", limit=f"{self.per_hour:,}", minutes=minutes)
                 )
             if int(my_bytes) + size > self.visitor_bytes:
                 raise SnippetError(
-                    f"Your shared snippets take {int(my_bytes) / MB:.1f} MB of this server's "
-                    f"store, the most one visitor may ({self.visitor_bytes / MB:g} MB); new "
-                    f"code can be shared once yours expire ({self.expiry_days:g} days unopened)."
+                    _(
+                        "Your shared snippets take {used} MB of this server's store, the most one "
+                        "visitor may ({limit} MB); new code can be shared once yours expire "
+                        "({days} days unopened)."
+                    ).format(
+                        used=f"{int(my_bytes) / MB:.1f}",
+                        limit=f"{self.visitor_bytes / MB:g}",
+                        days=f"{self.expiry_days:g}",
+                    )
                 )
             if total + size > self.store_bytes:
                 raise SnippetError(
-                    f"The snippet store is full ({self.store_bytes / MB:g} MB); new code can be "
-                    f"shared again once old snippets expire ({self.expiry_days:g} days unopened)."
+                    _(
+                        "The snippet store is full ({limit} MB); new code can be shared again "
+                        "once old snippets expire ({days} days unopened)."
+                    ).format(limit=f"{self.store_bytes / MB:g}", days=f"{self.expiry_days:g}")
                 )
             snippet = Snippet(new_id(), code, now)
             db.rows(
@@ -572,7 +599,7 @@ class SnippetStore:
             StoreUnavailable: the database cannot be reached or used.
         """
         if not is_valid_id(snippet_id):
-            raise SnippetError("This link's snippet id is not valid.")
+            raise SnippetError(_("This link's snippet id is not valid."))
 
         def load(db: _Db) -> tuple | None:
             now = self.clock()
@@ -587,8 +614,10 @@ class SnippetStore:
         row = self._run(load, write=False, action="load")
         if row is None:
             raise SnippetError(
-                f"No snippet {snippet_id!r} is stored on this server (a snippet nobody opens "
-                f"for {self.expiry_days:g} days is deleted)."
+                _(
+                    "No snippet {id} is stored on this server (a snippet nobody opens for {days} "
+                    "days is deleted)."
+                ).format(id=repr(snippet_id), days=f"{self.expiry_days:g}")
             )
         return Snippet(*row[:3])
 

@@ -59,7 +59,6 @@ from ._remat import saved_residuals as saved_residuals
 from ._remat import seed_inputs as seed_inputs
 from ._remat import seed_round as seed_round
 from ._remat import variant_code as variant_code
-from ._remat import variant_explanation as variant_explanation
 from ._remat_report import SummaryTable as SummaryTable
 from ._remat_report import gradient_error as gradient_error
 from ._remat_report import memory_time_figure as memory_time_figure
@@ -68,6 +67,7 @@ from ._remat_report import residual_rows as residual_rows
 from ._remat_report import residual_story as residual_story
 from ._remat_report import summary_rows as summary_rows
 from ._remat_report import summary_table as summary_table
+from ._remat_report import variant_explanation as variant_explanation
 from ._run_cost import AUTO_RUN_S as AUTO_RUN_S
 from ._run_cost import CALLS_PER_VARIANT as CALLS_PER_VARIANT
 from ._run_cost import run_cost as run_cost

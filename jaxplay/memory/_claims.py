@@ -6,14 +6,17 @@ from typing import cast
 
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
+from jaxplay.core.i18n import N_
 from jaxplay.memory import _fusion
 
 
 @claims.claim(
     "memory.eager_dispatches_from_trace",
-    "Eager JAX dispatches one small program per `jnp` call, not one per jaxpr operation (the "
-    "row max with `keepdims` is a reduction and a broadcast in one program); the page counts "
-    "them from a profiler trace.",
+    N_(
+        "Eager JAX dispatches one small program per `jnp` call, not one per jaxpr operation (the "
+        "row max with `keepdims` is a reduction and a broadcast in one program); the page counts "
+        "them from a profiler trace."
+    ),
     cases=tuple(_fusion.CHAIN_PRESETS),
 )
 def _eager(preset: str) -> Verdict:
@@ -58,8 +61,10 @@ def _report(
 
 @claims.claim(
     "memory.fusion_bytes_are_xlas",
-    "The fused chain's bytes are XLA's `cost_analysis()['bytes accessed']`: for a chain of "
-    "elementwise ops fused into one kernel, one read of the input and one write of the result.",
+    N_(
+        "The fused chain's bytes are XLA's `cost_analysis()['bytes accessed']`: for a chain of "
+        "elementwise ops fused into one kernel, one read of the input and one write of the result."
+    ),
     cases=("The article's chain, completed", "Cheap ops: memory-bound, where fusion pays"),
 )
 def _fused_bytes(preset: str) -> Verdict:
@@ -79,8 +84,10 @@ def _fused_bytes(preset: str) -> Verdict:
 
 @claims.claim(
     "memory.checkpoint_lowers_to_barriers",
-    "`jax.checkpoint` puts its recomputation behind optimization barriers in JAX's lowered "
-    "program (which XLA may remove when it compiles); without it there are none.",
+    N_(
+        "`jax.checkpoint` puts its recomputation behind optimization barriers in JAX's lowered "
+        "program (which XLA may remove when it compiles); without it there are none."
+    ),
 )
 def _barriers(_: None) -> Verdict:
     import jax
@@ -102,8 +109,10 @@ def _barriers(_: None) -> Verdict:
 
 @claims.claim(
     "memory.checkpoint_saves_fewer_residuals",
-    "Under `jax.checkpoint` the backward pass saves fewer residuals (only the inputs by "
-    "default) and recomputes the rest; the counts are JAX's own saved residuals.",
+    N_(
+        "Under `jax.checkpoint` the backward pass saves fewer residuals (only the inputs by "
+        "default) and recomputes the rest; the counts are JAX's own saved residuals."
+    ),
 )
 def _residuals(_: None) -> Verdict:
     import jax.numpy as jnp

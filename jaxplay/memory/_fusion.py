@@ -19,7 +19,17 @@ from jax.extend.core import Literal
 
 from jaxplay.core import claims, compilation, roofline, timing
 from jaxplay.core.hlo import Fusion, HloOp, entry_ops, parse_fusions
-from jaxplay.core.words import count
+from jaxplay.core.i18n import N_, _, ngettext
+
+
+def _kernels(n: int) -> str:
+    """``"3 kernels"`` in the visitor's language."""
+    return ngettext("{n} kernel", "{n} kernels", n).format(n=f"{n:,}")
+
+
+def _ops(n: int) -> str:
+    """``"6 ops"`` in the visitor's language."""
+    return ngettext("{n} op", "{n} ops", n).format(n=f"{n:,}")
 
 
 @dataclass(frozen=True)
@@ -27,7 +37,8 @@ class ChainOp:
     """One step of the op chain.
 
     Attributes:
-        key: its name in the chain editor and in links.
+        key: its name in the chain editor and in links (English; the editor shows a prose name
+            with ``_``, so those are marked with ``N_``).
         code: the line it runs, exactly as :func:`run_chain` runs it.
         fn: the step itself.
         boundary: ``None`` for an elementwise op, else what kind of op it is (``reduction``,
@@ -56,28 +67,29 @@ CHAIN_OPS: dict[str, ChainOp] = {
         ChainOp("cos", "y = jnp.cos(y)", jnp.cos),
         ChainOp("exp", "y = jnp.exp(y)", jnp.exp),
         ChainOp("tanh", "y = jnp.tanh(y)", jnp.tanh),
-        ChainOp("square", "y = y * y", lambda y: y * y),
-        ChainOp("times 2", "y = y * 2", lambda y: y * 2),
-        ChainOp("plus 1", "y = y + 1", lambda y: y + 1),
+        ChainOp(N_("square"), "y = y * y", lambda y: y * y),
+        ChainOp(N_("times 2"), "y = y * 2", lambda y: y * 2),
+        ChainOp(N_("plus 1"), "y = y + 1", lambda y: y + 1),
         ChainOp("abs", "y = jnp.abs(y)", jnp.abs),
-        ChainOp("negate", "y = -y", lambda y: -y),
+        ChainOp(N_("negate"), "y = -y", lambda y: -y),
         ChainOp("sqrt|y|", "y = jnp.sqrt(jnp.abs(y))", lambda y: jnp.sqrt(jnp.abs(y))),
         ChainOp("log1p|y|", "y = jnp.log1p(jnp.abs(y))", lambda y: jnp.log1p(jnp.abs(y))),
         ChainOp("sigmoid", "y = jax.nn.sigmoid(y)", jax.nn.sigmoid),
         ChainOp(
-            "minus row max",
+            N_("minus row max"),
             "y = y - jnp.max(y, axis=1, keepdims=True)",
             _row_max_subtracted,
             boundary="reduction",
         ),
-        ChainOp("matmul", "y = (y @ y.T) / y.shape[1]", _self_matmul, boundary="dot"),
+        ChainOp(N_("matmul"), "y = (y @ y.T) / y.shape[1]", _self_matmul, boundary="dot"),
     )
 }
 
-#: Ready-made chains: the article's (completed), cheap ops, and two where fusion stops.
+#: Ready-made chains: the article's (completed), cheap ops, and two where fusion stops. The names
+#: are English (session state, tests), marked with ``N_``: the page shows them with ``_``.
 CHAIN_PRESETS: dict[str, tuple[str, ...]] = {
-    "The article's chain, completed": ("sin", "cos", "times 2", "exp", "plus 1", "tanh"),
-    "Cheap ops: memory-bound, where fusion pays": (
+    N_("The article's chain, completed"): ("sin", "cos", "times 2", "exp", "plus 1", "tanh"),
+    N_("Cheap ops: memory-bound, where fusion pays"): (
         "times 2",
         "plus 1",
         "negate",
@@ -85,8 +97,8 @@ CHAIN_PRESETS: dict[str, tuple[str, ...]] = {
         "square",
         "sqrt|y|",
     ),
-    "Fusion stops at a reduction": ("sin", "cos", "minus row max", "exp", "tanh"),
-    "Fusion stops at a matmul": ("sin", "cos", "matmul", "tanh", "plus 1"),
+    N_("Fusion stops at a reduction"): ("sin", "cos", "minus row max", "exp", "tanh"),
+    N_("Fusion stops at a matmul"): ("sin", "cos", "matmul", "tanh", "plus 1"),
 }
 
 #: Largest matrix side for the op chain, per platform (eager writes every intermediate).
@@ -104,15 +116,21 @@ def chain_limit(platform: str) -> int:
 def check_chain(ops: Sequence[str], size: int, platform: str) -> str | None:
     """Why this chain cannot run (a message naming the limit), or None if it can."""
     if not ops:
-        return "The chain is empty: add at least one op."
+        return _("The chain is empty: add at least one op.")
     unknown = [op for op in ops if op not in CHAIN_OPS]
     if unknown:
-        return f"Unknown op(s): {', '.join(unknown)}. Known: {', '.join(CHAIN_OPS)}."
+        return _("Unknown op(s): {unknown}. Known: {known}.").format(
+            unknown=", ".join(unknown), known=_(", ").join(_(op) for op in CHAIN_OPS)
+        )
     if len(ops) > MAX_CHAIN_OPS:
-        return f"{len(ops)} ops is more than {MAX_CHAIN_OPS}, the most one chain may have."
+        return _("{n} ops is more than {limit}, the most one chain may have.").format(
+            n=len(ops), limit=MAX_CHAIN_OPS
+        )
     limit = chain_limit(platform)
     if not 1 <= size <= limit:
-        return f"Size {size} is outside 1…{limit} (the largest matrix side on {platform})."
+        return _(
+            "Size {size} is outside 1…{limit} (the largest matrix side on {platform})."
+        ).format(size=size, limit=limit, platform=platform)
     return None
 
 
@@ -294,39 +312,62 @@ def fusion_story(report: ChainReport) -> str:
     array = report.size * report.size * 4
     ratio = report.jit_bytes / array
     eager_ratio = report.eager_bytes / array
-    kernels = count(report.kernels, "kernel")
-    operations = count(len(report.dispatches), "operation")
+    kernels = _kernels(report.kernels)
+    n_ops = len(report.dispatches)
+    operations = ngettext("{n} operation", "{n} operations", n_ops).format(n=f"{n_ops:,}")
     if report.programs:
         calls = sum(n for _, n in report.programs)
+        programs = ngettext("{n} dispatched program", "{n} dispatched programs", calls).format(
+            n=f"{calls:,}"
+        )
         eager = claims.qualify(
             "memory.eager_dispatches_from_trace",
-            f"Eager JAX ran the jaxpr's {operations} as "
-            f"{count(calls, 'dispatched program', 'dispatched programs')} (counted in a "
-            "profiler trace: one per `jnp` call, which can hold several operations)",
+            _(
+                "Eager JAX ran the jaxpr's {operations} as {programs} (counted in a profiler "
+                "trace: one per `jnp` call, which can hold several operations), each writing its "
+                "result to memory for the next to read back"
+            ).format(operations=operations, programs=programs),
         )
     else:
-        eager = f"Eager JAX runs the jaxpr's {operations} one `jnp` call at a time"
-    text = (
-        f"{eager}, each writing its result to memory for the next to read back: about "
-        f"{eager_ratio:.3g}× the input array's {array / 2**20:.3g} MiB (each operation's inputs "
-        "and output). Under `jit`, XLA compiled the "
-        f"{count(len(report.ops), 'op')} into {kernels}, and `cost_analysis()` counts "
-        f"{ratio:.3g}× the array's bytes "
+        eager = _(
+            "Eager JAX runs the jaxpr's {operations} one `jnp` call at a time, each writing its "
+            "result to memory for the next to read back"
+        ).format(operations=operations)
+    numbers = dict(
+        eager=eager,
+        eager_ratio=f"{eager_ratio:.3g}",
+        mib=f"{array / 2**20:.3g}",
+        ops=_ops(len(report.ops)),
+        kernels=kernels,
+        ratio=f"{ratio:.3g}",
     )
     if report.kernels == 1:
-        text += (
-            "(one read of the input and one write of the result would be 2×): no intermediate "
-            "goes to memory. "
-        )
+        text = _(
+            "{eager}: about {eager_ratio}× the input array's {mib} MiB (each operation's inputs "
+            "and output). Under `jit`, XLA compiled the {ops} into {kernels}, and "
+            "`cost_analysis()` counts {ratio}× the array's bytes (one read of the input and one "
+            "write of the result would be 2×): no intermediate goes to memory. "
+        ).format(**numbers)
     else:
         stops = [CHAIN_OPS[op].key for op in report.ops if CHAIN_OPS[op].boundary]
-        where = f" at {', '.join(f'`{op}`' for op in stops)}" if stops else ""
-        text += (
-            f"(one read and one write would be 2×): fusion stops{where}, and the {kernels} pass "
-            "their outputs to each other through memory. "
-        )
+        if stops:
+            text = _(
+                "{eager}: about {eager_ratio}× the input array's {mib} MiB (each operation's "
+                "inputs and output). Under `jit`, XLA compiled the {ops} into {kernels}, and "
+                "`cost_analysis()` counts {ratio}× the array's bytes (one read and one write "
+                "would be 2×): fusion stops at {stops}, and the {kernels} pass their outputs to "
+                "each other through memory. "
+            ).format(stops=_(", ").join(f"`{_(op)}`" for op in stops), **numbers)
+        else:
+            text = _(
+                "{eager}: about {eager_ratio}× the input array's {mib} MiB (each operation's "
+                "inputs and output). Under `jit`, XLA compiled the {ops} into {kernels}, and "
+                "`cost_analysis()` counts {ratio}× the array's bytes (one read and one write "
+                "would be 2×): fusion stops, and the {kernels} pass their outputs to each other "
+                "through memory. "
+            ).format(**numbers)
     saved = report.eager_bytes / report.jit_bytes if report.jit_bytes > 0 else float("nan")
-    return text + f"Fusing cut the bytes moved {saved:.3g}×."
+    return text + _("Fusing cut the bytes moved {saved}×.").format(saved=f"{saved:.3g}")
 
 
 @claims.states("memory.fusion_bytes_are_xlas")
@@ -334,34 +375,33 @@ def bandwidth_story(report: ChainReport) -> str:
     """One paragraph on what the measured numbers say: memory-bound or compute-bound, and why."""
     roof = report.reference.copy_bandwidth_gbps
     share = report.jit_gbps / roof
-    text = (
-        f"The jitted chain reached {report.jit_gbps:.3g} GB/s, {share:.0%} of this device's copy "
-        "bandwidth. "
-    )
+    text = _(
+        "The jitted chain reached {gbps} GB/s, {share} of this device's copy bandwidth. "
+    ).format(gbps=f"{report.jit_gbps:.3g}", share=f"{share:.0%}")
     array_mib = report.size * report.size * 4 / 2**20
     if max(report.jit_gbps, report.eager_gbps) > roof:
-        text += (
-            f"Above the roof: each {array_mib:.3g} MiB array fits in the CPU's caches, so this "
-            "is cache bandwidth rather than memory's; a larger size shows memory's. "
-        )
+        text += _(
+            "Above the roof: each {mib} MiB array fits in the CPU's caches, so this is cache "
+            "bandwidth rather than memory's; a larger size shows memory's. "
+        ).format(mib=f"{array_mib:.3g}")
     if share >= 0.5:
-        return text + (
+        return text + _(
             "Near the roof, the chain is memory-bound: time follows bytes, so fewer bytes is "
             "the speedup."
         )
     transcendentals = (report.cost or {}).get("transcendentals", 0.0)
     if transcendentals > 0:
-        return text + (
-            f"Well below the roof, memory is not the limit: `cost_analysis()` counts "
-            f"{transcendentals:,.0f} transcendental ops per call (sin, exp, tanh…, costly on a "
-            "CPU), so saving bytes saves little time. Cheap ops (multiply, add, abs) show the "
-            "effect of fusion best."
-        )
-    return text + "Well below the roof: at this size, memory bandwidth does not set the time."
+        return text + _(
+            "Well below the roof, memory is not the limit: `cost_analysis()` counts {n} "
+            "transcendental ops per call (sin, exp, tanh…, costly on a CPU), so saving bytes "
+            "saves little time. Cheap ops (multiply, add, abs) show the effect of fusion best."
+        ).format(n=f"{transcendentals:,.0f}")
+    return text + _("Well below the roof: at this size, memory bandwidth does not set the time.")
 
 
-#: The rows of :func:`eager_vs_jit_rows`, in order.
-COMPARED = ("kernels", "MiB moved", "time (median)", "GB/s")
+#: The rows of :func:`eager_vs_jit_rows`, in order (English, marked with ``N_``: the page shows
+#: them with ``_``).
+COMPARED = (N_("kernels"), N_("MiB moved"), N_("time (median)"), "GB/s")
 
 
 def eager_vs_jit_rows(report: ChainReport) -> dict[str, list[str]]:
@@ -407,12 +447,12 @@ def chain_figure(report: ChainReport) -> Any:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    labels = ["eager", "jit"]
+    labels = [_("eager"), "jit"]
     colors = ["#d62728", "#1f77b4"]
     fig = make_subplots(
         rows=1,
         cols=3,
-        subplot_titles=("kernels launched", "MiB moved", "GB/s achieved"),
+        subplot_titles=(_("kernels launched"), _("MiB moved"), _("GB/s achieved")),
     )
     values = (
         [len(report.dispatches), report.kernels],
@@ -435,15 +475,16 @@ def chain_figure(report: ChainReport) -> Any:
     fig.add_hline(
         y=report.reference.copy_bandwidth_gbps,
         line_dash="dash",
-        annotation_text=f"copy bandwidth {report.reference.copy_bandwidth_gbps:.3g} GB/s",
+        annotation_text=_("copy bandwidth {gbps} GB/s").format(
+            gbps=f"{report.reference.copy_bandwidth_gbps:.3g}"
+        ),
         # Plotly has no type hints: pyright reads row and col as str from their default "all".
         row=1,  # pyright: ignore[reportArgumentType]
         col=3,  # pyright: ignore[reportArgumentType]
     )
     fig.update_layout(
-        title=(
-            f"Eager vs jit: {count(len(report.ops), 'op')} on {report.size}×{report.size} float32, "
-            f"{report.device}"
+        title=_("Eager vs jit: {ops} on {size}×{size} float32, {device}").format(
+            ops=_ops(len(report.ops)), size=report.size, device=report.device
         ),
         title_font_size=13,
         height=380,

@@ -30,8 +30,9 @@ import numpy as np
 from jax.ad_checkpoint import checkpoint_name
 
 from jaxplay import article
-from jaxplay.core import capture, claims, compilation, jax_private, timing
+from jaxplay.core import capture, compilation, jax_private, timing
 from jaxplay.core.hlo import DTYPE_BYTES
+from jaxplay.core.i18n import N_, _
 
 #: Largest matrix side analysed (compile only: nothing of this size is allocated).
 MAX_SIZE = 4096
@@ -98,12 +99,12 @@ class Model:
 
     Attributes:
         key: identifier used in links and caches.
-        title: what the page calls it.
+        title: what the page calls it (English, marked with ``N_``: the page shows it with ``_``).
         block: one round / layer, ``block(params_i, x) -> x``.
         inputs: ``inputs(size, depth) -> (params, x)``; params stacked on a leading axis or None.
         argnums: which argument of ``loss(params, x)`` the gradient is taken with respect to.
         name: the ``checkpoint_name`` its block tags (for ``save_only_these_names``).
-        depth_label: "rounds" or "layers".
+        depth_label: "rounds" or "layers" (English, marked with ``N_``).
         op: the block's elementwise op as StableHLO and HLO name it (``sine``): counted in the
             lowered and the compiled gradient, it shows whether XLA kept a recomputation.
     """
@@ -126,26 +127,26 @@ MODELS: dict[str, Model] = {
         seed_inputs,
         argnums=1,
         name="sin",
-        depth_label="rounds",
+        depth_label=N_("rounds"),
         op="sine",
     ),
     "mlp": Model(
         "mlp",
-        "A stack of dense tanh layers (MLP)",
+        N_("A stack of dense tanh layers (MLP)"),
         mlp_layer,
         mlp_inputs,
         argnums=0,
         name="activation",
-        depth_label="layers",
+        depth_label=N_("layers"),
         op="tanh",
     ),
 }
 
 #: How the rounds are looped: the article's Python loop (unrolled into one long program) or a
-#: ``lax.scan`` (one compiled loop body).
+#: ``lax.scan`` (one compiled loop body). The labels are English, marked with ``N_``.
 LOOPS: dict[str, str] = {
-    "unrolled": "Python loop (unrolled)",
-    "scan": "lax.scan (one loop body)",
+    "unrolled": N_("Python loop (unrolled)"),
+    "scan": N_("lax.scan (one loop body)"),
 }
 
 
@@ -158,7 +159,7 @@ class Variant:
 
     Attributes:
         key: identifier.
-        label: name for tables.
+        label: name for tables (English, as ``short`` and ``explanation``: marked with ``N_``).
         short: shorter name for the chart's point labels.
         scope: ``None`` (no checkpoint), ``"layer"`` (around the whole stack) or ``"round"``
             (around each block: a round of the seed layer, a layer of the MLP).
@@ -181,51 +182,58 @@ VARIANTS: dict[str, Variant] = {
     for v in (
         Variant(
             "none",
-            "no checkpoint",
-            "none",
+            N_("no checkpoint"),
+            N_("none"),
             None,
             None,
             "jax.grad(loss)",
-            "Every intermediate the backward pass needs is saved.",
+            N_("Every intermediate the backward pass needs is saved."),
         ),
         Variant(
             "whole",
-            "checkpoint(whole layer)",
-            "whole layer",
+            N_("checkpoint(whole layer)"),
+            N_("whole layer"),
             "layer",
             None,
             "layer = jax.checkpoint(layer)",
-            "The article's checkpointed_fn. Only the layer's input is saved; the backward pass "
-            "reruns the whole forward first, then holds all of its intermediates at once.",
+            N_(
+                "The article's checkpointed_fn. Only the layer's input is saved; the backward "
+                "pass reruns the whole forward first, then holds all of its intermediates at once."
+            ),
         ),
         Variant(
             "per_round",
-            "checkpoint(each block), nothing_saveable",
-            "each block",
+            N_("checkpoint(each block), nothing_saveable"),
+            N_("each block"),
             "round",
             "nothing_saveable",
             "block = jax.checkpoint(block, policy=jax.checkpoint_policies.nothing_saveable)",
-            "Each block's input is saved; each block is recomputed just before its backward "
-            "step (nothing_saveable is also jax.checkpoint's default).",
+            N_(
+                "Each block's input is saved; each block is recomputed just before its backward "
+                "step (nothing_saveable is also jax.checkpoint's default)."
+            ),
         ),
         Variant(
             "per_round_dots",
-            "checkpoint(each block), dots_saveable",
-            "each block, dots",
+            N_("checkpoint(each block), dots_saveable"),
+            N_("each block, dots"),
             "round",
             "dots_saveable",
             "block = jax.checkpoint(block, policy=jax.checkpoint_policies.dots_saveable)",
-            "Matrix-product outputs are saved too; only the cheap elementwise ops are recomputed.",
+            N_(
+                "Matrix-product outputs are saved too; only the cheap elementwise ops are "
+                "recomputed."
+            ),
         ),
         Variant(
             "per_round_names",
-            "checkpoint(each block), save_only_these_names",
-            "each block, names",
+            N_("checkpoint(each block), save_only_these_names"),
+            N_("each block, names"),
             "round",
             "save_only_these_names",
             "block = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names("
             "NAME))",
-            "Values tagged with checkpoint_name(..., NAME) are saved; the rest is recomputed.",
+            N_("Values tagged with checkpoint_name(..., NAME) are saved; the rest is recomputed."),
         ),
     )
 }
@@ -242,12 +250,6 @@ def _policy(variant: Variant, model: Model) -> Any:
 def variant_code(variant: Variant, model: Model) -> str:
     """The variant's line of code with the model's ``checkpoint_name`` filled in."""
     return variant.code.replace("NAME", repr(model.name))
-
-
-@claims.states("memory.checkpoint_saves_fewer_residuals")
-def variant_explanation(variant: Variant, model: Model) -> str:
-    """The variant's explanation with the model's ``checkpoint_name`` filled in."""
-    return variant.explanation.replace("NAME", repr(model.name))
 
 
 def build_loss(model_key: str, variant_key: str, loop: str, depth: int) -> Callable[..., Any]:
@@ -448,9 +450,11 @@ def run_limit(platform: str) -> int:
 def check_size(size: int, depth: int) -> str | None:
     """Why ``size``/``depth`` cannot be analysed (a message naming the limit), or None if fine."""
     if not 1 <= size <= MAX_SIZE:
-        return f"Size {size} is outside 1…{MAX_SIZE} (the largest matrix side analysed here)."
+        message = _("Size {size} is outside 1…{limit} (the largest matrix side analysed here).")
+        return message.format(size=size, limit=MAX_SIZE)
     if not 1 <= depth <= MAX_DEPTH:
-        return f"Depth {depth} is outside 1…{MAX_DEPTH} (the most rounds or layers here)."
+        message = _("Depth {depth} is outside 1…{limit} (the most rounds or layers here).")
+        return message.format(depth=depth, limit=MAX_DEPTH)
     return None
 
 
@@ -487,9 +491,8 @@ def analyse_variant(
         raise ValueError(problem)
     where = platform()
     if run and size > run_limit(where):
-        raise ValueError(
-            f"Size {size} is above {run_limit(where)}, the largest run and timed on {where}."
-        )
+        message = _("Size {size} is above {limit}, the largest run and timed on {platform}.")
+        raise ValueError(message.format(size=size, limit=run_limit(where), platform=where))
     model = MODELS[model_key]
     loss = build_loss(model_key, variant_key, loop, depth)
     # Shapes only: tracing and compiling need no data, so a compile-only analysis allocates nothing.
@@ -548,13 +551,13 @@ def _op_counts(aot: compilation.AotCompilation, op: str) -> tuple[int, int]:
 
 
 #: What the gradient does with a saved residual, by the primitives that read it in the
-#: linearized gradient (the first rule that matches wins).
+#: linearized gradient (the first rule that matches wins); English, marked with ``N_``.
 ROLES: tuple[tuple[str, str], ...] = (
-    ("dot_general", "matmul operands"),
-    ("mul", "derivative factors"),
-    ("remat2", "inputs of checkpointed blocks"),
-    ("checkpoint", "inputs of checkpointed blocks"),
-    ("scan", "values stacked by the scan"),
+    ("dot_general", N_("matmul operands")),
+    ("mul", N_("derivative factors")),
+    ("remat2", N_("inputs of checkpointed blocks")),
+    ("checkpoint", N_("inputs of checkpointed blocks")),
+    ("scan", N_("values stacked by the scan")),
 )
 
 

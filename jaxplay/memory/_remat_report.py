@@ -17,25 +17,74 @@ import numpy as np
 
 from jaxplay.core import claims
 from jaxplay.core.figures import quartile_bars, timing_values
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.timing import format_seconds
-from jaxplay.core.words import count
-from jaxplay.memory._remat import Model, RematResult
+from jaxplay.memory._remat import Model, RematResult, Variant
+
+#: Why a residual is saved (:attr:`~jaxplay.memory._remat.Residual.origin`), in words: the
+#: origins are English in a cached result; a table or sentence shows them with ``_``.
+ORIGINS = (
+    N_("argument"),
+    N_("output"),
+    N_("named"),
+    N_("constant"),
+    N_("literal"),
+    N_("jitted"),
+    N_("other"),
+)
+
+
+def _role(role: str) -> str:
+    """A residual's role (:data:`~jaxplay.memory._remat.ROLES`) in the visitor's language."""
+    other = "other: "  # then the primitives reading it (see residual_roles)
+    if role.startswith(other):
+        return _("other: {primitives}").format(primitives=role[len(other) :])
+    return _(role)
+
+
+def _residuals(n: int) -> str:
+    """``"3 residuals"`` in the visitor's language."""
+    return ngettext("{n} residual", "{n} residuals", n).format(n=f"{n:,}")
+
+
+def _barriers(n: int) -> str:
+    """``"2 optimization barriers"`` in the visitor's language."""
+    return ngettext("{n} optimization barrier", "{n} optimization barriers", n).format(n=f"{n:,}")
+
+
+def _ops(n: int, op: str) -> str:
+    """``"5 `sine` ops"`` in the visitor's language."""
+    return ngettext("{n} {op} op", "{n} {op} ops", n).format(n=f"{n:,}", op=op)
+
+
+@claims.states("memory.checkpoint_saves_fewer_residuals")
+def variant_explanation(variant: Variant, model: Model) -> str:
+    """The variant's explanation with the model's ``checkpoint_name`` filled in (in the visitor's
+    language)."""
+    return _(variant.explanation).replace("NAME", repr(model.name))
 
 
 @claims.states("memory.checkpoint_saves_fewer_residuals")
 def residual_story(result: RematResult) -> str:
     """The saved residuals in one sentence, counted from what JAX reported (Markdown)."""
     if not result.residuals:
-        return "Nothing is saved for the backward pass."
+        return _("Nothing is saved for the backward pass.")
     producers: dict[str, int] = {}
     for r in result.residuals:
-        what = f"{r.producer} ({r.origin})" if r.origin in ("argument", "named") else r.producer
+        named = r.origin in ("argument", "named")
+        what = f"{r.producer} ({_(r.origin)})" if named else r.producer
         producers[what] = producers.get(what, 0) + 1
-    listed = ", ".join(f"{n} × `{p}`" for p, n in producers.items())
-    text = f"{count(len(result.residuals), 'saved residual')}, by producer: {listed}."
+    listed = _(", ").join(f"{n} × `{p}`" for p, n in producers.items())
+    n = len(result.residuals)
+    text = ngettext(
+        "{n} saved residual, by producer: {listed}.",
+        "{n} saved residuals, by producer: {listed}.",
+        n,
+    ).format(n=f"{n:,}", listed=listed)
     if result.roles:
-        uses = ", ".join(f"{n} × {role}" for role, n in result.roles.items())
-        text += f" What the gradient reads them as: {uses}."
+        uses = _(", ").join(f"{n} × {_role(role)}" for role, n in result.roles.items())
+        # The space between the sentences is the translation's (Chinese puts none).
+        text += _(" What the gradient reads them as: {uses}.").format(uses=uses)
     return text
 
 
@@ -61,40 +110,68 @@ def remat_story(
         if r.temp_bytes is None:
             continue
         mib = f"{r.temp_bytes / 2**20:.3g} MiB"
-        head = f"**{r.variant.label}**: temp memory {ref_mib} → {mib} (`memory_analysis()`)"
-        barriers = (
-            f"{count(r.barriers[1], 'optimization barrier')} of JAX's {r.barriers[0]} remain in "
-            "the compiled program"
+        head = _("**{variant}**: temp memory {before} → {after} (`memory_analysis()`)").format(
+            variant=_(r.variant.label), before=ref_mib, after=mib
         )
+        barriers = ngettext(
+            "{n} optimization barrier of JAX's {total} remain in the compiled program",
+            "{n} optimization barriers of JAX's {total} remain in the compiled program",
+            r.barriers[1],
+        ).format(n=f"{r.barriers[1]:,}", total=r.barriers[0])
         if loop == "scan":
-            saved = f"it saves {count(len(r.residuals), 'residual')} against {len(ref.residuals)}"
+            saved = dict(saved=_residuals(len(r.residuals)), reference=len(ref.residuals))
             if r.temp_bytes < ref.temp_bytes:
-                paras.append(
-                    f"{head}: {saved} and recomputes the rest in the backward loop, which XLA "
-                    f"cannot merge across loop iterations ({barriers})."
+                said = _(
+                    "{head}: it saves {saved} against {reference} and recomputes the rest in the "
+                    "backward loop, which XLA cannot merge across loop iterations ({barriers})."
                 )
             else:
-                paras.append(f"{head}: {saved}, and the temp memory did not drop ({barriers}).")
+                said = _(
+                    "{head}: it saves {saved} against {reference}, and the temp memory did not "
+                    "drop ({barriers})."
+                )
+            paras.append(said.format(head=head, barriers=barriers, **saved))
             continue
-        lowered_ops, compiled_ops = count(r.ops[0], f"{op} op"), count(r.ops[1], f"{op} op")
+        lowered_ops, compiled_ops = _ops(r.ops[0], op), _ops(r.ops[1], op)
         lowered = (
-            f"JAX's lowered program recomputes ({lowered_ops} against {ref.ops[0]})"
+            _("JAX's lowered program recomputes ({ops} against {reference})")
             if r.ops[0] > ref.ops[0]
-            else f"JAX's lowered program has {lowered_ops}, as many as without checkpoint"
-        )
+            else _("JAX's lowered program has {ops}, as many as without checkpoint")
+        ).format(ops=lowered_ops, reference=ref.ops[0])
         if r.temp_bytes == ref.temp_bytes and r.barriers[1] == 0 and r.ops[1] == ref.ops[1]:
             paras.append(
-                f"{head}: {lowered}, behind {count(r.barriers[0], 'optimization barrier')}. "
-                f"XLA:{platform.upper()} removed every barrier and merged any recomputation back "
-                f"into the forward pass: the compiled program has {compiled_ops}, the same as "
-                "without checkpoint, so the temp memory is the same. A `lax.scan` loop (Loop "
-                "above) keeps the recomputation apart."
+                _(
+                    "{head}: {lowered}, behind {barriers}. XLA:{platform} removed every barrier "
+                    "and merged any recomputation back into the forward pass: the compiled "
+                    "program has {compiled}, the same as without checkpoint, so the temp memory "
+                    "is the same. A `lax.scan` loop (Loop above) keeps the recomputation apart."
+                ).format(
+                    head=head,
+                    lowered=lowered,
+                    barriers=_barriers(r.barriers[0]),
+                    platform=platform.upper(),
+                    compiled=compiled_ops,
+                )
             )
         else:
-            change = "dropped" if r.temp_bytes < ref.temp_bytes else "did not drop"
+            if r.temp_bytes < ref.temp_bytes:
+                said = _(
+                    "{head}: {lowered}; {barriers}, the compiled program has {compiled} against "
+                    "{reference} without checkpoint, and the temp memory dropped."
+                )
+            else:
+                said = _(
+                    "{head}: {lowered}; {barriers}, the compiled program has {compiled} against "
+                    "{reference} without checkpoint, and the temp memory did not drop."
+                )
             paras.append(
-                f"{head}: {lowered}; {barriers}, the compiled program has {compiled_ops} "
-                f"against {ref.ops[1]} without checkpoint, and the temp memory {change}."
+                said.format(
+                    head=head,
+                    lowered=lowered,
+                    barriers=barriers,
+                    compiled=compiled_ops,
+                    reference=ref.ops[1],
+                )
             )
     return paras
 
@@ -124,32 +201,35 @@ def summary_rows(results: Sequence[RematResult]) -> list[dict[str, Any]]:
     for r in results:
         error = gradient_error(r, reference) if reference is not None else None
         memory = r.memory or {}
+        not_run = _("not run")
         rows.append(
             {
-                "variant": r.variant.short,
+                "variant": _(r.variant.short),
                 "saved residuals": len(r.residuals),
                 "residual MiB": r.residual_bytes / 2**20,
                 "temp MiB": memory.get("temp", float("nan")) / 2**20,
                 "argument MiB": memory.get("argument", float("nan")) / 2**20,
                 "output MiB": memory.get("output", float("nan")) / 2**20,
                 "peak MiB": float("nan") if r.peak_bytes is None else r.peak_bytes / 2**20,
-                "gradient time": "not run" if r.time is None else format_seconds(r.time.median),
+                "gradient time": not_run if r.time is None else format_seconds(r.time.median),
                 "± IQR/2": "" if r.time is None else format_seconds(r.time.iqr / 2),
-                "gradient vs no checkpoint": "not run" if error is None else f"{error:.1e}",
+                "gradient vs no checkpoint": not_run if error is None else f"{error:.1e}",
             }
         )
     return rows
 
 
-#: Columns said in the caption instead when every variant has the same value.
-CONSTANT_COLUMNS = ("argument MiB", "output MiB")
+#: Columns said in the caption instead when every variant has the same value (marked with
+#: ``N_``: the caption names them with ``_``).
+CONSTANT_COLUMNS = (N_("argument MiB"), N_("output MiB"))
 
 
 @dataclass(frozen=True)
 class SummaryTable:
     """The summary as the page shows it: the rows without the columns that say nothing here
     (no value on this backend, peak memory on a CPU), and the ones every variant shares,
-    said once in ``constants`` (``"argument MiB: 1.5 for every variant"``) so the table fits."""
+    said once in ``constants`` (``"argument MiB: 1.5 for every variant"``, in the visitor's
+    language) so the table fits."""
 
     rows: list[dict[str, Any]]
     constants: str
@@ -169,7 +249,10 @@ def summary_table(results: Sequence[RematResult]) -> SummaryTable:
         for c in CONSTANT_COLUMNS
         if c in columns and c not in empty and len({repr(row[c]) for row in rows}) == 1
     ]
-    constants = "; ".join(f"{c}: {rows[0][c]:.3g} for every variant" for c in same)
+    constants = _("; ").join(
+        _("{column}: {value} for every variant").format(column=_(c), value=f"{rows[0][c]:.3g}")
+        for c in same
+    )
     dropped = empty | set(same)
     return SummaryTable(
         [{c: v for c, v in row.items() if c not in dropped} for row in rows], constants
@@ -177,15 +260,18 @@ def summary_table(results: Sequence[RematResult]) -> SummaryTable:
 
 
 def residual_rows(result: RematResult) -> list[dict[str, Any]]:
-    """The residual table of one variant: shape, dtype, bytes, what made it, source line."""
+    """The residual table of one variant: shape, dtype, bytes, what made it, source line (the
+    headers and the origins in the visitor's language)."""
+    shape, size, because = _("shape"), _("bytes"), _("saved because")
+    producer, line = _("producer"), _("source line")
     return [
         {
-            "shape": str(r.shape),
+            shape: str(r.shape),
             "dtype": r.dtype,
-            "bytes": r.bytes,
-            "saved because": r.origin,
-            "producer": r.producer,
-            "source line": r.source or "",
+            size: r.bytes,
+            because: _(r.origin),
+            producer: r.producer,
+            line: r.source or "",
         }
         for r in result.residuals
     ]
@@ -208,17 +294,19 @@ def memory_time_figure(results: Sequence[RematResult], device: str) -> Any:
                 x=medians,
                 y=[r.temp_bytes / 2**20],
                 mode="markers+text",
-                text=[r.variant.short],
+                text=[_(r.variant.short)],
                 textposition="top center",
-                name=r.variant.label,
+                name=_(r.variant.label),
                 error_x=quartile_bars(medians, lows, highs),
                 marker={"size": 12},
             )
         )
     fig.update_layout(
-        title=f"Memory against time: jitted gradient per variant on {device}",
-        xaxis_title="gradient time per call, ms (median; bars: IQR)",
-        yaxis_title="compiled temp memory, MiB (memory_analysis)",
+        title=_("Memory against time: jitted gradient per variant on {device}").format(
+            device=device
+        ),
+        xaxis_title=_("gradient time per call, ms (median; bars: IQR)"),
+        yaxis_title=_("compiled temp memory, MiB (memory_analysis)"),
         yaxis_rangemode="tozero",
         xaxis_rangemode="tozero",
         showlegend=False,

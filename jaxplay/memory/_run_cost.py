@@ -13,7 +13,8 @@ import functools
 
 import jax
 
-from jaxplay.core import budget, claims, words
+from jaxplay.core import budget, claims
+from jaxplay.core.i18n import ngettext
 from jaxplay.memory._remat import MODELS, build_loss, check_size
 
 #: Gradient calls one run-and-timed variant makes (:func:`analyse_variant`: the first call, a
@@ -52,9 +53,12 @@ def run_cost(
 @claims.states_nothing("our own prediction of what running costs")
 def run_cost_note(seconds: float, variants: int) -> str:
     """Why the page waits for the button before running (Markdown)."""
-    return (
-        f"Running and timing {words.count(variants, 'variant')} at these settings "
-        f"is predicted to take about **{budget.format_duration(seconds)}** of the shared machine "
-        f"(more than the {AUTO_RUN_S:g} s the page runs by itself as it opens): press the "
-        "button to run them."
-    )
+    return ngettext(
+        "Running and timing {n} variant at these settings is predicted to take about "
+        "**{duration}** of the shared machine (more than the {limit} s the page runs by itself "
+        "as it opens): press the button to run them.",
+        "Running and timing {n} variants at these settings is predicted to take about "
+        "**{duration}** of the shared machine (more than the {limit} s the page runs by itself "
+        "as it opens): press the button to run them.",
+        variants,
+    ).format(n=f"{variants:,}", duration=budget.format_duration(seconds), limit=f"{AUTO_RUN_S:g}")

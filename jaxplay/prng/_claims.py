@@ -16,6 +16,7 @@ import jax.random as jrandom
 import numpy as np
 
 from jaxplay.core import claims, jax_private
+from jaxplay.core.i18n import N_
 from jaxplay.prng import _impls, _pitfalls, _seeds
 
 Verdict = claims.Verdict
@@ -27,8 +28,10 @@ INEXACT_UNDER_VMAP = ("rbg", "unsafe_rbg")
 
 @claims.claim(
     "prng.registered_impls",
-    "The page lists every PRNG implementation this JAX registers (six in JAX 0.10: "
-    "threefry2x32, threefry4x32, philox2x32, philox4x32, rbg, unsafe_rbg), the default first.",
+    N_(
+        "The page lists every PRNG implementation this JAX registers (six in JAX 0.10: "
+        "threefry2x32, threefry4x32, philox2x32, philox4x32, rbg, unsafe_rbg), the default first."
+    ),
 )
 def _registered(_: None) -> Verdict:
     registry = jax_private.prng_impl_names()
@@ -53,8 +56,10 @@ def _data(key: jax.Array) -> tuple[int, ...]:
 
 @claims.claim(
     "prng.rbg_derivation",
-    "rbg and unsafe_rbg seeded alike hold the same key words and draw the same numbers, and "
-    "differ in split and in fold_in.",
+    N_(
+        "rbg and unsafe_rbg seeded alike hold the same key words and draw the same numbers, and "
+        "differ in split and in fold_in."
+    ),
     cases=(0, 9, 1765663200070 & 0xFFFFFFFF),
 )
 def _rbg_derivation(seed: int) -> Verdict:
@@ -85,8 +90,10 @@ def _rbg_derivation(seed: int) -> Verdict:
 
 @claims.claim(
     "prng.vmap_exact",
-    "vmap of a sampler over a batch of keys equals a loop over the keys for threefry and Philox; "
-    "for rbg and unsafe_rbg it does not: the batch is drawn from the first key.",
+    N_(
+        "vmap of a sampler over a batch of keys equals a loop over the keys for threefry and "
+        "Philox; for rbg and unsafe_rbg it does not: the batch is drawn from the first key."
+    ),
     cases=_seeds.IMPLS,
 )
 def _vmap_exact(impl: str) -> Verdict:
@@ -131,9 +138,11 @@ def _documented_rows() -> dict[str, set[str]]:
 
 @claims.claim(
     "prng.portable",
-    "JAX documents threefry and Philox as identical across CPU/GPU/TPU and across shardings, "
-    "rbg and unsafe_rbg as identical across shardings only, and only threefry and Philox as "
-    "exact under vmap over keys.",
+    N_(
+        "JAX documents threefry and Philox as identical across CPU/GPU/TPU and across shardings, "
+        "rbg and unsafe_rbg as identical across shardings only, and only threefry and Philox as "
+        "exact under vmap over keys."
+    ),
 )
 def _portable(_: None) -> Verdict:
     rows = _documented_rows()
@@ -151,8 +160,10 @@ def _portable(_: None) -> Verdict:
 
 @claims.claim(
     "prng.threefry_seed_rule",
-    "PRNGKey(seed) holds [seed >>> 32, seed & 0xFFFFFFFF] of the seed as a signed integer of "
-    "the default width: with x64 off only the low 32 bits survive (the high word is 0).",
+    N_(
+        "PRNGKey(seed) holds [seed >>> 32, seed & 0xFFFFFFFF] of the seed as a signed integer of "
+        "the default width: with x64 off only the low 32 bits survive (the high word is 0)."
+    ),
     cases=(0, 42, -1, 2**32 + 5, -(2**40), _seeds.ARTICLE_SEED, _seeds.INT64_MAX),
 )
 def _seed_rule(seed: int) -> Verdict:
@@ -164,7 +175,7 @@ def _seed_rule(seed: int) -> Verdict:
 
 @claims.claim(
     "prng.seed_range",
-    "A seed outside the signed 64-bit range raises OverflowError with x64 off and on.",
+    N_("A seed outside the signed 64-bit range raises OverflowError with x64 off and on."),
     cases=(2**63, -(2**63) - 1),
 )
 def _seed_range(seed: int) -> Verdict:
@@ -176,8 +187,10 @@ def _seed_range(seed: int) -> Verdict:
 
 @claims.claim(
     "prng.same_key_same_numbers",
-    "With the default implementation the same keys give the same numbers eagerly, under jit, "
-    "vmap and jit(vmap).",
+    N_(
+        "With the default implementation the same keys give the same numbers eagerly, under jit, "
+        "vmap and jit(vmap)."
+    ),
     cases=(6,),
 )
 def _same_numbers(seed: int) -> Verdict:

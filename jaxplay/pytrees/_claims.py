@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxplay.core import capture, claims
+from jaxplay.core.i18n import N_
 from jaxplay.pytrees import _empty, _examples, _params, _static
 
 Verdict = claims.Verdict
@@ -38,9 +39,11 @@ def _fresh_class() -> type:
 
 @claims.claim(
     "pytrees.array_meta_field",
-    "An array in a meta field: jit accepts a call while nothing is cached to compare it with, "
-    "and raises ValueError ('arrays cannot be passed as metadata fields') when it compares the "
-    "meta fields with a cached call's; the lab shows that error, not one of its own.",
+    N_(
+        "An array in a meta field: jit accepts a call while nothing is cached to compare it with, "
+        "and raises ValueError ('arrays cannot be passed as metadata fields') when it compares the "
+        "meta fields with a cached call's; the lab shows that error, not one of its own."
+    ),
     cases=("jax", "lab"),
 )
 def _array_meta_field(case: str) -> Verdict:
@@ -60,8 +63,10 @@ def _array_meta_field(case: str) -> Verdict:
 
 @claims.claim(
     "pytrees.one_program_per_meta_and_leaf_type",
-    "jit compiles one program per distinct meta value and per leaf type (a Python float and a "
-    "jnp.float32 are two); a new value of a data field reuses the program.",
+    N_(
+        "jit compiles one program per distinct meta value and per leaf type (a Python float and a "
+        "jnp.float32 are two); a new value of a data field reuses the program."
+    ),
     cases=(("dynamic", 4, 2), ("static", 4, 1), ("static", 4, 3), ("weak", 4, 2)),
 )
 def _programs(case: tuple[str, int, int]) -> Verdict:
@@ -78,7 +83,7 @@ def _programs(case: tuple[str, int, int]) -> Verdict:
 
 @claims.claim(
     "pytrees.flatten_sorts_dict_keys",
-    "jax.tree.flatten orders a dict's leaves by sorted key, not as written.",
+    N_("jax.tree.flatten orders a dict's leaves by sorted key, not as written."),
 )
 def _sorted_keys(_: None) -> Verdict:
     tree = _examples.unsorted_dict()
@@ -89,8 +94,10 @@ def _sorted_keys(_: None) -> Verdict:
 
 @claims.claim(
     "pytrees.empty_nodes_hold_no_leaves",
-    "None, [], () and {} are nodes without leaves: tree.map never calls its function on them "
-    "and grad hands them back as they were; is_leaf=lambda x: x is None makes None a leaf.",
+    N_(
+        "None, [], () and {} are nodes without leaves: tree.map never calls its function on them "
+        "and grad hands them back as they were; is_leaf=lambda x: x is None makes None a leaf."
+    ),
     cases=(False, True),
 )
 def _empty_nodes(none_is_leaf: bool) -> Verdict:
@@ -112,8 +119,10 @@ def _shapes(features: int = 3, hidden: int = 4) -> Any:
 
 @claims.claim(
     "pytrees.grad_returns_params_tree",
-    "jax.grad with respect to a tree of parameters returns a tree of the same structure, each "
-    "leaf with its parameter's shape.",
+    N_(
+        "jax.grad with respect to a tree of parameters returns a tree of the same structure, each "
+        "leaf with its parameter's shape."
+    ),
 )
 def _grad_tree(_: None) -> Verdict:
     params = _shapes()
@@ -130,9 +139,11 @@ REFUSED = {"all-zero": "ValueError", "not-a-prefix": "ValueError"}
 
 @claims.claim(
     "pytrees.in_axes_prefix",
-    "vmap's in_axes must be a prefix of the arguments' tree, each mapped leaf with an axis 0: "
-    "(None, 0) and a per-subtree dict work; (0, 0) maps the scalar output bias and a dict "
-    "naming only some keys is not a prefix: both raise ValueError.",
+    N_(
+        "vmap's in_axes must be a prefix of the arguments' tree, each mapped leaf with an axis 0: "
+        "(None, 0) and a per-subtree dict work; (0, 0) maps the scalar output bias and a dict "
+        "naming only some keys is not a prefix: both raise ValueError."
+    ),
     cases=tuple(choice.key for choice in _params.AXES),
 )
 def _in_axes(key: str) -> Verdict:

@@ -33,6 +33,7 @@ from typing import Any
 
 from jaxplay.core import words
 from jaxplay.core.errors import InputError
+from jaxplay.core.i18n import _
 from jaxplay.core.turns import current_visitor
 from jaxplay.sandbox._config import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
 from jaxplay.sandbox._config import RunnerConfig as RunnerConfig
@@ -201,24 +202,33 @@ class TaskFailed(Exception):
         """One plain-text sentence for a page: ``doing`` ("Differentiating this formula to
         order 4") failed, how, and ``hint`` (what to try) where a smaller input could help.
 
-        The text can quote the visitor's input (an exception's message): show it escaped
+        In the visitor's language (``doing`` and ``hint`` come in it already; the runner's own
+        words in ``error.message`` were written in it too, JAX's stay as JAX wrote them). The
+        text can quote the visitor's input (an exception's message): show it escaped
         (:func:`jaxplay.core.markdown.escape`) or in a code block.
         """
         error = self.error
-        said = error.message.rstrip(".").replace("The code ", "it ")
+        said = error.message.rstrip(".。").replace("The code ", "it ")
         if error.kind == "timeout" and "CPU" not in error.message and self.timeout_s is not None:
-            text = f"{doing} took longer than {self.timeout_s:g} s and was stopped"
+            text = _("{doing} took longer than {seconds} s and was stopped").format(
+                doing=doing, seconds=f"{self.timeout_s:g}"
+            )
         elif error.kind == "timeout":
-            text = f"{doing} was stopped: {said}"
+            text = _("{doing} was stopped: {reason}").format(doing=doing, reason=said)
         elif error.kind == "memory":
-            text = f"{doing} needed more memory than one run may use and was stopped"
+            text = _("{doing} needed more memory than one run may use and was stopped").format(
+                doing=doing
+            )
         elif error.kind == "refused":
-            return f"{doing} was refused: {error.message}"
+            return _("{doing} was refused: {reason}").format(doing=doing, reason=error.message)
         elif error.kind == "exception":
-            return f"{doing} failed: {error.exc_type or 'Exception'}: {error.message}"
+            raised = f"{error.exc_type or 'Exception'}: {error.message}"
+            return _("{doing} failed: {reason}").format(doing=doing, reason=raised)
         else:
-            text = f"{doing} failed: {said}"
-        return f"{text} — {hint}." if hint else f"{text}."
+            text = _("{doing} failed: {reason}").format(doing=doing, reason=said)
+        if hint:
+            return _("{text} — {hint}.").format(text=text, hint=hint)
+        return _("{text}.").format(text=text)
 
 
 def call(
@@ -249,12 +259,13 @@ def call(
     result = run_task(target, timeout_s=timeout_s, **kwargs)
     if not result.ok or result.error is not None:
         deadline = get_pool().config.limits.timeout_s if timeout_s is None else timeout_s
-        error = result.error or RunError(kind="crashed", message="No result.")
+        error = result.error or RunError(kind="crashed", message=_("No result."))
         raise TaskFailed(error, timeout_s=deadline)
     try:
         return wire.decode(result.task, returns)
     except (ValueError, TypeError) as err:
-        raise TaskFailed(RunError(kind="crashed", message=f"A malformed result: {err}")) from None
+        malformed = _("A malformed result: {error}").format(error=err)
+        raise TaskFailed(RunError(kind="crashed", message=malformed)) from None
 
 
 def defined_functions(source: str) -> list[str]:
@@ -314,7 +325,7 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
         offset = getattr(err, "offset", None)  # in "[text]": one more than in the text
         line = getattr(err, "lineno", None) or 1
         raise InputError(
-            "Could not read these as shapes; write them like (3,), (4, 4) or ()."
+            _("Could not read these as shapes; write them like (3,), (4, 4) or ().")
             + words.ascii_hint(text),
             text=text,
             line=line,
@@ -327,7 +338,10 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
         ):
             raise InputError(
-                f"{item!r} is not a shape: use a tuple of sizes such as (3, 4).", text=text
+                _("{item} is not a shape: use a tuple of sizes such as (3, 4).").format(
+                    item=repr(item)
+                ),
+                text=text,
             )
         specs.append(ArgSpec(shape=shape, dtype=dtype))
     return tuple(specs)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from jaxplay.core.i18n import _
 from jaxplay.sandbox._process import Launch, Sandbox, WorkerGroup
 
 log = logging.getLogger(__name__)
@@ -292,7 +293,7 @@ class ForkServer:
         """Learn ``C``'s pid from the kernel, put it into a new cgroup, let it go on."""
         ctl.settimeout(self.start_timeout_s)
         size = socket.CMSG_SPACE(struct.calcsize("3i"))
-        data, ancillary, _, _ = ctl.recvmsg(1, size)
+        data, ancillary = ctl.recvmsg(1, size)[:2]
         pid = 0
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
@@ -342,5 +343,5 @@ class ForkServer:
     def describe(self) -> str:
         """Which kind of process runs the code, in a few words, for the limits line."""
         if self.unusable is not None:
-            return "a fresh interpreter per run (no fork server here)"
-        return "a process forked per run from a zygote that imported JAX once"
+            return _("a fresh interpreter per run (no fork server here)")
+        return _("a process forked per run from a zygote that imported JAX once")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxplay.core import roofline
+from jaxplay.core.i18n import N_
 
 #: Inspector name -> "module:function" (resolved inside the worker only).
 INSPECTORS: dict[str, str] = {
@@ -22,10 +23,10 @@ INSPECTORS: dict[str, str] = {
     "stages": "jaxplay.tracing._sandboxed:inspect_stages",
 }
 
-#: How the Code Lab labels each inspector.
+#: How the Code Lab labels each inspector (translated where shown, with ``_()``).
 LABELS: dict[str, str] = {
-    "jaxpr": "Show the jaxpr",
-    "compare_jit": "Time it eager vs jit",
+    "jaxpr": N_("Show the jaxpr"),
+    "compare_jit": N_("Time it eager vs jit"),
 }
 
 _MAX_TEXT = 200_000

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from jaxplay.core.i18n import _
 from jaxplay.sandbox._inspectors import INSPECTORS
 from jaxplay.sandbox._results import InspectRequest, Task
 
@@ -48,34 +49,40 @@ MAX_TASK_BYTES = 64 * 1024
 def validate_task(task: Task) -> str | None:
     """Why ``task`` cannot be run, or ``None`` if it can."""
     if not _TASK_TARGET.fullmatch(task.target):
-        return f"{task.target!r} is not one of jaxplay's functions."
+        return _("{target} is not one of jaxplay's functions.").format(target=repr(task.target))
     try:
         size = len(json.dumps(task.kwargs))
     except (TypeError, ValueError):
-        return "A task's arguments must be plain JSON values."
+        return _("A task's arguments must be plain JSON values.")
     if size > MAX_TASK_BYTES:
-        return f"A task's arguments are {size:,} bytes; the limit is {MAX_TASK_BYTES:,}."
+        return _("A task's arguments are {size} bytes; the limit is {limit}.").format(
+            size=f"{size:,}", limit=f"{MAX_TASK_BYTES:,}"
+        )
     return None
 
 
 def validate_inspect(request: InspectRequest) -> str | None:
     """Why ``request`` cannot be run, or ``None`` if it can."""
     if not request.function.isidentifier():
-        return f"{request.function!r} is not a Python name."
+        return _("{name} is not a Python name.").format(name=repr(request.function))
     if len(request.args) > 8:
-        return "At most 8 example arguments."
+        return _("At most 8 example arguments.")
     for arg in request.args:
         if arg.dtype not in _ALLOWED_DTYPES:
             allowed = ", ".join(sorted(_ALLOWED_DTYPES))
-            return f"Unsupported dtype {arg.dtype!r} (use one of {allowed})."
+            return _("Unsupported dtype {dtype} (use one of {allowed}).").format(
+                dtype=repr(arg.dtype), allowed=allowed
+            )
         if len(arg.shape) > 6 or any(not isinstance(s, int) or s < 0 for s in arg.shape):
-            return f"Bad shape {arg.shape!r}: up to 6 non-negative sizes."
+            return _("Bad shape {shape}: up to 6 non-negative sizes.").format(shape=repr(arg.shape))
         size = 1
         for s in arg.shape:
             size *= s
         if size > 10_000_000:
-            return f"Example argument of {size:,} elements is over the 10,000,000 limit."
+            return _("Example argument of {size} elements is over the 10,000,000 limit.").format(
+                size=f"{size:,}"
+            )
     unknown = [n for n in request.inspectors if n not in INSPECTORS]
     if unknown:
-        return f"Unknown inspector(s): {', '.join(unknown)}."
+        return _("Unknown inspector(s): {names}.").format(names=", ".join(unknown))
     return None

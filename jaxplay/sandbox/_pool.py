@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from jaxplay.core.i18n import N_, _
 from jaxplay.hosting.publicmode import scrub_paths
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import _protocol as protocol
@@ -53,12 +54,13 @@ from jaxplay.sandbox._results import (
 
 log = logging.getLogger(__name__)
 
+#: The signals a crash is named by (translated where a message is built).
 _SIGNAL_NAMES: dict[int, str] = {
-    signal.SIGSEGV: "a segmentation fault (SIGSEGV)",
-    signal.SIGBUS: "a bus error (SIGBUS)",
-    signal.SIGILL: "an illegal instruction (SIGILL)",
-    signal.SIGFPE: "a floating-point exception (SIGFPE)",
-    signal.SIGABRT: "an abort (SIGABRT)",
+    signal.SIGSEGV: N_("a segmentation fault (SIGSEGV)"),
+    signal.SIGBUS: N_("a bus error (SIGBUS)"),
+    signal.SIGILL: N_("an illegal instruction (SIGILL)"),
+    signal.SIGFPE: N_("a floating-point exception (SIGFPE)"),
+    signal.SIGABRT: N_("an abort (SIGABRT)"),
 }
 
 
@@ -103,13 +105,13 @@ class WorkerPool:
     def worker_kind(self) -> str:
         """How each run's process is made, in a few words (for the Code Lab's limits line)."""
         if self.forkserver is None:
-            return "a fresh interpreter per run"
+            return _("a fresh interpreter per run")
         return self.forkserver.describe()
 
     def refusal(self) -> str | None:
         """Why this pool refuses every run (public without isolation), or ``None``."""
         if self.config.public and not self.sandbox.isolated:
-            return (
+            return _(
                 "Running code is disabled: this is a public server (JAXPLAY_PUBLIC=1) and the "
                 "bubblewrap sandbox (/usr/bin/bwrap) is not available, so user code could not "
                 "be isolated. Ask the operator to install bubblewrap."
@@ -142,7 +144,7 @@ class WorkerPool:
             missing = self.config.spares - len(self._spares) - self._starting
             missing = max(0, missing)
             self._starting += missing
-        for _ in range(missing):
+        for _spare in range(missing):
             threading.Thread(target=self._start_spare, daemon=True, name="jaxplay-spare").start()
 
     def _start_spare(self) -> None:
@@ -287,9 +289,11 @@ class WorkerPool:
         if reason is None and task is not None:
             reason = validate_task(task)
         if reason is None and not isinstance(source, str):
-            reason = "The code must be text."
+            reason = _("The code must be text.")
         if reason is None and len(source) > MAX_SOURCE_CHARS:
-            reason = f"The code is {len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,}."
+            reason = _("The code is {length} characters; the limit is {limit}.").format(
+                length=f"{len(source):,}", limit=f"{MAX_SOURCE_CHARS:,}"
+            )
         if reason is None and inspect is not None:
             reason = validate_inspect(inspect)
         if reason is None:
@@ -301,15 +305,14 @@ class WorkerPool:
     def _admit(self, visitor: str | None) -> str | None:
         """Why a run for ``visitor`` may not start now (shut down, rate limit), or ``None``."""
         if self._closed:
-            return "The runner is shut down."
+            return _("The runner is shut down.")
         if visitor is not None and self.run_limiter is not None:
             wait = self.run_limiter.try_acquire(visitor)
             if wait > 0:
-                return (
-                    f"This shared server runs at most {self.run_limiter.capacity} pieces of code "
-                    f"a minute per visitor, and you reached that; try again in "
-                    f"{max(1, math.ceil(wait - 1e-6))} s."
-                )
+                return _(
+                    "This shared server runs at most {runs} pieces of code a minute per visitor, "
+                    "and you reached that; try again in {seconds} s."
+                ).format(runs=self.run_limiter.capacity, seconds=max(1, math.ceil(wait - 1e-6)))
         return None
 
     @contextlib.contextmanager
@@ -333,7 +336,7 @@ class WorkerPool:
         except _Busy as busy:
             raise Refused(busy.message()) from None
         except _Closed:
-            raise Refused("The runner is shut down.") from None
+            raise Refused(_("The runner is shut down.")) from None
 
     def _scrubbed(self, result: RunResult) -> RunResult:
         """``result`` without the server's paths in its error, tracebacks and stderr.
@@ -377,9 +380,9 @@ class WorkerPool:
                 for _attempt in range(2):
                     worker = self._take_worker()
                     if worker is None:
+                        why = self._last_start_error or _("the runner is shut down.")
                         return refused(
-                            "No sandbox worker could be started: "
-                            + (self._last_start_error or "the runner is shut down.")
+                            _("No sandbox worker could be started: {reason}").format(reason=why)
                         )
                     try:
                         result = self._execute(worker, source, timeout, inspect, task)
@@ -390,9 +393,9 @@ class WorkerPool:
                         self.warm()
                     if result is not None:
                         return _with_queue_time(result, queued)
-                return refused("The sandbox workers keep dying before they get the code.")
+                return refused(_("The sandbox workers keep dying before they get the code."))
         except _Closed:
-            return refused("The runner is shut down.")
+            return refused(_("The runner is shut down."))
         except _Busy as busy:
             return refused(busy.message())
 
@@ -446,13 +449,15 @@ class WorkerPool:
             if now >= deadline:
                 error = RunError(
                     kind="timeout",
-                    message=f"The code ran longer than {timeout_s:g} s and was stopped.",
+                    message=_("The code ran longer than {seconds} s and was stopped.").format(
+                        seconds=f"{timeout_s:g}"
+                    ),
                 )
                 break
             if worker.result_r not in open_fds and worker.launch.process.poll() is not None:
                 break
             wait = min(deadline - now, 0.05 if worker.result_r not in open_fds else 0.5)
-            ready, _, _ = select.select(list(open_fds), [], [], wait)
+            ready = select.select(list(open_fds), [], [], wait)[0]
             for fd in ready:
                 data = read_ready(fd)
                 if data is None:
@@ -468,10 +473,9 @@ class WorkerPool:
                     if result_bytes > limits.result_bytes:
                         error = RunError(
                             kind="output_limit",
-                            message=(
-                                f"The run sent back more than {_size(limits.result_bytes)} of "
-                                "results; it was stopped."
-                            ),
+                            message=_(
+                                "The run sent back more than {size} of results; it was stopped."
+                            ).format(size=_size(limits.result_bytes)),
                         )
                         break
                     try:
@@ -482,17 +486,19 @@ class WorkerPool:
                     except protocol.ProtocolError as exc:
                         error = RunError(
                             kind="crashed",
-                            message=f"The worker's result channel was corrupted ({exc}).",
+                            message=_(
+                                "The worker's result channel was corrupted ({error})."
+                            ).format(error=exc),
                         )
                 else:
                     output.add(fds[fd], data)
                     if output.over:
                         error = RunError(
                             kind="output_limit",
-                            message=(
-                                f"The code printed more than {_size(limits.output_bytes)}; the "
-                                "run was stopped and the output cut there."
-                            ),
+                            message=_(
+                                "The code printed more than {size}; the run was stopped and the "
+                                "output cut there."
+                            ).format(size=_size(limits.output_bytes)),
                         )
         elapsed = time.monotonic() - started
         worker.kill()
@@ -519,7 +525,7 @@ class WorkerPool:
             )
         stdout = decode(output.stdout)
         if output.over:
-            stdout += f"\n… output cut at {_size(limits.output_bytes)}"
+            stdout += "\n" + _("… output cut at {size}").format(size=_size(limits.output_bytes))
         return RunResult(
             ok=False,
             stdout=stdout,
@@ -535,7 +541,7 @@ class WorkerPool:
         deadline = time.monotonic() + 1.0
         fd_names = {worker.out_r: "out", worker.err_r: "err"}
         while fds and time.monotonic() < deadline and not output.over:
-            ready, _, _ = select.select(list(fds), [], [], 0.05)
+            ready = select.select(list(fds), [], [], 0.05)[0]
             if not ready:
                 break
             for fd in ready:
@@ -554,35 +560,44 @@ class WorkerPool:
         group = worker.launch.group
         stderr = decode(output.stderr[-4000:])
         if group is not None and group.oom_killed():
-            return RunError(kind="memory", message="The code used more memory than the limit.")
+            return RunError(kind="memory", message=_("The code used more memory than the limit."))
         if code is None:
-            return RunError(kind="crashed", message="The worker stopped responding.")
+            return RunError(kind="crashed", message=_("The worker stopped responding."))
         signum = (
             -code if code < 0 else code - 128 if self.sandbox.name == "bwrap" and code > 128 else 0
         )
         if signum == signal.SIGXCPU:
             return RunError(
                 kind="timeout",
-                message=f"The code used more than {self.config.limits.cpu_s:g} CPU seconds.",
+                message=_("The code used more than {seconds} CPU seconds.").format(
+                    seconds=f"{self.config.limits.cpu_s:g}"
+                ),
             )
         if signum == signal.SIGABRT and any(
             s in stderr for s in ("bad_alloc", "RESOURCE_EXHAUSTED", "Out of memory")
         ):
-            return RunError(kind="memory", message="The code ran out of memory.")
+            return RunError(kind="memory", message=_("The code ran out of memory."))
         if signum in _SIGNAL_NAMES:
             return RunError(
                 kind="crashed",
-                message=f"The Python process crashed with {_SIGNAL_NAMES[signum]}.",
+                message=_("The Python process crashed with {signal}.").format(
+                    signal=_(_SIGNAL_NAMES[signum])
+                ),
             )
         if signum > 0:
             try:
                 name = signal.Signals(signum).name
             except ValueError:
-                name = f"signal {signum}"
-            return RunError(kind="crashed", message=f"The Python process was killed by {name}.")
+                name = _("signal {number}").format(number=signum)
+            return RunError(
+                kind="crashed",
+                message=_("The Python process was killed by {signal}.").format(signal=name),
+            )
         return RunError(
             kind="exit",
-            message=f"The Python process exited with status {code} before finishing the run.",
+            message=_(
+                "The Python process exited with status {status} before finishing the run."
+            ).format(status=code),
         )
 
     def shutdown(self) -> None:
@@ -624,10 +639,10 @@ class _Busy(Exception):
         self.waiting = waiting
 
     def message(self) -> str:
-        return (
-            f"This server is busy: {self.waiting} runs are already waiting for a worker. "
+        return _(
+            "This server is busy: {waiting} runs are already waiting for a worker. "
             "Try again in a moment."
-        )
+        ).format(waiting=self.waiting)
 
 
 class Refused(Exception):

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jaxplay.core.i18n import _
 from jaxplay.hosting import environment
 
 log = logging.getLogger(__name__)
@@ -210,12 +211,12 @@ class Cgroups:
     def describe(self) -> str:
         """Which per-run limits the kernel enforces here, in a few words."""
         if self.version == 2:
-            return "cgroup v2: memory (files in memory included) and processes per run"
+            return _("cgroup v2: memory (files in memory included) and processes per run")
         if self.version == 1:
             if self.memory_root is not None:
-                return "cgroup v1: memory (files in memory included) and processes per run"
-            return "cgroup v1: processes per run (no memory cgroup)"
-        return "no cgroups here: address-space and process rlimits, sized file systems"
+                return _("cgroup v1: memory (files in memory included) and processes per run")
+            return _("cgroup v1: processes per run (no memory cgroup)")
+        return _("no cgroups here: address-space and process rlimits, sized file systems")
 
     def create(self) -> WorkerGroup | None:
         """A new empty group for one worker (``None`` without cgroup support)."""
@@ -312,7 +313,7 @@ class WorkerGroup:
         name = "memory.events" if self.version == 2 else "memory.oom_control"
         try:
             for line in (self.memory / name).read_text().splitlines():
-                key, _, value = line.partition(" ")
+                key, _sep, value = line.partition(" ")
                 if key in ("oom_kill", "oom_group_kill") and int(value) > 0:
                     return True
         except (OSError, ValueError):
@@ -345,7 +346,7 @@ class WorkerGroup:
         for path in dict.fromkeys((self.pids, self.memory)):
             if path is None:
                 continue
-            for _ in range(50):
+            for _attempt in range(50):
                 try:
                     path.rmdir()
                     break

@@ -19,6 +19,7 @@ import numpy as np
 from jax import lax
 
 from jaxplay.core import capture, claims, compilation, jax_private
+from jaxplay.core.i18n import N_
 from jaxplay.sharp_bits import _nans, _printing, _purity, _types, _updates
 
 Verdict = claims.Verdict
@@ -28,8 +29,10 @@ Verdict = claims.Verdict
 
 @claims.claim(
     "sharp_bits.weak_float_convert",
-    "In x * y with y a Python float argument, the jaxpr converts the float to x's dtype when x "
-    "is floating, and converts x itself to a weakly typed float32 when x is an integer.",
+    N_(
+        "In x * y with y a Python float argument, the jaxpr converts the float to x's dtype when x "
+        "is floating, and converts x itself to a weakly typed float32 when x is an integer."
+    ),
     cases=_types.DTYPES,
 )
 def _weak_float_convert(dtype: str) -> Verdict:
@@ -42,8 +45,10 @@ def _weak_float_convert(dtype: str) -> Verdict:
 
 @claims.claim(
     "sharp_bits.weak_same_kind",
-    "A weakly typed Python scalar takes the array's type only within the same kind: x + 1 keeps "
-    "x's dtype, x + 1.0 keeps it for a floating x and is float32 for an integer x.",
+    N_(
+        "A weakly typed Python scalar takes the array's type only within the same kind: x + 1 "
+        "keeps x's dtype, x + 1.0 keeps it for a floating x and is float32 for an integer x."
+    ),
     cases=_types.DTYPES,
 )
 def _weak_same_kind(dtype: str) -> Verdict:
@@ -76,8 +81,10 @@ _ARRAY_EXAMPLE = re.compile(r"an (\w+) array `\+ 1\.0` is (\w+)")
 
 @claims.claim(
     "sharp_bits.x64_truncates",
-    "With x64 off, a float64 request gives float32 with a warning; under jax.enable_x64(True) "
-    "it gives float64 (this thread only).",
+    N_(
+        "With x64 off, a float64 request gives float32 with a warning; under jax.enable_x64(True) "
+        "it gives float64 (this thread only)."
+    ),
 )
 def _x64_truncates(_: None) -> Verdict:
     def names(dtypes: dict) -> str:
@@ -98,8 +105,10 @@ def _x64_truncates(_: None) -> Verdict:
 
 @claims.claim(
     "sharp_bits.int32_wraps",
-    "jnp.int32(2**31 - 1) + 1 wraps around to -2**31 silently; jnp.array(2**40) raises "
-    "OverflowError with x64 off.",
+    N_(
+        "jnp.int32(2**31 - 1) + 1 wraps around to -2**31 silently; jnp.array(2**40) raises "
+        "OverflowError with x64 off."
+    ),
 )
 def _int32_wraps(_: None) -> Verdict:
     wrapped = capture.run(_types.int32_wraps, describe=lambda v: str(int(v)))
@@ -113,7 +122,8 @@ def _int32_wraps(_: None) -> Verdict:
 
 
 @claims.claim(
-    "sharp_bits.immutable", "x[i] = v on a JAX array raises TypeError; .at[i].set leaves x as is."
+    "sharp_bits.immutable",
+    N_("x[i] = v on a JAX array raises TypeError; .at[i].set leaves x as is."),
 )
 def _immutable(_: None) -> Verdict:
     assigned = capture.run(_updates.assign_in_place, 2, 1.0)
@@ -124,8 +134,10 @@ def _immutable(_: None) -> Verdict:
 
 @claims.claim(
     "sharp_bits.repeated_add_accumulates",
-    "x.at[[i, i, i]].add(v) adds v three times (repeated indices accumulate), eagerly and "
-    "under jit.",
+    N_(
+        "x.at[[i, i, i]].add(v) adds v three times (repeated indices accumulate), eagerly and "
+        "under jit."
+    ),
     cases=("eager", "jit"),
 )
 def _repeated_add(mode: str) -> Verdict:
@@ -136,8 +148,10 @@ def _repeated_add(mode: str) -> Verdict:
 
 @claims.claim(
     "sharp_bits.at_copy_needs_ownership",
-    "Under jit, .at[i].set copies a plain argument first (a copy in the compiled HLO); an array "
-    "made inside the function, or a donated argument, is updated in place (no copy).",
+    N_(
+        "Under jit, .at[i].set copies a plain argument first (a copy in the compiled HLO); an "
+        "array made inside the function, or a donated argument, is updated in place (no copy)."
+    ),
     cases=("argument", "donated", "inside"),
 )
 def _at_copy(case: str) -> Verdict:
@@ -245,7 +259,7 @@ _rule_claim(
 
 @claims.claim(
     "sharp_bits.take_along_axis_fills",
-    "jnp.take_along_axis also defaults to filling an index out of range with NaN.",
+    N_("jnp.take_along_axis also defaults to filling an index out of range with NaN."),
 )
 def _take_along_axis(_: None) -> Verdict:
     got = float(jnp.take_along_axis(jnp.arange(5.0), jnp.array([7]), axis=0)[0])
@@ -257,8 +271,10 @@ def _take_along_axis(_: None) -> Verdict:
 
 @claims.claim(
     "sharp_bits.where_nan_gradient",
-    "grad of jnp.where(x > 0, jnp.sqrt(x), 0.0) is NaN for x < 0 (0 × nan) and inf at 0; the "
-    "double where gives finite gradients there.",
+    N_(
+        "grad of jnp.where(x > 0, jnp.sqrt(x), 0.0) is NaN for x < 0 (0 × nan) and inf at 0; the "
+        "double where gives finite gradients there."
+    ),
     cases=(-1.0, 0.0),
 )
 def _where_nan(x: float) -> Verdict:
@@ -276,10 +292,12 @@ def _lax_log_then_sqrt(v):
 
 @claims.claim(
     "sharp_bits.debug_nans_reruns_once",
-    "With debug_nans, a jitted function whose output holds a NaN is re-run once, de-optimized; "
-    "JAX prints one 'de-optimized' line for it and one more for each of jnp's own jitted "
-    "functions (jnp.sqrt, jnp.log) that finds the NaN in the re-run; the error names the first "
-    "operation that made a NaN.",
+    N_(
+        "With debug_nans, a jitted function whose output holds a NaN is re-run once, de-optimized; "
+        "JAX prints one 'de-optimized' line for it and one more for each of jnp's own jitted "
+        "functions (jnp.sqrt, jnp.log) that finds the NaN in the re-run; the error names the first "
+        "operation that made a NaN."
+    ),
     cases=(0.5, -1.0),
 )
 def _debug_nans(x: float) -> Verdict:
@@ -323,8 +341,10 @@ def _debug_nans(x: float) -> Verdict:
 
 @claims.claim(
     "sharp_bits.checkify_reports",
-    "Under jit, an out-of-bounds read and a NaN raise nothing; checkify's index_checks and "
-    "nan_checks report them in the error value.",
+    N_(
+        "Under jit, an out-of-bounds read and a NaN raise nothing; checkify's index_checks and "
+        "nan_checks report them in the error value."
+    ),
 )
 def _checkify(_: None) -> Verdict:
     plain = capture.run(_nans.unchecked, -1.0, 5)
@@ -367,8 +387,10 @@ def _fresh_calls(transform: str, calls: int = 3, batch: int = 2) -> str:
 
 @claims.claim(
     "sharp_bits.print_at_trace",
-    "print runs on every eager call, but under jit only while tracing (once, showing a tracer); "
-    "vmap alone traces on every call.",
+    N_(
+        "print runs on every eager call, but under jit only while tracing (once, showing a "
+        "tracer); vmap alone traces on every call."
+    ),
     cases=("eager", "jit", "vmap", "jit_vmap"),
 )
 def _print_at_trace(variant: str) -> Verdict:
@@ -381,8 +403,10 @@ def _print_at_trace(variant: str) -> Verdict:
 
 @claims.claim(
     "sharp_bits.jit_reuses_trace",
-    "A new jax.jit wrapper of a function already traced for these shapes reuses the trace: its "
-    "print does not run again.",
+    N_(
+        "A new jax.jit wrapper of a function already traced for these shapes reuses the trace: its "
+        "print does not run again."
+    ),
 )
 def _jit_reuses_trace(_: None) -> Verdict:
     fresh = compilation.fresh_function(_printing.show_both)
@@ -398,7 +422,7 @@ def _jit_reuses_trace(_: None) -> Verdict:
 
 @claims.claim(
     "sharp_bits.debug_print_every_call",
-    "jax.debug.print prints on every call, one line per batch element under vmap.",
+    N_("jax.debug.print prints on every call, one line per batch element under vmap."),
     cases=("eager", "jit", "vmap", "jit_vmap"),
 )
 def _debug_print(variant: str) -> Verdict:
@@ -409,7 +433,7 @@ def _debug_print(variant: str) -> Verdict:
 
 @claims.claim(
     "sharp_bits.side_effect_at_trace",
-    "A Python side effect in a jitted function runs once, while tracing, not on every call.",
+    N_("A Python side effect in a jitted function runs once, while tracing, not on every call."),
 )
 def _side_effect(_: None) -> Verdict:
     got = _purity.append_under_jit(3)
@@ -418,8 +442,10 @@ def _side_effect(_: None) -> Verdict:
 
 @claims.claim(
     "sharp_bits.global_baked_in",
-    "jit reads a global once, at trace time, and bakes it in; a value passed as an argument is "
-    "seen on every call, and a new value of the same type reuses the compiled program.",
+    N_(
+        "jit reads a global once, at trace time, and bakes it in; a value passed as an argument is "
+        "seen on every call, and a new value of the same type reuses the compiled program."
+    ),
 )
 def _global_baked(_: None) -> Verdict:
     read = _purity.read_a_global(3)["f(1.0) at each call"]

@@ -9,6 +9,7 @@ raises when the trained parameters are used afterwards.
 from __future__ import annotations
 
 from jaxplay.core import claims
+from jaxplay.core.i18n import N_
 from jaxplay.state import _runs
 
 Verdict = claims.Verdict
@@ -27,8 +28,10 @@ def _observed(run: _runs.TrainingRun) -> str:
 
 @claims.claim(
     "state.threaded_learns",
-    "With the state threaded through the jitted step, jit compiles the step once and every "
-    "step computes on the current state (the loss changes every step).",
+    N_(
+        "With the state threaded through the jitted step, jit compiles the step once and every "
+        "step computes on the current state (the loss changes every step)."
+    ),
 )
 def _threaded(_: None) -> Verdict:
     run = _runs.train("threaded", SMALL)
@@ -38,8 +41,10 @@ def _threaded(_: None) -> Verdict:
 
 @claims.claim(
     "state.globals_baked_in",
-    "A jitted step that reads its state from globals reads them once, while tracing: it "
-    "compiles once and returns the same loss every step.",
+    N_(
+        "A jitted step that reads its state from globals reads them once, while tracing: it "
+        "compiles once and returns the same loss every step."
+    ),
 )
 def _globals(_: None) -> Verdict:
     run = _runs.train("globals", SMALL)
@@ -49,9 +54,11 @@ def _globals(_: None) -> Verdict:
 
 @claims.claim(
     "state.self_keeps_tracers",
-    "A jitted method that assigns to self stores tracers there on its first call and never "
-    "writes again: the loss stays put, and using self.params afterwards raises "
-    "UnexpectedTracerError.",
+    N_(
+        "A jitted method that assigns to self stores tracers there on its first call and never "
+        "writes again: the loss stays put, and using self.params afterwards raises "
+        "UnexpectedTracerError."
+    ),
 )
 def _self(_: None) -> Verdict:
     run = _runs.train("self", SMALL)

@@ -6,6 +6,7 @@ import re
 
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
+from jaxplay.core.i18n import N_
 from jaxplay.tracing import _inputs, _presets, _staging
 
 W = _inputs.WEAK_FLOAT32
@@ -25,9 +26,11 @@ PAIRS = (
 
 @claims.claim(
     "tracing.story_names_the_conversions",
-    "The jaxpr story names exactly the arguments the staged jaxpr converts, and the dtype it "
-    "converts them to: a Python float takes the array's dtype only within the same kind (with "
-    "an integer array, the array is converted to a weak float32).",
+    N_(
+        "The jaxpr story names exactly the arguments the staged jaxpr converts, and the dtype it "
+        "converts them to: a Python float takes the array's dtype only within the same kind (with "
+        "an integer array, the array is converted to a weak float32)."
+    ),
     cases=PAIRS,
 )
 def _conversions(pair: tuple[str, str]) -> Verdict:

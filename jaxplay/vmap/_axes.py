@@ -21,6 +21,7 @@ from jaxplay.article import (
 )
 from jaxplay.core import claims, timing, words
 from jaxplay.core.errors import Explanation, FriendlyError, InputError, explain_error
+from jaxplay.core.i18n import N_, _, ngettext
 
 MAX_AXES_TEXT = 80
 #: The largest ``|axis|`` the box reads: a bound on the text only. Whether an axis exists is for
@@ -57,19 +58,25 @@ def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
         return AxesError(message, col, what, text)
 
     if not text:
-        raise fail(f"{what} is empty: write e.g. 0, None or (0, None)")
+        raise fail(_("{what} is empty: write e.g. 0, None or (0, None)").format(what=what))
     if len(text) > MAX_AXES_TEXT:
-        raise fail(f"{what} is {len(text)} characters long; the limit is {MAX_AXES_TEXT}")
+        raise fail(
+            _("{what} is {n} characters long; the limit is {limit}").format(
+                what=what, n=len(text), limit=MAX_AXES_TEXT
+            )
+        )
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
         hint = words.ascii_hint(text)
-        raise fail(f"{what} is not valid: {err.msg}.{hint}", err.offset) from None
+        message = _("{what} is not valid: {reason}.").format(what=what, reason=err.msg)
+        raise fail(message + hint, err.offset) from None
 
     def build(node: ast.AST, depth: int) -> AxisSpec:
         col = getattr(node, "col_offset", 0) + 1
         if depth > MAX_AXES_DEPTH:
-            raise fail(f"{what} is nested more than {MAX_AXES_DEPTH} levels deep", col)
+            message = _("{what} is nested more than {depth} levels deep")
+            raise fail(message.format(what=what, depth=MAX_AXES_DEPTH), col)
         if isinstance(node, (ast.Tuple, ast.List)):
             return tuple(build(e, depth + 1) for e in node.elts)
         if isinstance(node, ast.Constant) and node.value is None:
@@ -80,9 +87,10 @@ def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
         if isinstance(node, ast.Constant) and type(node.value) is int:
             axis = sign * node.value
             if abs(axis) > MAX_AXIS:
-                raise fail(f"{what}: axis {axis} is far out of range (no array here has it)", col)
+                message = _("{what}: axis {axis} is far out of range (no array here has it)")
+                raise fail(message.format(what=what, axis=axis), col)
             return axis
-        raise fail(f"{what} may only hold integers, None and tuples", col)
+        raise fail(_("{what} may only hold integers, None and tuples").format(what=what), col)
 
     return build(tree.body, 1)
 
@@ -97,8 +105,9 @@ def format_axes(spec: AxisSpec) -> str:
 #: Editor sizes: batch 8, input width D = 5, output width H = 3 (all different, so a wrong axis
 #: shows up as a size mismatch instead of silently computing the wrong thing).
 EDITOR_BATCH, EDITOR_D, EDITOR_H = 8, 5, 3
-LAYOUTS = ("X is (batch, D)", "X is (D, batch)")
-W_CHOICES = ("W shared: (H, D)", "W per example: (batch, H, D)")
+#: The choices' values (English, in links and tests); the page shows them with ``_``.
+LAYOUTS = (N_("X is (batch, D)"), N_("X is (D, batch)"))
+W_CHOICES = (N_("W shared: (H, D)"), N_("W per example: (batch, H, D)"))
 ARG_LEAVES = ("x", "params[0] (W)", "params[1] (b)")
 
 
@@ -197,31 +206,38 @@ def _axis_range(axis: str, _rank_needed: str, rank: str, shape: str) -> str:
     """The axes an input of ``rank`` axes has, by number: ``0 or 1 (−1 or −2 from the end)``."""
     n = int(rank)
     if n == 0:
-        return (
-            f"Axis {axis} does not exist on an input of shape {shape}: it is a scalar, with no "
+        return _(
+            "Axis {axis} does not exist on an input of shape {shape}: it is a scalar, with no "
             "axis to map. Give it None."
-        )
+        ).format(axis=axis, shape=shape)
     forward = words.either([str(i) for i in range(n)])
     backward = words.either([f"−{i}" for i in range(1, n + 1)])
-    return (
-        f"Axis {axis} does not exist on an input of shape {shape}: it has "
-        f"{words.count(n, 'axis', 'axes')}, so its axis is {forward} ({backward} from the end)."
-    )
+    return ngettext(
+        "Axis {axis} does not exist on an input of shape {shape}: it has {n} axis, so its axis "
+        "is {forward} ({backward} from the end).",
+        "Axis {axis} does not exist on an input of shape {shape}: it has {n} axes, so its axis "
+        "is {forward} ({backward} from the end).",
+        n,
+    ).format(axis=axis, shape=shape, n=f"{n:,}", forward=forward, backward=backward)
 
 
-#: (pattern in JAX's message, plain explanation). ``{0}``, ``{1}`` ... are the pattern's groups;
-#: a function gets them as arguments.
+#: (pattern in JAX's message, plain explanation). Each explanation is a function of the pattern's
+#: groups, called when the error is explained, so that it speaks the visitor's language.
 _VMAP_ERRORS: tuple[tuple[str, Explanation], ...] = (
     (
         r"inconsistent sizes for array axes to be mapped",
-        "Every mapped axis must have the same length (the batch size), but they differ. "
-        "Map the axis that holds the batch in every input, and None for inputs that every "
-        "example shares.",
+        lambda: _(
+            "Every mapped axis must have the same length (the batch size), but they differ. "
+            "Map the axis that holds the batch in every input, and None for inputs that every "
+            "example shares."
+        ),
     ),
     (
         r"len\(in_axes\)=(\d+), len\(args\)=(\d+)",
-        "in_axes has {0} entries but the function takes {1} arguments (x, params): give one "
-        "entry per argument.",
+        lambda entries, args: _(
+            "in_axes has {entries} entries but the function takes {args} arguments (x, params): "
+            "give one entry per argument."
+        ).format(entries=entries, args=args),
     ),
     (
         r"along axis (-?\d+), which implies that its rank should be at least (\d+), but is only "
@@ -230,33 +246,44 @@ _VMAP_ERRORS: tuple[tuple[str, Explanation], ...] = (
     ),
     (
         r"at least one non-None value in in_axes",
-        "Nothing is mapped: every entry of in_axes is None, so vmap has no batch to loop over. "
-        "Map at least one input.",
+        lambda: _(
+            "Nothing is mapped: every entry of in_axes is None, so vmap has no batch to loop "
+            "over. Map at least one input."
+        ),
     ),
     (
         r"tree prefix of the corresponding value",
-        "in_axes must mirror the arguments' structure: one entry per argument, and for params "
-        "either one entry for both W and b or a pair (axis for W, axis for b).",
+        lambda: _(
+            "in_axes must mirror the arguments' structure: one entry per argument, and for "
+            "params either one entry for both W and b or a pair (axis for W, axis for b)."
+        ),
     ),
     (
         r"dot_general requires contracting dimensions to have the same shape, got \((\d+),\) "
         r"and \((\d+),\)",
-        "vmap accepted the axes, but then each example's x had the wrong length: W @ x needs "
-        "{0} numbers and the slice along the mapped axis has {1}. The mapped axis of x is not "
-        "its batch axis.",
+        lambda needed, got: _(
+            "vmap accepted the axes, but then each example's x had the wrong length: W @ x "
+            "needs {needed} numbers and the slice along the mapped axis has {got}. The mapped "
+            "axis of x is not its batch axis."
+        ).format(needed=needed, got=got),
     ),
     (
         r"got axis spec None but output was batched",
-        "out_axes=None promises one output shared by all examples, but the output depends on "
-        "the mapped inputs. Give out_axes an integer: where the batch axis goes in the output.",
+        lambda: _(
+            "out_axes=None promises one output shared by all examples, but the output depends "
+            "on the mapped inputs. Give out_axes an integer: where the batch axis goes in the "
+            "output."
+        ),
     ),
     (
         r"axis (-?\d+) is out of bounds for array of dimension (\d+)",
-        "out_axes={0} does not exist: the batched output has {1} axes.",
+        lambda axis, ndim: _(
+            "out_axes={axis} does not exist: the batched output has {ndim} axes."
+        ).format(axis=axis, ndim=ndim),
     ),
     (
         r"[Ii]ncompatible shapes for broadcasting",
-        "vmap accepted the axes, but the per-example shapes no longer fit W @ x + b.",
+        lambda: _("vmap accepted the axes, but the per-example shapes no longer fit W @ x + b."),
     ),
 )
 

@@ -21,10 +21,12 @@ from jaxplay.article import (
 )
 from jaxplay.core import roofline, timing
 from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line, traces
+from jaxplay.core.i18n import N_, _
 
 MAX_TIMING_BATCH = 1024
 TIMING_D_IN, TIMING_D_OUT = 784, 256
-METHODS = ("Python loop", "vmap", "jit(vmap)")
+#: The methods' names: keys of the timings (English); the chart's legend shows them with ``_``.
+METHODS = (N_("Python loop"), "vmap", "jit(vmap)")
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,10 @@ def check_batch_sizes(batch_sizes: Sequence[int], limit: int = MAX_TIMING_BATCH)
     """Sorted distinct sizes, refusing any outside 1..``limit`` (the message names the limit)."""
     sizes = tuple(sorted({int(n) for n in batch_sizes}))
     if not sizes:
-        raise ValueError("choose at least one batch size")
+        raise ValueError(_("choose at least one batch size"))
     if sizes[0] < 1 or sizes[-1] > limit:
-        raise ValueError(f"batch sizes must be 1 to {limit} (got {sizes[-1]})")
+        message = _("batch sizes must be 1 to {limit} (got {got})")
+        raise ValueError(message.format(limit=limit, got=sizes[-1]))
     return sizes
 
 
@@ -115,14 +118,14 @@ def batching_figure(bt: BatchTiming) -> go.Figure:
     """Median time per batch (bars: quartiles) against batch size, one line per method."""
     fig = go.Figure()
     for name in METHODS:
-        fig.add_trace(timing_line(bt.batch_sizes, bt.timings[name], name))
+        fig.add_trace(timing_line(bt.batch_sizes, bt.timings[name], _(name)))
     fig.update_layout(
-        title=(
-            f"process_single_example on a batch (D={bt.d_in}, H={bt.d_out}): median time per "
-            f"call, measured on {bt.device}"
-        ),
-        xaxis=log_axis("batch size", bt.batch_sizes, format_count),
-        yaxis=seconds_axis("time per call (median, bars: quartiles)", bar_ends(*traces(fig))),
+        title=_(
+            "process_single_example on a batch (D={d_in}, H={d_out}): median time per call, "
+            "measured on {device}"
+        ).format(d_in=bt.d_in, d_out=bt.d_out, device=bt.device),
+        xaxis=log_axis(_("batch size"), bt.batch_sizes, format_count),
+        yaxis=seconds_axis(_("time per call (median, bars: quartiles)"), bar_ends(*traces(fig))),
         margin={"t": 60, "b": 40},
     )
     return fig

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
+from jaxplay.core.i18n import N_
 
 
 @claims.claim(
     "vmap.same_numbers_as_the_loop",
-    "`vmap(process_single_example, in_axes=(0, None))` and its `jit` give the article's Python "
-    "loop's numbers, batched along axis 0, with the parameters shared.",
+    N_(
+        "`vmap(process_single_example, in_axes=(0, None))` and its `jit` give the article's Python "
+        "loop's numbers, batched along axis 0, with the parameters shared."
+    ),
     cases=(1, 5),
 )
 def _same_as_loop(n: int) -> Verdict:
@@ -30,9 +33,11 @@ def _same_as_loop(n: int) -> Verdict:
 
 @claims.claim(
     "vmap.outer_vmap_maps_axis_0",
-    "In the article's nested `vmap(vmap(conv2d_single, (None, 0)), (0, None))` the outer `vmap` "
-    "maps axis 0 of the images and the inner one the kernels: out[i, k] is conv(image i, "
-    "kernel k).",
+    N_(
+        "In the article's nested `vmap(vmap(conv2d_single, (None, 0)), (0, None))` the outer "
+        "`vmap` maps axis 0 of the images and the inner one the kernels: out[i, k] is "
+        "conv(image i, kernel k)."
+    ),
 )
 def _nested(_: None) -> Verdict:
     import jax

@@ -20,20 +20,21 @@ from plotly.subplots import make_subplots
 from jaxplay.article import (
     batch_conv2d,
 )
-from jaxplay.core.words import count
+from jaxplay.core.i18n import N_, _, ngettext
 
 MIN_IMAGE, MAX_IMAGE = 5, 32
 MAX_IMAGES, MAX_KERNELS = 4, 4
 
 
 #: The test images, by name: each draws an n×n float32 image from its row and column indices
-#: ``i``, ``j``, the image side ``n`` and its centre ``c``.
+#: ``i``, ``j``, the image side ``n`` and its centre ``c``. The names are English (links, tests);
+#: the page shows them with ``_``.
 DRAWINGS: dict[str, Callable[[np.ndarray, np.ndarray, int, float], np.ndarray]] = {
-    "checkerboard": lambda i, j, n, c: (i // max(2, n // 4) + j // max(2, n // 4)) % 2,
-    "vertical stripes": lambda i, j, n, c: (j // max(1, n // 6)) % 2,
-    "disc": lambda i, j, n, c: ((i - c) ** 2 + (j - c) ** 2) <= (0.35 * n) ** 2,
-    "diagonal ramp": lambda i, j, n, c: (i + j) / (2 * (n - 1)),
-    "cross": lambda i, j, n, c: (np.abs(i - c) < n / 10) | (np.abs(j - c) < n / 10),
+    N_("checkerboard"): lambda i, j, n, c: (i // max(2, n // 4) + j // max(2, n // 4)) % 2,
+    N_("vertical stripes"): lambda i, j, n, c: (j // max(1, n // 6)) % 2,
+    N_("disc"): lambda i, j, n, c: ((i - c) ** 2 + (j - c) ** 2) <= (0.35 * n) ** 2,
+    N_("diagonal ramp"): lambda i, j, n, c: (i + j) / (2 * (n - 1)),
+    N_("cross"): lambda i, j, n, c: (np.abs(i - c) < n / 10) | (np.abs(j - c) < n / 10),
 }
 PATTERNS: tuple[str, ...] = tuple(DRAWINGS)
 
@@ -41,19 +42,21 @@ PATTERNS: tuple[str, ...] = tuple(DRAWINGS)
 def pattern(name: str, n: int) -> np.ndarray:
     """The test image ``name`` (a key of :data:`DRAWINGS`), ``n`` pixels square."""
     if name not in DRAWINGS:
-        raise ValueError(f"unknown pattern {name!r}; choose one of {list(PATTERNS)}")
+        message = _("unknown pattern {name}; choose one of {patterns}")
+        raise ValueError(message.format(name=repr(name), patterns=list(PATTERNS)))
     i, j = np.mgrid[0:n, 0:n].astype(np.float32)
     return np.asarray(DRAWINGS[name](i, j, n, (n - 1) / 2), dtype=np.float32)
 
 
+#: The kernels, by name (English, in links and tests; the page shows them with ``_``).
 KERNELS: dict[str, tuple[tuple[float, ...], ...]] = {
-    "edge: Sobel x": ((1, 0, -1), (2, 0, -2), (1, 0, -1)),
-    "edge: Sobel y": ((1, 2, 1), (0, 0, 0), (-1, -2, -1)),
-    "blur: box 3×3": ((1 / 9,) * 3,) * 3,
-    "sharpen": ((0, -1, 0), (-1, 5, -1), (0, -1, 0)),
-    "identity": ((0, 0, 0), (0, 1, 0), (0, 0, 0)),
+    N_("edge: Sobel x"): ((1, 0, -1), (2, 0, -2), (1, 0, -1)),
+    N_("edge: Sobel y"): ((1, 2, 1), (0, 0, 0), (-1, -2, -1)),
+    N_("blur: box 3×3"): ((1 / 9,) * 3,) * 3,
+    N_("sharpen"): ((0, -1, 0), (-1, 5, -1), (0, -1, 0)),
+    N_("identity"): ((0, 0, 0), (0, 1, 0), (0, 0, 0)),
 }
-CUSTOM_KERNEL = "your 3×3"
+CUSTOM_KERNEL = N_("your 3×3")
 MAX_KERNEL_ENTRY = 1e3
 
 
@@ -64,7 +67,7 @@ def parse_kernel(text: str) -> np.ndarray:
     |entry| ≤ :data:`MAX_KERNEL_ENTRY`.
     """
     if len(text) > 300:
-        raise ValueError("the kernel text is longer than 300 characters")
+        raise ValueError(_("the kernel text is longer than {n} characters").format(n=300))
     rows = [r for r in re.split(r"[;\n]", text.strip()) if r.strip()]
     values: list[list[float]] = []
     for r, row in enumerate(rows, start=1):
@@ -72,18 +75,18 @@ def parse_kernel(text: str) -> np.ndarray:
         try:
             numbers = [float(e) for e in entries]
         except ValueError:
-            raise ValueError(
-                f"row {r} holds something that is not a number: {row.strip()!r}"
-            ) from None
+            message = _("row {r} holds something that is not a number: {row}")
+            raise ValueError(message.format(r=r, row=repr(row.strip()))) from None
         values.append(numbers)
     if len(values) != 3 or any(len(v) != 3 for v in values):
-        got = " × ".join(str(len(v)) for v in values) or "nothing"
-        raise ValueError(f"a kernel needs 3 rows of 3 numbers (got rows of {got})")
+        got = " × ".join(str(len(v)) for v in values) or _("nothing")
+        raise ValueError(
+            _("a kernel needs 3 rows of 3 numbers (got rows of {got})").format(got=got)
+        )
     kernel = np.asarray(values, dtype=np.float32)
     if not np.all(np.isfinite(kernel)) or np.max(np.abs(kernel)) > MAX_KERNEL_ENTRY:
-        raise ValueError(
-            f"kernel entries must be finite numbers with |entry| ≤ {MAX_KERNEL_ENTRY:g}"
-        )
+        message = _("kernel entries must be finite numbers with |entry| ≤ {limit}")
+        raise ValueError(message.format(limit=f"{MAX_KERNEL_ENTRY:g}"))
     return kernel
 
 
@@ -140,11 +143,14 @@ def run_conv(
             the limits (the message names them).
     """
     if not MIN_IMAGE <= size <= MAX_IMAGE:
-        raise ValueError(f"the image size must be {MIN_IMAGE} to {MAX_IMAGE} pixels (got {size})")
+        message = _("the image size must be {low} to {high} pixels (got {size})")
+        raise ValueError(message.format(low=MIN_IMAGE, high=MAX_IMAGE, size=size))
     if not 1 <= len(image_names) <= MAX_IMAGES:
-        raise ValueError(f"choose 1 to {MAX_IMAGES} images (got {len(image_names)})")
+        message = _("choose 1 to {most} images (got {n})")
+        raise ValueError(message.format(most=MAX_IMAGES, n=len(image_names)))
     if not 1 <= len(kernel_names) <= MAX_KERNELS:
-        raise ValueError(f"choose 1 to {MAX_KERNELS} kernels (got {len(kernel_names)})")
+        message = _("choose 1 to {most} kernels (got {n})")
+        raise ValueError(message.format(most=MAX_KERNELS, n=len(kernel_names)))
     images = np.stack([pattern(name, size) for name in image_names])
     kernel_list = []
     for name in kernel_names:
@@ -153,7 +159,7 @@ def run_conv(
         elif name in KERNELS:
             kernel_list.append(np.asarray(KERNELS[name], dtype=np.float32))
         else:
-            raise ValueError(f"unknown kernel {name!r}")
+            raise ValueError(_("unknown kernel {name}").format(name=repr(name)))
     kernels = np.stack(kernel_list)
     outputs = np.asarray(batch_conv2d(images, kernels))
     reference = jax.vmap(
@@ -167,25 +173,37 @@ def run_conv(
     lhs, rhs = jax.numpy.asarray(images[:, None]), jax.numpy.asarray(kernels[:, None])
     lax_out = jax.lax.conv_general_dilated(lhs, rhs, window_strides=(1, 1), padding="VALID")
     n, k, oh = len(images), len(kernels), size - 2
+    # In the visitor's language: a caller that caches the result keys it by the language.
     levels = (
         VmapLevel(
-            "vmap(..., in_axes=(0, None))  # the first vmap written (outer)",
-            f"{count(n, 'image')} (axis 0 of images, the article's channels); all kernels go "
-            "to every call",
-            f"image ({size}, {size}), kernels ({k}, 3, 3)",
+            _("vmap(..., in_axes=(0, None))  # the first vmap written (outer)"),
+            ngettext(
+                "{n} image (axis 0 of images, the article's channels); all kernels go to "
+                "every call",
+                "{n} images (axis 0 of images, the article's channels); all kernels go to "
+                "every call",
+                n,
+            ).format(n=f"{n:,}"),
+            _("image ({size}, {size}), kernels ({k}, 3, 3)").format(size=size, k=k),
             f"({n}, {k}, {oh}, {oh})",
         ),
         VmapLevel(
-            "vmap(conv2d_single, in_axes=(None, 0))  # the second (inner)",
-            f"{count(k, 'kernel')} (axis 0 of kernels); the same image goes to every call",
-            f"image ({size}, {size}), kernel (3, 3)",
+            _("vmap(conv2d_single, in_axes=(None, 0))  # the second (inner)"),
+            ngettext(
+                "{n} kernel (axis 0 of kernels); the same image goes to every call",
+                "{n} kernels (axis 0 of kernels); the same image goes to every call",
+                k,
+            ).format(n=f"{k:,}"),
+            _("image ({size}, {size}), kernel (3, 3)").format(size=size),
             f"({k}, {oh}, {oh})",
         ),
         VmapLevel(
-            "vmap(dot_patch)(patches)  # inside conv2d_single",
-            f"{count(oh * oh, 'patch', 'patches')} (axis 0 of patches)",
-            "patch (3, 3)",
-            f"({oh * oh},) reshaped to ({oh}, {oh})",
+            _("vmap(dot_patch)(patches)  # inside conv2d_single"),
+            ngettext(
+                "{n} patch (axis 0 of patches)", "{n} patches (axis 0 of patches)", oh * oh
+            ).format(n=f"{oh * oh:,}"),
+            _("patch (3, 3)"),
+            _("({n},) reshaped to ({oh}, {oh})").format(n=oh * oh, oh=oh),
         ),
     )
     return ConvResult(
@@ -206,16 +224,25 @@ def conv_figure(result: ConvResult) -> go.Figure:
     titles = [
         t
         for i, name in enumerate(result.image_names)
-        for t in (f"image {i}: {name}", *(f"⊛ {kn}" for kn in result.kernel_names))
+        for t in (
+            _("image {i}: {name}").format(i=i, name=_(name)),
+            *(f"⊛ {_(kn)}" for kn in result.kernel_names),
+        )
     ]
     fig = make_subplots(rows=n, cols=k + 1, subplot_titles=titles, horizontal_spacing=0.03)
     for i in range(n):
         fig.add_trace(
-            go.Heatmap(z=result.images[i], coloraxis="coloraxis", name=f"image {i}"), i + 1, 1
+            go.Heatmap(z=result.images[i], coloraxis="coloraxis", name=_("image {i}").format(i=i)),
+            i + 1,
+            1,
         )
         for j in range(k):
             fig.add_trace(
-                go.Heatmap(z=result.outputs[i, j], coloraxis="coloraxis2", name=f"out {i},{j}"),
+                go.Heatmap(
+                    z=result.outputs[i, j],
+                    coloraxis="coloraxis2",
+                    name=_("out {i},{j}").format(i=i, j=j),
+                ),
                 i + 1,
                 j + 2,
             )
@@ -223,9 +250,9 @@ def conv_figure(result: ConvResult) -> go.Figure:
     fig.update_xaxes(showticklabels=False)
     fig.update_layout(
         height=220 * n + 60,
-        title="Inputs (left) and batch_conv2d outputs (one column per kernel)",
+        title=_("Inputs (left) and batch_conv2d outputs (one column per kernel)"),
         coloraxis={"colorscale": "Greys", "showscale": False},
-        coloraxis2={"colorscale": "RdBu", "colorbar": {"title": "output"}},
+        coloraxis2={"colorscale": "RdBu", "colorbar": {"title": _("output")}},
         margin={"t": 70, "b": 20},
     )
     return fig

@@ -34,13 +34,11 @@ TRANSLATED = (
     "pytrees",
     "sharp-bits",
     "tracing",
-)
-NOT_YET = (
-    "jit",
     "vmap",
     "memory",
     "code-lab",
 )
+NOT_YET = ("jit",)
 
 #: Messages whose strings are code, data or plain values, never prose of ours.
 NOT_PROSE = frozenset({"Code", "Json", "Arrow", "DataFrame", "PlotlyChart", "Html", "Metric"})
