@@ -95,8 +95,9 @@ def _sorted_keys(_: None) -> Verdict:
 @claims.claim(
     "pytrees.empty_nodes_hold_no_leaves",
     N_(
-        "None, [], () and {} are nodes without leaves: tree.map never calls its function on them "
-        "and grad hands them back as they were; is_leaf=lambda x: x is None makes None a leaf."
+        "`None`, `[]`, `()` and `{}` are nodes without leaves: `tree.map` never calls its function "
+        "on them and `grad` hands them back as they were; `is_leaf=lambda x: x is None` makes "
+        "`None` a leaf."
     ),
     cases=(False, True),
 )
