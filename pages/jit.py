@@ -149,7 +149,12 @@ def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> No
             hide_index=True,
             key="jit_kernels",
             # A fused kernel's name is long (loop_exponential_reduce_fusion): shown whole.
-            column_config={"kernel": st.column_config.TextColumn(width="large")},
+            column_config={
+                "kernel": st.column_config.TextColumn(_("kernel"), width="large"),
+                "kind": _("kind"),
+                "ops inside": _("ops inside"),
+                "output": _("output"),
+            },
         )
     with st.expander(_("jaxpr, StableHLO and optimized HLO"), icon=":material/account_tree:"):
         for text in (prof.jaxpr_text, prof.stablehlo_text, prof.hlo_text):
@@ -213,7 +218,7 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
         _("{n} sizes measured on {device}").format(n=len(sizes), device=device),
         sizes,
         lambda r: sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number),
-        lambda r: f"rows = {r}",
+        lambda r: _("rows = {rows}").format(rows=r),
     )
     _ui.chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")
     st.markdown(jit.sweep_verdict(points, calls))
@@ -282,7 +287,12 @@ def roofline_tab(m: jit.Measurement, preset: str) -> None:
     )
     if prof.memory:
         st.markdown(_("**The compiled program's memory** (`memory_analysis()`, per call):"))
-        st.dataframe(jit.memory_table(prof.memory), hide_index=True, key="jit_memory")
+        st.dataframe(
+            jit.memory_table(prof.memory),
+            hide_index=True,
+            key="jit_memory",
+            column_config={"what": _("what"), "size": _("size"), "bytes": _("bytes")},
+        )
     for note in prof.notes:
         st.caption(note)
 
@@ -323,17 +333,17 @@ def cache_tab() -> None:
         st.success(
             _("This call reused a compiled version: nothing to log."), icon=":material/bolt:"
         )
-    history = [
-        {
-            "call": i + 1,
-            "x": f"{r.dtype}[{r.length}], use_tanh={r.use_tanh}",
-            "what changed": ", ".join(r.changed) or "—",
-            "result": "compiled" if r.compiled else "cache hit",
-            "cache size": r.cache_size,
-        }
-        for i, r in enumerate(lab.history)
-    ]
-    st.dataframe(pd.DataFrame(history), hide_index=True, key="jit_cache_history")
+    st.dataframe(
+        pd.DataFrame(jit.history_table(lab.history)),
+        hide_index=True,
+        key="jit_cache_history",
+        column_config={
+            "call": _("call"),
+            "what changed": _("what changed"),
+            "result": _("result"),
+            "cache size": _("cache size"),
+        },
+    )
     st.caption(
         _(
             "Captured from the `jax` logger under `jax.log_compiles` and "
@@ -390,8 +400,13 @@ def donation_tab(workload: jit.Workload) -> None:
     )
     result = sandboxed("donation", workload, _("Compare with and without donation"))
     if result is not None:
-        st.dataframe(jit.donation_table(result), hide_index=True, key="jit_donation_table")
-        st.caption(" · ".join(jit.DONATION_SOURCES))
+        st.dataframe(
+            jit.donation_table(result),
+            hide_index=True,
+            key="jit_donation_table",
+            column_config={"figure": _("figure"), "without donation": _("without donation")},
+        )
+        st.caption(" · ".join(_(source) for source in jit.DONATION_SOURCES))
         st.markdown(jit.donation_sentence(result))
         for warning in result.donated.warnings:
             st.caption(_("JAX warned: {warning}").format(warning=markdown.escape(warning)))
@@ -424,7 +439,10 @@ def persistent_cache_tab(workload: jit.Workload) -> None:
         st.markdown(jit.cache_sentence(demo))
         st.caption(
             _("Settings of each process: {settings}").format(
-                settings=", ".join(f"`{k}={v}`" for k, v in jit.CACHE_SETTINGS.items())
+                settings=", ".join(
+                    f"`{k}={_(v) if isinstance(v, str) else v}`"
+                    for k, v in jit.CACHE_SETTINGS.items()
+                )
             )
         )
     _ui.show_code(jit.CACHE_CHILD, jit.persistent_cache_demo, label=_("Show the code that ran"))
@@ -442,7 +460,18 @@ def trace_tab(workload: jit.Workload) -> None:
         _ui.show_code(jit.trace_demo, label=_("Show the code that ran"))
         return
     st.markdown(jit.trace_sentence(demo))
-    st.dataframe(jit.trace_table(demo), hide_index=True, key="jit_trace_table")
+    st.dataframe(
+        jit.trace_table(demo),
+        hide_index=True,
+        key="jit_trace_table",
+        column_config={
+            "program": _("program"),
+            "kernel (HLO op)": _("kernel (HLO op)"),
+            "runs": _("runs"),
+            "total": _("total"),
+            "per run": _("per run"),
+        },
+    )
     data = demo.download_data()
     if data:
         st.download_button(

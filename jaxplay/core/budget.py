@@ -112,33 +112,48 @@ class Budget:
     max_seconds: float | None = None
 
     def violations(self, fp: Footprint) -> list[str]:
+        """What ``fp`` breaks, each limit in plain words, in the visitor's language."""
+        from jaxplay.core.i18n import _
+
         problems = []
         if fp.unbounded:
             problems.append(
-                "it runs a loop whose length is only known when it runs ("
-                + ", ".join(fp.unbounded)
-                + ")"
+                _("it runs a loop whose length is only known when it runs ({loops})").format(
+                    loops=", ".join(fp.unbounded)
+                )
             )
         if fp.flops > self.max_flops:
             problems.append(
-                f"one call needs about {format_flops(fp.flops)}; the limit is "
-                f"{format_flops(self.max_flops)}"
+                _("one call needs about {flops}; the limit is {limit}").format(
+                    flops=format_flops(fp.flops), limit=format_flops(self.max_flops)
+                )
             )
         if self.max_seconds is not None and fp.seconds > self.max_seconds:
             problems.append(
-                f"one call would take about {format_duration(fp.seconds)} here (sorts, scans "
-                "and loops priced by what they cost on this machine); the limit is "
-                f"{format_duration(self.max_seconds)}"
+                _(
+                    "one call would take about {duration} here (sorts, scans and loops priced by "
+                    "what they cost on this machine); the limit is {limit}"
+                ).format(
+                    duration=format_duration(fp.seconds), limit=format_duration(self.max_seconds)
+                )
             )
         if fp.peak_bytes > self.max_peak_bytes:
             problems.append(
-                f"run op by op it holds {format_bytes(fp.peak_bytes)} at once (its largest "
-                f"array: {fp.largest}, {format_bytes(fp.largest_bytes)}); the limit is "
-                f"{format_bytes(self.max_peak_bytes)}"
+                _(
+                    "run op by op it holds {peak} at once (its largest array: {largest}, "
+                    "{largest_bytes}); the limit is {limit}"
+                ).format(
+                    peak=format_bytes(fp.peak_bytes),
+                    largest=fp.largest,
+                    largest_bytes=format_bytes(fp.largest_bytes),
+                    limit=format_bytes(self.max_peak_bytes),
+                )
             )
         if fp.equations > self.max_equations:
             problems.append(
-                f"its program has {fp.equations:,} equations; the limit is {self.max_equations:,}"
+                _("its program has {equations} equations; the limit is {limit}").format(
+                    equations=f"{fp.equations:,}", limit=f"{self.max_equations:,}"
+                )
             )
         return problems
 

@@ -17,7 +17,8 @@ import jax.numpy as jnp
 
 from jaxplay.article import dynamic_control_flow
 from jaxplay.core import compilation, jax_private, timing
-from jaxplay.jit._lab import DTYPES, SizeError
+from jaxplay.core.i18n import N_, _
+from jaxplay.jit._lab import DTYPES, SizeError, not_offered
 
 #: Longest ``x`` the lab builds (it only shows compilation, never times anything).
 MAX_LENGTH = 1_000_000
@@ -75,9 +76,11 @@ class CacheLab:
     def call(self, use_tanh: bool, length: int, dtype: str = "float32") -> CacheCall:
         """Call the jitted function once, capturing JAX's compile log and cache-miss reasons."""
         if dtype not in DTYPES:
-            raise SizeError(f"dtype {dtype!r} is not offered; pick one of {', '.join(DTYPES)}")
+            raise SizeError(not_offered(dtype))
         if not 1 <= length <= MAX_LENGTH:
-            raise SizeError(f"the length must be between 1 and {MAX_LENGTH:,}")
+            raise SizeError(
+                _("the length must be between 1 and {limit}").format(limit=f"{MAX_LENGTH:,}")
+            )
         x = jnp.ones(length, dtype)
         before = jax_private.cache_size(self.jitted)
         with compilation.capture_compiles() as log:
@@ -87,15 +90,8 @@ class CacheLab:
         compiled = any(e.kind == "compiling" for e in ours) or (
             before is not None and after is not None and after > before
         )
-        changed: list[str] = []
-        if self.history:
-            last = self.history[-1]
-            if last.use_tanh != bool(use_tanh):
-                changed.append(f"static use_tanh {last.use_tanh} → {bool(use_tanh)}")
-            if last.length != length:
-                changed.append(f"shape ({last.length},) → ({length},)")
-            if last.dtype != dtype:
-                changed.append(f"dtype {last.dtype} → {dtype}")
+        now = (bool(use_tanh), length, dtype)
+        changed = _changes(self.history[-1].signature, now) if self.history else ()
         record = CacheCall(
             use_tanh=bool(use_tanh),
             length=length,
@@ -104,7 +100,45 @@ class CacheLab:
             compiled=compiled,
             reasons=tuple(e.explanation for e in ours if e.kind == "cache miss"),
             log=tuple(e.message for e in ours),
-            changed=tuple(changed),
+            changed=changed,
         )
         self.history.append(record)
         return record
+
+
+#: How a change of each argument is written (English, marked: :attr:`CacheCall.changed` keeps
+#: English words, :func:`history_table` says them in the visitor's language).
+_CHANGES = (
+    N_("static use_tanh {before} → {after}"),
+    N_("shape ({before},) → ({after},)"),
+    N_("dtype {before} → {after}"),
+)
+
+
+def _changes(
+    before: tuple[bool, int, str], after: tuple[bool, int, str], say: Any = str
+) -> tuple[str, ...]:
+    """What differs between two signatures (static flag, length, dtype), each change written
+    with ``say`` (``str``: English; ``_``: the visitor's language)."""
+    return tuple(
+        say(template).format(before=b, after=a)
+        for template, b, a in zip(_CHANGES, before, after, strict=True)
+        if b != a
+    )
+
+
+def history_table(history: list[CacheCall]) -> list[dict[str, object]]:
+    """The lab's calls as table rows, words in the visitor's language (the keys stay)."""
+    return [
+        {
+            "call": i + 1,
+            "x": f"{r.dtype}[{r.length}], use_tanh={r.use_tanh}",
+            "what changed": _(", ").join(
+                _changes(history[i - 1].signature, r.signature, _) if i else ()
+            )
+            or "—",
+            "result": _("compiled") if r.compiled else _("cache hit"),
+            "cache size": r.cache_size,
+        }
+        for i, r in enumerate(history)
+    ]

@@ -27,15 +27,20 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import claims, cpu_limit, words
+from jaxplay.core import claims, cpu_limit, i18n
+from jaxplay.core.i18n import N_, ngettext
 from jaxplay.core.timing import format_seconds
 from jaxplay.hosting import environment
 from jaxplay.jit._lab import Workload, check
 
+# Bound, not imported: the demo below loops with ``for _ in ...`` (its code is shown and run as
+# written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
+_ = i18n._
+
 #: The settings each process runs with: JAX only caches programs that took at least a second to
 #: compile and writes every size by default; the demo caches everything so a small one counts.
 CACHE_SETTINGS: dict[str, object] = {
-    "jax_compilation_cache_dir": "<a new, empty directory per round>",
+    "jax_compilation_cache_dir": N_("<a new, empty directory per round>"),
     "jax_persistent_cache_min_compile_time_secs": 0,
     "jax_persistent_cache_min_entry_size_bytes": 0,
 }
@@ -188,19 +193,35 @@ def cache_sentence(demo: CacheDemo) -> str:
     cold, warm = demo.median(0, "compile_s"), demo.median(1, "compile_s")
     hits = sum(pair[1].hit for pair in demo.rounds)
     cold_hits = sum(pair[0].hit for pair in demo.rounds)
-    text = (
-        f"Over {words.count(n, 'round')} (medians): the first process compiled in "
-        f"**{fmt(cold)}** and wrote {words.count(demo.entries, 'cache file')} "
-        f"({format_bytes(demo.entry_bytes)}); the second process, same function, same cache "
-        f"directory, got its program in **{fmt(warm)}**"
+    text = _(
+        "Over {rounds} (medians): the first process compiled in **{cold}** and wrote {files} "
+        "({size}); the second process, same function, same cache directory, got its program in "
+        "**{warm}**"
+    ).format(
+        rounds=ngettext("{n} round", "{n} rounds", n).format(n=f"{n:,}"),
+        cold=fmt(cold),
+        files=ngettext("{n} cache file", "{n} cache files", demo.entries).format(
+            n=f"{demo.entries:,}"
+        ),
+        size=format_bytes(demo.entry_bytes),
+        warm=fmt(warm),
     )
-    text += f" ({cold / warm:.1f}× faster)." if warm > 0 and cold > warm else "."
-    text += (
-        f" JAX reported a cache hit in {hits} of {n} second processes and in {cold_hits} of {n} "
-        f"first ones. Tracing and lowering are not cached: {fmt(demo.median(0, 'trace_lower_s'))}"
-        f" in the first process, {fmt(demo.median(1, 'trace_lower_s'))} in the second. Starting "
-        f"Python and importing JAX and the page's code took {fmt(demo.median(1, 'import_s'))} in "
-        "the second process, which no cache saves."
+    if warm > 0 and cold > warm:
+        text += _(" ({ratio}× faster).").format(ratio=f"{cold / warm:.1f}")
+    else:
+        text += _(".")
+    text += _(
+        " JAX reported a cache hit in {hits} of {n} second processes and in {cold_hits} of {n} "
+        "first ones. Tracing and lowering are not cached: {first_trace} in the first process, "
+        "{second_trace} in the second. Starting Python and importing JAX and the page's code "
+        "took {imported} in the second process, which no cache saves."
+    ).format(
+        hits=hits,
+        n=n,
+        cold_hits=cold_hits,
+        first_trace=fmt(demo.median(0, "trace_lower_s")),
+        second_trace=fmt(demo.median(1, "trace_lower_s")),
+        imported=fmt(demo.median(1, "import_s")),
     )
     return text
 
@@ -212,15 +233,15 @@ def cache_figure(demo: CacheDemo) -> Any:
     from jaxplay.core.figures import seconds_axis
 
     labels = [
-        f"round {i + 1}: {'second' if which else 'first'} process"
+        (_("round {n}: second process") if which else _("round {n}: first process")).format(n=i + 1)
         for i in range(len(demo.rounds))
         for which in (0, 1)
     ]
     processes = [p for pair in demo.rounds for p in pair]
     fig = go.Figure()
     for field, name, colour in (
-        ("compile_s", "compile (or cache read)", "#ff7f0e"),
-        ("trace_lower_s", "trace + lower", "#e377c2"),
+        ("compile_s", _("compile (or cache read)"), "#ff7f0e"),
+        ("trace_lower_s", _("trace + lower"), "#e377c2"),
     ):
         values = [getattr(p, field) for p in processes]
         fig.add_trace(
@@ -237,9 +258,11 @@ def cache_figure(demo: CacheDemo) -> Any:
         )
     everything = [getattr(p, f) for p in processes for f in ("compile_s", "trace_lower_s")]
     fig.update_layout(
-        title=f"Compiling the same function in two fresh processes ({demo.device})",
+        title=_("Compiling the same function in two fresh processes ({device})").format(
+            device=demo.device
+        ),
         barmode="group",
-        xaxis=seconds_axis("wall time (log scale)", everything),
+        xaxis=seconds_axis(_("wall time (log scale)"), everything),
         yaxis={"autorange": "reversed"},
         legend={"orientation": "h", "y": -0.25},
         height=120 + 60 * len(labels),

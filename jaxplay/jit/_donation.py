@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay.core import capture, claims, timing
+from jaxplay.core.i18n import N_, _
 from jaxplay.jit._lab import Workload, check, function_of, inputs
 from jaxplay.jit._program import human_bytes
 
@@ -155,77 +156,87 @@ def _change(before: int, after: int) -> str:
     figures (compared in bytes, and in the words shown)."""
     a, b = human_bytes(before), human_bytes(after)
     if after == before or a == b:
-        return f"stays at {a}"
-    return f"{'drops' if after < before else 'rises'} from {a} to {b}"
+        return _("stays at {size}").format(size=a)
+    if after < before:
+        return _("drops from {before} to {after}").format(before=a, after=b)
+    return _("rises from {before} to {after}").format(before=a, after=b)
 
 
 @claims.states("jit.donation_peak_is_xlas", "jit.donation_aliases_same_size")
 def donation_sentence(result: DonationResult) -> str:
     """What donation changed, in Markdown, every figure from ``result``."""
     p, d, format_bytes = result.plain, result.donated, human_bytes
-    parts = []
     if d.alias_bytes > 0:
-        text = (
-            f"With `donate_argnums=0` XLA writes {format_bytes(d.alias_bytes)} of the result "
-            "into `x`'s buffer"
-        )
         if p.peak_bytes >= 0 and d.peak_bytes >= 0:
-            text += (
-                ": XLA's own peak estimate for the program (`memory_analysis()."
-                f"peak_memory_in_bytes`) {_change(p.peak_bytes, d.peak_bytes)}"
+            text = _(
+                "With `donate_argnums=0` XLA writes {aliased} of the result into `x`'s buffer: "
+                "XLA's own peak estimate for the program (`memory_analysis()."
+                "peak_memory_in_bytes`) {change}."
+            ).format(
+                aliased=format_bytes(d.alias_bytes), change=_change(p.peak_bytes, d.peak_bytes)
             )
-        parts.append(claims.qualify("jit.donation_peak_is_xlas", text + "."))
+        else:
+            text = _(
+                "With `donate_argnums=0` XLA writes {aliased} of the result into `x`'s buffer."
+            ).format(aliased=format_bytes(d.alias_bytes))
+        text = claims.qualify("jit.donation_peak_is_xlas", text)
     else:
-        parts.append(
-            claims.qualify(
-                "jit.donation_aliases_same_size",
+        text = claims.qualify(
+            "jit.donation_aliases_same_size",
+            _(
                 "XLA aliased nothing here: no output has as many bytes as `x` (an output of the "
                 "same size can reuse its buffer whatever its shape or dtype), so the donation "
-                "could not be used (JAX's warning below says so).",
-            )
+                "could not be used (JAX's warning below says so)."
+            ),
         )
-    parts.append(
-        f"After the call, live arrays hold {format_bytes(p.live_after)} without donation and "
-        f"{format_bytes(d.live_after)} with it"
-        + (" (`x` was deleted)." if d.argument_deleted else ".")
-    )
-    if d.device_after >= 0 and p.device_after >= 0:
-        parts.append(
-            f"The device's allocator held {format_bytes(p.device_after)} after the plain call "
-            f"and {format_bytes(d.device_after)} after the donating one."
-        )
+    live = {"plain": format_bytes(p.live_after), "donated": format_bytes(d.live_after)}
+    if d.argument_deleted:
+        text += _(
+            " After the call, live arrays hold {plain} without donation and {donated} with it "
+            "(`x` was deleted)."
+        ).format(**live)
     else:
-        parts.append("This backend reports no allocator statistics (`memory_stats()` is None).")
-    return " ".join(parts)
+        text += _(
+            " After the call, live arrays hold {plain} without donation and {donated} with it."
+        ).format(**live)
+    if d.device_after >= 0 and p.device_after >= 0:
+        text += _(
+            " The device's allocator held {plain} after the plain call and {donated} after the "
+            "donating one."
+        ).format(plain=format_bytes(p.device_after), donated=format_bytes(d.device_after))
+    else:
+        text += _(" This backend reports no allocator statistics (`memory_stats()` is None).")
+    return text
 
 
 def donation_table(result: DonationResult) -> list[dict[str, str]]:
     """The two calls side by side, one row per figure, each with its unit and a footnote mark
-    for its source (:data:`DONATION_SOURCES`)."""
+    for its source (:data:`DONATION_SOURCES`); in the visitor's language (the keys stay)."""
 
     def shown(n: int) -> str:
-        return human_bytes(n) if n >= 0 else "not reported"
+        return human_bytes(n) if n >= 0 else _("not reported")
 
     p, d = result.plain, result.donated
     rows = [
-        ("arguments¹", p.argument_bytes, d.argument_bytes),
-        ("result¹", p.output_bytes, d.output_bytes),
-        ("temporaries¹", p.temp_bytes, d.temp_bytes),
-        ("aliased: result in a donated buffer¹", p.alias_bytes, d.alias_bytes),
-        ("peak (XLA's estimate, peak_memory_in_bytes)¹", p.peak_bytes, d.peak_bytes),
-        ("live arrays before the call²", p.live_before, d.live_before),
-        ("live arrays after the call²", p.live_after, d.live_after),
-        ("device allocator after the call³", p.device_after, d.device_after),
+        (N_("arguments¹"), p.argument_bytes, d.argument_bytes),
+        (N_("result¹"), p.output_bytes, d.output_bytes),
+        (N_("temporaries¹"), p.temp_bytes, d.temp_bytes),
+        (N_("aliased: result in a donated buffer¹"), p.alias_bytes, d.alias_bytes),
+        (N_("peak (XLA's estimate, peak_memory_in_bytes)¹"), p.peak_bytes, d.peak_bytes),
+        (N_("live arrays before the call²"), p.live_before, d.live_before),
+        (N_("live arrays after the call²"), p.live_after, d.live_after),
+        (N_("device allocator after the call³"), p.device_after, d.device_after),
     ]
     return [
-        {"figure": name, "without donation": shown(a), "donate_argnums=0": shown(b)}
+        {"figure": _(name), "without donation": shown(a), "donate_argnums=0": shown(b)}
         for name, a, b in rows
     ]
 
 
-#: Where the figures of :func:`donation_table` come from, by footnote mark.
+#: Where the figures of :func:`donation_table` come from, by footnote mark (English, marked;
+#: translated where shown).
 DONATION_SOURCES = (
-    "¹ the compiled program's memory_analysis()",
-    "² the bytes of every live jax.Array (jax.live_arrays())",
-    "³ the device's memory_stats()['bytes_in_use']",
+    N_("¹ the compiled program's memory_analysis()"),
+    N_("² the bytes of every live jax.Array (jax.live_arrays())"),
+    N_("³ the device's memory_stats()['bytes_in_use']"),
 )

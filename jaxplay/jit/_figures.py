@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from jaxplay.core import roofline, timing
 from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line, traces
+from jaxplay.core.i18n import N_, _
 from jaxplay.jit._lab import SweepPoint, crossover
 from jaxplay.jit._stopwatch import ArticleTiming
 
@@ -23,12 +24,22 @@ EAGER = "#d62728"
 JIT = "#1f77b4"
 AMORTIZED = "#9467bd"
 STAGE_COLOURS = ("#8c564b", "#e377c2", "#ff7f0e", "#bcbd22", JIT)
+#: The stages of :data:`jaxplay.core.timing.STAGES` as the chart names them (translated where
+#: drawn).
+STAGE_LABELS: dict[str, str] = {
+    "trace": N_("trace"),
+    "lower": N_("lower"),
+    "compile": N_("compile"),
+    "first call": N_("first call"),
+    "steady call": N_("steady call"),
+}
 
 
 def stage_figure(profile: timing.JitProfile, device: str) -> go.Figure:
     """One bar per stage of ``jax.jit`` (log scale: compile is often 10 000× a steady call)."""
-    names = [name for name, _ in profile.stages()]
-    seconds = [s for _, s in profile.stages()]
+    stages = profile.stages()
+    names = [_(STAGE_LABELS.get(name, name)) for name, _s in stages]
+    seconds = [s for _name, s in stages]
     fig = go.Figure(
         go.Bar(
             x=seconds,
@@ -42,8 +53,10 @@ def stage_figure(profile: timing.JitProfile, device: str) -> go.Figure:
         )
     )
     fig.update_layout(
-        title=f"Stages of jax.jit, wall time on {device} (steady call: median)",
-        xaxis=seconds_axis("wall time (log scale)", seconds),
+        title=_("Stages of jax.jit, wall time on {device} (steady call: median)").format(
+            device=device
+        ),
+        xaxis=seconds_axis(_("wall time (log scale)"), seconds),
         yaxis={"autorange": "reversed"},
         height=320,
         margin={"l": 10, "r": 60, "t": 50, "b": 40},
@@ -55,24 +68,28 @@ def distribution_figure(comparison: timing.JitComparison, device: str) -> go.Fig
     """Every per-call sample of eager and jit, with their boxes (median and quartiles)."""
     fig = go.Figure()
     for name, t, colour in (
-        ("eager", comparison.eager, EAGER),
+        (_("eager"), comparison.eager, EAGER),
         ("jit", comparison.jitted, JIT),
     ):
         fig.add_trace(
             go.Box(
                 y=list(t.samples),
-                name=f"{name} ({t.repeats}×{t.number} calls)",
+                name=_("{name} ({repeats}×{number} calls)").format(
+                    name=name, repeats=t.repeats, number=t.number
+                ),
                 boxpoints="all",
                 jitter=0.4,
                 pointpos=0,
                 marker_color=colour,
-                hovertemplate="%{y:.3s}s per call<extra></extra>",
+                hovertemplate="%{y:.3s}s " + _("per call") + "<extra></extra>",
             )
         )
     fig.update_layout(
-        title=f"Per-call time of each sample, interleaved eager/jit, blocked, on {device}",
+        title=_("Per-call time of each sample, interleaved eager/jit, blocked, on {device}").format(
+            device=device
+        ),
         yaxis=seconds_axis(
-            "time per call (log scale)", [*comparison.eager.samples, *comparison.jitted.samples]
+            _("time per call (log scale)"), [*comparison.eager.samples, *comparison.jitted.samples]
         ),
         showlegend=False,
         height=360,
@@ -91,8 +108,8 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
     xs = [p.elements for p in ordered]
     fig = go.Figure()
     for name, colour, pick in (
-        ("eager", EAGER, lambda p: p.comparison.eager),
-        ("jit, steady state", JIT, lambda p: p.comparison.jitted),
+        (_("eager"), EAGER, lambda p: p.comparison.eager),
+        (_("jit, steady state"), JIT, lambda p: p.comparison.jitted),
     ):
         fig.add_trace(timing_line(xs, [pick(p) for p in ordered], name, line={"color": colour}))
     fig.add_trace(
@@ -100,7 +117,7 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
             x=xs,
             y=[p.amortized_jit_s(calls) for p in ordered],
             mode="lines+markers",
-            name=f"jit incl. compile, per call over {calls} calls",
+            name=_("jit incl. compile, per call over {calls} calls").format(calls=calls),
             line={"color": AMORTIZED, "dash": "dash"},
         )
     )
@@ -109,13 +126,15 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
         fig.add_vline(
             x=cross,
             line={"color": "gray", "dash": "dot"},
-            annotation_text=f"crossover ≈ {cross:,.0f} elements",
+            annotation_text=_("crossover ≈ {elements} elements").format(elements=f"{cross:,.0f}"),
             annotation_position="top left",
         )
     fig.update_layout(
-        title=f"Eager vs jit by size (medians, bars: quartiles), on {device}",
-        xaxis=log_axis("elements of x (log scale)", xs, format_count),
-        yaxis=seconds_axis("time per call (log scale)", bar_ends(*traces(fig))),
+        title=_("Eager vs jit by size (medians, bars: quartiles), on {device}").format(
+            device=device
+        ),
+        xaxis=log_axis(_("elements of x (log scale)"), xs, format_count),
+        yaxis=seconds_axis(_("time per call (log scale)"), bar_ends(*traces(fig))),
         legend={"orientation": "h", "y": -0.25},
         height=440,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
@@ -128,7 +147,7 @@ def article_figure(article: ArticleTiming, comparison: timing.JitComparison) -> 
     honest = comparison.speedup
     fig = go.Figure(
         go.Bar(
-            x=["article's method", "blocked, warmed, interleaved"],
+            x=[_("article's method"), _("blocked, warmed, interleaved")],
             y=[article.speedup, honest],
             marker_color=["#7f7f7f", JIT],
             text=[f"{article.speedup:.2f}×", f"{honest:.2f}×"],
@@ -144,8 +163,8 @@ def article_figure(article: ArticleTiming, comparison: timing.JitComparison) -> 
     )
     fig.add_hline(y=1.0, line={"color": "gray", "dash": "dot"})
     fig.update_layout(
-        title="Speedup of jit over eager, two ways (bar: from the quartiles of both timings)",
-        yaxis={"title": "eager time / jit time"},
+        title=_("Speedup of jit over eager, two ways (bar: from the quartiles of both timings)"),
+        yaxis={"title": _("eager time / jit time")},
         height=340,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},
     )
@@ -170,7 +189,9 @@ def roofline_figure(
             x=intensities,
             y=np.minimum(bw * intensities, peak),
             mode="lines",
-            name=f"roof: {bw:.1f} GB/s, {peak:.0f} GFLOP/s",
+            name=_("roof: {bandwidth} GB/s, {peak} GFLOP/s").format(
+                bandwidth=f"{bw:.1f}", peak=f"{peak:.0f}"
+            ),
             line={"color": "gray"},
         )
     )
@@ -193,9 +214,9 @@ def roofline_figure(
             )
         )
     fig.update_layout(
-        title=f"Roofline of {reference.device} (roofs measured here)",
-        xaxis=log_axis("arithmetic intensity (flops per byte, XLA's estimate)", intensities),
-        yaxis=log_axis("GFLOP/s (log scale)", bar_ends(*traces(fig))),
+        title=_("Roofline of {device} (roofs measured here)").format(device=reference.device),
+        xaxis=log_axis(_("arithmetic intensity (flops per byte, XLA's estimate)"), intensities),
+        yaxis=log_axis(_("GFLOP/s (log scale)"), bar_ends(*traces(fig))),
         legend={"orientation": "h", "y": -0.25},
         height=400,
         margin={"l": 10, "r": 10, "t": 50, "b": 40},

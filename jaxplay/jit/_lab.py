@@ -159,15 +159,17 @@ def check(workload: Workload) -> None:
         TypeError: the formula does not fit this shape (e.g. ``x @ x`` on a non-square ``x``).
     """
     if workload.preset not in PRESETS:
-        raise SizeError(f"unknown function {workload.preset!r}")
+        raise SizeError(_("unknown function {name}").format(name=repr(workload.preset)))
     if workload.dtype not in DTYPES:
-        raise SizeError(f"dtype {workload.dtype!r} is not offered; pick one of {', '.join(DTYPES)}")
+        raise SizeError(not_offered(workload.dtype))
     if workload.rows < 1 or workload.cols < 1:
-        raise SizeError("both dimensions must be at least 1")
+        raise SizeError(_("both dimensions must be at least 1"))
     if workload.elements > MAX_ELEMENTS:
         raise SizeError(
-            f"x would have {workload.elements:,} elements; the limit is {MAX_ELEMENTS:,} "
-            "(the machine is shared: keep one measurement under a few seconds)"
+            _(
+                "x would have {elements} elements; the limit is {limit} (the machine is shared: "
+                "keep one measurement under a few seconds)"
+            ).format(elements=f"{workload.elements:,}", limit=f"{MAX_ELEMENTS:,}")
         )
     if workload.preset == "formula":
         expr.parse(workload.formula, ("x",))
@@ -176,12 +178,22 @@ def check(workload: Workload) -> None:
     )
     if out_elements > MAX_ELEMENTS:
         raise SizeError(
-            f"the formula's result would have {out_elements:,} elements; the limit is "
-            f"{MAX_ELEMENTS:,}"
+            _("the formula's result would have {elements} elements; the limit is {limit}").format(
+                elements=f"{out_elements:,}", limit=f"{MAX_ELEMENTS:,}"
+            )
         )
     problems = BUDGET.violations(fp)
     if problems:
-        raise SizeError("; ".join(problems) + " (make rows or cols smaller)")
+        raise SizeError(
+            _("{problems} (make rows or cols smaller)").format(problems=_("; ").join(problems))
+        )
+
+
+def not_offered(dtype: str) -> str:
+    """The refusal of a dtype the page does not offer, naming those it does."""
+    return _("dtype {dtype} is not offered; pick one of {dtypes}").format(
+        dtype=repr(dtype), dtypes=", ".join(DTYPES)
+    )
 
 
 @functools.lru_cache(maxsize=64)

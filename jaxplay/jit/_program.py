@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay.core import claims, hlo, timing
-from jaxplay.core.i18n import _, ngettext
+from jaxplay.core.i18n import N_, _, ngettext
 
 #: JAX primitives whose count the page compares between the jaxpr and the compiled program,
 #: with the HLO opcode each becomes (a rule table: one entry per primitive, nothing else).
@@ -293,22 +293,24 @@ def kernel_table(program: CompiledProgram) -> list[dict[str, str]]:
     ]
 
 
-#: What each ``memory_analysis()`` figure is, in the words of the table.
+#: What each ``memory_analysis()`` figure is, in the words of the table (English, marked;
+#: translated where shown).
 MEMORY_ROWS: dict[str, str] = {
-    "argument": "the arguments",
-    "output": "the result",
-    "temp": "temporaries XLA allocates while it runs",
-    "alias": "result bytes written into donated arguments",
-    "generated code": "the generated code",
+    "argument": N_("the arguments"),
+    "output": N_("the result"),
+    "temp": N_("temporaries XLA allocates while it runs"),
+    "alias": N_("result bytes written into donated arguments"),
+    "generated code": N_("the generated code"),
 }
 
 
 def memory_table(memory: dict[str, int]) -> list[dict[str, str]]:
-    """``memory_analysis()`` figures as table rows, each with its unit."""
+    """``memory_analysis()`` figures as table rows, each with its unit; what each one is in the
+    visitor's language (the keys stay)."""
     return [
         {
             "memory_analysis()": name,
-            "what": MEMORY_ROWS.get(name, ""),
+            "what": _(MEMORY_ROWS[name]) if name in MEMORY_ROWS else "",
             "size": human_bytes(n),
             "bytes": f"{n:,}",
         }  # fmt: skip

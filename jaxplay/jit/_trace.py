@@ -27,9 +27,14 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 
-from jaxplay.core import claims, timing, words
-from jaxplay.core.words import count, times
+from jaxplay.core import claims, i18n, timing
+from jaxplay.core.i18n import ngettext
+from jaxplay.core.words import times
 from jaxplay.jit._lab import Workload, check, function_of, inputs
+
+# Bound, not imported: the demo below loops with ``for _ in ...`` (its code is shown and run as
+# written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
+_ = i18n._
 
 #: Largest trace offered for download (gzip-compressed bytes); a larger one is summarised only.
 TRACE_MAX_DOWNLOAD_BYTES = 2 * 2**20
@@ -70,7 +75,8 @@ class TraceDemo:
         download: the Perfetto trace, gzip-compressed and base64-encoded ("" if too large).
         download_name: its file name.
         download_bytes: its size, compressed.
-        what_ran: the calls recorded, in words.
+        what_ran: the calls recorded, in English words (:func:`trace_sentence` says them in
+            the visitor's language).
         function: the traced function's name (its jitted program is ``jit_<name>``).
     """
 
@@ -180,41 +186,68 @@ def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> T
 
 @claims.states("jit.eager_dispatches_from_trace")
 def trace_sentence(demo: TraceDemo) -> str:
-    """What the trace shows, in Markdown, every figure from ``demo``."""
+    """What the trace shows, in Markdown, every figure from ``demo``, in the visitor's language
+    (the demo itself, made in a sandboxed worker, holds no words)."""
     from jaxplay.core.timing import format_seconds as fmt
 
     if not demo.modules:
-        return (
-            f"The trace ({demo.events:,} events) holds no XLA kernels with program and op "
-            "names on this backend; download it to look at it in Perfetto."
+        return _(
+            "The trace ({events} events) holds no XLA kernels with program and op names on this "
+            "backend; download it to look at it in Perfetto."
+        ).format(events=f"{demo.events:,}")
+    programs = _(", ").join(
+        _("`{name}` ({runs}, {total})").format(
+            name=name,
+            runs=ngettext("{n} kernel run", "{n} kernel runs", n).format(n=f"{n:,}"),
+            total=fmt(total),
         )
-    programs = ", ".join(
-        f"`{name}` ({words.count(count, 'kernel run')}, {fmt(total)})"
-        for name, count, total in demo.modules
+        for name, n, total in demo.modules
     )
     jitted = f"jit_{demo.function}"
-    eager = [name for name, _, _ in demo.modules if name != jitted]
-    text = (
-        f"Recorded: {demo.what_ran}; {demo.events:,} events in all. The kernels ran in "
-        f"{words.count(len(demo.modules), 'compiled program')}, most "
-        f"time first: {programs}."
+    eager = [name for name, _n, _s in demo.modules if name != jitted]
+    what_ran = ngettext(
+        "1 eager call, then {n} call of jax.jit({name})",
+        "1 eager call, then {n} calls of jax.jit({name})",
+        JIT_CALLS,
+    ).format(n=JIT_CALLS, name=demo.function)
+    text = _(
+        "Recorded: {what_ran}; {events} events in all. The kernels ran in {compiled}, most time "
+        "first: {programs}."
+    ).format(
+        what_ran=what_ran,
+        events=f"{demo.events:,}",
+        compiled=ngettext(
+            "{n} compiled program", "{n} compiled programs", len(demo.modules)
+        ).format(n=f"{len(demo.modules):,}"),
+        programs=programs,
     )
     runs = dict(demo.runs)
+    own = ngettext("{n} program", "{n} programs", len(eager)).format(n=f"{len(eager):,}")
     if eager and len(eager) < len(demo.modules) and all(runs.get(name) for name in eager):
         dispatches = sum(runs[name] for name in eager)
-        each = ", ".join(f"`{name}` {times(runs[name])}" for name in eager)
+        each = _(", ").join(
+            _("`{name}` {times}").format(name=name, times=times(runs[name])) for name in eager
+        )
         text += claims.qualify(
             "jit.eager_dispatches_from_trace",
-            f" The eager call made {count(dispatches, 'dispatch', 'dispatches')} of "
-            f"{count(len(eager), 'program')} of its own ({each}), counted from the trace; the "
-            f"jitted calls ran one program, `{jitted}`, {times(runs.get(jitted, 0))}.",
+            _(
+                " The eager call made {dispatches} of {programs} of its own ({each}), counted "
+                "from the trace; the jitted calls ran one program, `{jitted}`, {times}."
+            ).format(
+                dispatches=ngettext("{n} dispatch", "{n} dispatches", dispatches).format(
+                    n=f"{dispatches:,}"
+                ),
+                programs=own,
+                each=each,
+                jitted=jitted,
+                times=times(runs.get(jitted, 0)),
+            ),
         )
     elif eager and len(eager) < len(demo.modules):
-        text += (
-            f" The eager call ran {count(len(eager), 'program')} of its own; the jitted calls "
-            f"ran one, `{jitted}`."
-        )
-    return text + " The kernels that took the most time:"
+        text += _(
+            " The eager call ran {programs} of its own; the jitted calls ran one, `{jitted}`."
+        ).format(programs=own, jitted=jitted)
+    return text + _(" The kernels that took the most time:")
 
 
 def trace_table(demo: TraceDemo) -> list[dict[str, object]]:
