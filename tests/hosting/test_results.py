@@ -198,7 +198,7 @@ def test_a_pages_result_is_computed_once_for_every_server_process(
     store = results.shared_store()
     assert store is not None
     kind = "vmap.outcome"
-    inputs = [["(0, None)", "0", "X is (batch, D)", "W shared: (H, D)"], []]
+    inputs = [["(0, None)", "0", "X is (batch, D)", "W shared: (H, D)", "en"], []]
     assert store.computations(kind, inputs) == 1
 
 
