@@ -102,5 +102,5 @@ st.page_link(
     catalog.find("tracing").path,
     label=_("Tracing & jaxpr → Tracers: control-flow pitfalls, run for real"),
     icon=":material/account_tree:",
-    query_params={"tracing_tab": _("Tracers")},
+    query_params=_ui.linked({"tracing_tab": _("Tracers")}),
 )

@@ -646,4 +646,8 @@ _ui.lazy_tabs(
     },
 )
 if any(p.url_path == "code-lab" for p in catalog.PAGES):
-    st.page_link(catalog.find("code-lab").path, label=_("Write your own in the Code Lab"))
+    st.page_link(
+        catalog.find("code-lab").path,
+        label=_("Write your own in the Code Lab"),
+        query_params=_ui.linked(),
+    )

@@ -246,3 +246,29 @@ def test_two_visitors_in_two_languages_at_once():
     assert results["en"].sidebar.toggle[0].label == "Present mode"
     assert english_prose(results["zh"]._tree) == []
     assert results["en"].subheader[-1].value == "This server's JAX"
+
+
+def test_every_link_a_page_makes_keeps_the_language():
+    """Page links open a new tab on a middle click: each carries ``lang`` (``_ui.linked``)."""
+    for url_path in ("sharp-bits", "tracing", "code-lab"):
+        at = visit(catalog.find(url_path), lang="zh")
+        links = [e for e in _walk(at._tree) if type(e).__name__ == "PageLink"]
+        assert links, url_path
+        for link in links:
+            assert "lang=zh" in link.proto.query_string, (url_path, link.proto.query_string)
+
+
+def test_every_page_link_in_the_code_goes_through_linked():
+    """A static check over ``pages/``: every ``page_link`` passes ``query_params=_ui.linked(...)``
+    (the home page's cards and steps, and each page's links to another page)."""
+    import ast
+
+    missing = []
+    for file in sorted((catalog.ROOT / "pages").glob("*.py")):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "page_link":
+                given = {k.arg: k.value for k in node.keywords}.get("query_params")
+                linked = isinstance(given, ast.Call) and getattr(given.func, "attr", "") == "linked"
+                if not linked:
+                    missing.append(f"{file.name}:{node.lineno}")
+    assert missing == []
