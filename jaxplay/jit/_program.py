@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import claims, hlo, timing
+from jaxplay.core import claims, hlo, markdown, timing
 from jaxplay.core.i18n import N_, _, ngettext
 
 #: JAX primitives whose count the page compares between the jaxpr and the compiled program,
@@ -225,8 +225,9 @@ def program_sentence(program: CompiledProgram) -> str:
     fused = [kernel for kernel in p.kernels if len(kernel.ops) > 1]
     if fused:
         widest = max(fused, key=lambda kernel: len(kernel.ops))
+        # XLA's opcode names are identifiers: code, in either language.
         parts[-1] += _("; the largest fuses {n} ops ({ops}).").format(
-            n=len(widest.ops), ops=", ".join(widest.ops)
+            n=len(widest.ops), ops=", ".join(markdown.code(op) for op in widest.ops)
         )
     else:
         parts[-1] += _(".")
