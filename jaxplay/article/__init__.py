@@ -9,7 +9,6 @@ shows the code that really ran. The walkthrough and the Code Lab read the regist
 """
 
 from jaxplay.article._example import Example as Example
-from jaxplay.article._example import Section as Section
 from jaxplay.article._example import code as code
 from jaxplay.article._registry import ABOUT as ABOUT
 from jaxplay.article._registry import DEFAULT_ID as DEFAULT_ID

@@ -9,13 +9,10 @@ article's functions come from :mod:`jaxplay.article`.
 """
 
 from jaxplay.article import hvp as hvp
-from jaxplay.article import jac_forward as jac_forward
-from jaxplay.article import jac_reverse as jac_reverse
 from jaxplay.article import neural_network as neural_network
 from jaxplay.article import optimized_hvp as optimized_hvp
 from jaxplay.article import per_sample_gradient as per_sample_gradient
 
-from ._hvp import HVP_FUNCTIONS as HVP_FUNCTIONS
 from ._hvp import HVP_METHODS as HVP_METHODS
 from ._hvp import MAX_HVP_DIM as MAX_HVP_DIM
 from ._hvp import HvpPoint as HvpPoint
@@ -32,37 +29,29 @@ from ._hvp import hvp_sweep as hvp_sweep
 from ._hvp import hvp_test_function as hvp_test_function
 from ._hvp import jit_hvp as jit_hvp
 from ._hvp import time_hvp as time_hvp
-from ._jacobians import HIDDEN as HIDDEN
 from ._jacobians import MAX_WIDTH as MAX_WIDTH
 from ._jacobians import MODES as MODES
 from ._jacobians import NARROW as NARROW
 from ._jacobians import SWEEPS as SWEEPS
 from ._jacobians import JacobianPoint as JacobianPoint
-from ._jacobians import JacobianSweep as JacobianSweep
 from ._jacobians import check_widths as check_widths
 from ._jacobians import jacobian_figure as jacobian_figure
 from ._jacobians import jacobian_point as jacobian_point
 from ._jacobians import jacobian_sweep as jacobian_sweep
 from ._jacobians import jacobians_agree as jacobians_agree
-from ._jacobians import network as network
 from ._jacobians import time_jacobians as time_jacobians
 from ._per_sample import MAX_FEATURES as MAX_FEATURES
 from ._per_sample import MAX_SAMPLES as MAX_SAMPLES
 from ._per_sample import PerSample as PerSample
 from ._per_sample import loss_for_sample as loss_for_sample
 from ._per_sample import per_sample as per_sample
-from ._per_sample import per_sample_grads as per_sample_grads
 from ._pipeline import FUNCTIONS as FUNCTIONS
 from ._pipeline import INPUT_SHAPES as INPUT_SHAPES
 from ._pipeline import MAX_OUTPUT_ELEMENTS as MAX_OUTPUT_ELEMENTS
 from ._pipeline import MAX_STACK as MAX_STACK
-from ._pipeline import PRESET_PIPELINES as PRESET_PIPELINES
 from ._pipeline import STACK_PRESETS as STACK_PRESETS
 from ._pipeline import TRANSFORMS as TRANSFORMS
 from ._pipeline import PipelineResult as PipelineResult
-from ._pipeline import StackPreset as StackPreset
-from ._pipeline import Transform as Transform
-from ._pipeline import check_stack as check_stack
 from ._pipeline import compose as compose
 from ._pipeline import example_input as example_input
 from ._pipeline import is_preset as is_preset

@@ -15,13 +15,10 @@ from jaxplay.article import dynamic_control_flow as dynamic_control_flow
 from jaxplay.article import naive_softmax as naive_softmax
 
 from ._cache_lab import CACHE_LAB_MAX_LENGTH as CACHE_LAB_MAX_LENGTH
-from ._cache_lab import CacheCall as CacheCall
 from ._cache_lab import CacheLab as CacheLab
 from ._cache_lab import history_table as history_table
 from ._compile_cache import CACHE_CHILD as CACHE_CHILD
 from ._compile_cache import CACHE_SETTINGS as CACHE_SETTINGS
-from ._compile_cache import CacheDemo as CacheDemo
-from ._compile_cache import CacheProcess as CacheProcess
 from ._compile_cache import cache_figure as cache_figure
 from ._compile_cache import cache_sentence as cache_sentence
 from ._compile_cache import persistent_cache_demo as persistent_cache_demo
@@ -39,11 +36,9 @@ from ._figures import sweep_figure as sweep_figure
 from ._first_call import FirstCall as FirstCall
 from ._first_call import first_call_anatomy as first_call_anatomy
 from ._first_call import first_call_sentence as first_call_sentence
-from ._lab import BUDGET as BUDGET
 from ._lab import DEFAULT_FORMULA as DEFAULT_FORMULA
 from ._lab import DTYPES as DTYPES
 from ._lab import PRESETS as PRESETS
-from ._lab import Preset as Preset
 from ._lab import SizeError as SizeError
 from ._lab import SweepPoint as SweepPoint
 from ._lab import Workload as Workload
@@ -57,8 +52,6 @@ from ._lab import inputs as inputs
 from ._lab import sweep_point as sweep_point
 from ._lab import sweep_rows as sweep_rows
 from ._lab import sweep_verdict as sweep_verdict
-from ._lab import tanh_layer as tanh_layer
-from ._lab import unoptimized_chain as unoptimized_chain
 from ._measurement import DEFAULT_WORKLOAD as DEFAULT_WORKLOAD
 from ._measurement import MEASUREMENTS as MEASUREMENTS
 from ._measurement import STAGES as STAGES
@@ -79,8 +72,6 @@ from ._sandboxed import SANDBOXED as SANDBOXED
 from ._sandboxed import SANDBOXED_NOTES as SANDBOXED_NOTES
 from ._shared import Kept as Kept
 from ._shared import SharedResults as SharedResults
-from ._side_effects import CounterResult as CounterResult
-from ._side_effects import PrintResult as PrintResult
 from ._side_effects import debug_print_demo as debug_print_demo
 from ._side_effects import debug_printed as debug_printed
 from ._side_effects import impure_counter_demo as impure_counter_demo
@@ -90,8 +81,6 @@ from ._stopwatch import ArticleTiming as ArticleTiming
 from ._stopwatch import article_explanation as article_explanation
 from ._stopwatch import article_timing as article_timing
 from ._trace import TRACE_MAX_DOWNLOAD_BYTES as TRACE_MAX_DOWNLOAD_BYTES
-from ._trace import KernelTime as KernelTime
-from ._trace import TraceDemo as TraceDemo
 from ._trace import summarise_trace as summarise_trace
 from ._trace import trace_demo as trace_demo
 from ._trace import trace_sentence as trace_sentence

@@ -7,17 +7,11 @@ jitted, with the kernels XLA fused and the bytes they move (``_fusion``). The ar
 comes from :mod:`jaxplay.article`.
 """
 
-from jaxplay.article import memory_intensive_layer as memory_intensive_layer
-
 from ._fusion import CHAIN_OPS as CHAIN_OPS
 from ._fusion import CHAIN_PRESETS as CHAIN_PRESETS
 from ._fusion import COMPARED as COMPARED
 from ._fusion import MAX_CHAIN_OPS as MAX_CHAIN_OPS
-from ._fusion import MAX_CHAIN_SIZE as MAX_CHAIN_SIZE
-from ._fusion import MAX_CHAIN_SIZE_ACCELERATOR as MAX_CHAIN_SIZE_ACCELERATOR
-from ._fusion import ChainOp as ChainOp
 from ._fusion import ChainReport as ChainReport
-from ._fusion import Dispatch as Dispatch
 from ._fusion import analyse_chain as analyse_chain
 from ._fusion import bandwidth_story as bandwidth_story
 from ._fusion import chain_figure as chain_figure
@@ -36,30 +30,20 @@ from ._remat import GRAD_RTOL as GRAD_RTOL
 from ._remat import GRADIENT_SAMPLE as GRADIENT_SAMPLE
 from ._remat import LOOPS as LOOPS
 from ._remat import MAX_DEPTH as MAX_DEPTH
-from ._remat import MAX_RUN_SIZE as MAX_RUN_SIZE
-from ._remat import MAX_RUN_SIZE_ACCELERATOR as MAX_RUN_SIZE_ACCELERATOR
 from ._remat import MAX_SIZE as MAX_SIZE
 from ._remat import MODELS as MODELS
 from ._remat import VARIANTS as VARIANTS
 from ._remat import Model as Model
 from ._remat import RematResult as RematResult
-from ._remat import Residual as Residual
-from ._remat import Variant as Variant
 from ._remat import analyse_variant as analyse_variant
 from ._remat import build_loss as build_loss
 from ._remat import check_size as check_size
-from ._remat import mlp_inputs as mlp_inputs
-from ._remat import mlp_layer as mlp_layer
 from ._remat import parse_residual as parse_residual
-from ._remat import peak_memory as peak_memory
 from ._remat import platform as platform
 from ._remat import residual_roles as residual_roles
 from ._remat import run_limit as run_limit
 from ._remat import saved_residuals as saved_residuals
-from ._remat import seed_inputs as seed_inputs
-from ._remat import seed_round as seed_round
 from ._remat import variant_code as variant_code
-from ._remat_report import SummaryTable as SummaryTable
 from ._remat_report import gradient_error as gradient_error
 from ._remat_report import memory_time_figure as memory_time_figure
 from ._remat_report import remat_story as remat_story
@@ -69,7 +53,5 @@ from ._remat_report import summary_rows as summary_rows
 from ._remat_report import summary_table as summary_table
 from ._remat_report import variant_explanation as variant_explanation
 from ._run_cost import AUTO_RUN_S as AUTO_RUN_S
-from ._run_cost import CALLS_PER_VARIANT as CALLS_PER_VARIANT
 from ._run_cost import run_cost as run_cost
 from ._run_cost import run_cost_note as run_cost_note
-from ._run_cost import variant_call_s as variant_call_s

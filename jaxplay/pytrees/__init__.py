@@ -10,9 +10,7 @@ and its Code Lab snippet is built from that function's source.
 """
 
 from ._anatomy import Anatomy as Anatomy
-from ._anatomy import Node as Node
 from ._anatomy import describe as describe
-from ._anatomy import short as short
 from ._anatomy import snippet as snippet
 from ._anatomy import tree_functions as tree_functions
 from ._classes import CALLS as CALLS
@@ -26,7 +24,6 @@ from ._classes import class_demo as class_demo
 from ._classes import class_snippet as class_snippet
 from ._classes import find_registration as find_registration
 from ._classes import layer_loss as layer_loss
-from ._classes import register_affine as register_affine
 from ._empty import EmptyDemo as EmptyDemo
 from ._empty import empty_demo as empty_demo
 from ._empty import empty_snippet as empty_snippet
@@ -39,7 +36,6 @@ from ._examples import MAP_FUNCTIONS as MAP_FUNCTIONS
 from ._examples import MAX_LITERAL_CHARS as MAX_LITERAL_CHARS
 from ._examples import MAX_LITERAL_DEPTH as MAX_LITERAL_DEPTH
 from ._examples import MAX_LITERAL_NODES as MAX_LITERAL_NODES
-from ._examples import Example as Example
 from ._examples import LiteralError as LiteralError
 from ._examples import find_example as find_example
 from ._examples import parse_literal as parse_literal
@@ -63,8 +59,6 @@ from ._static import CHANGES as CHANGES
 from ._static import MAX_CALLS as MAX_CALLS
 from ._static import Scaled as Scaled
 from ._static import StaticLab as StaticLab
-from ._static import apply as apply
-from ._static import apply_tanh as apply_tanh
 from ._static import explain_compiles as explain_compiles
 from ._static import explain_failure as explain_failure
 from ._static import find_change as find_change

@@ -44,7 +44,6 @@ from jaxplay.sandbox._pool import Refused as Refused
 from jaxplay.sandbox._pool import WorkerPool as WorkerPool
 from jaxplay.sandbox._process import BWRAP as BWRAP
 from jaxplay.sandbox._process import bwrap_usable as bwrap_usable
-from jaxplay.sandbox._results import ERROR_KINDS as ERROR_KINDS
 from jaxplay.sandbox._results import ArgSpec as ArgSpec
 from jaxplay.sandbox._results import ArraySummary as ArraySummary
 from jaxplay.sandbox._results import InspectRequest as InspectRequest

@@ -12,19 +12,12 @@ NaN checker and x64 are used through their thread-local context managers.
 from ._case import Case as Case
 from ._case import CaseRun as CaseRun
 from ._case import Param as Param
-from ._case import Variant as Variant
 from ._case import run as run_variant
-from ._case import show as show
-from ._case import snippet as snippet
 from ._nans import CURVE_POINTS as CURVE_POINTS
 from ._nans import gradient_curve as gradient_curve
 from ._printing import count_lines as count_lines
 from ._registry import CASES as CASES
 from ._registry import find_case as find_case
-from ._types import count_converts as count_converts
-from ._updates import SIZE as SIZE
-from ._updates import changes as changes
-from ._updates import in_bounds as in_bounds
 
 
 def run(case_key: str, variant_key: str, **params: object) -> CaseRun:

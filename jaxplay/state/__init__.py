@@ -8,14 +8,6 @@ state (``_loops``), a run measured and its Code Lab cell (``_runs``) and the los
 """
 
 from ._figures import loss_figure as loss_figure
-from ._loops import HiddenStateModel as HiddenStateModel
-from ._loops import make_step as make_step
-from ._loops import train_mutating_self as train_mutating_self
-from ._loops import train_reading_globals as train_reading_globals
-from ._loops import train_threaded as train_threaded
-from ._model import BATCH_SIZE as BATCH_SIZE
-from ._model import FEATURES as FEATURES
-from ._model import N_EXAMPLES as N_EXAMPLES
 from ._model import OPTIMIZERS as OPTIMIZERS
 from ._model import init_params as init_params
 from ._model import loss_fn as loss_fn
@@ -32,7 +24,6 @@ from ._runs import explain_after as explain_after
 from ._runs import explain_runs as explain_runs
 from ._runs import explain_stuck as explain_stuck
 from ._runs import find_loop as find_loop
-from ._runs import full_data_loss as full_data_loss
 from ._runs import loss_change_words as loss_change_words
 from ._runs import train as train
 from ._runs import training_snippet as training_snippet

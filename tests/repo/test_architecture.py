@@ -179,3 +179,57 @@ def test_a_page_function_tells_one_story(path: Path) -> None:
         if isinstance(node, ast.FunctionDef):
             lines = (node.end_lineno or node.lineno) - node.lineno + 1
             assert lines <= 65, f"{path.name}: {node.name} is {lines} lines"
+
+
+def _names_used(path: Path, package: str) -> set[str]:
+    """The names of ``jaxplay.<package>`` a file uses: ``from jaxplay.<package> import X``,
+    ``<package>.X`` (after ``from jaxplay import <package>``) and ``jaxplay.<package>.X``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    used: set[str] = set()
+    aliases = {package}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == f"jaxplay.{package}":
+            used |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module == "jaxplay":
+            aliases |= {a.asname or a.name for a in node.names if a.name == package}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id in aliases:
+                used.add(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            used.add(node.value)  # a name looked up by string (pages/prng.py's cached("..."))
+    return used
+
+
+@pytest.mark.parametrize(
+    "package",
+    sorted(
+        p.parent.name
+        for p in JAXPLAY.glob("*/__init__.py")
+        if p.parent.name not in {"core", "hosting"}
+    ),
+)
+def test_a_packages_api_lists_only_names_someone_uses(package: str) -> None:
+    """Each re-export of a package's ``__init__`` is used by a page, another package, a
+    benchmark or a test: the API reads as what its users need, not every public name inside."""
+    init = JAXPLAY / package / "__init__.py"
+    exported = {
+        alias.asname
+        for node in ast.walk(ast.parse(init.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname
+    }
+    users = [
+        *UI_FILES,
+        *(p for p in _jaxplay_files() if p.parent.name != package),
+        *(catalog.ROOT / "benchmarks").rglob("*.py"),
+        *(catalog.ROOT / "tests").rglob("*.py"),
+    ]
+    used = set().union(*(_names_used(path, package) for path in users))
+    used |= {  # and what the __init__ itself calls (sharp_bits' run, through run_variant)
+        node.id
+        for node in ast.walk(ast.parse(init.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Name)
+    }
+    assert sorted(exported - used) == []
