@@ -22,9 +22,7 @@ from ._checks import check_figure as check_figure
 from ._checks import modes_at_point as modes_at_point
 from ._checks import modes_on_vectors as modes_on_vectors
 from ._curves import MAX_ABS_X as MAX_ABS_X
-from ._curves import MAX_CHECK_GRADS_ORDER as MAX_CHECK_GRADS_ORDER
 from ._curves import MAX_ORDER as MAX_ORDER
-from ._curves import MAX_POINTS as MAX_POINTS
 from ._curves import ORDER_NAMES as ORDER_NAMES
 from ._curves import PRESETS as PRESETS
 from ._curves import DerivativeCurves as DerivativeCurves
@@ -43,12 +41,10 @@ from ._custom_vjp import CustomVsAutodiff as CustomVsAutodiff
 from ._custom_vjp import custom_vjp_figure as custom_vjp_figure
 from ._custom_vjp import custom_vs_autodiff as custom_vs_autodiff
 from ._custom_vjp import make_special_op as make_special_op
-from ._custom_vjp import special_op_forward as special_op_forward
 from ._formulas import PointChecks as PointChecks
 from ._formulas import checks as checks
 from ._formulas import curves as curves
 from ._formulas import is_preset as is_preset
-from ._linearize import MAX_LINEARIZE_N as MAX_LINEARIZE_N
 from ._linearize import Linearized as Linearized
 from ._linearize import linearize_example as linearize_example
 from ._linearize import linearize_vs_jvp as linearize_vs_jvp
@@ -60,7 +56,6 @@ from ._pytrees import HessianDiagonal as HessianDiagonal
 from ._pytrees import gradient_tree as gradient_tree
 from ._pytrees import hessian_diagonal as hessian_diagonal
 from ._pytrees import hessian_diagonal_figure as hessian_diagonal_figure
-from ._pytrees import init_complex_loss as init_complex_loss
 from ._pytrees import loss_with_aux as loss_with_aux
 from ._pytrees import value_and_grad_with_aux as value_and_grad_with_aux
 from ._stop_gradient import StopGradient as StopGradient

@@ -18,7 +18,6 @@ from ._fusion import chain_figure as chain_figure
 from ._fusion import chain_limit as chain_limit
 from ._fusion import chain_source as chain_source
 from ._fusion import check_chain as check_chain
-from ._fusion import eager_dispatches as eager_dispatches
 from ._fusion import eager_vs_jit_rows as eager_vs_jit_rows
 from ._fusion import fusion_rows as fusion_rows
 from ._fusion import fusion_story as fusion_story
@@ -26,7 +25,6 @@ from ._fusion import recomputed_primitives as recomputed_primitives
 from ._fusion import run_chain as run_chain
 from ._remat import ARTICLE_CODE as ARTICLE_CODE
 from ._remat import DEFAULT_VARIANTS as DEFAULT_VARIANTS
-from ._remat import GRAD_RTOL as GRAD_RTOL
 from ._remat import GRADIENT_SAMPLE as GRADIENT_SAMPLE
 from ._remat import LOOPS as LOOPS
 from ._remat import MAX_DEPTH as MAX_DEPTH
@@ -38,18 +36,13 @@ from ._remat import RematResult as RematResult
 from ._remat import analyse_variant as analyse_variant
 from ._remat import build_loss as build_loss
 from ._remat import check_size as check_size
-from ._remat import parse_residual as parse_residual
 from ._remat import platform as platform
-from ._remat import residual_roles as residual_roles
 from ._remat import run_limit as run_limit
-from ._remat import saved_residuals as saved_residuals
 from ._remat import variant_code as variant_code
-from ._remat_report import gradient_error as gradient_error
 from ._remat_report import memory_time_figure as memory_time_figure
 from ._remat_report import remat_story as remat_story
 from ._remat_report import residual_rows as residual_rows
 from ._remat_report import residual_story as residual_story
-from ._remat_report import summary_rows as summary_rows
 from ._remat_report import summary_table as summary_table
 from ._remat_report import variant_explanation as variant_explanation
 from ._run_cost import AUTO_RUN_S as AUTO_RUN_S

@@ -9,26 +9,18 @@ setting: x64 and the key-reuse checker are used through thread-local contexts.
 
 from jaxplay.article import stochastic_layer as stochastic_layer
 
-from ._figures import HEATMAP_COLS as HEATMAP_COLS
-from ._figures import HEATMAP_ROWS as HEATMAP_ROWS
 from ._figures import correlation_figure as correlation_figure
-from ._figures import density_histogram as density_histogram
 from ._figures import histograms_figure as histograms_figure
 from ._figures import key_tree_figure as key_tree_figure
-from ._figures import normal_pdf as normal_pdf
 from ._figures import samples_heatmap as samples_heatmap
 from ._figures import timing_figure as timing_figure
 from ._figures import training_figure as training_figure
-from ._figures import tree_positions as tree_positions
 from ._impls import ImplTiming as ImplTiming
 from ._impls import explain_impls as explain_impls
 from ._impls import impl_infos as impl_infos
 from ._impls import key_forms as key_forms
 from ._impls import time_impl as time_impl
-from ._impls import time_impls as time_impls
-from ._pitfalls import KEY_REUSE_LINE as KEY_REUSE_LINE
 from ._pitfalls import LayerRun as LayerRun
-from ._pitfalls import check_key_reuse_in_process as check_key_reuse_in_process
 from ._pitfalls import check_key_reuse_sandboxed as check_key_reuse_sandboxed
 from ._pitfalls import key_reuse_source as key_reuse_source
 from ._pitfalls import reuse_demo as reuse_demo
@@ -43,13 +35,10 @@ from ._seeds import ARTICLE_SEED as ARTICLE_SEED
 from ._seeds import IMPLS as IMPLS
 from ._seeds import MAX_PARALLEL_VALUES as MAX_PARALLEL_VALUES
 from ._seeds import MAX_SEED_DIGITS as MAX_SEED_DIGITS
-from ._seeds import MAX_TIMED_NUMBERS as MAX_TIMED_NUMBERS
 from ._seeds import MAX_TREE_BRANCHING as MAX_TREE_BRANCHING
-from ._seeds import MAX_TREE_DEPTH as MAX_TREE_DEPTH
 from ._seeds import MAX_TREE_NODES as MAX_TREE_NODES
 from ._seeds import SeedError as SeedError
 from ._seeds import SeedInfo as SeedInfo
-from ._seeds import as_signed as as_signed
 from ._seeds import describe_seed as describe_seed
 from ._seeds import key_hex as key_hex
 from ._seeds import parse_seed as parse_seed
@@ -58,7 +47,6 @@ from ._seeds import threefry_seed_words as threefry_seed_words
 from ._streams import ParallelStats as ParallelStats
 from ._streams import article_parallel as article_parallel
 from ._streams import parallel_stats as parallel_stats
-from ._trees import DERIVATIONS as DERIVATIONS
 from ._trees import KeyTree as KeyTree
 from ._trees import chained_keys as chained_keys
 from ._trees import derive_keys as derive_keys
@@ -67,6 +55,5 @@ from ._trees import max_depth as max_depth
 from ._trees import max_fold_data as max_fold_data
 from ._trees import node_samples as node_samples
 from ._trees import time_derivations as time_derivations
-from ._trees import tree_size as tree_size
 from ._trees import wide_fold_in_keys as wide_fold_in_keys
 from ._trees import wide_split_keys as wide_split_keys

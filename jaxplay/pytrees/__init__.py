@@ -15,10 +15,7 @@ from ._anatomy import snippet as snippet
 from ._anatomy import tree_functions as tree_functions
 from ._classes import CALLS as CALLS
 from ._classes import REGISTRATIONS as REGISTRATIONS
-from ._classes import Affine as Affine
 from ._classes import ClassDemo as ClassDemo
-from ._classes import Dense as Dense
-from ._classes import Plain as Plain
 from ._classes import affine as affine
 from ._classes import class_demo as class_demo
 from ._classes import class_snippet as class_snippet

@@ -13,9 +13,6 @@ from ._case import Case as Case
 from ._case import CaseRun as CaseRun
 from ._case import Param as Param
 from ._case import run as run_variant
-from ._nans import CURVE_POINTS as CURVE_POINTS
-from ._nans import gradient_curve as gradient_curve
-from ._printing import count_lines as count_lines
 from ._registry import CASES as CASES
 from ._registry import find_case as find_case
 

@@ -19,12 +19,8 @@ from ._axes import AxesError as AxesError
 from ._axes import VmapOutcome as VmapOutcome
 from ._axes import apply_axes as apply_axes
 from ._axes import correct_axes as correct_axes
-from ._axes import editor_inputs as editor_inputs
-from ._axes import leaf_axes as leaf_axes
 from ._axes import parse_axes as parse_axes
-from ._axes import reference_outputs as reference_outputs
 from ._batching import MAX_TIMING_BATCH as MAX_TIMING_BATCH
-from ._batching import METHODS as METHODS
 from ._batching import BatchPoint as BatchPoint
 from ._batching import batching_figure as batching_figure
 from ._batching import check_batch_sizes as check_batch_sizes
@@ -39,7 +35,6 @@ from ._conv import MIN_IMAGE as MIN_IMAGE
 from ._conv import PATTERNS as PATTERNS
 from ._conv import ConvResult as ConvResult
 from ._conv import conv_figure as conv_figure
-from ._conv import parse_kernel as parse_kernel
 from ._conv import run_conv as run_conv
 from ._jaxprs import JAXPR_BATCH as JAXPR_BATCH
 from ._jaxprs import batched_jaxprs as batched_jaxprs

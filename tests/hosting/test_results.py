@@ -19,6 +19,7 @@ import pytest
 
 from jaxplay.core import wire
 from jaxplay.hosting import results
+from jaxplay.jit import _measurement
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,7 +299,7 @@ def test_the_jit_measurement_is_made_once_for_every_server_process(
     monkeypatch.setenv("JAXPLAY_RESULT_DB", str(tmp_path / "results.sqlite3"))
     workload = jit.Workload("chain", 9, 3, "float32", jit.DEFAULT_FORMULA)
     first = jit.measure_shared(workload).value
-    jit.MEASUREMENTS.clear()  # the second process has kept nothing
+    _measurement.MEASUREMENTS.clear()  # the second process has kept nothing
     second = jit.measure_shared(workload).value
     store = results.shared_store()
     assert store is not None

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from jaxplay import compose as cp
+from jaxplay.compose import _pipeline
 from jaxplay.hosting import catalog
 from tests.support.apptest import APP_TIMEOUT_S, assert_clean, open_page
 
@@ -134,7 +135,8 @@ def test_an_over_large_result_is_refused_naming_the_limit() -> None:
     assert_clean(at)
     refused = " ".join(_texts(at.warning))
     assert (
-        f"the result would have 248832 elements; the limit is {cp.MAX_OUTPUT_ELEMENTS}" in refused
+        f"the result would have 248832 elements; the limit is {_pipeline.MAX_OUTPUT_ELEMENTS}"
+        in refused
     )
 
 

@@ -7,8 +7,8 @@ import re
 import pytest
 from markdown_it import MarkdownIt
 
-from jaxplay import jit
 from jaxplay.hosting import catalog
+from jaxplay.jit import _measurement
 from tests.support.apptest import assert_clean, open_page
 
 SMALL = {"jit_rows": 16, "jit_cols": 8}
@@ -137,10 +137,10 @@ def test_a_measurement_shows_its_status_and_a_refusal_leaves_nothing_stale(spec)
 
 def test_two_visitors_with_the_same_settings_share_one_measurement(spec) -> None:
     settings = {"jit_preset": "chain", "jit_rows": 13, "jit_cols": 5}
-    before = jit.MEASUREMENTS.measured
+    before = _measurement.MEASUREMENTS.measured
     first = open_page(spec, **settings)
     second = open_page(spec, **settings)
-    assert jit.MEASUREMENTS.measured == before + 1
+    assert _measurement.MEASUREMENTS.measured == before + 1
     assert _metrics(first)["first call"] == _metrics(second)["first call"]
     assert any(label.startswith("Measured on") for label in _statuses(first))
     assert not _statuses(second)  # nothing to wait for: no status box
@@ -151,10 +151,10 @@ def test_two_visitors_with_the_same_settings_share_one_measurement(spec) -> None
 def test_measure_again_measures_anew_for_everyone(spec) -> None:
     settings = {"jit_preset": "chain", "jit_rows": 14, "jit_cols": 5}
     at = open_page(spec, **settings)
-    before = jit.MEASUREMENTS.measured
+    before = _measurement.MEASUREMENTS.measured
     at.button(key="jit_remeasure").click().run()
     assert_clean(at)
-    assert jit.MEASUREMENTS.measured == before + 1
+    assert _measurement.MEASUREMENTS.measured == before + 1
     assert any("measurement 2 of these settings" in c.value for c in at.caption)
     later = open_page(spec, **settings)
     assert any("measurement 2 of these settings" in c.value for c in later.caption)

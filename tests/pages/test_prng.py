@@ -6,6 +6,7 @@ import pytest
 
 from jaxplay import prng
 from jaxplay.hosting import catalog
+from jaxplay.prng import _pitfalls, _seeds
 from tests.support.apptest import assert_clean, open_page
 from tests.support.page_texts import PAYLOAD, hostile_links
 
@@ -96,7 +97,7 @@ def test_tree_controls_node_selection_and_limits() -> None:
     assert depth.proto.max == prng.max_depth(4) == 3 and depth.value == 3
     assert "85 keys, 85 distinct." in texts(at.caption)
     at.slider(key="prng_branching").set_value(1).run()
-    assert at.slider(key="prng_depth").proto.max == prng.MAX_TREE_DEPTH
+    assert at.slider(key="prng_depth").proto.max == _seeds.MAX_TREE_DEPTH
     at.slider(key="prng_branching").set_value(4).run()
     at.slider(key="prng_depth").set_value(0).run()
     assert "1 key, 1 distinct." in texts(at.caption)
@@ -122,14 +123,14 @@ def test_pitfall_controls() -> None:
     at = open_page(SPEC, prng_tab="Pitfalls", prng_seed="3")
     at.button(key="prng_run_checker").click().run()
     assert_clean(at)
-    assert f"`KeyReuseError` at line {prng.KEY_REUSE_LINE}" in texts(at.error)
+    assert f"`KeyReuseError` at line {_pitfalls.KEY_REUSE_LINE}" in texts(at.error)
     captions = texts(at.caption)
     assert "Ran in a fresh sandboxed worker." in captions or "Ran in-process" in captions
     at.slider(key="prng_batch").set_value(4).run()
     assert "silently wrong*: output shape `(4,)`, not `(4, 4)`" in texts(at.warning)
     assert "output shape `(4, 4)`" in texts(at.success)
     assert_clean(at)
-    threaded, dropped = prng.training_runs(3, 60)
+    threaded, dropped = _pitfalls.training_runs(3, 60)
     caption = texts(at.caption)
     assert f"Over 60 steps: the threaded key drew {threaded.unique_masks} distinct" in caption
     assert f"loss moved by {threaded.mean_jump:.3g} a step" in caption

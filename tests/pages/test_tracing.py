@@ -6,6 +6,7 @@ import pytest
 
 from jaxplay import tracing
 from jaxplay.hosting import catalog
+from jaxplay.tracing import _display, _inputs, _presets
 from tests.support.apptest import assert_clean, open_page
 from tests.support.page_texts import PAYLOAD, hostile_links
 
@@ -29,7 +30,7 @@ def test_every_preset_shows_four_panes_with_the_line_highlighted(key: str) -> No
     for pane in ("**Python**", "**jaxpr**", "**StableHLO**", "**Optimized HLO**"):
         assert pane in titles
     assert "lines from line" in titles or "line from line" in titles
-    assert _html(at).count(tracing.HIGHLIGHT) >= 4  # source, jaxpr, StableHLO, HLO
+    assert _html(at).count(_display.HIGHLIGHT) >= 4  # source, jaxpr, StableHLO, HLO
 
 
 def test_picking_an_equation_highlights_its_source_line() -> None:
@@ -52,7 +53,7 @@ def test_views_render() -> None:
         assert not _errors(at), view
     at = open_page(SPEC, tracing_preset="scan", tracing_view="Equations")
     assert len(at.dataframe[0].value) == len(
-        tracing.stage(tracing.scan_example, [tracing.InputSpec((6, 3), "float32")]).equations
+        tracing.stage(_presets.scan_example, [tracing.InputSpec((6, 3), "float32")]).equations
     )
 
 
@@ -81,7 +82,7 @@ def test_bad_shapes_are_refused_with_a_clear_message() -> None:
 
 @pytest.mark.parametrize(
     ("y_dtype", "equations", "weak"),
-    [(tracing.WEAK_FLOAT32, 3, True), ("float32", 2, False)],
+    [(_inputs.WEAK_FLOAT32, 3, True), ("float32", 2, False)],
 )
 def test_the_articles_x_times_y_plus_one_is_staged_as_it_calls_it(
     y_dtype: str, equations: int, weak: bool

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from jaxplay import compose as cp
+from jaxplay.compose import _hvp, _jacobians, _pipeline
 from jaxplay.core import roofline
 from jaxplay.core.expr import ExprError
 from jaxplay.core.inputs import normal_arrays
@@ -25,7 +26,7 @@ def _preset(name: str) -> cp.PipelineResult:
 
 def test_per_example_gradients_are_sin_2x() -> None:
     r = _preset("per-example gradients: jit(vmap(grad(f)))")
-    x = cp.example_input((4, 3))
+    x = _pipeline.example_input((4, 3))
     assert r.error is None and r.output_shape == (4, 3)
     np.testing.assert_allclose(r.values, np.sin(2 * x), rtol=1e-5, atol=1e-6)
     assert "sin" in r.jaxpr and "cos" in r.jaxpr
@@ -34,7 +35,7 @@ def test_per_example_gradients_are_sin_2x() -> None:
 
 def test_jacfwd_of_jacrev_is_the_hessian() -> None:
     r = _preset("Hessian two ways: jacfwd(jacrev(f))")
-    x = cp.example_input((3,))
+    x = _pipeline.example_input((3,))
     expected = jax.jit(jax.hessian(jax.nn.logsumexp))(x)
     assert r.output_shape == (3, 3)
     np.testing.assert_allclose(r.values, expected, rtol=1e-5, atol=1e-6)
@@ -42,7 +43,7 @@ def test_jacfwd_of_jacrev_is_the_hessian() -> None:
 
 def test_jacobian_of_an_elementwise_map_is_diagonal_and_checkpoint_changes_nothing() -> None:
     r = _preset("Jacobian of an elementwise map: jit(jacrev(f))")
-    x = cp.example_input((3,))
+    x = _pipeline.example_input((3,))
     np.testing.assert_allclose(r.values, np.diag(1 - np.tanh(x) ** 2), rtol=1e-5, atol=1e-6)
     remat = _preset("rematerialised gradient: grad(checkpoint(f))")
     np.testing.assert_allclose(remat.values, np.sin(2 * x), rtol=1e-5, atol=1e-6)
@@ -60,12 +61,14 @@ def test_invalid_stacks_give_jaxs_reason_in_plain_words() -> None:
 
 
 def test_stacks_are_bounded_and_checked() -> None:
-    assert cp.compose((), "jnp.sin(x)", ()).values == pytest.approx(np.sin(cp.example_input(())))
+    assert cp.compose((), "jnp.sin(x)", ()).values == pytest.approx(
+        np.sin(_pipeline.example_input(()))
+    )
     with pytest.raises(ValueError, match=f"at most {cp.MAX_STACK}"):
         cp.compose(("jit",) * (cp.MAX_STACK + 1), SIN2, (3,))
     with pytest.raises(ValueError, match="unknown transform"):
         cp.compose(("pmap",), SIN2, (3,))
-    with pytest.raises(ValueError, match=str(cp.MAX_OUTPUT_ELEMENTS)):
+    with pytest.raises(ValueError, match=str(_pipeline.MAX_OUTPUT_ELEMENTS)):
         cp.compose(("hessian", "hessian"), "jnp.tanh(x)", (4, 3))
     with pytest.raises(ExprError):
         cp.compose(("grad",), "jnp.sin(x", (3,))
@@ -109,18 +112,21 @@ def test_jacfwd_and_jacrev_agree() -> None:
 
 
 def test_jacobian_sweep_times_both_modes_on_both_sides() -> None:
-    sweep = cp.time_jacobians((3,), narrow=2, hidden=4, budget_s=0.01)
+    sweep = _jacobians.time_jacobians((3,), narrow=2, hidden=4, budget_s=0.01)
     assert sweep.max_abs_diff < 1e-5
-    for key in [(s, m) for s in cp.SWEEPS for m in cp.MODES]:
+    for key in [(s, m) for s in cp.SWEEPS for m in _jacobians.MODES]:
         assert len(sweep.timings[key]) == 1 and sweep.timings[key][0].median > 0
-    assert sweep.faster("wide input", 0)[0] in cp.MODES and sweep.faster("wide input", 0)[1] >= 1
+    assert (
+        sweep.faster("wide input", 0)[0] in _jacobians.MODES
+        and sweep.faster("wide input", 0)[1] >= 1
+    )
     fig = cp.jacobian_figure(sweep)
     assert len(fig.data) == 4
     assert fig.layout.xaxis.title.text == "n_in (input width)"
     assert fig.layout.xaxis2.title.text == "n_out (output width)"
     assert f"measured on {roofline.device_label()}" in fig.layout.title.text
     with pytest.raises(ValueError, match=str(cp.MAX_WIDTH)):
-        cp.check_widths([4, cp.MAX_WIDTH + 1])
+        _jacobians.check_widths([4, cp.MAX_WIDTH + 1])
 
 
 def test_the_articles_jit_of_hvp_fails_and_both_fixes_agree() -> None:
@@ -131,8 +137,8 @@ def test_the_articles_jit_of_hvp_fails_and_both_fixes_agree() -> None:
 
 
 def test_forward_over_reverse_is_the_same_hvp() -> None:
-    x, v = cp.hvp_inputs(12)
-    f = cp.hvp_test_function
+    x, v = _hvp.hvp_inputs(12)
+    f = _hvp.hvp_test_function
     fwd_rev = jax.jit(lambda x, v: cp.forward_over_reverse_hvp(f, x, v))(x, v)
     rev_rev = jax.jit(lambda x, v: cp.hvp(f, x, v))(x, v)
     np.testing.assert_allclose(fwd_rev, rev_rev, rtol=1e-4, atol=1e-5)
@@ -143,26 +149,26 @@ def test_forward_over_reverse_is_the_same_hvp() -> None:
 
 
 def test_hvp_equals_hessian_times_v() -> None:
-    x, v = cp.hvp_inputs(12)
-    expected = jax.jit(jax.hessian(cp.hvp_test_function))(x) @ v
-    got = jax.jit(lambda x, v: cp.hvp(cp.hvp_test_function, x, v))(x, v)
+    x, v = _hvp.hvp_inputs(12)
+    expected = jax.jit(jax.hessian(_hvp.hvp_test_function))(x) @ v
+    got = jax.jit(lambda x, v: cp.hvp(_hvp.hvp_test_function, x, v))(x, v)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
     assert cp.hvp_agreement(50) < 1e-5
     with pytest.raises(ValueError, match=str(cp.MAX_HVP_DIM)):
-        cp.hvp_inputs(cp.MAX_HVP_DIM + 1)
+        _hvp.hvp_inputs(cp.MAX_HVP_DIM + 1)
 
 
 def test_the_full_hessian_needs_more_memory_than_an_hvp() -> None:
-    x, v = cp.hvp_inputs(256)
-    f = cp.hvp_test_function
-    hvp_bytes = cp.compiled_bytes(jax.jit(lambda x, v: cp.hvp(f, x, v)), x, v)
-    full_bytes = cp.compiled_bytes(jax.jit(lambda x, v: cp.hessian_times(f, x, v)), x, v)
+    x, v = _hvp.hvp_inputs(256)
+    f = _hvp.hvp_test_function
+    hvp_bytes = _hvp.compiled_bytes(jax.jit(lambda x, v: cp.hvp(f, x, v)), x, v)
+    full_bytes = _hvp.compiled_bytes(jax.jit(lambda x, v: _hvp.hessian_times(f, x, v)), x, v)
     assert hvp_bytes is not None and full_bytes is not None
     assert full_bytes >= 256 * 256 * 4 > hvp_bytes
 
 
 def test_hvp_sweep_times_and_measures_three_ways() -> None:
-    sweep = cp.time_hvp((4, 16), budget_s=0.01)
+    sweep = _hvp.time_hvp((4, 16), budget_s=0.01)
     assert sweep.max_rel_diff < 1e-5
     assert len(cp.HVP_METHODS) == 3
     for name in cp.HVP_METHODS:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from jaxplay import devices
+from jaxplay.devices import _devices
 
 
 def _has_gpu() -> bool:
@@ -40,7 +41,7 @@ def test_article_placement_raises_without_a_gpu_and_the_guard_works() -> None:
 
 def test_place_puts_the_array_on_the_chosen_device() -> None:
     target = jax.devices()[-1]
-    p = devices.place(devices.device_key(target), 100)
+    p = devices.place(_devices.device_key(target), 100)
     assert p.devices == (str(target),)
     assert p.nbytes == 400 and p.committed
     with pytest.raises(ValueError, match="no device 'gpu:0'"):
@@ -50,20 +51,20 @@ def test_place_puts_the_array_on_the_chosen_device() -> None:
 def test_platforms_on_a_cpu_only_machine() -> None:
     assert devices.platforms() == ("cpu",)
     assert devices.devices_of("cpu") == devices.devices_of(None) == jax.devices()
-    assert devices.all_devices() == jax.devices()
-    assert devices.find_device("cpu:5") == jax.devices()[5]
+    assert _devices.all_devices() == jax.devices()
+    assert _devices.find_device("cpu:5") == jax.devices()[5]
 
 
 def test_transfer_calls_move_the_data_where_they_say() -> None:
     src, dst = jax.devices()[0], jax.devices()[-1]
-    calls = devices.transfer_calls(devices.device_key(src), devices.device_key(dst), 4096)
-    assert set(calls) == set(devices.ROUTES)
+    calls = devices.transfer_calls(_devices.device_key(src), _devices.device_key(dst), 4096)
+    assert set(calls) == set(_devices.ROUTES)
     h2d = calls["host → device"]()
     assert h2d.devices() == {dst} and h2d.shape == (1024,)
     d2d = calls["device → device"]()
     assert d2d.devices() == {dst}
     d2h = calls["device → host"]()
-    assert d2h.sharding.memory_kind == devices.host_memory_kind(src)
+    assert d2h.sharding.memory_kind == _devices.host_memory_kind(src)
     np.testing.assert_array_equal(np.asarray(d2h), np.ones(1024, np.float32))
     same = devices.transfer_calls("cpu:0", "cpu:0", 4096)
     assert "device → device" not in same
@@ -82,7 +83,7 @@ def test_transfer_sweep_and_figure() -> None:
         assert p.timing.median > 0
         assert p.gbps == pytest.approx(p.nbytes / p.timing.median / 1e9)
     fig = devices.transfer_figure(points, "test")
-    assert [t.name for t in fig.data] == list(devices.ROUTES)
+    assert [t.name for t in fig.data] == list(_devices.ROUTES)
     assert list(fig.data[0].x) == [4096, 65536]
     assert fig.layout.xaxis.type == "log"
 
@@ -98,8 +99,8 @@ def test_visitor_sizes_are_bounded_to_a_few_hundred_mb() -> None:
 def test_the_inventory_rows_show_only_the_counters_a_device_reports() -> None:
     """The devices table is made here, not in the page: a memory column only where some
     device reports it (a CPU reports none; a GPU its bytes in use, limit and peak)."""
-    cpu = devices.DeviceInfo("cpu:0", 0, "cpu", "cpu", 0, None, None, None)
-    gpu = devices.DeviceInfo("cuda:0", 0, "gpu", "H200", 0, 2**20, 2**30, 3 * 2**20)
+    cpu = _devices.DeviceInfo("cpu:0", 0, "cpu", "cpu", 0, None, None, None)
+    gpu = _devices.DeviceInfo("cuda:0", 0, "gpu", "H200", 0, 2**20, 2**30, 3 * 2**20)
     assert devices.inventory_rows([cpu]) == [
         {"device": "cpu:0", "platform": "cpu", "kind": "cpu", "process": 0}
     ]

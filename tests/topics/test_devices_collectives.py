@@ -12,6 +12,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxplay import devices
+from jaxplay.devices import _collectives
 
 
 def test_article_all_reduce_as_written_raises_the_unbound_axis_name() -> None:
@@ -24,15 +25,15 @@ def test_article_all_reduce_as_written_raises_the_unbound_axis_name() -> None:
 
 
 def test_article_all_reduce_fixed_and_with_shard_map_equal_numpy() -> None:
-    x = devices.example_input(4)
+    x = _collectives.example_input(4)
     total = x.sum()
     with warnings.catch_warnings():  # pmap is in maintenance mode; a later JAX may warn
         warnings.simplefilter("ignore", DeprecationWarning)
-        fixed = devices.all_reduce_fixed(x)
+        fixed = _collectives.all_reduce_fixed(x)
     np.testing.assert_allclose(np.asarray(fixed), [total] * 4)
-    mesh = devices.mesh_of(4)
+    mesh = _collectives.mesh_of(4)
     xs = jax.device_put(x, NamedSharding(mesh, P("i")))
-    np.testing.assert_allclose(np.asarray(devices.all_reduce_shard_map(xs, mesh)), [total] * 4)
+    np.testing.assert_allclose(np.asarray(_collectives.all_reduce_shard_map(xs, mesh)), [total] * 4)
     runs = devices.article_examples(4)
     assert runs["psum in pmap, fixed"].ok and runs["psum in shard_map"].ok
     assert runs["psum in pmap, fixed"].value == runs["psum in shard_map"].value
@@ -47,7 +48,7 @@ def test_article_parallel_map_runs_across_all_devices() -> None:
 
 @pytest.mark.parametrize("n", [1, 2, 8])
 def test_shard_map_collectives_equal_numpy(n: int) -> None:
-    x = devices.example_input(n)
+    x = _collectives.example_input(n)
     for name in devices.COLLECTIVES:
         run = devices.run_collective(name, n)
         assert run.device_ids == tuple(d.id for d in jax.devices()[:n])
@@ -80,7 +81,7 @@ def test_a_wrong_output_would_be_caught() -> None:
 
 def test_mesh_of_refuses_more_devices_than_exist() -> None:
     with pytest.raises(ValueError, match="this process has"):
-        devices.mesh_of(len(jax.devices()) + 1)
+        _collectives.mesh_of(len(jax.devices()) + 1)
 
 
 EXPECTED_OPS = {
@@ -92,7 +93,7 @@ EXPECTED_OPS = {
 
 
 @pytest.mark.parametrize("example", devices.XLA_EXAMPLES, ids=lambda e: e.name)
-def test_xla_inserts_the_collectives(example: devices.XlaExample) -> None:
+def test_xla_inserts_the_collectives(example: _collectives.XlaExample) -> None:
     result = devices.compiled_collectives(example, 4)
     assert result.ops == EXPECTED_OPS[example.name]
     assert result.hlo_lines and all(

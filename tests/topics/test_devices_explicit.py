@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jaxplay import devices
+from jaxplay.devices import _explicit
 from jaxplay.sandbox import Limits, RunnerConfig, WorkerPool
 
 
@@ -13,8 +14,8 @@ def runs() -> dict[str, devices.StepRun]:
     return {r.step.key: r for r in devices.run_explicit_steps()}
 
 
-@pytest.mark.parametrize("step", devices.EXPLICIT_STEPS, ids=lambda s: s.key)
-def test_each_step_raises_exactly_what_it_names(runs, step: devices.Step) -> None:
+@pytest.mark.parametrize("step", _explicit.EXPLICIT_STEPS, ids=lambda s: s.key)
+def test_each_step_raises_exactly_what_it_names(runs, step: _explicit.Step) -> None:
     outcome = runs[step.key].outcome
     assert outcome.error_type == step.raises, outcome.headline
     assert runs[step.key].as_named
@@ -59,20 +60,20 @@ def test_an_auto_type_is_read_from_its_sharding(runs) -> None:
 
 
 def test_the_mesh_fits_the_devices() -> None:
-    assert devices.explicit_mesh_shape(8) == (2, 4)
-    assert devices.explicit_mesh_shape(5) == (2, 2)
-    assert devices.explicit_mesh_shape(1) == (1, 1)
+    assert _explicit.explicit_mesh_shape(8) == (2, 4)
+    assert _explicit.explicit_mesh_shape(5) == (2, 2)
+    assert _explicit.explicit_mesh_shape(1) == (1, 1)
 
 
 def test_the_code_lab_script_runs_in_the_sandbox() -> None:
-    script = devices.explicit_script(devices.explicit_mesh_shape(8))
+    script = devices.explicit_script(_explicit.explicit_mesh_shape(8))
     pool = WorkerPool(RunnerConfig(spares=0, max_concurrent=1, limits=Limits(timeout_s=60.0)))
     try:
         result = pool.run(script)
     finally:
         pool.shutdown()
     assert result.ok, (result.error, result.stdout[-800:])
-    for step in devices.EXPLICIT_STEPS:
+    for step in _explicit.EXPLICIT_STEPS:
         expected = f"raises {step.raises}" if step.raises else ""
         line = next(x for x in result.stdout.splitlines() if x.startswith(step.key + ":"))
         assert expected in line, line

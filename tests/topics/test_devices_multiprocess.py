@@ -8,6 +8,7 @@ import os
 import pytest
 
 from jaxplay import devices, sandbox
+from jaxplay.devices import _multiprocess
 
 
 def _gone(pid: int) -> bool:
@@ -62,7 +63,7 @@ def test_worker_command_is_the_one_a_host_would_run() -> None:
     cmd = devices.worker_command("10.0.0.1:1234", 4, 3, 2)
     assert cmd[1:3] == ["-m", "jaxplay.devices._multiprocess_worker"]
     assert "--coordinator=10.0.0.1:1234" in cmd and "--process-id=3" in cmd
-    assert devices.expected_psum(4, 2) == 36.0
+    assert _multiprocess.expected_psum(4, 2) == 36.0
 
 
 def _public_pool(**config: object) -> sandbox.WorkerPool:

@@ -10,6 +10,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxplay import devices
+from jaxplay.devices import _sharding
 from jaxplay.devices._sharding import _clip_band
 
 # --- parsing --------------------------------------------------------------------------------
@@ -89,7 +90,7 @@ def test_layout_matches_devices_indices_map(mesh, names, shape, spec) -> None:
     m = jax.make_mesh(mesh, names, devices=jax.devices()[: int(np.prod(mesh))])
     expected = NamedSharding(m, P(*spec)).devices_indices_map(shape)
     got = {s.device_id: s.index for s in layout.shards}
-    assert got == {d.id: devices.normalize_index(idx, shape) for d, idx in expected.items()}
+    assert got == {d.id: _sharding.normalize_index(idx, shape) for d, idx in expected.items()}
     for s in layout.shards:
         assert s.shape == tuple(b - a for a, b in s.index)
         assert m.devices[s.mesh_coords].id == s.device_id
@@ -136,7 +137,7 @@ def test_invalid_specs_get_plain_words_and_jax_reason(mesh, names, shape, spec, 
 
 
 def test_explain_finds_nothing_wrong_with_a_valid_spec() -> None:
-    assert devices.explain((2, 4), ("x", "y"), (8, 8), ("x", "y")) is None
+    assert _sharding.explain((2, 4), ("x", "y"), (8, 8), ("x", "y")) is None
 
 
 def test_refused_before_jax() -> None:
@@ -163,7 +164,7 @@ def test_figure_stripes_replicated_blocks_with_every_holder() -> None:
     fig = devices.layout_figure(layout)
     filled = _filled_by_block(fig)
     assert sorted(filled) == [0, 1]
-    colors = dict(zip(range(8), devices.device_colors(8), strict=True))
+    colors = dict(zip(range(8), _sharding.device_colors(8), strict=True))
     for b, block in enumerate(layout.blocks):
         holders = {int(d) for d, _ in filled[b]}
         assert holders == set(block.device_ids)  # every holder's colour appears in its block

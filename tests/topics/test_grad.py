@@ -12,6 +12,7 @@ import pytest
 
 from jaxplay import grad as ad
 from jaxplay.core.expr import ExprError
+from jaxplay.grad import _curves, _custom_vjp, _linearize, _pytrees
 
 WHERE = ad.PRESETS["where(x > 0, x², sin x)"]
 
@@ -61,7 +62,7 @@ def test_smooth_presets_have_no_kinks_and_undefined_regions_are_found() -> None:
 @pytest.mark.parametrize(
     ("args", "limit"),
     [
-        ((1, -3.0, 3.0, ad.MAX_POINTS + 1), str(ad.MAX_POINTS)),
+        ((1, -3.0, 3.0, _curves.MAX_POINTS + 1), str(_curves.MAX_POINTS)),
         ((1, -300.0, 3.0, 11), "100"),
         ((ad.MAX_ORDER + 1, -3.0, 3.0, 11), str(ad.MAX_ORDER)),
         ((1, 3.0, -3.0, 11), "smaller to a larger"),
@@ -90,7 +91,7 @@ def test_autodiff_agrees_with_finite_differences_where_smooth() -> None:
     for row, want in zip(g.rows, exact, strict=True):
         assert row.autodiff == pytest.approx(want, rel=1e-4)
         assert row.rel_error < 1e-3
-    assert g.check_grads_passed and g.check_grads_order == ad.MAX_CHECK_GRADS_ORDER
+    assert g.check_grads_passed and g.check_grads_order == _curves.MAX_CHECK_GRADS_ORDER
     fig = ad.check_figure(g)
     assert list(fig.data[0].x) == ["f′", "f″", "f‴"] and fig.layout.yaxis.type == "log"
     assert "x₀ = 0.7" in fig.layout.title.text
@@ -137,7 +138,7 @@ def test_jvp_is_j_v_and_vjp_is_u_j() -> None:
 def test_the_articles_custom_rule_equals_jaxs_derivative() -> None:
     x = jnp.array([-2.0, -0.5, 0.0, 0.5, 2.0])
     custom = jax.vmap(jax.grad(ad.my_special_op))(x)
-    automatic = jax.vmap(jax.grad(ad.special_op_forward))(x)
+    automatic = jax.vmap(jax.grad(_custom_vjp.special_op_forward))(x)
     np.testing.assert_allclose(custom, automatic, rtol=1e-6)
     assert ad.custom_vs_autodiff(2.0, "cos(x) (correct)").agree
 
@@ -148,7 +149,7 @@ def test_a_broken_custom_rule_disagrees_where_it_is_wrong() -> None:
     assert wrong_factor.max_abs_diff == pytest.approx(4.0, rel=1e-5)  # (3 - 2) · x at x = 4
     negative = wrong_factor.x <= 0
     np.testing.assert_allclose(wrong_factor.custom_grad[negative], wrong_factor.jax_grad[negative])
-    np.testing.assert_allclose(wrong_factor.forward, ad.special_op_forward(wrong_factor.x))
+    np.testing.assert_allclose(wrong_factor.forward, _custom_vjp.special_op_forward(wrong_factor.x))
     sign = ad.custom_vs_autodiff(2.0, "-cos(x) (sign error)", -4.0, 4.0, 81)
     assert sign.max_abs_diff == pytest.approx(2.0, rel=1e-5)  # |-cos 0 - cos 0|
     with pytest.raises(ValueError, match="100"):
@@ -162,7 +163,7 @@ def test_a_broken_custom_rule_disagrees_where_it_is_wrong() -> None:
 def test_gradient_tree_mirrors_the_arguments(label: str, count: int) -> None:
     tree = ad.gradient_tree(ad.INITS[0], ad.ARGNUMS[label])
     assert len(tree.leaves) == count
-    params, x = ad.init_complex_loss(ad.INITS[0])
+    params, x = _pytrees.init_complex_loss(ad.INITS[0])
     grads = jax.tree.leaves(jax.grad(ad.complex_loss, argnums=ad.ARGNUMS[label])(params, x))
     for leaf, g in zip(tree.leaves, grads, strict=True):
         assert leaf.shape == g.shape
@@ -353,8 +354,8 @@ def test_linearize_keeps_residuals_and_runs_only_linear_equations() -> None:
     assert not ad.Linearized.nonlinear(lin.linear_primitives)
     assert set(lin.linear_primitives) <= {"mul", "add", "add_any", "sub", "neg"}
     assert lin.residuals >= 2 and lin.residual_bytes == lin.residuals * 64 * 4
-    with pytest.raises(ValueError, match=str(ad.MAX_LINEARIZE_N)):
-        ad.linearize_vs_jvp(ad.MAX_LINEARIZE_N + 1)
+    with pytest.raises(ValueError, match=str(_linearize.MAX_LINEARIZE_N)):
+        ad.linearize_vs_jvp(_linearize.MAX_LINEARIZE_N + 1)
 
 
 def test_the_articles_custom_vjp_text_names_the_real_exception() -> None:

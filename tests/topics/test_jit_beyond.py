@@ -9,6 +9,7 @@ import json
 import pytest
 
 from jaxplay import jit, sandbox
+from jaxplay.jit import _donation
 
 SOFTMAX = {"preset": "softmax", "rows": 100, "cols": 50, "dtype": "float32", "formula": ""}
 
@@ -41,7 +42,7 @@ def test_donation_runs_in_the_sandbox_as_the_page_runs_it() -> None:
     """Through ``sandbox.call`` with no visitor given (the page's path)."""
     function, returns, timeout_s = jit.SANDBOXED["donation"]
     result = sandbox.call(function, isolate=True, returns=returns, timeout_s=timeout_s, **SOFTMAX)
-    assert isinstance(result, jit.DonationResult) and result.reuse_error == "RuntimeError"
+    assert isinstance(result, _donation.DonationResult) and result.reuse_error == "RuntimeError"
     x_bytes = 100 * 50 * 4  # a fresh worker: the live arrays are the demo's own
     assert result.plain.live_after == 2 * x_bytes and result.donated.live_after == x_bytes
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jaxplay import jit
+from jaxplay.jit import _first_call
 from jaxplay.jit._first_call import CallSplit
 
 
 def test_fresh_executables_are_called_twice_and_python_calls_are_counted() -> None:
     x = jnp.ones((8, 4))
-    anatomy = jit.first_call_anatomy(jit.naive_softmax, x, executables=2)
+    anatomy = _first_call.first_call_anatomy(jit.naive_softmax, x, executables=2)
     assert len(anatomy.first) == len(anatomy.second) == 2
     for call in (*anatomy.first, *anatomy.second):
         assert 0 < call.returned_s <= call.ready_s
@@ -20,8 +21,8 @@ def test_fresh_executables_are_called_twice_and_python_calls_are_counted() -> No
     assert anatomy.python_files and anatomy.python_files[0][0].startswith("jax/")
 
 
-def _anatomy(first: tuple[float, float], second: tuple[float, float]) -> jit.FirstCall:
-    return jit.FirstCall(
+def _anatomy(first: tuple[float, float], second: tuple[float, float]) -> _first_call.FirstCall:
+    return _first_call.FirstCall(
         first=(CallSplit(*first),) * 3,
         second=(CallSplit(*second),) * 3,
         python_calls=(112, 1),
@@ -52,7 +53,7 @@ def test_the_sentence_follows_the_numbers_when_the_device_part_grows() -> None:
 def test_a_result_ready_at_return_is_not_called_host_time() -> None:
     """On the CPU backend a call can run the whole program before returning (``is_ready()``
     true at return): the time before returning then holds the device's work too."""
-    ready = jit.FirstCall(
+    ready = _first_call.FirstCall(
         first=(CallSplit(600e-6, 620e-6, True),) * 3,
         second=(CallSplit(20e-6, 30e-6, True),) * 3,
         python_calls=(112, 1),

@@ -6,6 +6,7 @@ import pytest
 
 from jaxplay import jit
 from jaxplay.core import timing
+from jaxplay.jit import _measurement
 
 SMALL = jit.Workload("softmax", 12, 7)
 
@@ -13,14 +14,14 @@ SMALL = jit.Workload("softmax", 12, 7)
 @pytest.fixture(scope="module")
 def measured() -> tuple[jit.Measurement, list[tuple[str, float | None]]]:
     seen: list[tuple[str, float | None]] = []
-    m = jit.measure(SMALL, lambda stage, fraction: seen.append((stage, fraction)))
+    m = _measurement.measure(SMALL, lambda stage, fraction: seen.append((stage, fraction)))
     return m, seen
 
 
 def test_every_stage_is_reported_in_order_with_its_share_of_the_whole(measured) -> None:
     _, seen = measured
     stages = [stage for stage, _ in seen]
-    assert stages == list(jit.STAGES)  # each once, in the order the progress bar counts
+    assert stages == list(_measurement.STAGES)  # each once, in the order the progress bar counts
     fractions = [f for _, f in seen]
     assert fractions == sorted(fractions) and fractions[0] == 0 and fractions[-1] < 1
 
@@ -37,8 +38,8 @@ def test_a_measurement_holds_every_part_and_not_the_inputs(measured) -> None:
 def test_a_refused_workload_reports_only_the_check() -> None:
     seen: list[str] = []
     with pytest.raises(jit.SizeError):
-        jit.measure(jit.Workload("softmax", 100_000, 1_000), lambda s, f: seen.append(s))
-    assert seen == [jit.STAGES[0]]
+        _measurement.measure(jit.Workload("softmax", 100_000, 1_000), lambda s, f: seen.append(s))
+    assert seen == [_measurement.STAGES[0]]
 
 
 def test_the_formula_counts_in_the_key_only_for_the_formula_preset() -> None:
@@ -52,18 +53,18 @@ def test_the_formula_counts_in_the_key_only_for_the_formula_preset() -> None:
 
 def test_visitors_share_one_measurement_and_warm_up_fills_it_before_they_come() -> None:
     workload = jit.Workload("chain", 9, 5)
-    before = jit.MEASUREMENTS.measured
+    before = _measurement.MEASUREMENTS.measured
     jit._measurement._warm_up_thread = None  # a fresh server
     try:
         jit.warm_up(workload).join(300)
     finally:
         jit._measurement._warm_up_thread = None
-    assert jit.MEASUREMENTS.measured == before + 1
+    assert _measurement.MEASUREMENTS.measured == before + 1
     kept = jit.kept(workload)
     assert kept is not None and "at the server's start-up" in kept.owner
     for visitor in ("alice", "bob"):
         assert jit.measure_shared(workload, owner=visitor) is kept
-    assert jit.MEASUREMENTS.measured == before + 1
+    assert _measurement.MEASUREMENTS.measured == before + 1
 
 
 def test_the_provenance_sentence_says_who_when_and_which_measurement(measured) -> None:

@@ -10,17 +10,18 @@ import pytest
 
 from jaxplay import jit
 from jaxplay.core import timing
+from jaxplay.jit import _program as program_module
 
 
 def _program(preset: str, rows: int, cols: int, formula: str = jit.DEFAULT_FORMULA):
     w = jit.Workload(preset, rows, cols, "float32", formula)
     fn, args = jit.function_of(w), jit.inputs(w)
     profile = timing.profile_jit(fn, *args, budget_s=0.01)
-    return jit.read_program(profile, fn, *args)
+    return program_module.read_program(profile, fn, *args)
 
 
 @pytest.fixture(scope="module")
-def softmax() -> jit.CompiledProgram:
+def softmax() -> program_module.CompiledProgram:
     return _program("softmax", 1000, 1000)
 
 

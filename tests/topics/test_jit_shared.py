@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from jaxplay.jit import SharedResults
+from jaxplay.jit import _measurement
+from jaxplay.jit._shared import SharedResults
 
 
 def test_a_second_caller_joins_the_measurement_in_progress_and_sees_its_stages() -> None:
@@ -72,7 +73,7 @@ def test_the_default_view_is_never_dropped() -> None:
 def test_the_jit_pages_default_is_kept() -> None:
     from jaxplay import jit
 
-    assert jit.key_of(jit.DEFAULT_WORKLOAD) in jit.MEASUREMENTS.keep
+    assert jit.key_of(jit.DEFAULT_WORKLOAD) in _measurement.MEASUREMENTS.keep
 
 
 def test_a_failure_is_not_kept_and_reaches_the_callers_waiting_for_it() -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from jaxplay import jit
 from jaxplay.core import timing
+from jaxplay.jit import _stopwatch
 
 
 def _softmax(x):
@@ -24,10 +25,10 @@ def test_article_timing_includes_compile_time() -> None:
 
 
 def test_article_explanation_is_made_of_both_measurements() -> None:
-    spilled = jit.article_explanation(jit.ArticleTiming(0.002, 0.3, 10), 0.01, 0.25)
+    spilled = jit.article_explanation(_stopwatch.ArticleTiming(0.002, 0.3, 10), 0.01, 0.25)
     assert "naive loop read 2 ms, 200 µs per call, against 10 ms" in spilled
     assert "the clock saw the dispatch" in spilled
     assert "the profile measured 250 ms" in spilled and "inside its 10 calls" in spilled
-    waited = jit.article_explanation(jit.ArticleTiming(0.1, 0.3, 5), 0.012, 0.25)
+    waited = jit.article_explanation(_stopwatch.ArticleTiming(0.1, 0.3, 5), 0.012, 0.25)
     assert "20 ms per call, against 12 ms" in waited and "about the same here" in waited
     assert "inside its 5 calls" in waited

@@ -8,6 +8,7 @@ import pytest
 
 from jaxplay import memory
 from jaxplay.core.hlo import parse_fusions
+from jaxplay.memory import _fusion
 from tests.core.test_hlo import OLD_STYLE
 
 
@@ -29,13 +30,13 @@ def test_run_chain_applies_the_ops_in_order():
 def test_eager_dispatches_count_every_intermediate_written_and_read():
     x = jnp.ones((8, 8), jnp.float32)
     ops = ("sin", "cos", "times 2", "square")
-    dispatches = memory.eager_dispatches(ops, x)
+    dispatches = _fusion.eager_dispatches(ops, x)
     assert [d.primitive for d in dispatches] == ["sin", "cos", "mul", "mul"]
     size = 8 * 8 * 4
     # y * 2 folds the 2 in as a literal; y * y reads y twice.
     assert [d.read_bytes for d in dispatches] == [size, size, size, 2 * size]
     assert all(d.written_bytes == size for d in dispatches)
-    reduction = memory.eager_dispatches(("minus row max",), x)
+    reduction = _fusion.eager_dispatches(("minus row max",), x)
     assert [d.primitive for d in reduction] == ["reduce_max", "broadcast_in_dim", "sub"]
     assert reduction[0].written_bytes == 8 * 4
 

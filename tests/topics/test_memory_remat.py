@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from jaxplay import memory
-from jaxplay.memory import VARIANTS, analyse_variant, build_loss, saved_residuals
+from jaxplay.memory import VARIANTS, _remat, _remat_report, analyse_variant, build_loss
+from jaxplay.memory._remat import saved_residuals
 
 SMALL, DEPTH = 16, 3
 
@@ -82,7 +83,7 @@ def test_printed_and_structured_residuals_agree():
     ],
 )
 def test_parse_residual(aval, description, origin, producer, source, nbytes):
-    r = memory.parse_residual(aval, description)
+    r = _remat.parse_residual(aval, description)
     assert (r.origin, r.producer, r.source, r.bytes) == (origin, producer, source, nbytes)
 
 
@@ -125,11 +126,11 @@ def test_gradients_of_all_variants_agree_and_are_timed(model):
     assert max(float(np.abs(g).max()) for g in reference.gradient) > 0
     for r in results:
         assert r.time is not None and r.time.median > 0
-        error = memory.gradient_error(r, reference)
-        assert error is not None and error < memory.GRAD_RTOL, r.variant.key
+        error = _remat_report.gradient_error(r, reference)
+        assert error is not None and error < _remat.GRAD_RTOL, r.variant.key
     if memory.platform() == "cpu":
         assert all(r.peak_bytes is None for r in results)
-    rows = memory.summary_rows(results)
+    rows = _remat_report.summary_rows(results)
     assert [row["variant"] for row in rows] == [v.short for v in VARIANTS.values()]
     assert all(row["gradient vs no checkpoint"] != "not run" for row in rows)
     # As the page shows it: no column empty on this backend, shared sizes said once.
@@ -173,8 +174,8 @@ def test_a_wrong_gradient_is_detected():
     broken = memory.RematResult(
         ok.variant, ok.residuals, ok.memory, gradient=(ok.gradient[0] * 1.01,)
     )
-    error = memory.gradient_error(broken, ok)
-    assert error is not None and error > memory.GRAD_RTOL
+    error = _remat_report.gradient_error(broken, ok)
+    assert error is not None and error > _remat.GRAD_RTOL
 
 
 def test_limits_name_themselves():
@@ -218,7 +219,7 @@ def test_the_articles_residuals_are_what_the_walkthrough_says():
     from jaxplay import article
 
     x = jnp.ones((8, 8))
-    found = memory.saved_residuals(lambda v: jnp.sum(article.memory_intensive_layer(v)), x)
+    found = _remat.saved_residuals(lambda v: jnp.sum(article.memory_intensive_layer(v)), x)
     producers = [r.producer for r in found]
     assert len(found) == 40
     assert (producers.count("sin"), producers.count("cos"), producers.count("transpose")) == (
@@ -226,7 +227,7 @@ def test_the_articles_residuals_are_what_the_walkthrough_says():
         10,
         10,
     )
-    roles = memory.residual_roles("seed", "none", "unrolled", 10)
+    roles = _remat.residual_roles("seed", "none", "unrolled", 10)
     assert roles == {"derivative factors": 20, "matmul operands": 20}
     explanation = article.by_id("memory-checkpoint-fixed").explanation
     assert "40 without checkpointing, four per round" in explanation

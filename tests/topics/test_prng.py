@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from jaxplay import prng
+from jaxplay.prng import _figures, _impls, _pitfalls, _seeds, _trees
 
 M = 0xFFFFFFFF
 
@@ -84,7 +85,7 @@ def test_the_seeding_rule_states_jaxs_own_high_words(seed: int) -> None:
     info = prng.describe_seed(seed)
     rule = prng.seed_rule(info)
     assert "*logical* shift" in rule
-    s32 = prng.as_signed(seed, 32)
+    s32 = _seeds.as_signed(seed, 32)
     assert s32 == int(np.array(seed & 0xFFFFFFFF, np.uint32).view(np.int32))
     assert f"as int32 it is {s32}, high word {info.x32.key_data[0]:#010x}" in rule
     assert f"high word {info.x64.key_data[0]:#010x}." in rule
@@ -160,7 +161,7 @@ def test_key_hex() -> None:
 @pytest.mark.parametrize(("depth", "branching"), [(0, 3), (1, 1), (3, 2), (2, 4), (4, 3)])
 def test_tree_has_every_node_once_and_unique_keys(depth, branching) -> None:
     tree = prng.key_tree(11, depth, branching)
-    assert len(tree.nodes) == prng.tree_size(depth, branching)
+    assert len(tree.nodes) == _trees.tree_size(depth, branching)
     assert tree.unique_keys == len(tree.nodes)
     assert len({n.path for n in tree.nodes}) == len(tree.nodes)
     assert tree.nodes[0].name == "root"
@@ -209,7 +210,7 @@ def test_node_samples_are_the_keys_samples() -> None:
 
 def test_wide_and_chained_derivations_give_the_documented_keys() -> None:
     n = 6
-    d = prng.derive_keys(5, n)
+    d = _trees.derive_keys(5, n)
     root = jrandom.key(5)
     chain, key = [], root
     for _ in range(n):
@@ -221,7 +222,7 @@ def test_wide_and_chained_derivations_give_the_documented_keys() -> None:
     )
     folded = np.stack([np.asarray(jrandom.key_data(jrandom.fold_in(root, i))) for i in range(n)])
     np.testing.assert_array_equal(d.keys["fold_in(key, i)"], folded)
-    for scheme in prng.DERIVATIONS:
+    for scheme in _trees.DERIVATIONS:
         assert d.unique(scheme) == n
     # With partitionable threefry (the default) split(key, n)[i] is fold_in(key, i), so the
     # chain's first subkey, split(key)[1], is also the wide scheme's key 1: the page says so.
@@ -233,7 +234,7 @@ def test_wide_and_chained_derivations_give_the_documented_keys() -> None:
 
 def test_time_derivations_measures_each_scheme() -> None:
     rows = prng.time_derivations(64, budget_s=0.01)
-    assert [r.scheme for r in rows] == list(prng.DERIVATIONS)
+    assert [r.scheme for r in rows] == list(_trees.DERIVATIONS)
     assert all(r.timing.median > 0 and r.timing.repeats >= 5 for r in rows)
     with pytest.raises(ValueError):
         prng.time_derivations(0)
@@ -263,12 +264,12 @@ def test_impls_have_their_key_shapes() -> None:
 
 
 def test_time_impls_times_every_implementation() -> None:
-    rows = prng.time_impls(1000, budget_s=0.01)
+    rows = _impls.time_impls(1000, budget_s=0.01)
     assert [r.impl for r in rows] == list(prng.IMPLS)
     assert all(r.timing.median > 0 and r.n == 1000 for r in rows)
     assert rows[0].device.startswith("cpu")
     with pytest.raises(ValueError, match="10,000,000"):
-        prng.time_impl("rbg", prng.MAX_TIMED_NUMBERS + 1)
+        prng.time_impl("rbg", _seeds.MAX_TIMED_NUMBERS + 1)
     with pytest.raises(ValueError, match="Unknown PRNG"):
         prng.time_impl("mt19937", 10)
 
@@ -307,17 +308,17 @@ def test_parallel_limit_is_named() -> None:
 
 
 def test_reusing_a_key_repeats_numbers_and_splitting_does_not() -> None:
-    demo = prng.reuse_demo(4)
+    demo = _pitfalls.reuse_demo(4)
     assert demo.identical
     assert not np.array_equal(demo.split_a, demo.split_b)
     assert not np.array_equal(demo.first, demo.split_a)
 
 
 def test_key_reuse_checker_raises_and_leaves_the_setting_alone() -> None:
-    outcome = prng.check_key_reuse_in_process(4)
+    outcome = _pitfalls.check_key_reuse_in_process(4)
     assert outcome.raised
     assert outcome.exc_type == "KeyReuseError"
-    assert outcome.line == prng.KEY_REUSE_LINE
+    assert outcome.line == _pitfalls.KEY_REUSE_LINE
     assert outcome.stdout.startswith("first draw:")
     assert not jax.config.jax_debug_key_reuse
     # Without the checker the same program runs quietly.
@@ -332,7 +333,7 @@ def test_key_reuse_checker_raises_in_the_sandbox() -> None:
     outcome = prng.check_key_reuse_sandboxed(4)
     assert outcome.raised
     assert outcome.exc_type == "KeyReuseError"
-    assert outcome.line == prng.KEY_REUSE_LINE
+    assert outcome.line == _pitfalls.KEY_REUSE_LINE
     assert outcome.stdout.startswith("first draw:")
     if runner.refusal() is None:  # a public server without bubblewrap refuses all code
         assert outcome.where == "sandbox"
@@ -352,29 +353,29 @@ def test_key_reuse_checker_falls_back_in_process_when_the_sandbox_refuses(monkey
 def test_key_reuse_source_is_valid_and_its_line_is_the_second_draw() -> None:
     source = prng.key_reuse_source(4)
     ast.parse(source)
-    line = source.splitlines()[prng.KEY_REUSE_LINE - 1]
+    line = source.splitlines()[_pitfalls.KEY_REUSE_LINE - 1]
     assert line.startswith("b = jax.random.normal(key")
     assert "jax_debug_key_reuse" in source
 
 
 def test_transforms_give_the_same_numbers() -> None:
-    agreement = prng.transform_agreement(6)
+    agreement = _pitfalls.transform_agreement(6)
     assert set(agreement.results) == {"eager", "jit", "vmap", "jit(vmap)"}
     assert agreement.max_abs_difference == 0.0
 
 
 def test_stochastic_layer_as_written_fails_or_silently_changes_shape() -> None:
-    written, fixed = prng.stochastic_layer_runs(5)
+    written, fixed = _pitfalls.stochastic_layer_runs(5)
     assert written.error_type == "ValueError"
     assert "inconsistent sizes" in (written.error or "")
     assert fixed.shape == (5, 4)
-    written, fixed = prng.stochastic_layer_runs(4)
+    written, fixed = _pitfalls.stochastic_layer_runs(4)
     assert written.error is None and written.shape == (4,)
     assert fixed.shape == (4, 4)
 
 
 def test_fixed_stochastic_layer_is_per_sample_noise_with_shared_params() -> None:
-    _, fixed = prng.stochastic_layer_runs(3, seed=2)
+    _, fixed = _pitfalls.stochastic_layer_runs(3, seed=2)
     kw, kb, kx, kn = jrandom.split(jrandom.PRNGKey(2), 4)
     W, b = jrandom.normal(kw, (4, 3)), jrandom.normal(kb, (4,))
     xs, keys = jrandom.normal(kx, (3, 3)), jrandom.split(kn, 3)
@@ -384,7 +385,7 @@ def test_fixed_stochastic_layer_is_per_sample_noise_with_shared_params() -> None
 
 
 def test_training_loop_threads_the_key_and_dropping_it_freezes_the_noise() -> None:
-    threaded, dropped = prng.training_runs(0, 40)
+    threaded, dropped = _pitfalls.training_runs(0, 40)
     assert threaded.unique_subkeys == threaded.unique_masks == 40
     assert dropped.unique_subkeys == dropped.unique_masks == 1
     assert threaded.masks.shape == dropped.masks.shape == (40, 64, 8)
@@ -400,7 +401,7 @@ def test_training_loop_threads_the_key_and_dropping_it_freezes_the_noise() -> No
     key = jrandom.wrap_key_data(jnp.asarray(threaded.subkeys[5], dtype=jnp.uint32))
     np.testing.assert_array_equal(threaded.masks[5], jrandom.bernoulli(key, 0.5, (64, 8)))
     with pytest.raises(ValueError):
-        prng.training_runs(0, 0)
+        _pitfalls.training_runs(0, 0)
 
 
 # --- figures -----------------------------------------------------------------------------------
@@ -416,25 +417,25 @@ def test_tree_figure_draws_every_node_and_edge() -> None:
     assert list(nodes.marker.size).count(16) == 1
     assert list(nodes.marker.size)[[n.name for n in tree.nodes].index("1.2")] == 16
     assert sum(v is None for v in edges.x) == len(tree.nodes) - 1
-    pos = prng.tree_positions(tree)
+    pos = _figures.tree_positions(tree)
     assert pos[()] == (0.0, pos[(1,)][1])  # the root sits level with its middle child
 
 
 def test_parallel_figures_show_the_samples() -> None:
     stats = prng.parallel_stats(1, 300, 150)
     heat = prng.samples_heatmap(stats.samples)
-    assert np.asarray(heat.data[0].z).shape == (prng.HEATMAP_ROWS, prng.HEATMAP_COLS)
+    assert np.asarray(heat.data[0].z).shape == (_figures.HEATMAP_ROWS, _figures.HEATMAP_COLS)
     hist = prng.histograms_figure(stats.samples)
     assert len(hist.data) == 4
-    centres, density = prng.density_histogram(stats.samples.reshape(-1))
+    centres, density = _figures.density_histogram(stats.samples.reshape(-1))
     np.testing.assert_allclose(hist.data[0].y, density)
     np.testing.assert_allclose(hist.data[0].x, centres)
     # The bars are a density: they integrate to the share of samples inside [-4, 4].
     inside = np.mean(np.abs(stats.samples) < 4)
     assert abs(np.sum(density * np.diff(centres)[0]) - inside) < 1e-9
-    assert abs(np.max(density) - prng.normal_pdf(np.zeros(1))[0]) < 0.05
+    assert abs(np.max(density) - _figures.normal_pdf(np.zeros(1))[0]) < 0.05
     grid = np.linspace(-8, 8, 4001)
-    assert abs(np.trapezoid(prng.normal_pdf(grid), grid) - 1) < 1e-6
+    assert abs(np.trapezoid(_figures.normal_pdf(grid), grid) - 1) < 1e-6
     corr = prng.correlation_figure(stats, "t")
     np.testing.assert_array_equal(np.asarray(corr.data[0].z), stats.corr)
 
@@ -444,7 +445,7 @@ def test_timing_and_training_figures() -> None:
     fig = prng.timing_figure([(r.scheme, r.timing) for r in rows], "16 keys", "cpu")
     np.testing.assert_allclose(fig.data[0].y, [r.timing.median * 1e3 for r in rows])
     assert "cpu" in fig.layout.title.text
-    runs = prng.training_runs(0, 10)
+    runs = _pitfalls.training_runs(0, 10)
     fig = prng.training_figure(runs)
     assert len(fig.data) == 4
     np.testing.assert_allclose(fig.data[0].y, runs[0].losses)

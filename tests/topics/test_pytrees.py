@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import pytest
 
 from jaxplay import pytrees
+from jaxplay.pytrees import _classes
 
 
 @pytest.mark.parametrize(
@@ -91,7 +92,7 @@ def test_tree_figure_draws_every_node_with_leaves_numbered() -> None:
 
 
 def test_registered_classes_work_everywhere() -> None:
-    for key, cls in (("dataclass", pytrees.Dense), ("pytree_node", pytrees.Affine)):
+    for key, cls in (("dataclass", _classes.Dense), ("pytree_node", _classes.Affine)):
         demo = pytrees.class_demo(key)
         assert demo.n_leaves == 2, key
         assert all(o.ok for _, o in demo.outcomes), [o.headline for _, o in demo.outcomes]
@@ -112,7 +113,7 @@ def test_an_unregistered_class_is_one_leaf_and_jit_raises_type_error() -> None:
     }
     # The same error straight from JAX, not through the page's capture.
     with pytest.raises(TypeError):
-        jax.jit(pytrees.affine)(pytrees.Plain(jnp.ones((3, 2)), jnp.zeros(2)), jnp.ones(3))
+        jax.jit(pytrees.affine)(_classes.Plain(jnp.ones((3, 2)), jnp.zeros(2)), jnp.ones(3))
 
 
 def test_a_dynamic_field_reuses_the_program_a_static_one_recompiles() -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from jaxplay import sharp_bits
+from jaxplay.sharp_bits import _nans, _printing
 
 VARIANTS = [(c.key, v.key) for c in sharp_bits.CASES for v in c.variants]
 
@@ -75,17 +76,16 @@ def test_out_of_bounds_reads_clamp_and_writes_drop() -> None:
 def test_where_gradients_are_nan_below_zero_and_the_double_where_fixes_them() -> None:
     run = sharp_bits.run("where", "single", x=0.0)
     assert "gradient is nan" in run.sentence and "0 × inf = nan" in run.sentence
-    xs, grads = sharp_bits.gradient_curve("single")
+    xs, grads = _nans.gradient_curve("single")
     nans = int(np.isnan(grads).sum())
     assert nans == int((xs <= 0).sum())
-    assert f"{nans} of {sharp_bits.CURVE_POINTS} points" in run.sentence
+    assert f"{nans} of {_nans.CURVE_POINTS} points" in run.sentence
     assert "gradient is 0.5" in sharp_bits.run("where", "single", x=1.0).sentence
     fixed = sharp_bits.run("where", "double", x=-1.0)
     assert (
-        "gradient is 0." in fixed.sentence
-        and f"none of the {sharp_bits.CURVE_POINTS}" in fixed.sentence
+        "gradient is 0." in fixed.sentence and f"none of the {_nans.CURVE_POINTS}" in fixed.sentence
     )
-    assert not np.isnan(sharp_bits.gradient_curve("double")[1]).any()
+    assert not np.isnan(_nans.gradient_curve("double")[1]).any()
 
 
 @pytest.mark.parametrize(("x", "primitive"), [(0.5, "sqrt"), (0.0, "sqrt"), (-1.0, "log")])
@@ -141,7 +141,7 @@ def test_print_counts_come_from_the_captured_output(
     variant: str, calls: int, batch: int, plain: int, debug: int
 ) -> None:
     run = sharp_bits.run("printing", variant, calls=calls, batch=batch)
-    assert sharp_bits.count_lines(run.outcome.stdout)[:2] == (plain, debug)
+    assert _printing.count_lines(run.outcome.stdout)[:2] == (plain, debug)
     lines = "line" if plain == 1 else "lines"
     assert f"`print` printed {plain} {lines}, `jax.debug.print` {debug}." in run.sentence
 

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxplay import tracing
-from jaxplay.tracing import Atom, Block, Eqn
+from jaxplay.tracing._jaxpr_tree import Atom, Block, Eqn
 
 
 def _block(fn, *specs: tuple[tuple[int, ...], str]) -> tracing.Staged:

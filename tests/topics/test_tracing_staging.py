@@ -12,6 +12,15 @@ import pytest
 
 from jaxplay import tracing
 from jaxplay.core import hlo
+from jaxplay.tracing import (
+    _display,
+    _inputs,
+    _jaxpr_tree,
+    _locations,
+    _presets,
+    _sandboxed,
+    _variants,
+)
 
 
 def _stage(key: str) -> tracing.Staged:
@@ -46,9 +55,9 @@ def test_parse_shape(text: str, shape: tuple[int, ...]) -> None:
 def test_parse_shape_refuses_bad_and_huge_shapes_naming_the_limit() -> None:
     with pytest.raises(ValueError, match="'x' is not a size"):
         tracing.parse_shape("4, x")
-    with pytest.raises(ValueError, match=f"limit of {tracing.MAX_ELEMENTS:,} elements"):
+    with pytest.raises(ValueError, match=f"limit of {_inputs.MAX_ELEMENTS:,} elements"):
         tracing.parse_shape("100000, 100000")
-    with pytest.raises(ValueError, match=f"limit of {tracing.MAX_RANK} dimensions"):
+    with pytest.raises(ValueError, match=f"limit of {_inputs.MAX_RANK} dimensions"):
         tracing.parse_shape("1,1,1,1,1,1,1")
 
 
@@ -129,7 +138,7 @@ def test_seed_source_lines_in_every_stage(staged_presets) -> None:
 
 def test_softmax_exp_comes_from_its_line(staged_presets) -> None:
     staged = staged_presets["softmax"]
-    exp_line = _line_of(tracing.softmax, "jnp.exp(shifted)")
+    exp_line = _line_of(_presets.softmax, "jnp.exp(shifted)")
     assert [r.primitive for r in staged.equations if r.source_line == exp_line] == ["exp"]
     shlo = staged.stablehlo_text.splitlines()
     exp_ops = [i for i, t in enumerate(shlo) if "stablehlo.exponential" in t]
@@ -140,8 +149,8 @@ def test_softmax_exp_comes_from_its_line(staged_presets) -> None:
 
 def test_sub_jaxpr_equations_map_to_the_lambda_lines(staged_presets) -> None:
     rows = staged_presets["cond"].equations
-    sin_line = _line_of(tracing.cond_example, "jnp.sin(v)")
-    cos_line = _line_of(tracing.cond_example, "jnp.cos(v)")
+    sin_line = _line_of(_presets.cond_example, "jnp.sin(v)")
+    cos_line = _line_of(_presets.cond_example, "jnp.cos(v)")
     assert {r.source_line for r in rows if r.primitive == "sin"} == {sin_line}
     assert {r.source_line for r in rows if r.primitive == "cos"} == {cos_line}
 
@@ -152,11 +161,11 @@ def test_a_function_in_any_file_maps_to_its_lines() -> None:
         return y * 3.0
 
     lines, start = inspect.getsourcelines(local)
-    ref = tracing.SourceRef(inspect.getsourcefile(local), start, start + len(lines) - 1)
+    ref = _jaxpr_tree.SourceRef(inspect.getsourcefile(local), start, start + len(lines) - 1)
     staged = tracing.stage(local, [tracing.InputSpec((4,), "float32")], source=ref)
     assert [r.source_line for r in staged.equations] == [start + 1, start + 2]
     # Outside the shown span, nothing maps.
-    other = tracing.SourceRef(ref.file, 1, start - 1)
+    other = _jaxpr_tree.SourceRef(ref.file, 1, start - 1)
     staged = tracing.stage(local, [tracing.InputSpec((4,), "float32")], source=other)
     assert not any(n for n in (*staged.jaxpr_lines, *staged.stablehlo_lines, *staged.hlo_lines))
 
@@ -194,7 +203,7 @@ def test_stablehlo_location_chains_resolve_to_the_innermost_file_location() -> N
             '#loc7 = loc("jit(f)/cos"(#loc3))',
         ]
     )
-    out = tracing.stablehlo_line_sources(text, tracing.SourceRef("/src/a.py", 1, 30))
+    out = _locations.stablehlo_line_sources(text, _jaxpr_tree.SourceRef("/src/a.py", 1, 30))
     assert out == (None, 12, None, None, None, None, None, None, None, None, None, None)
 
 
@@ -223,7 +232,7 @@ def test_variants() -> None:
     grad = tracing.stage_variant(preset.fn, specs, "grad(f)")
     assert grad.staged is not None and "not one scalar" in grad.note
     vmap = tracing.stage_variant(preset.fn, specs, "vmap(f)")
-    assert vmap.staged.jaxpr.invars[0].type == f"f32[{tracing.VMAP_BATCH},4,8]"
+    assert vmap.staged.jaxpr.invars[0].type == f"f32[{_variants.VMAP_BATCH},4,8]"
     jitted = tracing.stage_variant(preset.fn, specs, "jit(f)")
     assert [e.primitive for e in jitted.staged.jaxpr.eqns] in (["jit"], ["pjit"])
     ints = tracing.stage_variant(preset.fn, [tracing.InputSpec((4, 8), "int32")], "grad(f)")
@@ -275,12 +284,12 @@ def test_pane_html_marks_the_selected_lines_and_escapes() -> None:
     sources = (5, None, 5)
     html = tracing.pane_html(text, sources, 5)
     assert "<script>" not in html and "&lt;script&gt;" in html
-    assert html.count(tracing.HIGHLIGHT) == tracing.highlighted(sources, 5) == 2
+    assert html.count(_display.HIGHLIGHT) == tracing.highlighted(sources, 5) == 2
     only = tracing.pane_html(text, sources, 5, only_marked=True)
     assert ">b<" not in only and "⋯" in only
-    assert tracing.HIGHLIGHT not in tracing.pane_html(text, sources, None)
+    assert _display.HIGHLIGHT not in tracing.pane_html(text, sources, None)
     capped = tracing.pane_html(text, sources, 5, max_lines=1)
-    assert capped.count(tracing.HIGHLIGHT) == 1 and "2 more lines not shown" in capped
+    assert capped.count(_display.HIGHLIGHT) == 1 and "2 more lines not shown" in capped
 
 
 # --- the sandbox path ----------------------------------------------------------------------------
@@ -292,7 +301,7 @@ def test_inspect_stages_returns_json_for_every_variant() -> None:
     def visitor(x):
         return jnp.sum(jnp.tanh(x) ** 2)
 
-    data = json.loads(json.dumps(tracing.inspect_stages(visitor, (jnp.ones(3),))))
+    data = json.loads(json.dumps(_sandboxed.inspect_stages(visitor, (jnp.ones(3),))))
     variants = [tracing.Variant.from_json(v) for v in data["variants"]]
     assert [v.name for v in variants] == list(tracing.VARIANTS)
     assert all(v.staged is not None for v in variants)

@@ -6,6 +6,7 @@ import pytest
 
 from jaxplay import tracing
 from jaxplay.core import capture
+from jaxplay.tracing import _tracers
 
 
 def test_what_a_function_sees_under_each_transform() -> None:
@@ -20,7 +21,7 @@ def test_what_a_function_sees_under_each_transform() -> None:
 
 
 @pytest.mark.parametrize("pitfall", tracing.PITFALLS, ids=lambda p: p.key)
-def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: tracing.Pitfall) -> None:
+def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: _tracers.Pitfall) -> None:
     broken = capture.run(pitfall.broken)
     if pitfall.expected_error:
         assert not broken.ok and broken.error_type == pitfall.expected_error
@@ -34,19 +35,19 @@ def test_each_pitfall_fails_as_documented_and_its_fixes_work(pitfall: tracing.Pi
 
 
 def test_print_runs_once_and_debug_print_every_call() -> None:
-    out = capture.run(tracing.print_vs_debug_print)
+    out = capture.run(_tracers.print_vs_debug_print)
     assert out.stdout.count("print sees:") - out.stdout.count("jax.debug.print sees:") == 1
     assert out.stdout.count("jax.debug.print sees:") == 3
     assert "Tracer" in out.stdout.splitlines()[0]
 
 
 def test_the_articles_counter_is_one_after_two_calls() -> None:
-    assert capture.run(tracing.impure_counter).value == "1"
-    assert capture.run(tracing.fix_counter_as_state).value == "2"
+    assert capture.run(_tracers.impure_counter).value == "1"
+    assert capture.run(_tracers.fix_counter_as_state).value == "2"
 
 
 def test_the_if_pitfall_message_is_jaxs() -> None:
-    out = capture.run(tracing.python_if_under_jit)
+    out = capture.run(_tracers.python_if_under_jit)
     assert "Attempted boolean conversion of traced array" in out.message
 
 
@@ -112,12 +113,12 @@ def test_python_loops_grow_the_jaxpr_lax_loops_do_not() -> None:
         counts = {by[(loop, n)].equations for n in (1, 8, 64)}
         assert len(counts) == 1 and by[(loop, 64)].top_level == 1
     figure = tracing.loop_growth_figure(rows)
-    assert [t.name for t in figure.data] == list(tracing.LOOPS)
+    assert [t.name for t in figure.data] == list(_tracers.LOOPS)
     with pytest.raises(ValueError, match="outside 1"):
-        tracing.loop_growth((tracing.MAX_LOOP_LENGTH + 1,))
+        tracing.loop_growth((_tracers.MAX_LOOP_LENGTH + 1,))
 
 
 def test_the_recompilation_lab_refuses_a_large_x_before_allocating_it() -> None:
-    big = tracing.LabCall((tracing.MAX_LAB_ELEMENTS + 1,), "float32", "True")
+    big = tracing.LabCall((_tracers.MAX_LAB_ELEMENTS + 1,), "float32", "True")
     with pytest.raises(ValueError, match="over the lab's limit"):
         tracing.run_recompilation_lab((big,), redefine=False)

@@ -18,7 +18,7 @@ import pytest
 
 from jaxplay import sandbox, tracing
 from jaxplay.sandbox._results import RunResult, decode_inspections
-from jaxplay.tracing import _staging
+from jaxplay.tracing import _display, _sandboxed, _staging
 
 #: The equation cap while these tests run (the real one, 20,000, only makes them slower).
 EQUATIONS = 1_000
@@ -78,7 +78,7 @@ def test_a_forged_helper_gets_the_visitor_their_own_text_within_the_servers_caps
     assert result.error is None, result.error
     text = result.variant("f").staged.jaxpr_text
     assert text.startswith("FORGED")  # the visitor's own text, for their own code
-    assert len(text) <= tracing.MAX_SANDBOX_TEXT + 200
+    assert len(text) <= _sandboxed.MAX_SANDBOX_TEXT + 200
     started = time.perf_counter()
     tracing.unified_diff(tracing.without_locations(text), text[::-1], "a", "b")
     assert time.perf_counter() - started < BOUND_S
@@ -196,7 +196,7 @@ def test_without_locations_still_strips_what_it_did() -> None:
 
 
 def test_a_cut_diff_says_so() -> None:
-    long = "\n".join(str(i) for i in range(tracing.MAX_DIFF_LINES + 10))
+    long = "\n".join(str(i) for i in range(_display.MAX_DIFF_LINES + 10))
     assert tracing.diff(long, long).notes
     assert not tracing.diff("a\nb", "a\nc").notes
     repetitive = tracing.diff("\n".join(["x"] * 3000), "\n".join(["x", "y"] * 1500))

@@ -9,6 +9,7 @@ import pytest
 from jaxplay import article
 from jaxplay import vmap as vz
 from jaxplay.core import jaxprs, roofline
+from jaxplay.vmap import _axes, _batching, _conv
 
 BATCH_FIRST, BATCH_LAST = vz.LAYOUTS
 SHARED, PER_EXAMPLE = vz.W_CHOICES
@@ -62,9 +63,9 @@ def test_the_right_axes_equal_a_loop_over_examples(layout: str, w_choice: str) -
 
 
 def test_loop_reference_is_the_articles_manual_batch() -> None:
-    X, params = vz.editor_inputs(BATCH_FIRST, SHARED)
+    X, params = _axes.editor_inputs(BATCH_FIRST, SHARED)
     np.testing.assert_allclose(
-        vz.manual_batch_process(X, params), vz.reference_outputs(BATCH_FIRST, SHARED), rtol=1e-5
+        vz.manual_batch_process(X, params), _axes.reference_outputs(BATCH_FIRST, SHARED), rtol=1e-5
     )
 
 
@@ -103,8 +104,8 @@ def test_mapped_axes_are_marked_per_input() -> None:
     assert result.rows[0].markdown() == "(5, :orange-background[**8**])"
     assert result.rows[2].markdown() == "(3,)"
     assert [r.per_call for r in result.rows] == [(5,), (3, 5), (3,)]
-    assert vz.leaf_axes((0, 0, 0), [[(8, 5)], [(3, 5), (3,)]]) is None
-    assert vz.leaf_axes(0, [[(8, 5)], [(3, 5), (3,)]]) == [0, 0, 0]
+    assert _axes.leaf_axes((0, 0, 0), [[(8, 5)], [(3, 5), (3,)]]) is None
+    assert _axes.leaf_axes(0, [[(8, 5)], [(3, 5), (3,)]]) == [0, 0, 0]
 
 
 def test_nested_vmap_conv_equals_both_references() -> None:
@@ -162,7 +163,7 @@ def test_the_articles_nested_vmap_line_is_shown_as_written_and_is_what_runs() ->
 )
 def test_bad_kernels_are_refused(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        vz.parse_kernel(text)
+        _conv.parse_kernel(text)
 
 
 def test_conv_sizes_are_bounded_naming_the_limit() -> None:
@@ -199,14 +200,14 @@ def test_batching_is_timed_for_every_method_and_charted() -> None:
     sizes = vz.check_batch_sizes((4, 1, 4))
     bt = vz.combine([vz.time_batch(n, d_in=8, d_out=4, budget_s=0.01) for n in sizes], 8, 4)
     assert bt.agree and bt.batch_sizes == (1, 4)
-    for name in vz.METHODS:
+    for name in _batching.METHODS:
         assert len(bt.timings[name]) == 2
         assert all(t.median > 0 and t.repeats >= 3 for t in bt.timings[name])
     fig = vz.batching_figure(bt)
-    assert [t.name for t in fig.data] == list(vz.METHODS)
+    assert [t.name for t in fig.data] == list(_batching.METHODS)
     assert fig.layout.xaxis.title.text == "batch size"
     assert "median" in fig.layout.yaxis.title.text
-    first = bt.timings[vz.METHODS[0]][0]
+    first = bt.timings[_batching.METHODS[0]][0]
     assert fig.data[0].error_y.arrayminus[0] == pytest.approx(first.median - first.q1)
     assert fig.data[0].error_y.array[0] == pytest.approx(first.q3 - first.median)
     assert f"measured on {roofline.device_label()}" in fig.layout.title.text
