@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import claims, hlo, markdown, timing
+from jaxplay.core import claims, hlo, markdown, timing, words
 from jaxplay.core.i18n import N_, _, ngettext
 
 #: JAX primitives whose count the page compares between the jaxpr and the compiled program,
@@ -186,14 +186,6 @@ def human_bytes(n: float) -> str:
     return f"{n:.0f} B"
 
 
-def _times(n: int) -> str:
-    if n == 1:
-        return _("once")
-    if n == 2:
-        return _("twice")
-    return ngettext("{n} time", "{n} times", n).format(n=n)
-
-
 @claims.states("jit.eager_dispatches_from_trace", "jit.cost_analysis_bytes")
 def program_sentence(program: CompiledProgram) -> str:
     """What jit made of the function, in Markdown, every count taken from ``program``."""
@@ -237,14 +229,14 @@ def program_sentence(program: CompiledProgram) -> str:
                 _(
                     "`{name}` is computed {compiled} (the jaxpr computes it {in_jaxpr}: XLA "
                     "removed the repeat)."
-                ).format(name=name, compiled=_times(compiled), in_jaxpr=_times(in_jaxpr))
+                ).format(name=name, compiled=words.times(compiled), in_jaxpr=words.times(in_jaxpr))
             )
         elif compiled > in_jaxpr:
             parts.append(
                 _(
                     "`{name}` appears {compiled} in the compiled program against {in_jaxpr} in "
                     "the jaxpr: XLA recomputes it inside more than one kernel rather than store it."
-                ).format(name=name, compiled=_times(compiled), in_jaxpr=_times(in_jaxpr))
+                ).format(name=name, compiled=words.times(compiled), in_jaxpr=words.times(in_jaxpr))
             )
     if p.divided_eager and p.divided_compiled < p.divided_eager and p.divide_as_multiply:
         parts.append(

@@ -23,7 +23,7 @@ import numpy as np
 
 from jaxplay.article import code
 from jaxplay.core import capture
-from jaxplay.core.i18n import _, ngettext
+from jaxplay.core.i18n import _
 
 #: Text of a value shown on the page: arrays up to this many elements in full.
 MAX_SHOWN = 16
@@ -183,16 +183,6 @@ class CaseRun:
     sentence: str
     snippet: str
     expected_error: str | None
-
-
-def times(n: int) -> str:
-    """How often, in the visitor's language: ``"once"``, ``"twice"``, ``"3 times"`` in English
-    (as :func:`jaxplay.core.words.times` writes it)."""
-    if n == 1:
-        return _("once")
-    if n == 2:
-        return _("twice")
-    return ngettext("{n} time", "{n} times", n).format(n=f"{n:,}")
 
 
 def show(value: Any) -> str:

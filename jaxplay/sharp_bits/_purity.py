@@ -16,9 +16,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import capture, claims, i18n
+from jaxplay.core import capture, claims, i18n, words
 from jaxplay.core.i18n import N_, ngettext
-from jaxplay.sharp_bits._case import Case, Param, Variant, times
+from jaxplay.sharp_bits._case import Case, Param, Variant
 
 # Bound, not imported: the demo functions below loop with ``for _ in ...`` (their code is shown
 # and run as written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
@@ -80,7 +80,7 @@ def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, v
         eager, jitted = value["eager appends"], value["jit appends"]
         sentence = _(
             "Called {calls} each way: the `append` ran {eager} eagerly and {jitted} under `jit`"
-        ).format(calls=times(calls), eager=times(eager), jitted=times(jitted))
+        ).format(calls=words.times(calls), eager=words.times(eager), jitted=words.times(jitted))
         return sentence + (
             _(": only while `jit` traced `f`. The compiled program has no Python in it.")
             if jitted < eager
