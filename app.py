@@ -20,6 +20,7 @@ ICON = catalog.ROOT / "frontend" / "favicon.svg"
 # The visitor's language (?lang=, the sidebar's switch, else the browser's), for every sentence
 # of this run, whether a page or jaxplay builds it; then present mode (?present=1, kept by the
 # session across pages): the projector view.
+arrived = st.query_params.to_dict()  # the link as it came (language() drops a bad ?lang=)
 i18n.use(pages._ui.language())
 presenting = pages._ui.present_mode()
 st.set_page_config(
@@ -119,7 +120,7 @@ with st.sidebar:
             st.caption(f":material/queue: {queued}")
 
 # Shared links: note (and drop) the parts of a link this page could not honour.
-link_params = st.query_params.to_dict()
+link_params = arrived
 settled = list(st.session_state.to_dict())
 link_notice = st.empty()
 

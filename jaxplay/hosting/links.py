@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from jaxplay.core import markdown
+from jaxplay.core import i18n, markdown
 from jaxplay.core.i18n import _
 
 #: Query parameters that are not widgets but are read by the app itself (``present``: the
@@ -69,6 +69,9 @@ def ignored_params(
     keys, known, later = set(widget_keys), set(settled), set(waiting)
     notes: list[str] = []
     for name, value in before.items():
+        if name == "lang" and value not in i18n.LANGUAGES:  # the app's own, read in pages/_ui
+            notes.append(_invalid(name, value))
+            continue
         if name in APP_PARAMS or (name in known and name in keys) or name in later:
             continue
         if name not in keys:
@@ -80,12 +83,14 @@ def ignored_params(
             continue
         current = widget_values.get(name)
         if current is None or value not in _as_url_text(current):
-            notes.append(
-                _("{name}={value} is not a valid value; the default is shown").format(
-                    name=_short(name), value=_short(value)
-                )
-            )
+            notes.append(_invalid(name, value))
     return notes
+
+
+def _invalid(name: str, value: Any) -> str:
+    return _("{name}={value} is not a valid value; the default is shown").format(
+        name=_short(name), value=_short(value)
+    )
 
 
 def notice(notes: Iterable[str]) -> str:

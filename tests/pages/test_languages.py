@@ -212,6 +212,9 @@ def test_a_bad_language_in_a_link_is_dropped_and_english_shown():
     assert_clean(at)
     assert "lang" not in at.query_params
     assert at.sidebar.toggle[0].label == "Present mode"
+    notes = [w.value for w in at.warning]  # said, as every other part of a link that is refused
+    assert any("is not a valid value" in n and "klingon" in n for n in notes), notes
+    assert not any("<b>" in n for n in notes), "the link's text is escaped"
 
 
 def test_the_home_pages_links_keep_the_language():
