@@ -88,7 +88,7 @@ workload = jit.Workload(preset, rows, cols, dtype, formula)
 # One measurement per setting, shared by every visitor: kept, joined while another visitor (or
 # the server's start-up) measures it, or measured here; its stages are shown as they happen.
 force = st.session_state.pop("jit_force", None) == jit.key_of(workload)
-kept = None if force else jit.kept(workload)
+shared = None if force else jit.shared_measurement(workload)
 failure: Exception | None = None
 language = i18n.current()
 
@@ -99,16 +99,16 @@ def report_stage(stage: str, fraction: float | None) -> None:
         stages.report(_(stage) if stage else stage, fraction)
 
 
-if kept is None:
+if shared is None:
     with _ui.staged(_("Measuring")) as stages:
         try:
-            kept = jit.measure_shared(
+            shared = jit.measure_shared(
                 workload, report_stage, stages.queued, force=force, owner=N_("another visitor")
             )
         except Exception as err:  # a formula can parse yet fail on this shape (x @ x)
             failure = err
     if failure is None:
-        m = kept.value
+        m = shared.value
         cut = _(" (cut at its time budget)") if m.cut else ""
         stages.done(
             _("Measured on {device} in {seconds}").format(
@@ -126,7 +126,7 @@ elif failure is not None:
     _ui.show_error(failure, _("**The function failed:** "))
 
 
-def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> None:
+def stages_tab(m: jit.Measurement, shared: jit.SharedResult, workload: jit.Workload) -> None:
     prof = m.profile
     if m.cut:
         st.warning(m.cut_note(), icon=":material/timer_off:")
@@ -164,7 +164,7 @@ def stages_tab(m: jit.Measurement, kept: jit.Kept, workload: jit.Workload) -> No
         jit.timing_code(workload),
         label=_("Show the code that ran"),
     )
-    st.caption(jit.provenance(kept, _ui.visitor_id()))
+    st.caption(jit.provenance(shared, _ui.visitor_id()))
     st.button(
         _("Measure again"),
         key="jit_remeasure",
@@ -507,8 +507,8 @@ def measured(draw):
     (the refusal above says why)."""
 
     def view() -> None:
-        if failure is None and kept is not None:
-            draw(kept.value)
+        if failure is None and shared is not None:
+            draw(shared.value)
         else:
             st.caption(_("Nothing measured: fix the input above."))
 
@@ -518,9 +518,9 @@ def measured(draw):
 #: The page's views, in the order of its tabs: what XLA and the clock show of this setting,
 #: two of the article's examples, and three demos beyond the article, each in a fresh process.
 VIEWS = {
-    _("Stages"): measured(lambda m: stages_tab(m, kept, workload)),
+    _("Stages"): measured(lambda m: stages_tab(m, shared, workload)),
     _("Eager vs jit"): measured(lambda m: compare_tab(m, workload)),
-    _("Size sweep"): measured(lambda m: sweep_tab(workload, kept.number, m.device)),
+    _("Size sweep"): measured(lambda m: sweep_tab(workload, shared.number, m.device)),
     _("Article vs honest"): measured(article_tab),
     _("Roofline"): measured(lambda m: roofline_tab(m, preset)),
     _("Compile cache"): cache_tab,

@@ -1,7 +1,7 @@
 """The jit page: what compiling buys and costs, measured honestly.
 
 Workloads (the article's softmax, an elementwise chain, a tanh layer, a typed formula) with their
-limits and size sweep (``_lab``); one staged measurement per workload, shared by every visitor
+limits and size sweep (``_workloads``); one staged measurement per workload, shared by every visitor
 (``_measurement`` over ``_shared``); what the compiled program is (``_program``) and what its
 first call includes (``_first_call``); the article's ``time.time()`` stopwatch beside the honest
 harness (``_stopwatch``); a visitor's own compile cache (``_cache_lab``); side effects and
@@ -33,25 +33,12 @@ from ._figures import roofline_figure as roofline_figure
 from ._figures import stage_figure as stage_figure
 from ._figures import sweep_figure as sweep_figure
 from ._first_call import first_call_sentence as first_call_sentence
-from ._lab import DEFAULT_FORMULA as DEFAULT_FORMULA
-from ._lab import DTYPES as DTYPES
-from ._lab import PRESETS as PRESETS
-from ._lab import SizeError as SizeError
-from ._lab import SweepPoint as SweepPoint
-from ._lab import Workload as Workload
-from ._lab import crossover as crossover
-from ._lab import function_of as function_of
-from ._lab import function_source as function_source
-from ._lab import inputs as inputs
-from ._lab import sweep_point as sweep_point
-from ._lab import sweep_rows as sweep_rows
-from ._lab import sweep_verdict as sweep_verdict
 from ._measurement import DEFAULT_WORKLOAD as DEFAULT_WORKLOAD
 from ._measurement import Measurement as Measurement
-from ._measurement import kept as kept
 from ._measurement import key_of as key_of
 from ._measurement import measure_shared as measure_shared
 from ._measurement import provenance as provenance
+from ._measurement import shared_measurement as shared_measurement
 from ._measurement import timing_code as timing_code
 from ._measurement import warm_up as warm_up
 from ._program import kernel_table as kernel_table
@@ -59,7 +46,7 @@ from ._program import memory_table as memory_table
 from ._program import program_sentence as program_sentence
 from ._sandboxed import SANDBOXED as SANDBOXED
 from ._sandboxed import SANDBOXED_NOTES as SANDBOXED_NOTES
-from ._shared import Kept as Kept
+from ._shared import SharedResult as SharedResult
 from ._side_effects import debug_print_demo as debug_print_demo
 from ._side_effects import debug_printed as debug_printed
 from ._side_effects import impure_counter_demo as impure_counter_demo
@@ -72,3 +59,16 @@ from ._trace import summarise_trace as summarise_trace
 from ._trace import trace_demo as trace_demo
 from ._trace import trace_sentence as trace_sentence
 from ._trace import trace_table as trace_table
+from ._workloads import DEFAULT_FORMULA as DEFAULT_FORMULA
+from ._workloads import DTYPES as DTYPES
+from ._workloads import PRESETS as PRESETS
+from ._workloads import SizeError as SizeError
+from ._workloads import SweepPoint as SweepPoint
+from ._workloads import Workload as Workload
+from ._workloads import crossover as crossover
+from ._workloads import function_of as function_of
+from ._workloads import function_source as function_source
+from ._workloads import inputs as inputs
+from ._workloads import sweep_point as sweep_point
+from ._workloads import sweep_rows as sweep_rows
+from ._workloads import sweep_verdict as sweep_verdict

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from jaxplay.article import dynamic_control_flow
 from jaxplay.core import compilation, jax_private, timing
 from jaxplay.core.i18n import N_, _
-from jaxplay.jit._lab import DTYPES, SizeError, not_offered
+from jaxplay.jit._workloads import DTYPES, SizeError, not_offered
 
 #: Longest ``x`` the lab builds (it only shows compilation, never times anything).
 MAX_LENGTH = 1_000_000

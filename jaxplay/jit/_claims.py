@@ -16,8 +16,8 @@ from typing import Any
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
 from jaxplay.jit import _donation, _first_call, _program, _side_effects, _trace
-from jaxplay.jit._lab import DTYPES, PRESETS, Workload, function_of, inputs
 from jaxplay.jit._program import human_bytes
+from jaxplay.jit._workloads import DTYPES, PRESETS, Workload, function_of, inputs
 
 #: (preset, dtype, formula): what the donation claim compiles, at :data:`DONATION_SIZE`.
 #: Every function the jit page offers (a typed formula too), and every dtype (each choice of

@@ -31,7 +31,7 @@ from jaxplay.core import claims, cpu_limit, i18n
 from jaxplay.core.i18n import N_, ngettext
 from jaxplay.core.timing import format_seconds
 from jaxplay.hosting import environment
-from jaxplay.jit._lab import Workload, check
+from jaxplay.jit._workloads import Workload, check
 
 # Bound, not imported: the demo below loops with ``for _ in ...`` (its code is shown and run as
 # written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
@@ -100,7 +100,7 @@ def child(started: float, directory: str, spec: str) -> None:
     its figures as one JSON line."""
     import jax
 
-    from jaxplay.jit._lab import function_of
+    from jaxplay.jit._workloads import function_of
 
     imported = time.perf_counter()
     preset, rows, cols, dtype, formula = json.loads(spec)

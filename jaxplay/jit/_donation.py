@@ -21,8 +21,8 @@ from typing import Any
 
 from jaxplay.core import capture, claims, timing
 from jaxplay.core.i18n import N_, _
-from jaxplay.jit._lab import Workload, check, function_of, inputs
 from jaxplay.jit._program import human_bytes
+from jaxplay.jit._workloads import Workload, check, function_of, inputs
 
 #: What the page shows as the code of the reuse, and runs.
 REUSE_CODE = "x + 1  # x was donated to the call before"

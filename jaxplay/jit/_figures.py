@@ -1,9 +1,9 @@
 """Plotly figures for the jit page, built here so tests can check what they draw.
 
 Each function takes finished measurements (from :mod:`jaxplay.core.timing` and
-:mod:`jaxplay.jit._lab`) and returns a ``go.Figure`` whose title or caption says what was measured
-and on which device: a chart of timings without its device is not a fact. Nothing here measures
-anything.
+:mod:`jaxplay.jit._workloads`) and returns a ``go.Figure`` whose title or caption says what was
+measured and on which device: a chart of timings without its device is not a fact. Nothing here
+measures anything.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import plotly.graph_objects as go
 from jaxplay.core import roofline, timing
 from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line, traces
 from jaxplay.core.i18n import N_, _
-from jaxplay.jit._lab import SweepPoint, crossover
 from jaxplay.jit._stopwatch import ArticleTiming
+from jaxplay.jit._workloads import SweepPoint, crossover
 
 EAGER = "#d62728"
 JIT = "#1f77b4"

@@ -25,17 +25,17 @@ from jaxplay.core.compilation import Step
 from jaxplay.core.i18n import N_, _
 from jaxplay.hosting import results
 from jaxplay.jit._first_call import FirstCall, first_call_anatomy
-from jaxplay.jit._lab import PRESETS, Workload, check, function_of, inputs
 from jaxplay.jit._program import CompiledProgram, read_program
-from jaxplay.jit._shared import Kept, Report, SharedResults
+from jaxplay.jit._shared import Report, SharedResult, SharedResults
 from jaxplay.jit._stopwatch import ArticleTiming, article_timing
+from jaxplay.jit._workloads import PRESETS, Workload, check, function_of, inputs
 
 #: Sampling time of the steady state (``profile_jit``) and of eager against jit.
 PROFILE_BUDGET_S = 0.3
 COMPARE_BUDGET_S = 0.5
 #: Wall-clock budget of one whole measurement, counted from when it takes the measurement lock:
 #: past it no call starts, so the lock is held at most this plus one call (a call is at most
-#: :data:`jaxplay.jit._lab.MAX_CALL_S`, predicted before anything runs). What was measured by
+#: :data:`jaxplay.jit._workloads.MAX_CALL_S`, predicted before anything runs). What was measured by
 #: then is shown, marked as cut; the parts not reached are said to be missing.
 MEASUREMENT_BUDGET_S = 15.0
 #: Calls in each of the article's two stopwatch loops.
@@ -215,12 +215,12 @@ def measure(
     reference = roofline.machine_reference()
     # Kept as data only: no inputs, no executable (a kept measurement is read by other server
     # processes through the result store, which holds plain values).
-    kept_aot = dataclasses.replace(profile.aot, compiled=None, call_args=())
-    kept_profile = dataclasses.replace(profile, aot=kept_aot)
+    plain_aot = dataclasses.replace(profile.aot, compiled=None, call_args=())
+    plain_profile = dataclasses.replace(profile, aot=plain_aot)
     return Measurement(
         workload=workload,
         device=roofline.device_label(),
-        profile=kept_profile,
+        profile=plain_profile,
         comparison=comparison,
         article=article,
         first_call=anatomy,
@@ -267,7 +267,7 @@ MEASUREMENTS: SharedResults[Measurement] = SharedResults(
 )
 
 
-def kept(workload: Workload) -> Kept[Measurement] | None:
+def shared_measurement(workload: Workload) -> SharedResult[Measurement] | None:
     """The shared measurement of ``workload`` if one is kept (never measures)."""
     return MEASUREMENTS.get(key_of(workload))
 
@@ -279,7 +279,7 @@ def measure_shared(
     *,
     force: bool = False,
     owner: str = N_("a visitor"),
-) -> Kept[Measurement]:
+) -> SharedResult[Measurement]:
     """The shared measurement of ``workload``: kept, joined while in progress, or measured now.
 
     With several server processes (a result store configured) the measurement is also made once
@@ -319,25 +319,29 @@ _warm_up_thread: threading.Thread | None = None
 
 
 @claims.states_nothing("who measured what and when: our own record")
-def provenance(kept: Kept[Measurement], viewer: str | None = None, now: float | None = None) -> str:
-    """Where the shown measurement comes from, for a caption (every figure from ``kept``).
+def provenance(
+    result: SharedResult[Measurement], viewer: str | None = None, now: float | None = None
+) -> str:
+    """Where the shown measurement comes from, for a caption (every figure from ``result``).
 
     ``viewer`` is the visitor looking at it: "for you" when they started the measurement.
     """
-    ago = max(0.0, (time.time() if now is None else now) - kept.finished)
+    ago = max(0.0, (time.time() if now is None else now) - result.finished)
     if ago < 120:
         when = _("{n} s ago").format(n=f"{ago:.0f}")
     else:
         when = _("{n} min ago").format(n=f"{ago / 60:.0f}")
-    if viewer is not None and kept.visitor == viewer:
+    if viewer is not None and result.visitor == viewer:
         owner = _("you")
-    elif kept.owner == "a visitor":
+    elif result.owner == "a visitor":
         owner = _("another visitor")
     else:
-        owner = _(kept.owner)  # one of the owners marked with N_ (page, start-up)
-    m = kept.value
+        owner = _(result.owner)  # one of the owners marked with N_ (page, start-up)
+    m = result.value
     again = (
-        "" if kept.number <= 1 else _(" (measurement {n} of these settings)").format(n=kept.number)
+        ""
+        if result.number <= 1
+        else _(" (measurement {n} of these settings)").format(n=result.number)
     )
     return _(
         "Measured {when} for {owner} on {device}, in {seconds} s{again}. Everyone who opens "

@@ -55,7 +55,7 @@ class _Job:
 
 
 @dataclass(frozen=True)
-class Kept(Generic[V]):
+class SharedResult(Generic[V]):
     """A kept result and where it came from.
 
     Attributes:
@@ -80,20 +80,20 @@ class SharedResults(Generic[V]):
     def __init__(self, max_entries: int, keep: frozenset[Hashable] = frozenset()) -> None:
         self.max_entries = max_entries
         self.keep = keep
-        self._kept: OrderedDict[Hashable, Kept[V]] = OrderedDict()
+        self._results: OrderedDict[Hashable, SharedResult[V]] = OrderedDict()
         self._jobs: dict[Hashable, _Job] = {}
         self._numbers: dict[Hashable, int] = {}
         self._lock = threading.Lock()
         #: How many measurements ran (started, not answered from the store): for tests.
         self.measured = 0
 
-    def get(self, key: Hashable) -> Kept[V] | None:
+    def get(self, key: Hashable) -> SharedResult[V] | None:
         """The kept result for ``key``, or None (never waits, never measures)."""
         with self._lock:
-            kept = self._kept.get(key)
-            if kept is not None:
-                self._kept.move_to_end(key)
-            return kept
+            result = self._results.get(key)
+            if result is not None:
+                self._results.move_to_end(key)
+            return result
 
     def running(self, key: Hashable) -> bool:
         """Whether a measurement of ``key`` is in progress."""
@@ -103,7 +103,7 @@ class SharedResults(Generic[V]):
     def clear(self) -> None:
         """Forget every kept result (measurements in progress finish and are kept)."""
         with self._lock:
-            self._kept.clear()
+            self._results.clear()
 
     def get_or_measure(
         self,
@@ -115,7 +115,7 @@ class SharedResults(Generic[V]):
         owner: str = "a visitor",
         visitor: str | None = None,
         poll_s: float = 0.1,
-    ) -> Kept[V]:
+    ) -> SharedResult[V]:
         """The kept result for ``key``; else join the measurement in progress; else measure.
 
         Arguments:
@@ -132,10 +132,10 @@ class SharedResults(Generic[V]):
         """
         while True:
             with self._lock:
-                kept = None if force else self._kept.get(key)
-                if kept is not None:
-                    self._kept.move_to_end(key)
-                    return kept
+                result = None if force else self._results.get(key)
+                if result is not None:
+                    self._results.move_to_end(key)
+                    return result
                 job = self._jobs.get(key)
                 mine = job is None
                 if job is None:
@@ -159,14 +159,14 @@ class SharedResults(Generic[V]):
                 continue
             if job.error is not None:
                 raise job.error
-            kept = self.get(key)
-            if kept is not None:
-                return kept
-            return Kept(job.value, job.owner, time.time(), 0, job.visitor)  # type: ignore[arg-type]
+            result = self.get(key)
+            if result is not None:
+                return result
+            return SharedResult(job.value, job.owner, time.time(), 0, job.visitor)  # type: ignore[arg-type]
 
     def _measure(
         self, key: Hashable, job: _Job, measure: Callable[[Report], V], report: Report
-    ) -> Kept[V]:
+    ) -> SharedResult[V]:
         def tell(stage: str, fraction: float | None) -> None:
             job.stage, job.fraction = stage, fraction
             report(stage, fraction)
@@ -183,16 +183,16 @@ class SharedResults(Generic[V]):
             with self._lock:
                 number = self._numbers.get(key, 0) + 1
                 self._numbers[key] = number
-                kept = Kept(value, job.owner, time.time(), number, job.visitor)
-                self._kept[key] = kept
-                self._kept.move_to_end(key)
-                evictable = [k for k in self._kept if k not in self.keep]
-                while len(self._kept) > self.max_entries and evictable:
+                result = SharedResult(value, job.owner, time.time(), number, job.visitor)
+                self._results[key] = result
+                self._results.move_to_end(key)
+                evictable = [k for k in self._results if k not in self.keep]
+                while len(self._results) > self.max_entries and evictable:
                     old = evictable.pop(0)  # least recently used first
-                    del self._kept[old]
+                    del self._results[old]
                     self._numbers.pop(old, None)
             job.value = value
-            return kept
+            return result
         finally:
             with self._lock:
                 self._jobs.pop(key, None)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from jaxplay.core import claims, i18n, timing
 from jaxplay.core.i18n import ngettext
 from jaxplay.core.words import times
-from jaxplay.jit._lab import Workload, check, function_of, inputs
+from jaxplay.jit._workloads import Workload, check, function_of, inputs
 
 # Bound, not imported: the demo below loops with ``for _ in ...`` (its code is shown and run as
 # written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.

@@ -60,7 +60,7 @@ def test_visitors_share_one_measurement_and_warm_up_fills_it_before_they_come() 
     finally:
         jit._measurement._warm_up_thread = None
     assert _measurement.MEASUREMENTS.measured == before + 1
-    kept = jit.kept(workload)
+    kept = jit.shared_measurement(workload)
     assert kept is not None and "at the server's start-up" in kept.owner
     for visitor in ("alice", "bob"):
         assert jit.measure_shared(workload, owner=visitor) is kept
@@ -69,11 +69,11 @@ def test_visitors_share_one_measurement_and_warm_up_fills_it_before_they_come() 
 
 def test_the_provenance_sentence_says_who_when_and_which_measurement(measured) -> None:
     m, _ = measured
-    kept = jit.Kept(m, "a visitor", finished=1000.0, number=1, visitor="alice")
+    kept = jit.SharedResult(m, "a visitor", finished=1000.0, number=1, visitor="alice")
     for_alice = jit.provenance(kept, "alice", now=1030.0)
     assert "30 s ago for you" in for_alice and f"in {m.seconds:.1f} s" in for_alice
     assert "for another visitor" in jit.provenance(kept, "bob", now=1030.0)
-    again = jit.Kept(m, "a visitor", finished=1000.0, number=3, visitor="alice")
+    again = jit.SharedResult(m, "a visitor", finished=1000.0, number=3, visitor="alice")
     later = jit.provenance(again, "bob", now=1000.0 + 600)
     assert "10 min ago" in later and "measurement 3 of these settings" in later
 
@@ -90,7 +90,7 @@ def test_the_inputs_are_computed_before_anything_times_them(monkeypatch) -> None
     blocked: list[object] = []
     original = timing.block
     monkeypatch.setattr(
-        jit._lab.timing, "block", lambda tree: blocked.append(tree) or original(tree)
+        jit._workloads.timing, "block", lambda tree: blocked.append(tree) or original(tree)
     )
     args = jit.inputs(jit.Workload("softmax", 4, 3))
     assert blocked and blocked[-1] is args

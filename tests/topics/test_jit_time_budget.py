@@ -15,7 +15,7 @@ import pytest
 
 from jaxplay import jit
 from jaxplay.core import timing, turns
-from jaxplay.jit import _lab, _measurement
+from jaxplay.jit import _measurement, _workloads
 
 
 def sorts(n: int) -> str:
@@ -42,21 +42,21 @@ def test_a_16_by_1_000_000_sort_is_refused_before_it_runs() -> None:
     workload = jit.Workload("formula", 16, 1_000_000, formula="jnp.sort(x)")
     started = time.perf_counter()
     with pytest.raises(jit.SizeError, match="would take about"):
-        _lab.check(workload)
+        _workloads.check(workload)
     assert time.perf_counter() - started < 5.0  # traced on shapes only: nothing sorted
     # Its flops alone were well inside the limit: the refusal comes from the priced time.
-    fp, _ = jit._lab.footprint("formula", 16, 1_000_000, "float32", "jnp.sort(x)")
-    assert fp.flops < jit._lab.BUDGET.max_flops
-    assert fp.seconds > jit._lab.MAX_CALL_S
+    fp, _ = jit._workloads.footprint("formula", 16, 1_000_000, "float32", "jnp.sort(x)")
+    assert fp.flops < jit._workloads.BUDGET.max_flops
+    assert fp.seconds > jit._workloads.MAX_CALL_S
 
 
 def test_thirty_nested_sorts_are_refused_where_one_is_allowed() -> None:
     one = jit.Workload("formula", 2, 200_000, formula=sorts(1))
-    _lab.check(one)
+    _workloads.check(one)
     with pytest.raises(jit.SizeError, match="would take about"):
-        _lab.check(jit.Workload("formula", 2, 200_000, formula=sorts(30)))
-    fp1, _ = jit._lab.footprint("formula", 2, 200_000, "float32", sorts(1))
-    fp30, _ = jit._lab.footprint("formula", 2, 200_000, "float32", sorts(30))
+        _workloads.check(jit.Workload("formula", 2, 200_000, formula=sorts(30)))
+    fp1, _ = jit._workloads.footprint("formula", 2, 200_000, "float32", sorts(1))
+    fp30, _ = jit._workloads.footprint("formula", 2, 200_000, "float32", sorts(30))
     assert fp30.seconds == pytest.approx(30 * fp1.seconds, rel=0.1)
 
 
@@ -87,7 +87,7 @@ def test_a_spent_deadline_starts_no_call() -> None:
 def test_the_sort_link_is_cut_at_its_budget_and_frees_the_lock() -> None:
     """The issue's link, measured under a 2 s budget: cut, shown, the lock free again."""
     workload = jit.Workload("formula", 2, 1_000_000, formula="jnp.sort(x)")
-    _lab.check(workload)  # one call is under MAX_CALL_S here: it is measured, and cut
+    _workloads.check(workload)  # one call is under MAX_CALL_S here: it is measured, and cut
     jit.inputs(workload)  # the first draw in a process compiles JAX's RNG: not what is tested
     budget_s = 4.0
     m = _measurement.measure(workload, budget_s=budget_s)

@@ -11,7 +11,7 @@ import pytest
 
 from jaxplay import jit
 from jaxplay.core import expr, roofline, timing
-from jaxplay.jit import _lab, _stopwatch
+from jaxplay.jit import _stopwatch, _workloads
 
 
 def _workload(preset: str = "softmax", rows: int = 16, cols: int = 8, **kw) -> jit.Workload:
@@ -41,21 +41,21 @@ def test_inputs_follow_shape_and_dtype() -> None:
 
 def test_refused_sizes_name_the_limit() -> None:
     with pytest.raises(jit.SizeError, match="16,000,000"):
-        _lab.check(_workload(rows=20_000, cols=1_000))
+        _workloads.check(_workload(rows=20_000, cols=1_000))
     with pytest.raises(jit.SizeError, match="GFLOP"):
-        _lab.check(_workload("layer", rows=10_000, cols=1_600))
+        _workloads.check(_workload("layer", rows=10_000, cols=1_600))
     with pytest.raises(jit.SizeError, match="float32"):
-        _lab.check(_workload(dtype="float64"))
-    _lab.check(_workload(rows=10_000, cols=1_000))  # the article's size is allowed
+        _workloads.check(_workload(dtype="float64"))
+    _workloads.check(_workload(rows=10_000, cols=1_000))  # the article's size is allowed
 
 
 def test_a_formula_that_grows_its_input_is_refused_before_it_runs() -> None:
     with pytest.raises(jit.SizeError, match="result would have 100,000,000 elements"):
-        _lab.check(_workload("formula", rows=10_000, cols=1_000, formula="x @ x.T"))
+        _workloads.check(_workload("formula", rows=10_000, cols=1_000, formula="x @ x.T"))
     with pytest.raises(jit.SizeError, match="GFLOP"):
-        _lab.check(_workload("formula", rows=2_000, cols=4_000, formula="(x @ x.T) @ x"))
+        _workloads.check(_workload("formula", rows=2_000, cols=4_000, formula="(x @ x.T) @ x"))
     with pytest.raises(TypeError):
-        _lab.check(_workload("formula", rows=3, cols=4, formula="x @ x"))
+        _workloads.check(_workload("formula", rows=3, cols=4, formula="x @ x"))
 
 
 def test_intermediates_count_not_only_the_result() -> None:
@@ -63,22 +63,22 @@ def test_intermediates_count_not_only_the_result() -> None:
     formula = "jnp.sum(x[:, :, None] * x[:, None, :])"
     expected = r"holds 16 GiB at once .*mul → float32\[256,4096,4096\]"
     with pytest.raises(jit.SizeError, match=expected):
-        _lab.check(_workload("formula", rows=256, cols=4_096, formula=formula))
-    _lab.check(_workload("formula", rows=16, cols=64, formula=formula))  # small is fine
+        _workloads.check(_workload("formula", rows=256, cols=4_096, formula=formula))
+    _workloads.check(_workload("formula", rows=16, cols=64, formula=formula))  # small is fine
 
 
 def test_lapack_calls_are_costed_by_their_operation_counts() -> None:
     """XLA's cost analysis called inv of 4000×4000 0.08 GFLOP; LU plus two solves is ~170."""
-    fp, _ = _lab.footprint("formula", 4_000, 4_000, "float32", "jnp.linalg.inv(x)")
+    fp, _ = _workloads.footprint("formula", 4_000, 4_000, "float32", "jnp.linalg.inv(x)")
     assert 120e9 < fp.flops < 250e9
     with pytest.raises(jit.SizeError, match="GFLOP"):
-        _lab.check(_workload("formula", rows=4_000, cols=4_000, formula="jnp.linalg.inv(x)"))
-    _lab.check(_workload("formula", rows=500, cols=500, formula="jnp.linalg.inv(x)"))
+        _workloads.check(_workload("formula", rows=4_000, cols=4_000, formula="jnp.linalg.inv(x)"))
+    _workloads.check(_workload("formula", rows=500, cols=500, formula="jnp.linalg.inv(x)"))
 
 
 def test_a_bad_formula_is_refused_with_its_column() -> None:
     with pytest.raises(expr.ExprError) as info:
-        _lab.check(_workload("formula", formula="jnp.sin(x) + os.system('ls')"))
+        _workloads.check(_workload("formula", formula="jnp.sin(x) + os.system('ls')"))
     assert info.value.col == 14
 
 
@@ -113,8 +113,8 @@ def test_crossover_is_where_jit_with_its_compile_overtakes_eager() -> None:
     assert "10,000 elements the compile pays for itself after about **1 call**" in verdict
     assert jit.crossover(points[2:], calls=10) is None
     assert "jit wins at every size" in jit.sweep_verdict(points[2:], 10)
-    assert _lab.break_even_calls(points[0]) == pytest.approx(1.0 / (0.01 - 0.005))
-    assert _lab.break_even_calls(_point(5, 1.0, 2.0, 1.0)) is None
+    assert _workloads.break_even_calls(points[0]) == pytest.approx(1.0 / (0.01 - 0.005))
+    assert _workloads.break_even_calls(_point(5, 1.0, 2.0, 1.0)) is None
 
 
 def test_sweep_point_measures_both_and_a_compile() -> None:
