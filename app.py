@@ -9,7 +9,7 @@ import streamlit as st  # noqa: E402
 
 import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, see pages/_legacy.py)
 from jaxplay import article, jit, sandbox  # noqa: E402
-from jaxplay.core import claims, i18n, markdown, turns  # noqa: E402
+from jaxplay.core import claims, i18n, markdown, measure_lock  # noqa: E402
 from jaxplay.core.i18n import _  # noqa: E402
 from jaxplay.hosting import catalog, links, publicmode, settings  # noqa: E402
 from pages import _protocol  # noqa: E402
@@ -35,11 +35,11 @@ if presenting:
 
 # Public mode: the client messages that change shared state (clear_cache...) are ignored.
 _protocol.install()
-# Public mode and the visitor, settled before any page measures: every measurement in this run
-# (this thread's context) counts against this visitor's limit.
+# Public mode and the visitor, settled before any page runs code: every sandboxed run in this
+# script run (this thread's context) counts against this visitor's limit. A measurement names
+# its visitor itself, through the page's progress box (pages/_ui.py).
 public = publicmode.apply()
-turns.current_visitor.set(pages._ui.visitor_id())
-turns.throttle_notice.set(pages._ui.throttle_notice)
+sandbox.current_visitor.set(pages._ui.visitor_id())
 # The pages' statements about JAX, checked once per process against the JAX it runs, in the
 # background (the first run starts it); each page then shows how its own statements fared.
 TOPICS = sorted({spec.url_path.replace("-", "_") for spec in catalog.TOPICS} - {"article"})
@@ -78,7 +78,8 @@ def _queue_line() -> None:
     fragment reruns alone, which does not run this file: hence the language again)."""
     i18n.use(pages._ui.spoken())
     st.caption(
-        ":material/queue: " + publicmode.queue_text(sandbox.current_status(), turns.waiting_count())
+        ":material/queue: "
+        + publicmode.queue_text(sandbox.current_status(), measure_lock.waiting_count())
     )
 
 
@@ -95,7 +96,7 @@ def _public_panel() -> None:
         + "** "
         + publicmode.limits_text(public, limits.timeout_s, limits.cpu_s, limits.memory_mb)
     )
-    refresh = publicmode.queue_refresh_s(sandbox.current_status(), turns.waiting_count())
+    refresh = publicmode.queue_refresh_s(sandbox.current_status(), measure_lock.waiting_count())
     if refresh is None:
         _queue_line()
     else:

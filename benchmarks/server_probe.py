@@ -113,14 +113,14 @@ def install_lock_probe() -> tuple[TimedRLock | None, str]:
         from jaxplay.hosting import environment
 
         environment.configure()  # as app.py does first, before anything imports JAX
-        from jaxplay.core import turns
+        from jaxplay.core import measure_lock
     except ImportError as err:
-        return None, f"jaxplay's turns module not found ({err})"
-    lock = getattr(turns, "MEASURE_LOCK", None)
+        return None, f"jaxplay's measure_lock module not found ({err})"
+    lock = getattr(measure_lock, "MEASURE_LOCK", None)
     if lock is None:
-        return None, "jaxplay.core.turns has no MEASURE_LOCK"
+        return None, "jaxplay.core.measure_lock has no MEASURE_LOCK"
     probe = TimedRLock(lock)
-    turns.MEASURE_LOCK = probe  # _locked() looks the global up at every call
+    measure_lock.MEASURE_LOCK = probe  # _locked() looks the global up at every call
     return probe, ""
 
 

@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TypeVar
 import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
-from jaxplay.core import capture, figures, i18n, markdown, turns
+from jaxplay.core import capture, figures, i18n, markdown, measure_lock
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog, publicmode, results
@@ -136,6 +136,48 @@ def queue_note(slot: Any, ahead: int) -> None:
     )
 
 
+class Waiting:
+    """A measurement box as the measurement sees it: the page's
+    :class:`jaxplay.core.measure_lock.Progress`, passed down the measurement path.
+
+    It names the visitor (public mode throttles per visitor) and tells them, inside ``status``,
+    why their measurement waits (another one runs first, or they measure often) and which stage
+    runs. A stage may be told from another visitor's thread (one measurement shared by both), so
+    it is said in the language this box was made in.
+    """
+
+    def __init__(self, title: str, status: Any) -> None:
+        self.title = title
+        self.status = status
+        self.visitor = visitor_id()
+        self.language = i18n.current()
+        self.note = status.empty()
+        self.queued_shown = False
+
+    def stage(self, stage: str, fraction: float | None) -> None:
+        """Show the stage that starts now in the box's label."""
+        self.unqueue()
+        with i18n.speaking(self.language):
+            self.status.update(label=f"{self.title}: {_(stage) if stage else stage}…")
+
+    def queued(self, ahead: int) -> None:
+        """Say that another visitor's measurement runs first, and where this one stands."""
+        self.queued_shown = True
+        with i18n.speaking(self.language):
+            queue_note(self.note, ahead)
+
+    def unqueue(self) -> None:
+        """Remove the queue note (this measurement's turn came)."""
+        if self.queued_shown:
+            self.note.empty()
+            self.queued_shown = False
+
+    def throttled(self, wait_s: float) -> None:
+        """Say that this visitor's measurement waits for the public server's per-visitor limit."""
+        with i18n.speaking(self.language):
+            throttle_notice(wait_s)
+
+
 @contextmanager
 def measuring(label: str) -> Iterator[Any]:
     """A status box for a measurement, which holds the measurement lock while the block runs.
@@ -145,13 +187,9 @@ def measuring(label: str) -> Iterator[Any]:
     Yields the ``st.status`` container, for the caller to update.
     """
     with st.status(label) as status:
-        note = st.empty()
-
-        def queued(ahead: int) -> None:
-            queue_note(note, ahead)
-
-        with turns.exclusive(on_wait=queued):
-            note.empty()
+        waiting = Waiting(label, status)
+        with measure_lock.exclusive(waiting):
+            waiting.unqueue()
             yield status
 
 
@@ -197,32 +235,25 @@ def measure_points(
     return points
 
 
-class Stages:
-    """What :func:`staged` yields: the callbacks a staged measurement reports into."""
+class Stages(Waiting):
+    """What :func:`staged` yields: a :class:`Waiting` box with a progress bar, for a measurement
+    that reports its own stages."""
 
     def __init__(self, title: str, slot: Any, status: Any) -> None:
-        self.title = title
         self.slot = slot
-        self.status = status
         self.progress = status.progress(0.0, text=_("starting"))
-        self.note = status.empty()
-        self.queued_shown = False
+        super().__init__(title, status)
 
-    def report(self, stage: str, fraction: float | None) -> None:
+    def stage(self, stage: str, fraction: float | None) -> None:
         """Show the stage that starts now (and how far the whole is, when the count is known)."""
-        if self.queued_shown:
-            self.note.empty()
-            self.queued_shown = False
-        self.status.update(label=f"{self.title}: {stage}…", expanded=True)
-        if fraction is not None:
-            share = min(max(fraction, 0.0), 1.0)
-            done = _("{share} of the stages done").format(share=f"{share:.0%}")
-            self.progress.progress(share, text=done)
-
-    def queued(self, ahead: int) -> None:
-        """Say that another visitor's measurement runs first (``turns.exclusive``'s on_wait)."""
-        self.queued_shown = True
-        queue_note(self.note, ahead)
+        self.unqueue()
+        with i18n.speaking(self.language):
+            label = f"{self.title}: {_(stage) if stage else stage}…"
+            self.status.update(label=label, expanded=True)
+            if fraction is not None:
+                share = min(max(fraction, 0.0), 1.0)
+                done = _("{share} of the stages done").format(share=f"{share:.0%}")
+                self.progress.progress(share, text=done)
 
     def done(self, label: str) -> None:
         """Close the box as finished, with ``label``."""
@@ -240,8 +271,8 @@ def staged(title: str) -> Iterator[Stages]:
 
     Unlike :func:`measuring` it takes no lock: the measurement takes the measurement lock itself
     (and may be one that another visitor started, whose stages this box then shows). Pass
-    ``stages.report`` and ``stages.queued`` to it; call ``stages.done(...)`` when it returns,
-    or ``stages.clear()`` when the input was refused.
+    ``stages`` to it as its progress; call ``stages.done(...)`` when it returns, or
+    ``stages.clear()`` when the input was refused.
     """
     slot = st.empty()
     with slot.container(), st.status(f"{title}…", expanded=True) as status:

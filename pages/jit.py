@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from jaxplay import jit, sandbox
-from jaxplay.core import expr, i18n, markdown, roofline, timing
+from jaxplay.core import expr, markdown, roofline, timing
 from jaxplay.core.i18n import N_, _
 from pages import _ui  # every page imports it first: see its docstring
 
@@ -90,21 +90,10 @@ workload = jit.Workload(preset, rows, cols, dtype, formula)
 force = st.session_state.pop("jit_force", None) == jit.key_of(workload)
 shared = None if force else jit.shared_measurement(workload)
 failure: Exception | None = None
-language = i18n.current()
-
-
-def report_stage(stage: str, fraction: float | None) -> None:
-    """A stage in the visitor's language (the measurement names it in English, marked)."""
-    with i18n.speaking(language):
-        stages.report(_(stage) if stage else stage, fraction)
-
-
 if shared is None:
     with _ui.staged(_("Measuring")) as stages:
         try:
-            shared = jit.measure_shared(
-                workload, report_stage, stages.queued, force=force, owner=N_("another visitor")
-            )
+            shared = jit.measure_shared(workload, stages, force=force, owner=N_("another visitor"))
         except Exception as err:  # a formula can parse yet fail on this shape (x @ x)
             failure = err
     if failure is None:
@@ -375,7 +364,7 @@ def sandboxed(demo: str, workload: jit.Workload, label: str, **options: object) 
         st.info(_("{note} It runs in a sandboxed worker when you press it.").format(note=note))
         return None
     with _ui.staged(re.split("[:：]", note)[0]) as stages:
-        stages.report(_("waiting for a sandboxed worker, then running"), None)
+        stages.stage(N_("waiting for a sandboxed worker, then running"), None)
         try:
             result = in_sandbox(demo, key, **options)
         except sandbox.TaskFailed as err:

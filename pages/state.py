@@ -87,7 +87,7 @@ def train_and_show(setup: tuple[int, int, int, str, float], wrong_key: str) -> N
     steps = setup[1]
     threaded_loop = state.find_loop("threaded")
     wrong_loop = state.find_loop(wrong_key)
-    with st.status(_("Training…"), expanded=False) as status:
+    with _ui.measuring(_("Training…")) as status:
         status.update(
             label=_("Training with the state threaded ({n} jitted steps)…").format(n=int(steps))
         )

@@ -13,7 +13,7 @@ computation but on one of XLA's own threads for a large one (the calling thread 
 on a GPU it is always XLA's thread). Such a thread carries no Python context, so its output goes to
 the capture that owns callback output: captures take turns (one lock, :data:`_TURN`), which makes
 the owner unambiguous. Captures are short (a demo's few calls), so the turns are brief. Nothing
-runs a measurement inside a capture: the measurement lock (:mod:`jaxplay.core.turns`) may be
+runs a measurement inside a capture: the measurement lock (:mod:`jaxplay.core.measure_lock`) may be
 held around a capture, never taken inside one, so the two locks cannot wait on each other.
 
 - :func:`printed` — a context manager collecting what the block prints.

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay.core.i18n import N_, _
+from jaxplay.core.measure_lock import exclusive
 from jaxplay.core.timing import Timing, block, measure
-from jaxplay.core.turns import exclusive
 
 
 @dataclass(frozen=True)

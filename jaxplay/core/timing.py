@@ -7,7 +7,7 @@ module returns therefore (1) blocks on every leaf of the result, (2) warms up fi
 and caches are out of the steady state, (3) batches sub-millisecond calls like
 ``timeit.autorange`` so timer resolution does not dominate, and (4) keeps all samples so pages can
 show the median with its spread rather than one lucky number. Every measurement holds the
-measurement lock of :mod:`jaxplay.core.turns`, so two visitors never time at once.
+measurement lock of :mod:`jaxplay.core.measure_lock`, so two visitors never time at once.
 
 A measurement may be given a :class:`Deadline`, a wall-clock budget shared by every harness call
 that makes it up: past it no call starts (not even the samples ``min_repeats`` asks for), so the
@@ -32,7 +32,7 @@ import numpy as np
 
 from jaxplay.core import compilation
 from jaxplay.core.compilation import Step
-from jaxplay.core.turns import exclusive
+from jaxplay.core.measure_lock import exclusive
 
 #: Multiplies every sampling budget (``budget_s``). The test suite sets it small, so a measurement
 #: takes its minimum samples and stops: tests check what a measurement returns, not its speed.

@@ -2,8 +2,8 @@
 
 A server that others reach must (1) never run code outside the bubblewrap sandbox (the runner
 refuses, see :meth:`jaxplay.sandbox.WorkerPool.refusal`), (2) keep one visitor from
-starving the others (per-visitor rate limits on Code Lab runs, enforced in the runner, and on
-timed measurements, enforced in :func:`jaxplay.core.turns.exclusive`), (3) say what its limits and
+starving the others (per-visitor rate limits on Code Lab runs, enforced in the runner, and on timed
+measurements, enforced in :func:`jaxplay.core.measure_lock.exclusive`), (3) say what its limits and
 queues are, and (4) never show where its files live: error texts from JAX, from Python and from
 sandbox workers carry absolute paths (``.../site-packages/jax/_src/...``), which tell an attacker
 the layout of the machine. :func:`scrub_paths` replaces them with short placeholders.
@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxplay.core import turns
+from jaxplay.core import measure_lock
 from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog, settings
 from jaxplay.hosting.ratelimit import RateLimiter
@@ -134,16 +134,16 @@ def apply(environ: Mapping[str, str] | None = None) -> PublicConfig:
     environment (a test that sets ``JAXPLAY_PUBLIC`` and then unsets it leaves no throttle on).
     """
     config = PublicConfig.from_env(environ)
-    turns.share_with_host(settings.measure_lock(environ) or None)
+    measure_lock.share_with_host(settings.measure_lock(environ) or None)
     if config.public:
-        turns.set_throttle(
+        measure_lock.set_throttle(
             both_limits(
                 benchmark_limiter(config.benchmarks_per_minute),
                 benchmark_limiter(config.server_benchmarks_per_minute, server=True),
             )
         )
     else:
-        turns.set_throttle(None)
+        measure_lock.set_throttle(None)
     return config
 
 

@@ -126,9 +126,9 @@ def first_call_anatomy(
         fn: a Python function (not yet jitted).
         args: its arguments (arrays; waited for before anything is timed).
         executables: fresh compiles to time (one more is compiled to count Python calls).
-        lock: hold the measurement lock (:mod:`jaxplay.core.turns`).
+        lock: hold the measurement lock (:mod:`jaxplay.core.measure_lock`).
     """
-    from jaxplay.core import turns
+    from jaxplay.core import measure_lock
 
     def run() -> FirstCall:
         timing.block(args)
@@ -146,7 +146,7 @@ def first_call_anatomy(
 
     if not lock:
         return run()
-    with turns.exclusive():
+    with measure_lock.exclusive():
         return run()
 
 

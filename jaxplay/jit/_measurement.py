@@ -17,10 +17,9 @@ import dataclasses
 import enum
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from jaxplay.core import claims, roofline, timing, turns, wire
+from jaxplay.core import claims, measure_lock, roofline, timing, wire
 from jaxplay.core.compilation import Step
 from jaxplay.core.i18n import N_, _
 from jaxplay.hosting import results
@@ -140,16 +139,16 @@ def key_of(workload: Workload) -> tuple[str, int, int, str, str]:
 
 def measure(
     workload: Workload,
-    report: Report | None = None,
-    on_queue: Callable[[int], None] | None = None,
+    progress: measure_lock.Progress = measure_lock.UNWATCHED,
     budget_s: float = MEASUREMENT_BUDGET_S,
 ) -> Measurement:
-    """Measure ``workload`` stage by stage, telling ``report`` each stage as it starts.
+    """Measure ``workload`` stage by stage, telling ``progress`` each stage as it starts.
 
     Arguments:
         workload: the function and size.
-        report: ``report(stage, fraction_done)``; called in this thread, between stopwatches.
-        on_queue: told the queue position if another measurement holds the lock.
+        progress: who measures: told each :class:`Stage` as it starts (in this thread, between
+            stopwatches), its place in the queue if another measurement holds the lock, and
+            its throttle's wait.
         budget_s: the wall-clock budget once the lock is held (see
             :data:`MEASUREMENT_BUDGET_S`); past it no call starts and the result is ``cut``.
 
@@ -161,8 +160,7 @@ def measure(
     order = list(Stage)
 
     def stage(now: Stage) -> None:
-        if report is not None:
-            report(now.value, order.index(now) / len(order))
+        progress.stage(now.value, order.index(now) / len(order))
 
     def timing_stage(step: Step) -> None:
         stage(_TIMING_STAGES[step])
@@ -174,7 +172,7 @@ def measure(
     comparison: timing.JitComparison | None = None
     article: ArticleTiming | None = None
     anatomy: FirstCall | None = None
-    with turns.exclusive(on_wait=on_queue):
+    with measure_lock.exclusive(progress):
         locked = time.perf_counter()
         deadline = timing.Deadline(budget_s)
         stage(Stage.INPUTS)
@@ -274,8 +272,7 @@ def shared_measurement(workload: Workload) -> SharedResult[Measurement] | None:
 
 def measure_shared(
     workload: Workload,
-    report: Report | None = None,
-    on_queue: Callable[[int], None] | None = None,
+    progress: measure_lock.Progress = measure_lock.UNWATCHED,
     *,
     force: bool = False,
     owner: str = N_("a visitor"),
@@ -288,30 +285,45 @@ def measure_shared(
     """
 
     def run(tell: Report) -> Measurement:
+        told = _ToldToAll(progress, tell)
         store = results.configured_store()
         if store is None:
-            return measure(workload, tell, on_queue)
+            return measure(workload, told)
         # Several server processes: one measurement of these settings for all of them.
         return store.get_or_compute(  # type: ignore[no-any-return]
             "jit.measurement",
             list(key_of(workload)),
-            lambda: measure(workload, tell, on_queue),
+            lambda: measure(workload, told),
             wire.dataclass_types(Measurement),
             force=force,
             waiting=lambda: tell(N_("another server process is measuring these settings"), None),
         ).value
 
-    def ignore(stage: str, fraction: float | None) -> None:
-        pass
-
     return MEASUREMENTS.get_or_measure(
-        key_of(workload),
-        run,
-        report or ignore,
-        force=force,
-        owner=owner,
-        visitor=turns.current_visitor.get(),
+        key_of(workload), run, progress.stage, force=force, owner=owner, visitor=progress.visitor
     )
+
+
+@dataclass(frozen=True)
+class _ToldToAll:
+    """The progress of a shared measurement: its stages go to every caller waiting for it
+    (``tell``), its queue place and throttle to the caller who measures (``measurer``)."""
+
+    measurer: measure_lock.Progress
+    tell: Report
+
+    @property
+    def visitor(self) -> str | None:
+        return self.measurer.visitor
+
+    def stage(self, stage: str, fraction: float | None) -> None:
+        self.tell(stage, fraction)
+
+    def queued(self, ahead: int) -> None:
+        self.measurer.queued(ahead)
+
+    def throttled(self, wait_s: float) -> None:
+        self.measurer.throttled(wait_s)
 
 
 _warm_up_lock = threading.Lock()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay import article
-from jaxplay.core import claims, compilation, i18n, timing, turns
+from jaxplay.core import claims, compilation, i18n, measure_lock, timing
 
 # Bound, not imported: functions below loop with ``for _ in ...`` (their code is shown and run as
 # written), which would shadow an imported ``_`` (ruff F402); locally it is harmless.
@@ -79,7 +79,7 @@ def article_timing(
 
     if not lock:
         return run()
-    with turns.exclusive():
+    with measure_lock.exclusive():
         return run()
 
 

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxplay.article import naive_softmax
-from jaxplay.core import budget, claims, compilation, expr, timing, turns
+from jaxplay.core import budget, claims, compilation, expr, measure_lock, timing
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import N_, _, ngettext
 
@@ -299,7 +299,7 @@ def sweep_point(workload: Workload, budget_s: float = 0.1) -> SweepPoint:
     check(workload)
     fn = function_of(workload)
     args = inputs(workload)
-    with turns.exclusive():
+    with measure_lock.exclusive():
         aot = compilation.compile_aot(fn, *args)
         comparison = timing.compare_jit(fn, *args, budget_s=budget_s, warmup=1, min_repeats=3)
     return SweepPoint(

@@ -29,12 +29,12 @@ import atexit
 import contextlib
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from jaxplay.core import words
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import _
-from jaxplay.core.turns import current_visitor
 from jaxplay.sandbox._config import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
 from jaxplay.sandbox._config import RunnerConfig as RunnerConfig
 from jaxplay.sandbox._config import worker_environment as worker_environment
@@ -51,6 +51,12 @@ from jaxplay.sandbox._results import Limits as Limits
 from jaxplay.sandbox._results import RunError as RunError
 from jaxplay.sandbox._results import RunResult as RunResult
 from jaxplay.sandbox._results import Task as Task
+
+#: Whose runs these are, for the per-visitor rules when a caller names no visitor: ``app.py``
+#: sets it at the start of every script run (Streamlit runs each in a thread of its own, so it
+#: never leaks to another visitor). A context value rather than an argument because sandboxed
+#: formulas are called from cached functions, whose arguments are their cache key.
+current_visitor: ContextVar[str | None] = ContextVar("jaxplay_visitor", default=None)
 
 _shared_pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
@@ -123,7 +129,7 @@ def run_code(
         inspect: a function of the code to inspect afterwards (its jaxpr, eager vs jit, ...).
         visitor: an id for the caller (e.g. the Streamlit session); one visitor has at most one
             run in flight, a second waits for the first, and in public mode a visitor's runs
-            are rate-limited. Default: :data:`jaxplay.core.turns.current_visitor`, which ``app.py``
+            are rate-limited. Default: :data:`current_visitor`, which ``app.py``
             sets for every script run, so no page's runs escape the limit.
         on_queue: called in the caller's thread with the caller's 1-based queue position each
             time it changes while all workers are busy.

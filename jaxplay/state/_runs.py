@@ -5,22 +5,21 @@ programs ``jit`` compiled for the step (:func:`jaxplay.core.jax_private.cache_si
 happens when the trained parameters are used afterwards (the full-data loss, or the error JAX
 raises for parameters that are leaked tracers). The sizes a visitor picks are bounded here, before
 any work starts, and a run takes its turn like any measurement
-(:func:`jaxplay.core.turns.exclusive`): each new seed in a link costs seconds of server CPU, so in
-public mode one visitor's runs wait for their throttle and everyone's runs queue behind one
+(:func:`jaxplay.core.measure_lock.exclusive`): each new seed in a link costs seconds of server CPU,
+so in public mode one visitor's runs wait for their throttle and everyone's runs queue behind one
 another instead of starving a bystander.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 
 from jaxplay.article import code
-from jaxplay.core import capture, claims, jax_private, turns, words
+from jaxplay.core import capture, claims, jax_private, measure_lock, words
 from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.state import _loops, _model
 
@@ -141,17 +140,20 @@ def full_data_loss(params, x, y):
     return _model.loss_fn(params, x, y)
 
 
-def train(loop_key: str, setup: Setup, on_wait: Callable[[int], None] | None = None) -> TrainingRun:
+def train(
+    loop_key: str, setup: Setup, progress: measure_lock.Progress = measure_lock.UNWATCHED
+) -> TrainingRun:
     """Train with the loop registered under ``loop_key`` (sizes checked before any work).
 
     Arguments:
         loop_key: a key of the loop registry.
         setup: seed, steps, hidden units, optimizer and learning rate.
-        on_wait: told the queue position if another measurement or run holds the lock.
+        progress: who trains, told if another measurement or run holds the lock or if their
+            throttle makes them wait.
     """
     setup = setup.check()
     loop = find_loop(loop_key)
-    with turns.exclusive(on_wait=on_wait):
+    with measure_lock.exclusive(progress):
         return _train(loop, setup)
 
 

@@ -14,11 +14,12 @@ import jax.numpy as jnp
 import pytest
 
 from jaxplay import sandbox as runner
-from jaxplay.core import turns
+from jaxplay.core import measure_lock
 from jaxplay.hosting import catalog, publicmode, settings
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import RunError, RunnerConfig, RunResult, WorkerPool
 from tests.support.apptest import assert_clean, open_page
+from tests.support.progress import Told
 
 ROOT = catalog.ROOT
 # Names that look like settings but are not read from the environment.
@@ -245,49 +246,46 @@ def test_runs_over_the_limit_are_refused_with_the_wait_named() -> None:
         pool.shutdown()
 
 
-def _in_visitor_context(visitor: str | None, fn) -> list[float]:
-    def run() -> None:
-        turns.current_visitor.set(visitor)
-        turns.throttle_notice.set(notices.append)
-        fn()
-
-    notices: list[float] = []
-    contextvars.copy_context().run(run)
-    return notices
+def _as_visitor(visitor: str | None, fn) -> list[object]:
+    """Run ``fn(progress)`` for ``visitor``; the throttle waits it was told of."""
+    progress = Told(visitor)
+    fn(progress)
+    return progress.of("throttled")
 
 
 def test_measurements_are_throttled_per_visitor_by_waiting() -> None:
     clock = FakeClock()
-    turns.set_throttle(RateLimiter(2, 60.0, clock=clock).try_acquire, sleep=clock.sleep)
+    measure_lock.set_throttle(RateLimiter(2, 60.0, clock=clock).try_acquire, sleep=clock.sleep)
     try:
 
-        def three_measurements() -> None:
+        def three_measurements(progress: Told) -> None:
             for _ in range(2):
-                with turns.exclusive(), turns.exclusive():  # nested: counted once
+                # Nested: counted once (an inner hold names nobody, as a measurement's own do).
+                with measure_lock.exclusive(progress), measure_lock.exclusive():
                     pass
-            with turns.exclusive():  # the third in a minute waits its turn
+            with measure_lock.exclusive(progress):  # the third in a minute waits its turn
                 pass
 
-        notices = _in_visitor_context("ann", three_measurements)
+        notices = _as_visitor("ann", three_measurements)
         assert clock.slept == [pytest.approx(30.0)] and notices == [pytest.approx(30.0)]
         # Another visitor has their own budget; no visitor (a background thread): no throttle.
-        assert _in_visitor_context("bob", three_measurements) == [pytest.approx(30.0)]
+        assert _as_visitor("bob", three_measurements) == [pytest.approx(30.0)]
         clock.slept.clear()
         for _ in range(5):
-            with turns.exclusive():
+            with measure_lock.exclusive():
                 pass
         assert clock.slept == []
     finally:
-        turns.set_throttle(None)
-    assert _in_visitor_context("ann", three_measurements) == []  # off: no waiting at all
+        measure_lock.set_throttle(None)
+    assert _as_visitor("ann", three_measurements) == []  # off: no waiting at all
     assert clock.slept == []
     free: list[bool] = []
 
     def try_lock() -> None:
-        got = turns.MEASURE_LOCK.acquire(blocking=False)
+        got = measure_lock.MEASURE_LOCK.acquire(blocking=False)
         free.append(got)
         if got:
-            turns.MEASURE_LOCK.release()
+            measure_lock.MEASURE_LOCK.release()
 
     other = threading.Thread(target=try_lock)
     other.start()
@@ -300,32 +298,32 @@ def test_the_server_wide_limit_holds_for_a_new_visitor_every_time() -> None:
     clock = FakeClock()
     per_visitor = RateLimiter(30, 60.0, clock=clock)
     server = RateLimiter(4, 60.0, clock=clock)
-    turns.set_throttle(publicmode.both_limits(per_visitor, server), sleep=clock.sleep)
+    measure_lock.set_throttle(publicmode.both_limits(per_visitor, server), sleep=clock.sleep)
     try:
 
-        def one_measurement() -> None:
-            with turns.exclusive():
+        def one_measurement(progress: Told) -> None:
+            with measure_lock.exclusive(progress):
                 pass
 
-        waits = [_in_visitor_context(f"session:{i}", one_measurement) for i in range(6)]
+        waits = [_as_visitor(f"session:{i}", one_measurement) for i in range(6)]
         assert waits[:4] == [[], [], [], []]  # four fresh visitors measure at once
         assert waits[4] == [pytest.approx(15.0)] and waits[5] == [pytest.approx(15.0)]
         # Waiting for the server did not use up the visitor's own budget.
         assert per_visitor._buckets["session:4"].tokens == pytest.approx(29.0)
     finally:
-        turns.set_throttle(None)
+        measure_lock.set_throttle(None)
 
 
 def test_apply_switches_the_throttle_with_the_mode() -> None:
     try:
         config = publicmode.apply({"JAXPLAY_PUBLIC": "1", "JAXPLAY_BENCHMARKS_PER_MINUTE": "7"})
         assert config.public and config.benchmarks_per_minute == 7
-        assert turns._throttle is not None
+        assert measure_lock._throttle is not None
         assert publicmode.benchmark_limiter(7).capacity == 7
         assert not publicmode.apply({}).public
-        assert turns._throttle is None
+        assert measure_lock._throttle is None
     finally:
-        turns.set_throttle(None)
+        measure_lock.set_throttle(None)
 
 
 # --- the app in public mode -------------------------------------------------------------------
@@ -342,7 +340,7 @@ def public_env(monkeypatch: pytest.MonkeyPatch):
         yield
     finally:
         runner.shutdown()
-        turns.set_throttle(None)
+        measure_lock.set_throttle(None)
 
 
 def test_public_mode_refuses_code_without_the_sandbox(public_env) -> None:
@@ -360,14 +358,14 @@ def test_public_mode_refuses_code_without_the_sandbox(public_env) -> None:
     assert "Public server" in sidebar and "7 runs" in sidebar and "30 measurements" in sidebar
     assert f"{runner.Limits.timeout_s:g} s" in sidebar
     assert "0 running, 0 queued" in sidebar and "measurements waiting: 0" in sidebar
-    assert turns._throttle is not None
+    assert measure_lock._throttle is not None
 
 
 def test_outside_public_mode_the_sidebar_stays_quiet() -> None:
     at = open_page(catalog.HOME)
     assert_clean(at)
     assert not any("Public server" in c.value for c in at.sidebar.caption)
-    assert turns._throttle is None
+    assert measure_lock._throttle is None
 
 
 def test_pages_show_errors_and_compiled_code_without_server_paths() -> None:
@@ -427,7 +425,7 @@ def test_runs_count_against_the_visitor_of_the_script_run(monkeypatch) -> None:
     monkeypatch.setattr(runner, "get_pool", Pool)
 
     def page() -> None:
-        turns.current_visitor.set("ip:203.0.113.5")
+        runner.current_visitor.set("ip:203.0.113.5")
         runner.run_code("1")  # a page that passes no visitor (the walkthrough's examples)
         runner.run_code("1", visitor="session:abc")  # an explicit one wins
 

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from jaxplay import sandbox
-from jaxplay.core import turns
+from jaxplay.core import measure_lock
 from jaxplay.hosting import catalog, publicmode
 from tests.support.apptest import APP_TIMEOUT_S, assert_clean
 
@@ -32,7 +32,7 @@ def public_app(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
     finally:
         sandbox.shutdown()
-        turns.set_throttle(None)
+        measure_lock.set_throttle(None)
 
 
 @pytest.mark.parametrize("waiting", [0, 2])
@@ -40,7 +40,7 @@ def test_the_sidebar_shows_the_queues_idle_or_busy(
     public_app: None, monkeypatch: pytest.MonkeyPatch, waiting: int
 ) -> None:
     """Both ways of drawing the line (once, or as a refreshing fragment) show the same text."""
-    monkeypatch.setattr(turns, "waiting_count", lambda: waiting)
+    monkeypatch.setattr(measure_lock, "waiting_count", lambda: waiting)
     at = AppTest.from_file(str(catalog.ROOT / "app.py"), default_timeout=APP_TIMEOUT_S)
     at.run()
     assert_clean(at)

@@ -7,6 +7,7 @@ import pytest
 from jaxplay import jit
 from jaxplay.core import timing
 from jaxplay.jit import _measurement
+from tests.support.progress import Told
 
 SMALL = jit.Workload("softmax", 12, 7)
 
@@ -14,7 +15,12 @@ SMALL = jit.Workload("softmax", 12, 7)
 @pytest.fixture(scope="module")
 def measured() -> tuple[jit.Measurement, list[tuple[str, float | None]]]:
     seen: list[tuple[str, float | None]] = []
-    m = _measurement.measure(SMALL, lambda stage, fraction: seen.append((stage, fraction)))
+
+    class Seen(Told):
+        def stage(self, stage: str, fraction: float | None) -> None:
+            seen.append((stage, fraction))
+
+    m = _measurement.measure(SMALL, Seen())
     return m, seen
 
 
@@ -36,10 +42,10 @@ def test_a_measurement_holds_every_part_and_not_the_inputs(measured) -> None:
 
 
 def test_a_refused_workload_reports_only_the_check() -> None:
-    seen: list[str] = []
+    progress = Told()
     with pytest.raises(jit.SizeError):
-        _measurement.measure(jit.Workload("softmax", 100_000, 1_000), lambda s, f: seen.append(s))
-    assert seen == [_measurement.STAGES[0]]
+        _measurement.measure(jit.Workload("softmax", 100_000, 1_000), progress)
+    assert progress.of("stage") == [_measurement.STAGES[0]]
 
 
 def test_the_formula_counts_in_the_key_only_for_the_formula_preset() -> None:

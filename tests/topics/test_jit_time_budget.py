@@ -14,7 +14,7 @@ import time
 import pytest
 
 from jaxplay import jit
-from jaxplay.core import timing, turns
+from jaxplay.core import measure_lock, timing
 from jaxplay.jit import _measurement, _workloads
 
 
@@ -27,10 +27,10 @@ def lock_is_free() -> bool:
     got: list[bool] = []
 
     def take() -> None:
-        ok = turns.MEASURE_LOCK.acquire(timeout=1.0)
+        ok = measure_lock.MEASURE_LOCK.acquire(timeout=1.0)
         got.append(ok)
         if ok:
-            turns.MEASURE_LOCK.release()
+            measure_lock.MEASURE_LOCK.release()
 
     thread = threading.Thread(target=take)
     thread.start()

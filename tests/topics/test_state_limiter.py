@@ -7,16 +7,16 @@ the measurement lock and its per-visitor and server-wide throttle, as the jit pa
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 
 import pytest
 
 from jaxplay import state
-from jaxplay.core import turns
+from jaxplay.core import measure_lock
 from jaxplay.hosting import publicmode
 from jaxplay.hosting.ratelimit import RateLimiter
+from tests.support.progress import Told
 
 
 class FakeClock:
@@ -36,25 +36,19 @@ def setup(seed: int) -> state.Setup:
     return state.Setup(seed, 10, 2, "adam", 0.03)
 
 
-def as_visitor(visitor: str, fn) -> None:
-    def run() -> None:
-        turns.current_visitor.set(visitor)
-        fn()
-
-    contextvars.copy_context().run(run)
-
-
 def test_new_seed_runs_wait_for_the_visitor_and_server_limits() -> None:
     clock = FakeClock()
     per_visitor = RateLimiter(2, 60.0, clock=clock)
     server = RateLimiter(30, 60.0, clock=clock)
-    turns.set_throttle(publicmode.both_limits(per_visitor, server), sleep=clock.sleep)
+    measure_lock.set_throttle(publicmode.both_limits(per_visitor, server), sleep=clock.sleep)
     try:
-        as_visitor("ann", lambda: [state.train("threaded", setup(seed)) for seed in (1, 2, 3)])
+        ann = Told("ann")
+        for seed in (1, 2, 3):
+            state.train("threaded", setup(seed), ann)
     finally:
-        turns.set_throttle(None)
+        measure_lock.set_throttle(None)
     # Two runs a minute for one visitor: the third new seed waited for its turn.
-    assert clock.slept == [pytest.approx(30.0)]
+    assert clock.slept == [pytest.approx(30.0)] and ann.of("throttled") == [pytest.approx(30.0)]
 
 
 def test_a_run_queues_behind_a_measurement_in_progress() -> None:
@@ -64,12 +58,13 @@ def test_a_run_queues_behind_a_measurement_in_progress() -> None:
         state.train("threaded", setup(7))
         done.set()
 
-    with turns.exclusive():
+    with measure_lock.exclusive():
         worker = threading.Thread(target=run)
         worker.start()
         deadline = time.monotonic() + 60
-        while turns.waiting_count() == 0 and time.monotonic() < deadline and not done.is_set():
+        waiting = measure_lock.waiting_count
+        while waiting() == 0 and time.monotonic() < deadline and not done.is_set():
             time.sleep(0.01)
-        assert turns.waiting_count() == 1 and not done.is_set()
+        assert measure_lock.waiting_count() == 1 and not done.is_set()
     worker.join(120)
     assert done.is_set()

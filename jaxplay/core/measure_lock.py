@@ -1,14 +1,19 @@
-"""Whose turn it is to measure, and who is measuring: the one lock every timing takes.
+"""The measurement lock: the one lock every timing takes, and who waits for it.
 
 Why a module of its own: two visitors benchmarking at once on a shared machine would each slow the
 other down and both would see wrong numbers, so one process-wide lock serialises measurements,
 and with several server processes on one host (:func:`share_with_host`) a lock file makes them
 take turns with each other too: no two timings ever share the machine's cores. The
 lock is re-entrant, so a page may hold it around several measurements (and tell a queued visitor
-so) while each measurement takes it again. In public mode a per-visitor throttle (see
-:func:`set_throttle`) keeps one visitor from holding the lock in a loop: the visitor is whoever
-:data:`current_visitor` names in the measuring thread's context, which ``app.py`` sets at the
-start of every script run.
+so) while each measurement takes it again.
+
+Who measures, and how to tell them, travels down the measurement path as one explicit object, a
+:class:`Progress` (the page's status box implements it): its ``visitor`` keys public mode's
+per-visitor throttle (see :func:`set_throttle`), which keeps one visitor from holding the lock in
+a loop; ``queued`` and ``throttled`` say why a measurement waits; ``stage`` says which part of it
+runs. Only the outermost hold of a thread needs one: a nested hold counts as the same
+measurement. A hold without one (:data:`UNWATCHED`: the server's start-up warm-up, a
+benchmark) is nobody's, and is not throttled.
 """
 
 from __future__ import annotations
@@ -20,24 +25,62 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Protocol
 
 #: Serialises every measurement in the process (see module docstring); re-entrant.
 MEASURE_LOCK = threading.RLock()
 _waiting = 0
 _waiting_lock = threading.Lock()
-
-#: Who the current thread measures for (``app.py`` sets it at the start of every script run;
-#: Streamlit runs each rerun in a thread of its own, so a value never leaks to another visitor).
-current_visitor: ContextVar[str | None] = ContextVar("jaxplay_visitor", default=None)
-#: Told the seconds a throttled visitor waits, so the page can say so (``app.py`` sets it).
-throttle_notice: ContextVar[Callable[[float], None] | None] = ContextVar(
-    "jaxplay_throttle_notice", default=None
-)
 _throttle: Callable[[str], float] | None = None
 _host_lock: str | None = None
 _sleep: Callable[[float], None] = time.sleep
 _depth = threading.local()
+
+
+class Progress(Protocol):
+    """Whoever waits for a measurement, passed down its path: who they are and how to tell them.
+
+    Every method is called in the measuring thread, between stopwatches, never inside one.
+    """
+
+    @property
+    def visitor(self) -> str | None:
+        """Who measures (public mode throttles per visitor); None: nobody's measurement."""
+        ...
+
+    def stage(self, stage: str, fraction: float | None) -> None:
+        """The part that starts now (English, marked for translation with ``N_``) and how far
+        the whole is (0–1), or None when the count is not known."""
+        ...
+
+    def queued(self, ahead: int) -> None:
+        """Another measurement holds the lock; ``ahead`` callers wait before this one."""
+        ...
+
+    def throttled(self, wait_s: float) -> None:
+        """This visitor measures often: the measurement starts in ``wait_s`` seconds."""
+        ...
+
+
+@dataclass(frozen=True)
+class Unwatched:
+    """A measurement nobody watches (a warm-up, a benchmark, a test): tells no one."""
+
+    visitor: str | None = None
+
+    def stage(self, stage: str, fraction: float | None) -> None:
+        pass
+
+    def queued(self, ahead: int) -> None:
+        pass
+
+    def throttled(self, wait_s: float) -> None:
+        pass
+
+
+#: The :class:`Progress` of a measurement that is nobody's.
+UNWATCHED = Unwatched()
 
 
 def waiting_count() -> int:
@@ -72,7 +115,7 @@ def share_with_host(path: str | None) -> None:
 
 
 @contextmanager
-def _host_turn(on_wait: Callable[[int], None] | None) -> Iterator[None]:
+def _host_turn(progress: Progress) -> Iterator[None]:
     """Hold the host-wide lock file (when one is shared), after this process's lock.
 
     ``flock`` on a file description of this acquisition's own: the kernel lets it go when the
@@ -87,17 +130,16 @@ def _host_turn(on_wait: Callable[[int], None] | None) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            if on_wait is not None:
-                on_wait(1)  # another server process measures: at least one ahead
+            progress.queued(1)  # another server process measures: at least one ahead
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
 
 
-def _wait_for_turn() -> None:
-    """Wait until the current visitor may start another measurement (no-op unless throttled)."""
-    throttle, visitor = _throttle, current_visitor.get()
+def _wait_for_turn(progress: Progress) -> None:
+    """Wait until the visitor may start another measurement (no-op unless throttled)."""
+    throttle, visitor = _throttle, progress.visitor
     if throttle is None or visitor is None:
         return
     told = False
@@ -105,20 +147,20 @@ def _wait_for_turn() -> None:
         wait = throttle(visitor)
         if wait <= 0:
             return
-        notice = throttle_notice.get()
-        if notice is not None and not told:
+        if not told:
             told = True
-            notice(wait)
+            progress.throttled(wait)
         _sleep(wait)
 
 
 @contextmanager
-def exclusive(on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
+def exclusive(progress: Progress = UNWATCHED) -> Iterator[None]:
     """Hold the measurement lock: this process's, and the host's when one is shared.
 
     Arguments:
-        on_wait: called once, with the number of callers already waiting, if the lock is busy,
-            so a page can tell its visitor that they are queued behind another measurement.
+        progress: who measures, told once if the lock is busy (``queued``, with the number of
+            callers already waiting) and if the visitor must wait for their throttle
+            (``throttled``).
 
     In public mode a thread's outermost ``exclusive`` first waits for the visitor's throttle
     (see :func:`set_throttle`), before taking the lock: nested ones (a measurement inside a
@@ -126,25 +168,24 @@ def exclusive(on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
     """
     depth = getattr(_depth, "value", 0)
     if depth == 0:
-        _wait_for_turn()
+        _wait_for_turn(progress)
     _depth.value = depth + 1
     try:
-        with _locked(on_wait), _host_turn(on_wait) if depth == 0 else contextlib.nullcontext():
+        with _locked(progress), _host_turn(progress) if depth == 0 else contextlib.nullcontext():
             yield
     finally:
         _depth.value = depth
 
 
 @contextmanager
-def _locked(on_wait: Callable[[int], None] | None) -> Iterator[None]:
+def _locked(progress: Progress) -> Iterator[None]:
     global _waiting
     if not MEASURE_LOCK.acquire(blocking=False):
         with _waiting_lock:
             _waiting += 1
             ahead = _waiting
         try:
-            if on_wait is not None:
-                on_wait(ahead)
+            progress.queued(ahead)
             MEASURE_LOCK.acquire()
         finally:
             with _waiting_lock:

@@ -5,38 +5,43 @@ from __future__ import annotations
 import threading
 import time
 
-from jaxplay.core import turns
+from jaxplay.core import measure_lock
+from tests.support.progress import Told
 
 
 def test_lock_is_reentrant_and_a_waiting_caller_is_told() -> None:
-    told: list[int] = []
+    progress = Told()
     entered = threading.Event()
 
     def visitor() -> None:
-        with turns.exclusive(on_wait=told.append):
+        with measure_lock.exclusive(progress):
             entered.set()
 
-    with turns.exclusive(), turns.exclusive():
+    with measure_lock.exclusive(), measure_lock.exclusive():
         worker = threading.Thread(target=visitor)
         worker.start()
         deadline = time.monotonic() + 5
-        while turns.waiting_count() == 0 and time.monotonic() < deadline:
+        while measure_lock.waiting_count() == 0 and time.monotonic() < deadline:
             time.sleep(0.005)
-        assert turns.waiting_count() == 1
+        assert measure_lock.waiting_count() == 1
         assert not entered.is_set()
     worker.join(5)
-    assert entered.is_set() and told == [1]
-    assert turns.waiting_count() == 0
+    assert entered.is_set() and progress.told == [("queued", 1)]
+    assert measure_lock.waiting_count() == 0
 
 
 _HOLDER = """
 import sys, time
-from jaxplay.core import turns
-turns.share_with_host(sys.argv[1] or None)
+from jaxplay.core import measure_lock
+measure_lock.share_with_host(sys.argv[1] or None)
 print("ready", flush=True)
 sys.stdin.readline()  # go
+class Waited(measure_lock.Unwatched):
+    def queued(self, ahead):
+        waited.append(ahead)
+
 waited = []
-with turns.exclusive(on_wait=waited.append):
+with measure_lock.exclusive(Waited()):
     start = time.time()
     time.sleep(1.0)
     print(start, time.time(), len(waited), flush=True)
