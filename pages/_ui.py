@@ -279,6 +279,36 @@ def staged(title: str) -> Iterator[Stages]:
         yield Stages(title, slot, status)
 
 
+class SandboxRun:
+    """What :func:`sandbox_run` yields: the box of a run in a sandboxed worker."""
+
+    def __init__(self, status: Any) -> None:
+        self.status = status
+
+    def queued(self, ahead: int) -> None:
+        """Say that every worker is busy and where this run stands (the pool's ``on_queue``)."""
+        self.status.update(
+            label=_("All workers are busy: you are number {n} in the queue…").format(n=ahead)
+        )
+
+    def finished(self, label: str, ok: bool = True) -> None:
+        """Close the box with ``label``, as done or failed."""
+        self.status.update(label=label, state="complete" if ok else "error")
+
+
+@contextmanager
+def sandbox_run(label: str) -> Iterator[SandboxRun]:
+    """A status box for a run in a sandboxed worker (the Code Lab, a demo's own process):
+    ``label`` while it runs, where it stands in the queue while every worker is busy.
+
+    The one way a page shows a sandbox run, as :func:`measuring` is for a measurement. Pass
+    ``box.queued`` as the run's ``on_queue`` and :func:`visitor_id` as its visitor (the pool's
+    per-visitor rules count by it); close it with ``box.finished(...)``.
+    """
+    with st.status(label) as status:
+        yield SandboxRun(status)
+
+
 def measure_button(
     label: str, key: str, chosen: object, icon: str | None = ":material/timer:"
 ) -> bool:

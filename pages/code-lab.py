@@ -191,20 +191,15 @@ if asked and refusal:
         icon=":material/block:",
     )
 if run:
-    with st.status(_("Running in a fresh sandbox…")) as status:
+    with _ui.sandbox_run(_("Running in a fresh sandbox…")) as box:
         result = sandbox.run_code(
-            source,
-            inspect=request,
-            visitor=_ui.visitor_id(),
-            on_queue=lambda n: status.update(
-                label=_("All workers are busy: you are number {n} in the queue…").format(n=n)
-            ),
+            source, inspect=request, visitor=_ui.visitor_id(), on_queue=box.queued
         )
-        status.update(
-            label=_("Ran in {seconds} s").format(seconds=f"{result.duration_s:.2f}")
+        box.finished(
+            _("Ran in {seconds} s").format(seconds=f"{result.duration_s:.2f}")
             if result.ok
             else _("The run failed"),
-            state="complete" if result.ok else "error",
+            ok=result.ok,
         )
     state["code_lab_result"] = (source, result)
 

@@ -512,7 +512,7 @@ def launch_cluster(procs: int, local: int, missing: bool) -> None:
     st.session_state.pop("devices_cluster", None)
     refused = None
     running = ngettext("Running {n} JAX process…", "Running {n} JAX processes…", procs)
-    with st.status(running.format(n=procs)) as status:
+    with _ui.sandbox_run(running.format(n=procs)) as box:
         try:
             res = devices.launch_cluster(
                 procs,
@@ -520,20 +520,18 @@ def launch_cluster(procs: int, local: int, missing: bool) -> None:
                 timeout_s=10 if missing else 90,
                 launch=procs - 1 if missing else None,
                 visitor=_ui.visitor_id(),
-                on_queue=lambda n: status.update(
-                    label=_("Waiting for a free runner: you are number {n}…").format(n=n)
-                ),
+                on_queue=box.queued,
             )
         except devices.Refused as err:
             refused = err
-            status.update(label=_("Not started"), state="error")
+            box.finished(_("Not started"), ok=False)
         else:
-            status.update(
-                label=_("{status} after {elapsed}").format(
+            box.finished(
+                _("{status} after {elapsed}").format(
                     status=_(STATUS.get(res.status, res.status)),
                     elapsed=format_seconds(res.elapsed_s),
                 ),
-                state="complete" if res.status == "ok" else "error",
+                ok=res.status == "ok",
             )
             st.session_state["devices_cluster"] = res
     if refused is not None:

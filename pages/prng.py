@@ -1,6 +1,5 @@
 """PRNG keys: seeds, splits, key trees, implementations and the pitfalls of randomness in JAX."""
 
-import uuid
 from collections.abc import Callable
 
 import numpy as np
@@ -375,16 +374,11 @@ def reuse_pitfall(seed: int) -> None:
     source = prng.key_reuse_source(seed)
     st.code(source, language="python", line_numbers=True)
     if st.button(_("Run it in the sandbox"), key="prng_run_checker", icon=":material/play_arrow:"):
-        st.session_state.setdefault("prng_visitor", uuid.uuid4().hex)
-        with st.status(_("Running in a fresh sandboxed worker…")) as status:
+        with _ui.sandbox_run(_("Running in a fresh sandboxed worker…")) as box:
             outcome = prng.check_key_reuse_sandboxed(
-                seed,
-                visitor=st.session_state["prng_visitor"],
-                on_queue=lambda n: status.update(
-                    label=_("Workers busy: you are number {n}…").format(n=n)
-                ),
+                seed, visitor=_ui.visitor_id(), on_queue=box.queued
             )
-            status.update(label=_("Ran"), state="complete")
+            box.finished(_("Ran"))
         st.session_state["prng_checker"] = (seed, outcome)
     checked_seed, outcome = st.session_state.get("prng_checker", (None, None))
     if outcome is not None and checked_seed == seed:

@@ -149,9 +149,9 @@ def test_pages_name_what_they_import_from_jaxplay_as_it_is_named(path: Path) -> 
 
 @pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)
 def test_pages_switch_views_and_show_progress_one_way(path: Path) -> None:
-    """Tabs come from ``_ui.lazy_tabs`` (views by label, only the open one runs) and progress
-    bars from ``_ui``'s measurement boxes: no page calls ``st.tabs`` or ``st.progress``, or reads
-    a tab's ``.open`` itself."""
+    """Tabs come from ``_ui.lazy_tabs`` (views by label, only the open one runs), progress bars
+    from ``_ui``'s measurement boxes and a sandbox run's box from ``_ui.sandbox_run``: no page
+    calls ``st.tabs``, ``st.progress`` or ``st.status``, or reads a tab's ``.open`` itself."""
     if path.name == "_ui.py":
         return
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -160,6 +160,7 @@ def test_pages_switch_views_and_show_progress_one_way(path: Path) -> None:
             assert not (on_st and node.attr == "tabs"), f"{path.name} calls st.tabs"
             # Progress the one way too: _ui.progress / measure_points / staged.
             assert not (on_st and node.attr == "progress"), f"{path.name} draws st.progress"
+            assert not (on_st and node.attr == "status"), f"{path.name} draws st.status"
             assert node.attr != "open", f"{path.name} reads a tab's .open"
 
 
