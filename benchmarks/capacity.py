@@ -29,7 +29,9 @@ starting the next spare worker), and takes them again. Per server started (``--s
 3. idle cost: the server alone, then with ``--idle-sessions`` open sessions, for
    ``--idle-seconds`` each.
 
-It prints the median and spread of each action and a capacity model for a workshop pattern::
+It prints the median and spread of each action and a capacity model for a workshop pattern
+(the model, pure arithmetic on the saved measurements, is ``benchmarks/capacity_model.py``; the
+counters are ``benchmarks/_cpu.py``)::
 
     .venv/bin/python benchmarks/capacity.py --servers 3 --json capacity.json
     .venv/bin/python benchmarks/capacity.py --from-json capacity.json --change-every 20
@@ -46,14 +48,10 @@ import contextlib
 import datetime
 import json
 import os
-import signal
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -62,6 +60,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._cpu import CLK_TCK, CpuCgroup, ProcTree, proc_stat  # noqa: E402
+from benchmarks.capacity_model import (  # noqa: E402
+    CHANGE_CACHED,
+    CHANGE_NEW,
+    RUN,
+    SERVER_START,
+    VIEW_CACHED,
+    VIEW_COLD,
+    Pattern,
+    print_model,
+    print_table,
+)
 from benchmarks.load import (  # noqa: E402
     ACTION_TIMEOUT_MS,
     open_page,
@@ -72,7 +82,6 @@ from benchmarks.load import (  # noqa: E402
 from jaxplay.hosting import serve  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 QUIET_WINDOW_S = 1.0
 QUIET_CORE_SHARE = 0.03
 
@@ -93,157 +102,6 @@ WIDGETS: dict[str, tuple[str, str]] = {
 }
 TEXTS = ("1", "2", "3", "4", "5")
 SNIPPET = "import jax.numpy as jnp\nprint('{marker}', jnp.ones(3).sum())\n"
-
-VIEW_COLD = "page view, caches cold (first visit)"
-VIEW_CACHED = "page view, caches filled by another visitor"
-CHANGE_NEW = "widget change, a new value"
-CHANGE_CACHED = "widget change, a value another visitor chose"
-RUN = "Code Lab run (incl. next spare)"
-SERVER_START = "server start (until healthy)"
-
-
-# --- counters ---------------------------------------------------------------------------------
-
-
-class CpuCgroup:
-    """A cgroup the server is started in; its counter covers every process it ever held."""
-
-    def __init__(self) -> None:
-        self.path: Path | None = None
-        self.kind = ""
-        self.why = ""
-        tag = f"jaxplay-capacity-{os.getpid()}-{time.monotonic_ns()}"
-        candidates = [
-            (Path("/sys/fs/cgroup/cpuacct"), "v1"),
-            (Path("/sys/fs/cgroup/unified"), "v2"),
-            (Path("/sys/fs/cgroup"), "v2"),
-        ]
-        for parent, kind in candidates:
-            marker = "cpuacct.usage" if kind == "v1" else "cgroup.controllers"
-            if not (parent / marker).exists():
-                continue
-            path = parent / tag
-            try:
-                path.mkdir()
-            except OSError as err:
-                self.why = f"cannot create a cgroup under {parent}: {err}"
-                continue
-            self.path, self.kind = path, kind
-            if self._join_works():
-                self.why = ""
-                return
-            self.why = f"cannot move a process into {path}"
-            self.remove()
-        self.why = self.why or "no cgroup v1 cpuacct or cgroup v2 hierarchy found"
-
-    def _join_works(self) -> bool:
-        probe = subprocess.run([*self.prefix(), "true"], capture_output=True, check=False)
-        return probe.returncode == 0
-
-    @property
-    def available(self) -> bool:
-        return self.path is not None
-
-    def prefix(self) -> list[str]:
-        """A command prefix that moves the process into the cgroup, then execs the rest."""
-        assert self.path is not None
-        join = 'echo $$ > "$0" || exit 125; exec "$@"'
-        return ["sh", "-c", join, str(self.path / "cgroup.procs")]
-
-    def usage_s(self) -> float:
-        assert self.path is not None
-        if self.kind == "v1":
-            return int((self.path / "cpuacct.usage").read_text()) / 1e9
-        for line in (self.path / "cpu.stat").read_text().splitlines():
-            key, _, value = line.partition(" ")
-            if key == "usage_usec":
-                return int(value) / 1e6
-        raise RuntimeError(f"no usage_usec in {self.path / 'cpu.stat'}")
-
-    def pids(self) -> list[int]:
-        if self.path is None:
-            return []
-        try:
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return []
-
-    def remove(self) -> list[int]:
-        """Kill what our server left in the cgroup (by pid) and remove it; the pids killed."""
-        if self.path is None:
-            return []
-        left = self.pids()
-        for pid in left:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        for _ in range(100):
-            try:
-                self.path.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.05)
-        self.path = None
-        return left
-
-
-def _stat(pid: int) -> tuple[int, int, int] | None:
-    """(ppid, utime+stime ticks, start time) of a process, or None if it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    rest = text.rsplit(")", 1)[1].split()
-    return int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19])
-
-
-class ProcTree(threading.Thread):
-    """Samples the CPU time of a process and all its descendants, keeping exited ones."""
-
-    def __init__(self, root: int, interval_s: float = 0.05) -> None:
-        super().__init__(daemon=True, name="proc-tree")
-        self.root = root
-        self.interval_s = interval_s
-        self._seen: dict[tuple[int, int], int] = {}
-        self._lock = threading.Lock()
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        while not self._stop_event.wait(self.interval_s):
-            self.scan()
-
-    def stop(self) -> None:
-        self._stop_event.set()
-
-    def scan(self) -> None:
-        stats: dict[int, tuple[int, int, int]] = {}
-        children: dict[int, list[int]] = defaultdict(list)
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                stat = _stat(int(name))
-                if stat is not None:
-                    stats[int(name)] = stat
-                    children[stat[0]].append(int(name))
-        stack = [self.root]
-        with self._lock:
-            while stack:
-                pid = stack.pop()
-                if pid in stats:
-                    _, ticks, start = stats[pid]
-                    key = (pid, start)
-                    self._seen[key] = max(self._seen.get(key, 0), ticks)
-                    stack.extend(children[pid])
-
-    def total_s(self) -> float:
-        self.scan()
-        with self._lock:
-            return sum(self._seen.values()) / CLK_TCK
-
-    def live(self) -> list[int]:
-        with self._lock:
-            keys = list(self._seen)
-        return [pid for pid, start in keys if (s := _stat(pid)) is not None and s[2] == start]
 
 
 @dataclass(frozen=True)
@@ -302,7 +160,7 @@ class Meter:
 
     def _counters(self) -> tuple[float, float, float, float, float]:
         """(perf_counter, time, cgroup CPU-s, /proc CPU-s, the server process's own CPU-s)."""
-        stat = _stat(self.tree.root)
+        stat = proc_stat(self.tree.root)
         return (
             time.perf_counter(),
             time.time(),
@@ -690,213 +548,6 @@ async def measure_all(args: argparse.Namespace) -> dict[str, Any]:
         },
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
     }
-
-
-# --- report and model -------------------------------------------------------------------------
-
-
-def _median(values: list[float]) -> float:
-    values = [v for v in values if v == v]
-    return statistics.median(values) if values else float("nan")
-
-
-def _groups(records: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
-        groups[(r["kind"], r["page"])].append(r)
-    return groups
-
-
-def print_table(data: dict[str, Any]) -> None:
-    records = data["records"]
-    print()
-    print(
-        "CPU seconds per action, server process + its sandbox workers, browsers excluded. net: "
-        "less the idle server's and session's own use over the action's window (median, min, "
-        "max); raw and the rest: medians of the counters as read (py thr: the server's Python "
-        "threads; lock: seconds the measurement lock was held; wall: until rendered)."
-    )
-    header = (
-        f"{'action':<46} {'page':<9} {'n':>3} {'net':>7} {'min':>6} {'max':>6} {'raw':>6} "
-        f"{'server':>7} {'workers':>7} {'py thr':>7} {'lock':>6} {'wall':>7}"
-    )
-    print(header)
-    print("-" * len(header))
-    order = [SERVER_START, VIEW_COLD, VIEW_CACHED, CHANGE_NEW, CHANGE_CACHED, RUN]
-    groups = _groups(records)
-    for kind in order:
-        for (k, page), rows in groups.items():
-            if k != kind:
-                continue
-            cpu = [r["net_s"] for r in rows]
-            print(
-                f"{kind:<46} {page:<9} {len(rows):>3} {_median(cpu):7.3f} {min(cpu):6.3f} "
-                f"{max(cpu):6.3f} {_median([r['cpu_s'] for r in rows]):6.3f} "
-                f"{_median([r['server_s'] for r in rows]):7.3f} "
-                f"{_median([r['workers_s'] for r in rows]):7.3f} "
-                f"{_median([r['python_s'] for r in rows]):7.3f} "
-                f"{_median([r['lock_s'] for r in rows]):6.3f} "
-                f"{_median([r['latency_s'] for r in rows]):6.1f}s"
-            )
-    both = [r for r in records if r["cgroup_s"] == r["cgroup_s"] and r["kind"] != SERVER_START]
-    if both:
-        cg = sum(r["cgroup_s"] for r in both)
-        tr = sum(r["tree_s"] for r in both)
-        print(
-            f"cross-check over {len(both)} actions: /proc sampling saw {tr:.1f} CPU-s, the cgroup "
-            f"counted {cg:.1f} CPU-s ({tr / cg:.1%})."
-        )
-    idle = data["idle"]
-    if idle:
-        alone = _median([i["server_alone_cpu_per_s"] for i in idle])
-        per = _median([i["per_session_cpu_per_s"] for i in idle])
-        print(
-            f"idle: the server alone uses {alone * 1e3:.1f} ms CPU per s; each open session adds "
-            f"{per * 1e3:.1f} ms per s (medians of {len(idle)} servers)."
-        )
-    for note in data.get("notes", []):
-        print("note:", note)
-
-
-@dataclass(frozen=True)
-class Pattern:
-    """A workshop's pattern: how often each visitor does what, and the target utilisation."""
-
-    view_every_s: float
-    change_every_s: float
-    run_every_s: float
-    cold_view_share: float
-    new_change_share: float
-    utilisation: float
-    cores: int
-
-    def rates(self) -> dict[str, float]:
-        """Actions of each kind per second per visitor."""
-        p, q = self.cold_view_share, self.new_change_share
-        return {
-            VIEW_COLD: p / self.view_every_s,
-            VIEW_CACHED: (1 - p) / self.view_every_s,
-            CHANGE_NEW: q / self.change_every_s,
-            CHANGE_CACHED: (1 - q) / self.change_every_s,
-            RUN: 1 / self.run_every_s,
-        }
-
-
-@dataclass(frozen=True)
-class Cost:
-    """What one action of a kind costs: mean over pages of each page's median."""
-
-    cpu_s: float  # net CPU seconds, server and workers
-    python_s: float  # of which on the server's Python threads (GIL-bound at most)
-    lock_s: float  # seconds the measurement lock was held
-
-
-@dataclass(frozen=True)
-class Inputs:
-    costs: dict[str, Cost]
-    idle_per_s: float  # CPU-s per second of one open session
-    alone_per_s: float  # CPU-s per second of the server with nobody connected
-    cold_tour_s: float  # one-off: first visits of every page, beyond their cached cost
-
-
-def model_inputs(data: dict[str, Any]) -> Inputs:
-    groups = _groups(data["records"])
-
-    def mean_of_medians(kind: str, field: str) -> float:
-        medians = [
-            _median([r[field] for r in rows]) for (k, _), rows in groups.items() if k == kind
-        ]
-        medians = [m for m in medians if m == m]
-        return statistics.mean(medians) if medians else 0.0
-
-    costs = {
-        kind: Cost(
-            mean_of_medians(kind, "net_s"),
-            mean_of_medians(kind, "python_s"),
-            mean_of_medians(kind, "lock_s"),
-        )
-        for kind in (VIEW_COLD, VIEW_CACHED, CHANGE_NEW, CHANGE_CACHED, RUN)
-    }
-    medians = {key: _median([r["net_s"] for r in rows]) for key, rows in groups.items()}
-    cold = {p: m for (k, p), m in medians.items() if k == VIEW_COLD}
-    cached = {p: m for (k, p), m in medians.items() if k == VIEW_CACHED}
-    idle = data["idle"]
-    return Inputs(
-        costs=costs,
-        idle_per_s=_median([i["per_session_cpu_per_s"] for i in idle]) if idle else 0.0,
-        alone_per_s=_median([i["server_alone_cpu_per_s"] for i in idle]) if idle else 0.0,
-        cold_tour_s=sum(cold[p] - cached.get(p, 0.0) for p in cold),
-    )
-
-
-def capacity(inputs: Inputs, pattern: Pattern) -> dict[str, float]:
-    """Per visitor: CPU demand d, Python-thread demand, lock demand; and visitors that fit.
-
-    d = c_idle + sum over action kinds of (rate x CPU-s); visitors per core = u / d. On
-    ``cores`` cores the CPU allows cores x u / d, the server's Python threads (one GIL) allow
-    u / (its Python-thread demand, idle counted as all Python), and the measurement lock allows
-    u / (its held seconds per second): the smallest is the answer.
-    """
-    rates = pattern.rates()
-    u = pattern.utilisation
-    demand = inputs.idle_per_s + sum(rates[k] * c.cpu_s for k, c in inputs.costs.items())
-    python = inputs.idle_per_s + sum(rates[k] * c.python_s for k, c in inputs.costs.items())
-    lock = sum(rates[k] * c.lock_s for k, c in inputs.costs.items())
-    cpu_bound = pattern.cores * u / demand
-    gil_bound = u / python if python > 0 else float("inf")
-    lock_bound = u / lock if lock > 0 else float("inf")
-    return {
-        "demand": demand,
-        "python": python,
-        "lock": lock,
-        "per_core": u / demand,
-        "cpu_bound": cpu_bound,
-        "gil_bound": gil_bound,
-        "lock_bound": lock_bound,
-        "visitors": min(cpu_bound, gil_bound, lock_bound),
-    }
-
-
-def print_model(data: dict[str, Any], pattern: Pattern) -> None:
-    inputs = model_inputs(data)
-    c = capacity(inputs, pattern)
-    rates = pattern.rates()
-    print()
-    print(
-        f"Capacity model: each visitor views a page every {pattern.view_every_s:g} s "
-        f"({pattern.cold_view_share:.0%} of them with cold caches), changes a widget every "
-        f"{pattern.change_every_s:g} s ({pattern.new_change_share:.0%} of them to a value nobody "
-        f"chose before) and runs code every {pattern.run_every_s:g} s; target "
-        f"{pattern.utilisation:.0%} busy."
-    )
-    print(
-        f"  {'input (mean over pages of each page median)':<46} {'per s':>7} {'CPU-s':>7} "
-        f"{'py thr':>7} {'lock s':>7}"
-    )
-    for kind, cost in inputs.costs.items():
-        print(
-            f"  {kind:<46} {rates[kind]:7.4f} {cost.cpu_s:7.3f} {cost.python_s:7.3f} "
-            f"{cost.lock_s:7.3f}"
-        )
-    print(f"  {'open session, per second (c_idle)':<46} {1:7.4f} {inputs.idle_per_s:7.4f}")
-    print(
-        "  d = c_idle + sum(rate x CPU-s); visitors per core = u / d; on n cores: "
-        "min(n u / d, u / d_python, u / lock)"
-    )
-    print(
-        f"  d = {c['demand'] * 1e3:.1f} ms CPU per s per visitor -> {c['per_core']:.1f} visitors "
-        f"per core at {pattern.utilisation:.0%}"
-    )
-    print(
-        f"  {pattern.cores} cores: CPU allows {c['cpu_bound']:.0f}; the server's Python threads "
-        f"({c['python'] * 1e3:.1f} ms per s per visitor, one GIL) allow {c['gil_bound']:.0f}; the "
-        f"measurement lock ({c['lock'] * 1e3:.1f} ms held per s per visitor) allows "
-        f"{c['lock_bound']:.0f} -> {c['visitors']:.0f} visitors"
-    )
-    print(
-        f"  fixed: the server alone {inputs.alone_per_s * 1e3:.1f} ms CPU per s; one-off first "
-        f"visits of every page {inputs.cold_tour_s:.1f} CPU-s beyond their cached cost"
-    )
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ and ``off``, the sandbox as ``JAXPLAY_SANDBOX`` says):
 * **CPU per run** — the machine's whole cost: a child process that starts a pool, waits for its
   spares, does ``--runs`` trivial runs (``print(jnp.ones(3).sum() + i)``), waits for the spares
   to be replaced and stops the pool runs inside a cgroup of its own (v1 ``cpuacct`` or v2
-  ``cpu.stat``, :class:`benchmarks.capacity.CpuCgroup`), which counts every process it ever held
+  ``cpu.stat``, :class:`benchmarks._cpu.CpuCgroup`), which counts every process it ever held
   (bubblewrap, the zygote, every forked or exec'd worker, killed or not). The same child with no
   runs is the baseline; CPU per run = (with runs - without) / runs. Repeated ``--repeats`` times:
   median and range.
@@ -41,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.capacity import CpuCgroup  # noqa: E402
+from benchmarks._cpu import CpuCgroup  # noqa: E402
 
 SNIPPET = "import jax.numpy as jnp\nprint(jnp.ones(3).sum() + {i})"
 KINDS = ("on", "off")

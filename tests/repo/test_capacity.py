@@ -1,4 +1,5 @@
-"""benchmarks/capacity.py's counters and model: the parts whose mistakes would skew its figures."""
+"""The capacity benchmark's counters (``benchmarks/_cpu.py``) and model
+(``benchmarks/capacity_model.py``): the parts whose mistakes would skew its figures."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import time
 
 import pytest
 
-from benchmarks import capacity as cap
+from benchmarks import _cpu
+from benchmarks import capacity_model as cap
 
 BURN = """
 import os, time
@@ -24,7 +26,7 @@ os._exit(0)
 
 def test_cgroup_counts_a_process_whose_parent_never_waited_for_it() -> None:
     """The single-use sandbox worker's case: /proc's cutime would lose this CPU; a cgroup not."""
-    group = cap.CpuCgroup()
+    group = _cpu.CpuCgroup()
     if not group.available:
         pytest.skip(f"no cgroup here: {group.why}")
     try:
