@@ -13,7 +13,7 @@ once would measure it twice on the same cores. This store keeps each result once
   pending, with an expiry it renews while it works); the others wait for its result instead of
   measuring the same thing again. A lease whose owner died expires and is taken over; a
   computation that fails releases it, so the next caller tries again.
-- **Safe values**: results are written with the typed JSON codec (:mod:`jaxplay.core.wire`) and
+- **Safe values**: results are written with the typed JSON codec (:mod:`jaxplay.core.codec`) and
   read back accepting only the dataclasses the caller names, never pickle: the database is shared,
   so what it holds is treated as untrusted. A value is at most :data:`MAX_VALUE_BYTES`; the store
   keeps at most ``max_bytes`` of results, dropping the least recently used.
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jaxplay.core import wire
+from jaxplay.core import codec
 from jaxplay.hosting import settings
 
 log = logging.getLogger(__name__)
@@ -318,7 +318,7 @@ class ResultStore:
         stop.set()
         finished = time.time()
         try:
-            text = json.dumps(wire.encode(value), separators=(",", ":"))
+            text = json.dumps(codec.encode(value), separators=(",", ":"))
             if len(text) > MAX_VALUE_BYTES:
                 raise ResultError(f"a result of {len(text):,} bytes is too large to keep")
             with self._connection() as db:
@@ -360,7 +360,7 @@ class ResultStore:
     def _decode(self, text: str, allowed: Iterable[type]) -> Any:
         if len(text) > MAX_VALUE_BYTES:
             raise ResultError("a stored result is larger than any this server writes")
-        return wire.decode(json.loads(text), allowed)
+        return codec.decode(json.loads(text), allowed)
 
     def _without_store(self, err: BaseException, compute: Callable[[], T]) -> Stored:
         log.warning("result store unavailable, computing without it: %s", err)
@@ -435,7 +435,7 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
     Arguments:
         kind: names the computation (``"vmap.timings"``); part of the key.
         returns: the function's return type; the dataclasses it may hold are what is read back
-            (:func:`jaxplay.core.wire.dataclass_types`), nothing else.
+            (:func:`jaxplay.core.codec.dataclass_types`), nothing else.
 
     Without a store (``JAXPLAY_RESULT_DB`` unset: one server process) the function runs as is.
     Arguments that are not plain values (strings, numbers, booleans, ``None``, tuples and lists
@@ -443,7 +443,7 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
     """
     import functools
 
-    allowed = wire.dataclass_types(returns)
+    allowed = codec.dataclass_types(returns)
 
     def wrap(function: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(function)

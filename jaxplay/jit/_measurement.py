@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from jaxplay.core import claims, measure_lock, roofline, timing, wire
+from jaxplay.core import claims, codec, measure_lock, roofline, timing
 from jaxplay.core.compilation import Step
 from jaxplay.core.i18n import N_, _
 from jaxplay.hosting import results
@@ -294,7 +294,7 @@ def measure_shared(
             "jit.measurement",
             list(key_of(workload)),
             lambda: measure(workload, told),
-            wire.dataclass_types(Measurement),
+            codec.dataclass_types(Measurement),
             force=force,
             waiting=lambda: tell(N_("another server process is measuring these settings"), None),
         ).value

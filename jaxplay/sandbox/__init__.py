@@ -251,14 +251,14 @@ def call(
     a visitor's formula whose cost depends on what they typed runs in a worker, so the server
     only waits. The function must be a module-level function of jaxplay taking JSON values;
     its result (dataclasses of numbers, strings, tuples and arrays) comes back through
-    :mod:`jaxplay.core.wire`, and only the dataclasses in ``returns`` are accepted.
+    :mod:`jaxplay.core.codec`, and only the dataclasses in ``returns`` are accepted.
 
     Raises:
         TaskFailed: the worker's run failed (timeout, memory, refusal, or the function raised).
     """
     if not isolate:
         return function(**kwargs)
-    from jaxplay.core import wire
+    from jaxplay.core import codec
 
     target = f"{function.__module__}:{function.__qualname__}"
     result = run_task(target, timeout_s=timeout_s, **kwargs)
@@ -267,7 +267,7 @@ def call(
         error = result.error or RunError(kind="crashed", message=_("No result."))
         raise TaskFailed(error, timeout_s=deadline)
     try:
-        return wire.decode(result.task, returns)
+        return codec.decode(result.task, returns)
     except (ValueError, TypeError) as err:
         malformed = _("A malformed result: {error}").format(error=err)
         raise TaskFailed(RunError(kind="crashed", message=malformed)) from None

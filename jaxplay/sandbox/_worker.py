@@ -383,10 +383,10 @@ def run_task(task: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     if not module_name.startswith("jaxplay.") or not name.isidentifier():
         return None, {"kind": "exception", "message": f"Not a task: {target!r}."}
     try:
-        from jaxplay.core import wire
+        from jaxplay.core import codec
 
         function = getattr(importlib.import_module(module_name), name)
-        value = wire.encode(function(**dict(task.get("kwargs") or {})))
+        value = codec.encode(function(**dict(task.get("kwargs") or {})))
         json.dumps(value)  # fails here, with a message, rather than in _send
     except BaseException as exc:
         error = _error(exc)

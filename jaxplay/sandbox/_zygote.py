@@ -64,7 +64,7 @@ PRELOAD = (
     "numpy",
     "jaxplay.sandbox._worker",
     "jaxplay.sandbox._inspectors",
-    "jaxplay.core.wire",
+    "jaxplay.core.codec",
     "jaxplay.core.timing",
     "jaxplay.tracing._sandboxed",
 )

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jaxplay.core import wire
+from jaxplay.core import codec
 from jaxplay.hosting import results
 from jaxplay.jit import _measurement
 
@@ -260,10 +260,10 @@ def test_what_a_page_keeps_in_the_store_reads_back_as_it_was(name: str) -> None:
     keys turned into strings, a tuple into a list, a dtype changed)."""
     make, returns = _stored_page_values()[name]
     value = make()
-    written = wire.encode(value)
-    read = wire.decode(json.loads(json.dumps(written)), wire.dataclass_types(returns))
+    written = codec.encode(value)
+    read = codec.decode(json.loads(json.dumps(written)), codec.dataclass_types(returns))
     assert type(read) is type(value)
-    assert json.dumps(wire.encode(read), sort_keys=True) == json.dumps(written, sort_keys=True)
+    assert json.dumps(codec.encode(read), sort_keys=True) == json.dumps(written, sort_keys=True)
 
 
 def test_the_memory_pages_chain_is_measured_once_for_every_server_process(

@@ -1,11 +1,13 @@
-"""Results as JSON and back: how a sandboxed worker hands a page its data.
+"""The one encoding for bytes from a worker or a shared store: typed, bounded, never pickle.
 
-A worker runs a visitor's input, so what it sends is untrusted: never pickle (unpickling runs
-code). Results are frozen dataclasses of numbers, strings, tuples and numpy arrays, so
-:func:`encode` writes them as plain JSON and :func:`decode` rebuilds them, accepting only the
-dataclasses the caller names and only their own fields; anything else is a ``ValueError``.
-Sizes are not trusted either: every string and list is capped again on decoding
-(:data:`MAX_TEXT`, :data:`MAX_ITEMS`), whatever the worker claims to have cut.
+Two kinds of bytes reach the server from places it does not control: what a sandboxed worker
+sends back after running a visitor's input, and what the shared result store
+(:mod:`jaxplay.hosting.results`) holds, which other processes write. Unpickling either would run
+whatever code it named, so neither is pickle. Values are frozen dataclasses of numbers, strings,
+tuples and numpy arrays; :func:`encode` writes them as plain JSON and :func:`decode` rebuilds
+them, accepting only the dataclasses the caller names and only their own fields; anything else
+is a ``ValueError``. Sizes are not trusted either: every string and list is capped again on
+decoding (:data:`MAX_TEXT`, :data:`MAX_ITEMS`), whatever the sender claims to have cut.
 """
 
 from __future__ import annotations

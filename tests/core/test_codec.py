@@ -1,4 +1,4 @@
-"""Results between a worker and the server: dataclasses and arrays as JSON, strictly decoded."""
+"""The worker-result codec: dataclasses and arrays as JSON, strictly decoded."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from jaxplay.core import wire
+from jaxplay.core import codec
 
 
 @dataclass(frozen=True)
@@ -26,23 +26,23 @@ class Curve:
 
 def test_round_trip_through_json_text() -> None:
     curve = Curve(np.array([0.0, np.nan, 2.5]), (Point(1.0, "a"), Point(2.0, "b")), 2)
-    back = wire.decode(json.loads(json.dumps(wire.encode(curve))), (Curve, Point))
+    back = codec.decode(json.loads(json.dumps(codec.encode(curve))), (Curve, Point))
     assert isinstance(back, Curve) and back.points == curve.points and back.total == 2
     np.testing.assert_array_equal(back.xs, curve.xs)
-    ints = wire.decode(wire.encode(np.arange(6, dtype=np.int32).reshape(2, 3)), ())
+    ints = codec.decode(codec.encode(np.arange(6, dtype=np.int32).reshape(2, 3)), ())
     assert ints.dtype == np.int32 and ints.shape == (2, 3)
 
 
 def test_only_the_named_dataclasses_are_accepted() -> None:
-    data = wire.encode(Point(1.0, "a"))
+    data = codec.encode(Point(1.0, "a"))
     with pytest.raises(ValueError, match="not a result"):
-        wire.decode(data, (Curve,))
+        codec.decode(data, (Curve,))
     with pytest.raises(ValueError, match="fields do not match"):
-        wire.decode({**data, "extra": 1}, (Point,))
+        codec.decode({**data, "extra": 1}, (Point,))
 
 
 def test_malformed_arrays_are_refused() -> None:
     with pytest.raises(ValueError, match="not accepted"):
-        wire.decode({"__ndarray__": [1], "dtype": "object", "shape": [1]}, ())
+        codec.decode({"__ndarray__": [1], "dtype": "object", "shape": [1]}, ())
     with pytest.raises(ValueError, match="match its shape"):
-        wire.decode({"__ndarray__": [1, 2, 3], "dtype": "float64", "shape": [2]}, ())
+        codec.decode({"__ndarray__": [1, 2, 3], "dtype": "float64", "shape": [2]}, ())
