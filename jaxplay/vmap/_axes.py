@@ -10,6 +10,7 @@ plain words next to its own message.
 from __future__ import annotations
 
 import ast
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -125,6 +126,17 @@ def editor_inputs(layout: str, w_choice: str) -> tuple[np.ndarray, tuple[np.ndar
     return X, (W, b)
 
 
+@claims.states_nothing("poses the editor's question; the answer is JAX's to give")
+def puzzle_intro() -> str:
+    """The question the editor poses (Markdown): :func:`correct_axes` is its answer, so the two
+    are kept side by side, with the batch the editor's inputs really have."""
+    return _(
+        "**The puzzle:** {n} examples are stacked in X, and W is shared or given per example. "
+        "Which `in_axes` make `batch_process(X, (W, b))` compute `W @ x + b` for each "
+        "example, as a loop would? Pick a layout, type your answer, and see what JAX does."
+    ).format(n=EDITOR_BATCH)
+
+
 def correct_axes(layout: str, w_choice: str) -> str:
     """The ``in_axes`` that mean "one example per batch entry" for a layout (the answer key)."""
     x_axis = 0 if layout == LAYOUTS[0] else 1
@@ -162,6 +174,18 @@ class ShapeRow:
         ]
         inner = ", ".join(parts) + ("," if len(parts) == 1 else "")
         return f"({inner})"
+
+
+@claims.states_nothing("the shapes of the editor's inputs and the axes the visitor typed")
+def shape_sentence(row: ShapeRow) -> str:
+    """One input's line under the editor (Markdown): its shape with the mapped axis marked, and
+    the shape each call of the function sees. Why a line per input: a wrong axis shows up as a
+    per-call shape that is not one example's, before JAX says anything."""
+    if row.axis is None:
+        line = _("`{name}`: {shape} — not mapped; each call sees `{per_call}`")
+    else:
+        line = _("`{name}`: {shape} — axis {axis} mapped; each call sees `{per_call}`")
+    return line.format(name=row.name, shape=row.markdown(), axis=row.axis, per_call=row.per_call)
 
 
 def leaf_axes(
@@ -330,3 +354,31 @@ def apply_axes(in_axes: AxisSpec, out_axes: AxisSpec, layout: str, w_choice: str
         moved = np.moveaxis(out, out_axes, 0)
         matches = moved.shape == expected.shape and bool(np.allclose(moved, expected, atol=1e-4))
     return VmapOutcome(code, rows, tuple(out.shape), matches, None)
+
+
+class AxesVerdict(enum.Enum):
+    """How the visitor's axes fared: JAX refused them, the result is the loop's, or it runs and
+    computes something else (the silent bug the editor exists to show). The page picks how to
+    show each; the sentence comes from :func:`axes_verdict`."""
+
+    REFUSED = "refused"
+    SAME_AS_LOOP = "same as loop"
+    NOT_PER_EXAMPLE = "not per example"
+
+
+@claims.states_nothing("this run's own comparison with a numpy loop, or JAX's refusal explained")
+def axes_verdict(result: VmapOutcome) -> tuple[AxesVerdict, str]:
+    """The outcome's verdict and its sentence (Markdown, in the visitor's language).
+
+    Why one function: the three outcomes are exclusive, and a refusal wins over any result.
+    """
+    if result.error is not None:
+        return AxesVerdict.REFUSED, _("**JAX refuses:** {reason}").format(reason=result.error.plain)
+    if result.matches_loop:
+        return AxesVerdict.SAME_AS_LOOP, _(
+            "Output shape {shape}: the same numbers as a loop over the {n} examples."
+        ).format(shape=result.output_shape, n=EDITOR_BATCH)
+    return AxesVerdict.NOT_PER_EXAMPLE, _(
+        "It runs, with output shape {shape}, but these are not the per-example "
+        "results W x + b: the mapped axes are not the batch axes."
+    ).format(shape=result.output_shape)

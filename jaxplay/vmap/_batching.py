@@ -19,14 +19,18 @@ from jaxplay.article import (
     manual_batch_process,
     process_single_example,
 )
-from jaxplay.core import roofline, timing
+from jaxplay.core import claims, roofline, timing
 from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line, traces
-from jaxplay.core.i18n import N_, _
+from jaxplay.core.i18n import N_, _, ngettext
 
 MAX_TIMING_BATCH = 1024
 TIMING_D_IN, TIMING_D_OUT = 784, 256
 #: The methods' names: keys of the timings (English); the chart's legend shows them with ``_``.
 METHODS = (N_("Python loop"), "vmap", "jit(vmap)")
+#: The batch sizes the page offers, and those it starts with: from one example to the largest
+#: timed, spaced by four so the chart's log axis shows where vmap overtakes the loop.
+BATCH_SIZE_CHOICES = (1, 4, 16, 64, 256, MAX_TIMING_BATCH)
+DEFAULT_BATCH_SIZES = (1, 16, 256)
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,23 @@ def time_batch(
     return BatchPoint(n, timings, bool(agree))
 
 
+def timing_labels(n: int) -> tuple[str, str]:
+    """What a sweep of ``n`` batch sizes says while it runs and once it is done (in the visitor's
+    language): the page times one size per cached call and shows the progress between them."""
+    running = ngettext(
+        "Timing the loop, vmap and jit(vmap) at {n} batch size…",
+        "Timing the loop, vmap and jit(vmap) at {n} batch sizes…",
+        n,
+    ).format(n=f"{n:,}")
+    done = ngettext("{n} batch size timed", "{n} batch sizes timed", n).format(n=f"{n:,}")
+    return running, done
+
+
+def point_label(batch: int) -> str:
+    """The progress's name of one batch size being timed (in the visitor's language)."""
+    return _("batch {n}").format(n=batch)
+
+
 def combine(
     points: Sequence[BatchPoint], d_in: int = TIMING_D_IN, d_out: int = TIMING_D_OUT
 ) -> BatchTiming:
@@ -129,3 +150,24 @@ def batching_figure(bt: BatchTiming) -> go.Figure:
         margin={"t": 60, "b": 40},
     )
     return fig
+
+
+@claims.states_nothing("reports this sweep's own check that the three gave the same numbers")
+def batching_caption(bt: BatchTiming) -> str:
+    """The chart's caption (Markdown): the sizes timed, and whether the three agreed there.
+
+    Why it names the sizes: a disagreement is worth more than the times, so the caption then
+    lists only the sizes where the three differed.
+    """
+    if bt.agree:
+        caption = _(
+            "D={d_in}, H={d_out}; the three give the same numbers at batch {sizes}. Each "
+            "point is `timing.measure`: warmed up, blocked, median of repeated samples."
+        )
+    else:
+        caption = _(
+            "D={d_in}, H={d_out}; the three **differ** at batch {sizes}. Each point is "
+            "`timing.measure`: warmed up, blocked, median of repeated samples."
+        )
+    sizes = bt.batch_sizes if bt.agree else bt.disagree_at
+    return caption.format(d_in=bt.d_in, d_out=bt.d_out, sizes=_(", ").join(map(str, sizes)))

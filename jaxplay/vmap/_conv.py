@@ -57,7 +57,14 @@ KERNELS: dict[str, tuple[tuple[float, ...], ...]] = {
     N_("identity"): ((0, 0, 0), (0, 1, 0), (0, 0, 0)),
 }
 CUSTOM_KERNEL = N_("your 3×3")
+#: The kernels the page offers: the named ones, then the visitor's own.
+KERNEL_CHOICES: tuple[str, ...] = (*KERNELS, CUSTOM_KERNEL)
 MAX_KERNEL_ENTRY = 1e3
+#: What the page starts with: two images and two kernels that look unlike each other, and a
+#: Laplacian in the box for the visitor's own kernel (text as :func:`parse_kernel` reads it).
+DEFAULT_IMAGES: tuple[str, ...] = ("checkerboard", "disc")
+DEFAULT_KERNELS: tuple[str, ...] = ("edge: Sobel x", "blur: box 3×3")
+DEFAULT_CUSTOM_KERNEL = "0 1 0; 1 -4 1; 0 1 0"
 
 
 def parse_kernel(text: str) -> np.ndarray:
@@ -128,6 +135,30 @@ class ConvResult:
     @property
     def max_diff_lax_conv(self) -> float:
         return float(np.max(np.abs(self.outputs - self.via_lax_conv)))
+
+
+def agreement_metrics(result: ConvResult) -> tuple[tuple[str, str], ...]:
+    """The largest difference from each library, as ``(label, value)`` metrics: why the
+    article's patches-and-vmap convolution can be trusted (the labels are code, untranslated)."""
+    return (
+        ("max |batch_conv2d − convolve2d|", f"{result.max_diff_convolve2d:.2g}"),
+        ("max |batch_conv2d − lax.conv|", f"{result.max_diff_lax_conv:.2g}"),
+    )
+
+
+def level_table(result: ConvResult) -> tuple[list[dict[str, str]], str]:
+    """What each vmap level maps, one row per level, and the header of the column that labels
+    the rows: ``pandas.DataFrame(rows).set_index(index)``. The headers are the fields' names in
+    English, translated in another language; the cells are sentences, so the page shows them
+    in a table whose cells wrap."""
+    headers = {
+        "code": _("code"),
+        "maps_over": _("maps_over"),
+        "per_call": _("per_call"),
+        "output": _("output"),
+    }
+    rows = [{headers[k]: v for k, v in vars(level).items()} for level in result.levels]
+    return rows, headers["code"]
 
 
 def run_conv(

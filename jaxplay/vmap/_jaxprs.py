@@ -15,7 +15,8 @@ from jaxplay.article import (
     manual_batch_process,
     process_single_example,
 )
-from jaxplay.core import jaxprs
+from jaxplay.core import claims, jaxprs
+from jaxplay.core.i18n import _
 from jaxplay.vmap._axes import EDITOR_D, EDITOR_H
 
 JAXPR_BATCH = 4
@@ -48,4 +49,16 @@ def batched_jaxprs(
     vm = jax.make_jaxpr(jax.vmap(process_single_example, in_axes=(0, None)))(X, params)
     return JaxprComparison(
         batch, str(loop), str(vm), jaxprs.count_primitives(loop), jaxprs.count_primitives(vm)
+    )
+
+
+@claims.states_nothing("counts the primitives of the two jaxprs printed beside the counts")
+def jaxpr_panels(jc: JaxprComparison) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The loop's and vmap's jaxprs, each with its heading (Markdown, in the visitor's language):
+    the count of ``dot_general`` is the point, one per example against one for the batch."""
+    loop_dots = jc.loop_counts.get("dot_general", 0)
+    vmap_dots = jc.vmap_counts.get("dot_general", 0)
+    return (
+        (_("**Python loop**: {n} × `dot_general`").format(n=loop_dots), jc.loop_text),
+        (_("**vmap**: {n} × `dot_general`, for any batch").format(n=vmap_dots), jc.vmap_text),
     )
