@@ -18,7 +18,7 @@ from jaxplay.article import (
     hvp,
     optimized_hvp,
 )
-from jaxplay.core import capture, roofline, timing
+from jaxplay.core import capture, markdown, roofline, timing
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import (
     bar_ends,
@@ -29,7 +29,7 @@ from jaxplay.core.figures import (
     timing_line,
     traces,
 )
-from jaxplay.core.i18n import N_, _
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.inputs import normal_arrays
 
 from ._jacobians import check_widths
@@ -141,6 +141,12 @@ HVP_METHODS = (
     N_("the article's hvp: reverse over reverse"),
     "hessian(f)(x) @ v",
 )
+#: The three ways in words, for a page to show before it times them (Markdown).
+HVP_WAYS = N_(
+    "Three ways to H·v: **forward over reverse**, `jvp(grad(f), (x,), (v,))` (one "
+    "forward pass through the gradient); the article's **reverse over reverse**, "
+    "`grad(lambda x: vdot(grad(f)(x), v))`; and the **full Hessian** times v."
+)
 HVP_FUNCTIONS: dict[str, Callable[..., Any]] = dict(
     zip(HVP_METHODS, (forward_over_reverse_hvp, hvp, hessian_times), strict=True)
 )
@@ -251,3 +257,73 @@ def hvp_figure(sweep: HvpSweep) -> go.Figure:
         margin={"t": 80, "b": 40},
     )
     return fig
+
+
+# --- what the page offers and says ---------------------------------------------------------------
+
+#: The dimensions a visitor can pick, and those picked at first.
+DIM_CHOICES: tuple[int, ...] = (16, 64, 256, 1024, 2048, MAX_HVP_DIM)
+DEFAULT_DIMS: tuple[int, ...] = (16, 256, 1024)
+#: The dimension at which the page compares hvp with the full Hessian's H·v.
+AGREEMENT_N = 100
+
+
+def as_written_sentence(made: JitHvp) -> str:
+    """The article's ``jit`` of an hvp taking ``f``, and the error it raises (Markdown)."""
+    return _("**As written:** {error}").format(error=markdown.code(made.as_written.headline))
+
+
+def jit_hvp_why(made: JitHvp, agreement: float) -> str:
+    """Why ``jit`` refuses ``f``, the two fixes and whether they agree, and how far hvp is from
+    the full Hessian's H·v at :data:`AGREEMENT_N` (``agreement``, from :func:`hvp_agreement`)."""
+    return _(
+        "**Why:** `jit` traces every argument as an array; a function is not one. **Fix:** "
+        "`jit(hvp, static_argnums=0)` (f becomes part of the cache key) or a closure "
+        "`jit(lambda x, v: hvp(f, x, v))`. Both equal the un-jitted hvp: **{agree}**. hvp "
+        "vs `hessian(f)(x) @ v` at n={n}: relative difference {diff}."
+    ).format(agree=made.fixes_agree, n=AGREEMENT_N, diff=f"{agreement:.1g}")
+
+
+def hvp_steps(dims: Sequence[int]) -> list[tuple[str, int]]:
+    """The points to time, one :func:`hvp_point` each: every method at a dimension, then the
+    next dimension (the order the progress bar shows)."""
+    return [(m, n) for n in dims for m in HVP_METHODS]
+
+
+def hvp_step_label(step: tuple[str, int]) -> str:
+    """The point being timed, for the progress bar."""
+    return f"{_(step[0])}, n={step[1]}"
+
+
+def hvp_progress(k: int) -> tuple[str, str]:
+    """The progress box's title while ``k`` dimensions are timed, and once they are."""
+    running = ngettext(
+        "Timing three ways to H·v at {n} dimension",
+        "Timing three ways to H·v at {n} dimensions",
+        k,
+    ).format(n=f"{k:,}")
+    done = ngettext(
+        "Timed three ways at {n} dimension", "Timed three ways at {n} dimensions", k
+    ).format(n=f"{k:,}")
+    return running, done
+
+
+def hvp_summary(sweep: HvpSweep) -> str:
+    """The largest dimension's times, the fastest way, and how far the ways are apart."""
+    last = len(sweep.dims) - 1
+    best, spread = sweep.fastest(last)
+    return _(
+        "At n={n}: {times}. Fastest: {best}, {spread}× faster than the slowest. Largest "
+        "relative difference from the full Hessian's H·v: {diff}."
+    ).format(
+        n=sweep.dims[last],
+        times=_("; ").join(
+            _("{method}: {time}").format(
+                method=_(m), time=timing.format_seconds(sweep.timings[m][last].median)
+            )
+            for m in HVP_METHODS
+        ),
+        best=_(best),
+        spread=f"{spread:.1f}",
+        diff=f"{sweep.max_rel_diff:.1g}",
+    )

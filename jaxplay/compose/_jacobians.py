@@ -27,7 +27,7 @@ from jaxplay.core.figures import (
     timing_line,
     traces,
 )
-from jaxplay.core.i18n import N_, _
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.inputs import normal_arrays
 
 # --- jacfwd vs jacrev ----------------------------------------------------------------------------
@@ -192,3 +192,62 @@ def jacobian_figure(sweep: JacobianSweep) -> go.Figure:
         margin={"t": 80, "b": 40},
     )
     return fig
+
+
+# --- what the page offers and says ---------------------------------------------------------------
+
+#: The widths a visitor can pick, and those picked at first (narrow to wide: the cross-over).
+WIDTH_CHOICES: tuple[int, ...] = (4, 16, 64, 256, 1024, MAX_WIDTH)
+DEFAULT_WIDTHS: tuple[int, ...] = (4, 64, 1024)
+
+
+def agreement_sentence(shape: tuple[int, ...], diff: float) -> str:
+    """That both modes computed the same Jacobian, from :func:`jacobians_agree`'s result."""
+    return _("jacfwd and jacrev agree: Jacobian {shape}, max |difference| {diff}.").format(
+        shape=shape, diff=f"{diff:.2g}"
+    )
+
+
+def jacobian_plan() -> str:
+    """What Measure will time, said before it is pressed."""
+    return _(
+        "Times jit(jacfwd) and jit(jacrev) at each width, with a narrow side of {narrow}."
+    ).format(narrow=NARROW)
+
+
+def jacobian_steps(widths: Sequence[int]) -> list[tuple[str, int]]:
+    """The points to time, one :func:`jacobian_point` each: every width of one sweep, then of
+    the other (the order the progress bar shows)."""
+    return [(s, w) for s in SWEEPS for w in widths]
+
+
+def jacobian_step_label(step: tuple[str, int]) -> str:
+    """The point being timed, for the progress bar."""
+    return _("{sweep}, width {width}").format(sweep=_(step[0]), width=step[1])
+
+
+def jacobian_progress(n: int) -> tuple[str, str]:
+    """The progress box's title while ``n`` widths are timed, and once they are."""
+    running = ngettext(
+        "Timing jit(jacfwd) and jit(jacrev) at {n} width",
+        "Timing jit(jacfwd) and jit(jacrev) at {n} widths",
+        n,
+    ).format(n=f"{n:,}")
+    done = ngettext("Timed both modes at {n} width", "Timed both modes at {n} widths", n).format(
+        n=f"{n:,}"
+    )
+    return running, done
+
+
+def jacobian_verdicts(sweep: JacobianSweep) -> list[str]:
+    """Which mode won each sweep at its widest width, and by how much (Markdown, one a sweep)."""
+    wide = len(sweep.widths) - 1
+    verdicts = []
+    for name in SWEEPS:
+        winner, factor = sweep.faster(name, wide)
+        verdicts.append(
+            _("{sweep} ({width}): **{winner}** is {factor}× faster.").format(
+                sweep=_(name), width=sweep.widths[wide], winner=winner, factor=f"{factor:.1f}"
+            )
+        )
+    return verdicts

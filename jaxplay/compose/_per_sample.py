@@ -1,5 +1,6 @@
 """Per-sample gradients: the article's ``@jit @vmap`` as written (it maps the parameters too) and
-fixed with ``in_axes``.
+fixed with ``in_axes``, and what the page says about a run (each sentence from the run's shapes
+and outcomes).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import numpy as np
 from jaxplay.article import (
     per_sample_gradient,
 )
-from jaxplay.core import capture
+from jaxplay.core import capture, markdown
 from jaxplay.core.capture import Outcome
+from jaxplay.core.i18n import _
 from jaxplay.core.inputs import normal_arrays
 
 # --- per-sample gradients ------------------------------------------------------------------------
@@ -116,3 +118,73 @@ def per_sample(batch: int = 8, features: int = 3) -> PerSample:
         fixed=np.asarray(per_sample_grads(params, X, Y)),
         loop=loop,
     )
+
+
+# --- what the page says about a run --------------------------------------------------------------
+
+
+def shapes_line(ps: PerSample) -> str:
+    """The arrays' shapes, as the article names them (Markdown)."""
+    return f"params `{ps.params_shape}`, X `{ps.x_shape}`, Y `{ps.y_shape}`"
+
+
+def per_sample_cases(ps: PerSample) -> tuple[tuple[str, Outcome], ...]:
+    """The article's function as written, at the visitor's B and D and with B = D: each one's
+    sentence (it runs, or its error in a code span; Markdown) and its outcome."""
+    batch, features = ps.x_shape
+    labels = (
+        _("As written (`@jit @vmap`), B = {batch}, D = {features}").format(
+            batch=batch, features=features
+        ),
+        _("As written with as many samples as weights, B = D = {features}").format(
+            features=features
+        ),
+    )
+    return tuple(
+        (_case_sentence(label, outcome), outcome)
+        for label, outcome in zip(labels, (ps.as_written, ps.square), strict=True)
+    )
+
+
+def _case_sentence(label: str, outcome: Outcome) -> str:
+    if outcome.ok:
+        return _("**{label}:** it runs.").format(label=label)
+    return _("**{label}:** {error}").format(label=label, error=markdown.code(outcome.headline))
+
+
+def per_sample_why(ps: PerSample) -> str:
+    """Why the article's function fails, or runs and is wrong, at these shapes; and the fix
+    (Markdown): every shape, error and match in it is this run's."""
+    batch, features = ps.x_shape
+    return _(
+        "**Why:** a bare `vmap` maps axis 0 of *every* argument, `params` included. With "
+        "params of shape {params} and B = {batch} samples {sizes}; with B = D each sample "
+        "gets one *element* of params, its prediction `jnp.dot(p, xi)` is a vector, and "
+        "`grad` refuses it (`{error}`). Only 2-D parameters run: with a ({batch}, "
+        "{features}) matrix of different rows the call returns shape {rows_shape} without "
+        "an error, each sample paired with its own row — equal to the per-sample gradients "
+        "of one model (the first row's): **{rows_match}**. With every row a copy of params "
+        "it equals the loop: **{tiled_match}**. **Fix:** `vmap(grad(loss), in_axes=(None, "
+        "0, 0))` shares params across samples."
+    ).format(
+        params=ps.params_shape,
+        batch=batch,
+        features=features,
+        sizes=_("the sizes agree") if batch == features else _("the sizes disagree"),
+        error=ps.square.error_type or _("no error"),
+        rows_shape=ps.rows_shape,
+        rows_match=ps.rows_match_model0,
+        tiled_match=ps.tiled_matches_loop,
+    )
+
+
+def per_sample_fixed(ps: PerSample) -> str:
+    """The fix's result: its shape, and whether it equals the loop (Markdown)."""
+    return _(
+        "Fixed: shape {shape}; equal to a Python loop over the samples: **{matches}**."
+    ).format(shape=ps.fixed.shape, matches=ps.fixed_matches_loop)
+
+
+def fixed_rows(ps: PerSample, rows: int = 8) -> np.ndarray:
+    """The fix's first ``rows`` per-sample gradients, one row per sample, for a table."""
+    return ps.fixed[:rows]
