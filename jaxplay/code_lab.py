@@ -8,6 +8,7 @@ the limits of a run in one line) is the page's topic, tested here, not the sandb
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
@@ -17,7 +18,7 @@ from jaxplay.core import claims
 from jaxplay.core.figures import plain
 from jaxplay.core.i18n import _
 from jaxplay.core.timing import format_seconds
-from jaxplay.sandbox import ArraySummary
+from jaxplay.sandbox import ArraySummary, JitTiming
 
 
 def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
@@ -104,32 +105,40 @@ def mark_line(source: str, line: int | None, context: int = 2) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class TimingSummary:
+    """A ``compare_jit`` inspection ready to show: three metrics and what was measured.
+
+    Attributes:
+        metrics: ``(label, value)`` for eager's median, jit's median and the speed-up.
+        caption: how and where it was measured.
+    """
+
+    metrics: tuple[tuple[str, str], ...]
+    caption: str
+
+
 @claims.states_nothing("our own timing harness's medians, measured in the sandbox")
-def timing_summary(data: dict[str, Any]) -> dict[str, str]:
-    """Display strings for a ``compare_jit`` inspection: medians, speed-up and what was measured."""
-
-    def median(side: str) -> float:
-        value = data.get(side, {})
-        return float(value.get("median", float("nan"))) if isinstance(value, dict) else float("nan")
-
-    speedup = data.get("speedup")
-    samples = (
-        len(data.get("eager", {}).get("samples", [])) if isinstance(data.get("eager"), dict) else 0
-    )
-    return {
-        "eager": format_seconds(median("eager")),
-        "jit": format_seconds(median("jit")),
-        "speedup": f"{speedup:.3g}×" if isinstance(speedup, int | float) else _("n/a"),
-        "caption": _(
+def timing_summary(timing: JitTiming) -> TimingSummary:
+    """What a ``compare_jit`` inspection shows: medians, speed-up and what was measured."""
+    eager, jitted = timing.comparison.eager, timing.comparison.jitted
+    speedup = eager.median / jitted.median if jitted.median > 0 else None
+    return TimingSummary(
+        metrics=(
+            (_("Eager (median)"), format_seconds(eager.median)),
+            (_("jit (median)"), format_seconds(jitted.median)),
+            (_("Speed-up"), f"{speedup:.3g}×" if speedup is not None else _("n/a")),
+        ),
+        caption=_(
             "Measured inside the sandbox on {device}: warmed up, blocked on every result, "
             "median of {samples} samples per side (speed-up {describe}). The sandbox shares the "
             "machine with other visitors, so expect noise."
         ).format(
-            device=data.get("device", _("its default device")),
-            samples=samples,
-            describe=data.get("describe", _("n/a")),
+            device=timing.device or _("its default device"),
+            samples=len(eager.samples),
+            describe=timing.comparison.describe() if speedup is not None else _("n/a"),
         ),
-    }
+    )
 
 
 @claims.states_nothing("the sandbox's own limits and isolation, not JAX's behaviour")

@@ -217,6 +217,26 @@ with editor_slot:
         source, key="code_lab_editor", height=380, error_line=_error_line(), on_change=_edited
     )
 
+
+def _draw_failed(failed: sandbox.InspectionFailed) -> None:
+    st.warning(_("This inspection failed:"), icon=":material/warning:")
+    st.code(failed.error, language=None)
+
+
+def _draw_timing(timing: sandbox.JitTiming) -> None:
+    summary = code_lab.timing_summary(timing)
+    for column, (label, value) in zip(st.columns(3), summary.metrics, strict=True):
+        column.metric(label, value)
+    st.caption(summary.caption)
+
+
+#: How each inspection's result is shown, by its type.
+DRAW = {
+    sandbox.InspectionFailed: _draw_failed,
+    sandbox.JaxprText: lambda jaxpr: st.code(jaxpr.text, language=None),
+    sandbox.JitTiming: _draw_timing,
+}
+
 if "code_lab_result" in state:
     ran, result = state["code_lab_result"]
     if ran != source:
@@ -263,17 +283,4 @@ if "code_lab_result" in state:
         )
     for name, data in result.inspections.items():
         st.markdown(f"**{inspector_label(name)}**")
-        if isinstance(data, dict) and "error" in data:
-            st.warning(_("This inspection failed:"), icon=":material/warning:")
-            st.code(str(data["error"]), language=None)
-        elif name == "compare_jit" and isinstance(data, dict):
-            timing = code_lab.timing_summary(data)
-            cols = st.columns(3)
-            cols[0].metric(_("Eager (median)"), timing["eager"])
-            cols[1].metric(_("jit (median)"), timing["jit"])
-            cols[2].metric(_("Speed-up"), timing["speedup"])
-            st.caption(timing["caption"])
-        elif isinstance(data, str):
-            st.code(data, language=None)
-        else:
-            st.json(data)
+        DRAW[type(data)](data)

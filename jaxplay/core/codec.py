@@ -6,14 +6,20 @@ sends back after running a visitor's input, and what the shared result store
 whatever code it named, so neither is pickle. Values are frozen dataclasses of numbers, strings,
 tuples and numpy arrays; :func:`encode` writes them as plain JSON and :func:`decode` rebuilds
 them, accepting only the dataclasses the caller names and only their own fields; anything else
-is a ``ValueError``. Sizes are not trusted either: every string and list is capped again on
-decoding (:data:`MAX_TEXT`, :data:`MAX_ITEMS`), whatever the sender claims to have cut.
+is a ``ValueError``. Each field must hold what its annotation says (a ``str`` field a string,
+a ``tuple[int | None, ...]`` a tuple of those), so code that reads a decoded value never meets a
+type it did not declare. Sizes are not trusted either: every string and list is capped again on
+decoding (:data:`MAX_TEXT`, :data:`MAX_ITEMS`), whatever the sender claims to have cut, and the
+caller bounds the bytes before parsing them (a worker's result frame, a stored value's size).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import types
+import typing
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,7 +30,10 @@ from jaxplay.core import untrusted
 _CLASS = "__dataclass__"
 _ARRAY = "__ndarray__"
 _TUPLE = "__tuple__"
-MAX_DEPTH = 16
+#: Deepest nesting of values: a jaxpr tree sub-jaxprs deep takes four levels a sub-jaxpr (a
+#: block, its equations, an equation, its subs), and decoding stays far from Python's recursion
+#: limit.
+MAX_DEPTH = 160
 #: Longest string a decoded result may hold (longer ones are cut, ending in ``…``).
 MAX_TEXT = 1_000_000
 #: Most entries of one decoded list, tuple or array (more is a ``ValueError``: a result's
@@ -95,8 +104,64 @@ def _decode(data: Any, classes: dict[str, type], depth: int) -> Any:
         given = {k for k in data if k != _CLASS}
         if given != names:
             raise ValueError(f"{cls.__name__} fields do not match: {sorted(given ^ names)}")
-        return cls(**{k: _decode(data[k], classes, depth + 1) for k in names})
+        fields = {k: _decode(data[k], classes, depth + 1) for k in names}
+        for name, hint in _hints(cls).items():
+            if name in fields and not _conforms(fields[name], hint):
+                raise ValueError(f"{cls.__name__}.{name} is not a {_name(hint)}")
+        return cls(**fields)
     return {str(k): _decode(v, classes, depth + 1) for k, v in data.items()}
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """A dataclass's field annotations, resolved (an unresolvable one is not checked)."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:
+        return {}
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """Whether a decoded ``value`` is what ``hint`` declares. Only what :func:`encode` can write
+    is checked (plain values, tuples, lists, dicts, arrays, dataclasses); ``Any``, a type
+    variable or another form is accepted as it is. An ``int`` is a ``float``, as in typing."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any or isinstance(hint, typing.TypeVar):
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_conforms(value, arg) for arg in args)
+    if origin is typing.Literal:
+        return value in args
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint in (str, bool, np.ndarray) or (
+        isinstance(hint, type) and dataclasses.is_dataclass(hint)
+    ):
+        return isinstance(value, hint)
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_conforms(v, args[0]) for v in value)
+        return not args or (len(args) == len(value) and all(map(_conforms, value, args)))
+    if origin is list or hint is list:
+        return isinstance(value, list) and all(_conforms(v, args[0]) for v in value if args)
+    if origin is dict or hint is dict:
+        return isinstance(value, dict) and all(
+            _conforms(v, args[1]) for v in value.values() if len(args) == 2
+        )
+    if hint is tuple:
+        return isinstance(value, tuple)
+    return True
+
+
+def _name(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
 
 
 def _capped(items: list[Any]) -> list[Any]:
@@ -134,8 +199,6 @@ def dataclass_types(annotation: Any, found: set[type] | None = None) -> frozense
         >>> sorted(t.__name__ for t in dataclass_types(timing.JitComparison | None))
         ['JitComparison', 'Timing']
     """
-    import typing
-
     found = set() if found is None else found
     if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
         if annotation in found:

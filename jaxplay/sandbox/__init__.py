@@ -5,15 +5,16 @@ in the Streamlit server (one process for every visitor: a crash there ends every
 code there can reach other sessions and the server's secrets). Each run gets a fresh worker
 process, started by exec (never forked from a process where JAX runs), inside bubblewrap when it
 is installed, with limits on time, CPU, memory, files, processes and output; the worker is killed
-with everything it started after its one job. Results come back over a pipe of their own, as
-JSON, and are checked field by field (the worker is untrusted).
+with everything it started after its one job. The job goes to the worker and its results come
+back over pipes of their own, as typed JSON (:mod:`jaxplay.core.codec`), and are checked field
+by field (the worker is untrusted).
 
 This ``__init__`` is the package's whole public API. Its parts: ``_pool`` (the workers and the
 queue), ``_process`` (the bubblewrap and plain-process adapters), ``_protocol`` (framing on the
 result pipe), ``_worker`` (the worker's entry point, ``python -m jaxplay.sandbox._worker``),
-``_results`` (requests, limits, results and their strict decoding) and ``_inspectors`` (what the
-worker can tell about a function of the user's code). The settings it reads are in
-:mod:`jaxplay.hosting.settings`.
+``_results`` (requests, limits, the job, results and their strict decoding) and ``_inspectors``
+(what the worker can tell about a function of the user's code, and the types it answers in).
+The settings it reads are in :mod:`jaxplay.hosting.settings`.
 
 Example::
 
@@ -40,6 +41,9 @@ from jaxplay.sandbox._config import RunnerConfig as RunnerConfig
 from jaxplay.sandbox._config import worker_environment as worker_environment
 from jaxplay.sandbox._inspectors import INSPECTORS as INSPECTORS
 from jaxplay.sandbox._inspectors import LABELS as LABELS
+from jaxplay.sandbox._inspectors import InspectionFailed as InspectionFailed
+from jaxplay.sandbox._inspectors import JaxprText as JaxprText
+from jaxplay.sandbox._inspectors import JitTiming as JitTiming
 from jaxplay.sandbox._pool import Refused as Refused
 from jaxplay.sandbox._pool import WorkerPool as WorkerPool
 from jaxplay.sandbox._process import BWRAP as BWRAP

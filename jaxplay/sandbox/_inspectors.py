@@ -1,26 +1,49 @@
 """The one registry of inspectors: what the runner can tell about a function of the user's code.
 
 An inspector takes ``(fn, args)`` — a function the user's code defined and example arguments
-built from :class:`jaxplay.sandbox.ArgSpec` — and returns JSON data. Inspectors run *inside the
-sandboxed worker* (the function is untrusted code), so the registry maps names to
-``"module:function"`` strings that only the worker imports; the server only reads the names.
-(The ``stages`` inspector is the tracing page's; named by a string, it adds no import of a topic
-to the sandbox.)
+built from :class:`jaxplay.sandbox.ArgSpec` — and returns a frozen dataclass, its result type.
+Inspectors run *inside the sandboxed worker* (the function is untrusted code), so the registry
+names each function and result type by a ``"module:name"`` string: only the worker imports the
+function, only the server the result type, to decode what came back with
+:mod:`jaxplay.core.codec` (that type and :class:`InspectionFailed`, nothing else). (The ``stages``
+inspector is the tracing page's; named by strings, it adds no import of a topic to the sandbox.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import roofline
-from jaxplay.core.i18n import N_
+from jaxplay.core import codec, roofline, timing
+from jaxplay.core.i18n import N_, _
 
-#: Inspector name -> "module:function" (resolved inside the worker only).
-INSPECTORS: dict[str, str] = {
-    "jaxpr": "jaxplay.sandbox._inspectors:jaxpr",
-    "compare_jit": "jaxplay.sandbox._inspectors:compare_jit",
-    "stages": "jaxplay.tracing._sandboxed:inspect_stages",
+
+@dataclass(frozen=True)
+class Inspector:
+    """One inspector: the function the worker calls and the type of what it returns.
+
+    Attributes:
+        function: ``"module:function"``, resolved inside the worker only.
+        returns: ``"module:Class"``, the frozen dataclass it returns, resolved on the server.
+    """
+
+    function: str
+    returns: str
+
+
+#: Inspector name -> its function and result type.
+INSPECTORS: dict[str, Inspector] = {
+    "jaxpr": Inspector(
+        "jaxplay.sandbox._inspectors:jaxpr", "jaxplay.sandbox._inspectors:JaxprText"
+    ),
+    "compare_jit": Inspector(
+        "jaxplay.sandbox._inspectors:compare_jit", "jaxplay.sandbox._inspectors:JitTiming"
+    ),
+    "stages": Inspector(
+        "jaxplay.tracing._sandboxed:inspect_stages", "jaxplay.tracing._sandboxed:StagedVariants"
+    ),
 }
 
 #: How the Code Lab labels each inspector (translated where shown, with ``_()``).
@@ -32,43 +55,85 @@ LABELS: dict[str, str] = {
 _MAX_TEXT = 200_000
 
 
-def jaxpr(fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
+@dataclass(frozen=True)
+class JaxprText:
+    """What the ``jaxpr`` inspector returns: the program JAX traced, as text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class JitTiming:
+    """What the ``compare_jit`` inspector returns: eager against jit, and the device measured on."""
+
+    comparison: timing.JitComparison
+    device: str
+
+
+@dataclass(frozen=True)
+class InspectionFailed:
+    """An inspection that raised, or whose result the server refused.
+
+    Attributes:
+        error: why, in one line (the exception's type and message).
+        exc_type: the exception's class name, when one was raised.
+        line: the line of the user's code it points at, when known.
+    """
+
+    error: str
+    exc_type: str | None = None
+    line: int | None = None
+
+
+def resolve(entry: str) -> Any:
+    """What a ``"module:name"`` of :data:`INSPECTORS` names (our own table, never the visitor's)."""
+    module_name, _, attr = entry.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def jaxpr(fn: Callable[..., Any], args: tuple[Any, ...]) -> JaxprText:
     """The text of ``jax.make_jaxpr(fn)(*args)``: the program JAX traced."""
     import jax
 
     text = str(jax.make_jaxpr(fn)(*args))
-    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "\n… (cut)"
+    return JaxprText(text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "\n… (cut)")
 
 
-def _timing_json(t: Any) -> dict[str, Any]:
-    return {
-        "median": float(t.median),
-        "iqr": float(t.iqr),
-        "min": float(t.min),
-        "max": float(t.max),
-        "samples": [float(x) for x in t.samples],
-        "number": int(t.number),
-        "describe": str(t.describe()),
-    }
-
-
-def compare_jit(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
+def compare_jit(fn: Callable[..., Any], args: tuple[Any, ...]) -> JitTiming:
     """Steady-state time of ``fn`` eager and under ``jax.jit``, by :mod:`jaxplay.core.timing`.
 
-    Eager and jitted samples are interleaved (``timing.compare_jit``). Returns JSON data:
-    ``eager`` and ``jit`` (median, iqr, samples, ...), ``speedup`` (ratio of medians),
-    ``describe`` and the ``device`` measured on.
+    Eager and jitted samples are interleaved (``timing.compare_jit``).
     """
     import jax
 
-    from jaxplay.core import timing
+    device = jax.devices()[0]
+    return JitTiming(
+        timing.compare_jit(fn, *args, budget_s=1.0),
+        roofline.platform_label(device.platform, device.device_kind),
+    )
 
-    result = timing.compare_jit(fn, *args, budget_s=1.0)
-    eager, jitted = result.eager, result.jitted
-    return {
-        "eager": _timing_json(eager),
-        "jit": _timing_json(jitted),
-        "speedup": eager.median / jitted.median if jitted.median > 0 else None,
-        "describe": str(result.describe()),
-        "device": roofline.platform_label(jax.devices()[0].platform, jax.devices()[0].device_kind),
-    }
+
+def decode(raw: Any, asked: Iterable[str]) -> dict[str, Any]:
+    """Inspector results from a worker's JSON (an object keyed by inspector name), only for what
+    was ``asked``, each decoded by :mod:`jaxplay.core.codec` as its inspector's result type or
+    :class:`InspectionFailed`.
+
+    A run's code can write a result frame of its own, or rewrite an inspector: results nobody
+    asked for are dropped, and one that is not its inspector's type (a forged class, a field of
+    the wrong type, too long or too deep) is an :class:`InspectionFailed` saying so.
+    """
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for name in asked:
+        if name not in raw or name not in INSPECTORS:
+            continue
+        returns = resolve(INSPECTORS[name].returns)
+        try:
+            value = codec.decode(raw[name], codec.dataclass_types(returns) | {InspectionFailed})
+            if not isinstance(value, returns | InspectionFailed):
+                raise ValueError(f"not a {returns.__name__}")
+        except (ValueError, TypeError, RecursionError) as err:
+            value = InspectionFailed(_("A malformed result: {error}").format(error=err))
+        out[name] = value
+    return out

@@ -1,5 +1,4 @@
-"""What may be sent to a worker: a task or an inspection checked before any process sees it,
-and an inspection as the job's JSON.
+"""What may be sent to a worker: a task or an inspection checked before any process sees it.
 
 Why a module of its own: these checks are the server's side of the job a worker gets (a
 function of jaxplay by its dotted name, plain-JSON arguments of bounded size, example
@@ -11,20 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from jaxplay.core.i18n import _
 from jaxplay.sandbox._inspectors import INSPECTORS
 from jaxplay.sandbox._results import InspectRequest, Task
-
-
-def encode_inspect(request: InspectRequest) -> dict[str, Any]:
-    return {
-        "function": request.function,
-        "args": [{"shape": list(a.shape), "dtype": a.dtype} for a in request.args],
-        "inspectors": list(request.inspectors),
-    }
-
 
 _ALLOWED_DTYPES = {
     "float16",

@@ -19,6 +19,7 @@ apart is apart: the configuration (:mod:`~jaxplay.sandbox._config`), the checks 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import math
 import os
@@ -31,23 +32,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from jaxplay.core import codec
 from jaxplay.core.i18n import N_, _
 from jaxplay.hosting.publicmode import scrub_paths
 from jaxplay.hosting.ratelimit import RateLimiter
+from jaxplay.sandbox import _inspectors as inspectors
 from jaxplay.sandbox import _protocol as protocol
 from jaxplay.sandbox._channel import Output, Worker, decode, read_ready
 from jaxplay.sandbox._config import MAX_SOURCE_CHARS, RunnerConfig, worker_environment
 from jaxplay.sandbox._forkserver import ForkServer, ForkServerUnavailable
-from jaxplay.sandbox._jobs import encode_inspect, validate_inspect, validate_task
+from jaxplay.sandbox._jobs import validate_inspect, validate_task
 from jaxplay.sandbox._process import Cgroups, make_sandbox
 from jaxplay.sandbox._results import (
     InspectRequest,
+    Job,
     RunError,
     RunResult,
     Task,
     decode_arrays,
     decode_error,
-    decode_inspections,
     decode_repr,
     refused,
 )
@@ -416,19 +419,7 @@ class WorkerPool:
             # in-memory /tmp and /dev/shm count here too, unlike in the address-space limit.
             held = group.memory_in_use() or int((worker.info or {}).get("rss_bytes", 0))
             group.limit_memory(held + limits.memory_mb * 1024 * 1024)
-        job = {
-            "type": "job",
-            "source": source,
-            "limits": {
-                "cpu_s": limits.cpu_s,
-                "memory_mb": limits.memory_mb,
-                "file_mb": limits.file_mb,
-                "open_files": limits.open_files,
-                "processes": limits.processes,
-            },
-            "inspect": encode_inspect(inspect) if inspect is not None else None,
-            "task": {"target": task.target, "kwargs": task.kwargs} if task is not None else None,
-        }
+        job = codec.encode(Job(source, limits, inspect, task))
         started = time.monotonic()
         try:
             protocol.write_message(worker.job_w, job)
@@ -518,7 +509,7 @@ class WorkerPool:
                 if isinstance(message.get("duration_s"), int | float)
                 else elapsed,
                 error=error,
-                inspections=decode_inspections(
+                inspections=inspectors.decode(
                     message.get("inspections"), inspect.inspectors if inspect else ()
                 ),
                 task=message.get("task") if task is not None else None,
@@ -615,11 +606,20 @@ class WorkerPool:
 
 
 def _scrub_strings(value: Any, scrub: Callable[[str], str], depth: int = 0) -> Any:
-    """``value`` (parsed JSON) with ``scrub`` applied to every string in it."""
+    """``value`` (parsed JSON, or a decoded result's dataclasses and tuples) with ``scrub``
+    applied to every string in it."""
     if isinstance(value, str):
         return scrub(value)
     if depth > 8:
         return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        scrubbed = {
+            f.name: _scrub_strings(getattr(value, f.name), scrub, depth + 1) for f in fields
+        }
+        return dataclasses.replace(value, **scrubbed)
+    if isinstance(value, tuple):
+        return tuple(_scrub_strings(v, scrub, depth + 1) for v in value)
     if isinstance(value, dict):
         return {k: _scrub_strings(v, scrub, depth + 1) for k, v in value.items()}
     if isinstance(value, list):

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxplay.core import untrusted
 from jaxplay.hosting import settings
 
 #: Every way a run can fail, as ``RunError.kind`` reports it.
@@ -110,6 +109,18 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Job:
+    """What the server sends a worker, encoded by :mod:`jaxplay.core.codec`: the code to run (or
+    the task to call), what to inspect after it, and the limits the worker sets on itself first.
+    """
+
+    source: str
+    limits: Limits
+    inspect: InspectRequest | None = None
+    task: Task | None = None
+
+
+@dataclass(frozen=True)
 class ArraySummary:
     """One array variable the code left behind, summarised for display.
 
@@ -158,7 +169,8 @@ class RunResult:
         arrays: the array variables at the end of the run.
         duration_s: wall time of the user's code inside the worker (or until it was stopped).
         error: why it failed, ``None`` if ``ok``.
-        inspections: inspector name -> JSON data (or ``{"error": message}``).
+        inspections: inspector name -> its result (the inspector's result type, or an
+            :class:`~jaxplay.sandbox.InspectionFailed` saying why there is none).
         queued_s: time spent waiting for a free worker before the run started.
         task: what a :class:`Task` returned (JSON data), ``None`` for code runs.
     """
@@ -250,18 +262,6 @@ def decode_error(raw: Any) -> RunError | None:
         line=_opt_int(raw.get("line")),
         traceback=_text(raw.get("traceback"), ""),
     )
-
-
-def decode_inspections(raw: Any, asked: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
-    """Inspector results (a JSON object keyed by inspector name), only for what was ``asked``.
-
-    A run's code can write a result frame of its own, or rewrite an inspector: results nobody
-    asked for are dropped, and every text, list and object of the rest is capped again here
-    (:func:`jaxplay.core.untrusted.json_value`); the topic that asked checks their shape.
-    """
-    if not isinstance(raw, dict):
-        return {}
-    return {name: untrusted.json_value(raw[name]) for name in asked if name in raw}
 
 
 def decode_repr(raw: Any) -> str | None:

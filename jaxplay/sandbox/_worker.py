@@ -4,8 +4,9 @@ Started by the pool as ``python -m jaxplay.sandbox._worker --job-fd J --result-f
 --err-fd E`` in a fresh interpreter (never forked from a process where JAX is running: that
 deadlocks). Until the job arrives it is trusted code; it applies the job's resource limits to
 itself *before* compiling the user's code and never serves a second job, so nothing one visitor
-does can leak into another's run. The result goes back over its own pipe as JSON; user output
-goes to fd 1 and 2, which the server reads separately.
+does can leak into another's run. The job (a :class:`~jaxplay.sandbox._results.Job`) arrives and
+the result goes back over pipes of their own, as JSON; inspections and a task's value are encoded
+by :mod:`jaxplay.core.codec`. User output goes to fd 1 and 2, which the server reads separately.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxplay.sandbox import _protocol as protocol
+from jaxplay.sandbox._results import ArgSpec, InspectRequest, Job, Limits, Task
 
 #: The file name user code runs under (tracebacks keep only frames from it).
 USER_FILE = "<code-lab>"
@@ -100,7 +102,7 @@ def _set_limit(which: int, soft: int) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
-def apply_limits(limits: dict[str, Any], backend: str) -> None:
+def apply_limits(limits: Limits, backend: str) -> None:
     """Lower this process's resource limits for the user's code (they can never be raised again).
 
     CPU time and address space count from what the warm-up already used, so the user gets the
@@ -109,18 +111,18 @@ def apply_limits(limits: dict[str, Any], backend: str) -> None:
     worker's baseline near 0.6 GB instead of one 64 MB arena per thread.
     """
     _set_limit(resource.RLIMIT_CORE, 0)
-    _set_limit(resource.RLIMIT_FSIZE, int(limits["file_mb"]) * 1024 * 1024)
-    _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
-    _set_limit(resource.RLIMIT_NPROC, _user_task_count() + int(limits["processes"]))
+    _set_limit(resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024)
+    _set_limit(resource.RLIMIT_NOFILE, limits.open_files)
+    _set_limit(resource.RLIMIT_NPROC, _user_task_count() + limits.processes)
     used = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = int(used.ru_utime + used.ru_stime + float(limits["cpu_s"])) + 1
+    cpu = int(used.ru_utime + used.ru_stime + limits.cpu_s) + 1
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     except (ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
     if backend == "cpu":
-        _set_limit(resource.RLIMIT_AS, _vm_bytes() + int(limits["memory_mb"]) * 1024 * 1024)
+        _set_limit(resource.RLIMIT_AS, _vm_bytes() + limits.memory_mb * 1024 * 1024)
 
 
 def _user_traceback(exc: BaseException) -> tuple[str, int | None]:
@@ -299,86 +301,82 @@ def example_argument(shape: list[int], dtype: str, index: int) -> Any:
     return jnp.asarray(data, dtype=dt)
 
 
-def _resolve(entry: Any) -> Callable[[Any, tuple[Any, ...]], Any]:
-    if callable(entry):
-        return entry
-    module_name, _, attr = str(entry).partition(":")
-    return getattr(importlib.import_module(module_name), attr)
-
-
 Inspector = Callable[[Any, tuple[Any, ...]], Any]
 
 
-def resolve_inspectors(request: dict[str, Any] | None) -> dict[str, Inspector | str]:
+def resolve_inspectors(request: InspectRequest | None) -> dict[str, Inspector | str]:
     """The requested inspectors as the callables they name, bound *before* the user's code runs.
 
     Resolved by name afterwards, user code could rebind the module attribute (say
     ``jaxplay.tracing._sandboxed.inspect_stages``) and forge what the server is shown. Bound
     here, the worker calls the function our code defined. (User code can still reach into
     that function's module or JAX itself, so the server re-caps and checks every result it
-    decodes as well: see ``_results.decode_inspections`` and the decoders of each topic.)
+    decodes as well: see ``_inspectors.decode`` and the checks of each topic.)
     An unknown or broken name maps to its error message.
     """
-    from jaxplay.sandbox._inspectors import INSPECTORS
+    from jaxplay.sandbox._inspectors import INSPECTORS, resolve
 
     resolved: dict[str, Inspector | str] = {}
-    for name in [str(n) for n in (request or {}).get("inspectors", [])]:
+    for name in request.inspectors if request is not None else ():
         if name not in INSPECTORS:
             resolved[name] = f"Unknown inspector {name!r}."
             continue
         try:
-            resolved[name] = _resolve(INSPECTORS[name])
+            resolved[name] = resolve(INSPECTORS[name].function)
         except Exception as exc:
             resolved[name] = f"The inspector {name!r} could not be loaded: {exc}"
     return resolved
 
 
 def run_inspections(
-    request: dict[str, Any],
+    request: InspectRequest,
     namespace: dict[str, Any],
     resolved: dict[str, Inspector | str] | None = None,
 ) -> dict[str, Any]:
     """Apply the requested inspectors (``resolved``: bound before the user's code ran, see
-    :func:`resolve_inspectors`) to a function the user's code defined."""
+    :func:`resolve_inspectors`) to a function the user's code defined; each result (or an
+    :class:`~jaxplay.sandbox.InspectionFailed`) encoded by :mod:`jaxplay.core.codec`."""
+    from jaxplay.core import codec
+    from jaxplay.sandbox._inspectors import InspectionFailed
+
     if resolved is None:
         resolved = resolve_inspectors(request)
-    out: dict[str, Any] = {}
-    name = str(request.get("function", ""))
+    name = request.function
     fn = namespace.get(name)
-    names = [str(n) for n in request.get("inspectors", [])]
+    names = request.inspectors
     if not callable(fn):
-        return {n: {"error": f"The code defines no function named {name!r}."} for n in names}
+        failed = InspectionFailed(f"The code defines no function named {name!r}.")
+        return {n: codec.encode(failed) for n in names}
     try:
         args = tuple(
-            example_argument(list(a["shape"]), str(a["dtype"]), i)
-            for i, a in enumerate(request.get("args", []))
+            example_argument(list(a.shape), a.dtype, i) for i, a in enumerate(request.args)
         )
     except Exception as exc:
-        return {n: {"error": f"Bad example argument: {exc}"} for n in names}
+        return {n: codec.encode(InspectionFailed(f"Bad example argument: {exc}")) for n in names}
+    out: dict[str, Any] = {}
     for inspector in names:
         bound = resolved.get(inspector, f"Unknown inspector {inspector!r}.")
         if isinstance(bound, str):
-            out[inspector] = {"error": bound}
+            out[inspector] = codec.encode(InspectionFailed(bound))
             continue
         try:
-            out[inspector] = bound(fn, args)
+            out[inspector] = codec.encode(bound(fn, args))
         except BaseException as exc:
-            tb, line = _user_traceback(exc)
-            out[inspector] = {
-                "error": f"{type(exc).__name__}: {exc}"[:20_000],
-                "exc_type": type(exc).__name__,
-                "line": line,
-            }
+            _tb, line = _user_traceback(exc)
+            failed = InspectionFailed(
+                f"{type(exc).__name__}: {exc}"[:20_000], type(exc).__name__, line
+            )
+            out[inspector] = codec.encode(failed)
     return out
 
 
-def run_task(task: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+def run_task(task: Task) -> tuple[Any, dict[str, Any] | None]:
     """Call one of jaxplay's functions (``"jaxplay.x:f"``) with the task's keyword arguments.
 
-    Returns its JSON result, or an error for what it raised (its own message: the function is
-    ours, the input the visitor's).
+    Returns its result encoded by :mod:`jaxplay.core.codec`, or an error for what it raised
+    (its own message: the function is ours, the input the visitor's).
     """
-    target = str(task.get("target", ""))
+    target = task.target
     module_name, _, name = target.partition(":")
     if not module_name.startswith("jaxplay.") or not name.isidentifier():
         return None, {"kind": "exception", "message": f"Not a task: {target!r}."}
@@ -386,7 +384,7 @@ def run_task(task: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
         from jaxplay.core import codec
 
         function = getattr(importlib.import_module(module_name), name)
-        value = codec.encode(function(**dict(task.get("kwargs") or {})))
+        value = codec.encode(function(**task.kwargs))
         json.dumps(value)  # fails here, with a message, rather than in _send
     except BaseException as exc:
         error = _error(exc)
@@ -450,6 +448,21 @@ def _die_with_parent() -> None:
         os._exit(0)
 
 
+def read_job(fd: int) -> Job | None:
+    """The job the server sent (``None`` at end of file), decoded by :mod:`jaxplay.core.codec`:
+    its frame size is capped before it is parsed, and only a :class:`Job` of its own parts is
+    accepted."""
+    from jaxplay.core import codec
+
+    raw = protocol.read_message(fd)
+    if raw is None:
+        return None
+    job = codec.decode(raw, (Job, Limits, InspectRequest, ArgSpec, Task))
+    if not isinstance(job, Job):
+        raise protocol.ProtocolError("the job is not a Job")
+    return job
+
+
 def main(argv: list[str] | None = None) -> None:
     _die_with_parent()
     parser = argparse.ArgumentParser()
@@ -460,17 +473,17 @@ def main(argv: list[str] | None = None) -> None:
     info["vm_bytes"] = _vm_bytes()
     info["rss_bytes"] = _statm(1)
     protocol.write_message(opts.result_fd, {"type": "ready", **info})
-    job = protocol.read_message(opts.job_fd)
+    job = read_job(opts.job_fd)
     if job is None:
         os._exit(0)
     os.close(opts.job_fd)
     # Inspectors are bound now, while only our code has run (see resolve_inspectors).
-    inspectors = resolve_inspectors(job.get("inspect"))
-    apply_limits(job["limits"], info["backend"])
+    inspectors = resolve_inspectors(job.inspect)
+    apply_limits(job.limits, info["backend"])
     _redirect_output(opts.out_fd, opts.err_fd)
-    if job.get("task"):
+    if job.task is not None:
         start = time.perf_counter()
-        value, error = run_task(job["task"])
+        value, error = run_task(job.task)
         _flush()
         _send(
             opts.result_fd,
@@ -484,15 +497,15 @@ def main(argv: list[str] | None = None) -> None:
         os._exit(0)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     start = time.perf_counter()
-    value, error = run_source(str(job["source"]), namespace)
+    value, error = run_source(job.source, namespace)
     duration = time.perf_counter() - start
     _flush()
     message: dict[str, Any] = {"type": "result", "duration_s": duration, "error": error}
     try:
         message["value_repr"] = _safe_repr(value)
         message["arrays"] = summarize_namespace(namespace)
-        if job.get("inspect") and error is None:
-            message["inspections"] = run_inspections(job["inspect"], namespace, inspectors)
+        if job.inspect is not None and error is None:
+            message["inspections"] = run_inspections(job.inspect, namespace, inspectors)
     except BaseException as exc:
         message.setdefault("value_repr", None)
         message.setdefault("arrays", [])

@@ -2,13 +2,13 @@
 
 Why: the tracing page stages functions from the Code Lab too. Their code is untrusted, so it runs
 in a sandboxed worker (:mod:`jaxplay.sandbox`), which stages it with the ``stages`` inspector and
-sends back JSON; the server only decodes it.
+sends back a :class:`StagedVariants`, through :mod:`jaxplay.core.codec`; the server only decodes it.
 
 What comes back is the visitor's: the inspector is bound before their code runs, but the helpers
 it calls share the worker with that code, so its content can be forged (and is shown, escaped, as
 the output of their own code, to them or to whoever opens their link). Its size and cost cannot:
-every text, line and list is capped again here after decoding (:mod:`jaxplay.core.untrusted`),
-and the views that parse or diff it are linear or bounded.
+every text, line and list is capped again here after decoding (:meth:`Variant.capped`), and the
+views that parse or diff it are linear or bounded.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay import sandbox
-from jaxplay.core import untrusted
 from jaxplay.core.i18n import N_, _
 from jaxplay.tracing import _staging, _variants
 from jaxplay.tracing._inputs import InputSpec
@@ -32,7 +31,7 @@ from jaxplay.tracing._variants import VARIANTS, Variant, stage_variant
 # --- a visitor's function, staged in the code sandbox ---------------------------------------------
 
 #: Longest stage text sent back from the sandbox (longer ones are cut, with a note; the server
-#: cuts again what it decodes, see :meth:`Staged.from_json`).
+#: cuts again what it decodes, see :meth:`Staged.capped`).
 MAX_SANDBOX_TEXT = MAX_TEXT
 #: Sandbox runs get longer than a plain run: four variants are traced and compiled.
 SANDBOX_TIMEOUT_S = 30.0
@@ -95,8 +94,15 @@ def _cut(staged: Staged) -> Staged:
     return dataclasses.replace(staged, **changes, notes=tuple(notes)) if changes else staged
 
 
-def inspect_stages(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Any]:
-    """The ``stages`` inspector: every variant of a visitor's function, staged, as JSON data.
+@dataclass(frozen=True)
+class StagedVariants:
+    """What the ``stages`` inspector returns: every variant of a visitor's function, staged."""
+
+    variants: tuple[Variant, ...]
+
+
+def inspect_stages(fn: Callable[..., Any], args: tuple[Any, ...]) -> StagedVariants:
+    """The ``stages`` inspector: every variant of a visitor's function, staged.
 
     Runs inside the sandboxed worker (registered in :data:`jaxplay.sandbox._inspectors.INSPECTORS`).
     The function's own file (the worker's name for the visitor's code) is the shown source, whole.
@@ -111,8 +117,8 @@ def inspect_stages(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, A
         variant = stage_variant(fn, specs, name, source=source)
         if variant.staged is not None:
             variant = dataclasses.replace(variant, staged=_cut(variant.staged))
-        variants.append(variant.to_json())
-    return {"variants": variants}
+        variants.append(variant)
+    return StagedVariants(tuple(variants))
 
 
 @dataclass(frozen=True)
@@ -132,8 +138,9 @@ def sandbox_stages(
 ) -> SandboxStages:
     """Run ``source`` in the code sandbox and stage its ``function`` there (see ``runner``).
 
-    The visitor's code never runs in this process; the worker's JSON is decoded defensively
-    (it is untrusted once user code ran in it): anything malformed becomes an error message.
+    The visitor's code never runs in this process; what the worker sends is decoded by type
+    and capped again (it is untrusted once user code ran in it): anything malformed becomes an
+    error message.
     """
     request = sandbox.InspectRequest(
         function=function,
@@ -146,12 +153,12 @@ def sandbox_stages(
         where = f" (line {err.line})" if err.line else ""
         return SandboxStages((), f"{err.exc_type or err.kind}{where}: {err.message}")
     data = result.inspections.get("stages")
-    if not isinstance(data, dict) or "variants" not in data:
-        message = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(data, StagedVariants):
+        message = data.error if isinstance(data, sandbox.InspectionFailed) else None
         return SandboxStages((), str(message or _("the sandbox returned no stages")))
     try:
-        variants = untrusted.items(data["variants"], len(VARIANTS), Variant.from_json)
-    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as err:
+        variants = tuple(v.capped() for v in data.variants[: len(VARIANTS)])
+    except (ValueError, RecursionError) as err:
         failed = _("the sandbox returned malformed stage data ({error})")
         return SandboxStages((), failed.format(error=err))
     return SandboxStages(variants, None)

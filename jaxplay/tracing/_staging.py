@@ -5,9 +5,9 @@ side, and every equation, op and instruction is tied back to the Python line tha
 (:mod:`jaxplay.tracing._locations` reads the lines JAX records in each text). :func:`stage` traces,
 lowers and compiles a function for abstract arguments and returns a :class:`Staged`: the texts, the
 equations as a tree (for the graph) and as rows, the XLA fusions, and the source line of every text
-line. It is plain data that round-trips through JSON, so the same :class:`Staged` can be built
-inside the code sandbox for a visitor's function and shown by the server, which never runs that
-function itself.
+line. It is plain data that round-trips through :mod:`jaxplay.core.codec`, so the same
+:class:`Staged` can be built inside the code sandbox for a visitor's function and shown by the
+server, which never runs that function itself.
 """
 
 from __future__ import annotations
@@ -100,29 +100,27 @@ class Staged:
         """The text of a stage named as in :data:`STAGES`."""
         return getattr(self, dict(STAGES)[stage])
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON data (lists, dicts, strings, numbers); :meth:`from_json` reverses it."""
-        return dataclasses.asdict(self)
+    def capped(self) -> Staged:
+        """This :class:`Staged` cut to what the server shows, as it came from a worker.
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Staged:
-        """The :class:`Staged` that :meth:`to_json` produced (e.g. inside the sandbox).
-
-        The data comes from a worker that ran a visitor's code, which may have forged it:
-        every text is capped again here (:data:`MAX_TEXT`, :data:`MAX_TEXT_LINES`,
-        :data:`MAX_LINE_CHARS`; a note says which was cut), every list and name too, and
-        the jaxpr tree to :data:`MAX_BLOCK_DEPTH` levels and :data:`MAX_EQUATIONS` equations.
-        Malformed data raises ``KeyError``, ``TypeError`` or ``ValueError``.
+        It was decoded by :mod:`jaxplay.core.codec` (every field of its declared type) from a
+        worker that ran a visitor's code, which may have forged it: every text is capped again
+        here (:data:`MAX_TEXT`, :data:`MAX_TEXT_LINES`, :data:`MAX_LINE_CHARS`; a note says which
+        was cut), every list and name too, and the jaxpr tree to :data:`MAX_BLOCK_DEPTH` levels
+        and :data:`MAX_EQUATIONS` equations (more is a ``ValueError``).
         """
         texts: dict[str, Any] = {}
-        notes = [untrusted.text(n, 1_000) for n in untrusted.items(data.get("notes"), 32, str)]
+        notes = [untrusted.text(n, 1_000) for n in self.notes[:32]]
         for label, attr in STAGES:
             text, cut = untrusted.lines(
-                data[attr], chars=MAX_TEXT, max_lines=MAX_TEXT_LINES, line_chars=MAX_LINE_CHARS
+                getattr(self, attr),
+                chars=MAX_TEXT,
+                max_lines=MAX_TEXT_LINES,
+                line_chars=MAX_LINE_CHARS,
             )
             lines_attr = attr.replace("_text", "_lines")
             texts[attr] = text
-            texts[lines_attr] = untrusted.items(data[lines_attr], len(text.splitlines()), _line)
+            texts[lines_attr] = getattr(self, lines_attr)[: len(text.splitlines())]
             if cut:
                 notes.append(
                     CUT_ON_SERVER.format(
@@ -132,11 +130,11 @@ class Staged:
                         line_chars=f"{MAX_LINE_CHARS:,}",
                     )
                 )
-        return cls(
+        return Staged(
             **texts,
-            jaxpr=_block_from_json(data["jaxpr"], [MAX_EQUATIONS], 0),
-            arg_names=untrusted.items(data["arg_names"], 256, _short),
-            fusions=untrusted.items(data["fusions"], MAX_EQUATIONS, _fusion_from_json),
+            jaxpr=_capped_block(self.jaxpr, [MAX_EQUATIONS], 0),
+            arg_names=tuple(_short(n) for n in self.arg_names[:256]),
+            fusions=tuple(_capped_fusion(f) for f in self.fusions[:MAX_EQUATIONS]),
             notes=tuple(notes),
         )
 
@@ -153,74 +151,60 @@ _NAME_CHARS = 200
 _FIELD_CHARS = 4_000
 
 
-def _line(value: Any) -> int | None:
-    """A line number from JSON: an int, or ``None`` for anything else."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _short(value: Any) -> str:
-    """A name from JSON (a variable, a primitive, a fusion), capped."""
+def _short(value: str) -> str:
+    """A name (a variable, a primitive, a fusion), capped."""
     return untrusted.text(value, _NAME_CHARS)
 
 
-def _field(value: Any) -> str:
-    """A longer text field from JSON (parameters, a type), capped."""
+def _field(value: str) -> str:
+    """A longer text field (parameters, a type), capped."""
     return untrusted.text(value, _FIELD_CHARS)
 
 
-def _fusion_from_json(f: dict[str, Any]) -> FusionRow:
+def _capped_fusion(f: FusionRow) -> FusionRow:
     return FusionRow(
-        name=_short(f["name"]),
-        kind=_short(f["kind"]),
-        ops=untrusted.items(f["ops"], 1_000, _short),
-        shape=_field(f["shape"]),
-        source_lines=tuple(
-            n for n in untrusted.items(f["source_lines"], 1_000, _line) if n is not None
-        ),
+        name=_short(f.name),
+        kind=_short(f.kind),
+        ops=tuple(_short(op) for op in f.ops[:1_000]),
+        shape=_field(f.shape),
+        source_lines=f.source_lines[:1_000],
     )
 
 
-def _atoms(items: Any) -> tuple[Atom, ...]:
-    return untrusted.items(
-        items,
-        10_000,
-        lambda a: Atom(name=_short(a["name"]), type=_field(a["type"]), literal=bool(a["literal"])),
-    )
+def _atoms(items: tuple[Atom, ...]) -> tuple[Atom, ...]:
+    return tuple(Atom(_short(a.name), _field(a.type), a.literal) for a in items[:10_000])
 
 
-def _block_from_json(data: dict[str, Any], budget: list[int], depth: int) -> Block:
-    """A :class:`Block` from JSON; ``budget`` holds how many more equations may be read."""
+def _capped_block(block: Block, budget: list[int], depth: int) -> Block:
+    """``block`` with its names and fields capped; ``budget`` holds how many more equations
+    may be kept (more, or sub-jaxprs nested deeper than :data:`MAX_BLOCK_DEPTH`, is a
+    ``ValueError``)."""
     if depth > MAX_BLOCK_DEPTH:
         raise ValueError(f"sub-jaxprs nested more than {MAX_BLOCK_DEPTH} deep")
 
-    def eqn(e: dict[str, Any]) -> Eqn:
+    def eqn(e: Eqn) -> Eqn:
         budget[0] -= 1
         if budget[0] < 0:
             raise ValueError(f"more than {MAX_EQUATIONS:,} equations")
         return Eqn(
-            path=_short(e["path"]),
-            primitive=_short(e["primitive"]),
-            params=_field(e["params"]),
-            inputs=_atoms(e["inputs"]),
-            outputs=_atoms(e["outputs"]),
-            source_line=_line(e["source_line"]),
-            where=_field(e["where"]),
-            subs=untrusted.items(
-                e["subs"],
-                1_000,
-                lambda s: Sub(
-                    param=_short(s["param"]),
-                    bind=untrusted.items(s["bind"], 10_000, _line),
-                    block=_block_from_json(s["block"], budget, depth + 1),
-                ),
+            path=_short(e.path),
+            primitive=_short(e.primitive),
+            params=_field(e.params),
+            inputs=_atoms(e.inputs),
+            outputs=_atoms(e.outputs),
+            source_line=e.source_line,
+            where=_field(e.where),
+            subs=tuple(
+                Sub(_short(s.param), s.bind[:10_000], _capped_block(s.block, budget, depth + 1))
+                for s in e.subs[:1_000]
             ),
         )
 
     return Block(
-        constvars=_atoms(data["constvars"]),
-        invars=_atoms(data["invars"]),
-        outvars=_atoms(data["outvars"]),
-        eqns=untrusted.items(data["eqns"], MAX_EQUATIONS, eqn),
+        constvars=_atoms(block.constvars),
+        invars=_atoms(block.invars),
+        outvars=_atoms(block.outvars),
+        eqns=tuple(eqn(e) for e in block.eqns[:MAX_EQUATIONS]),
     )
 
 

@@ -44,25 +44,14 @@ class Variant:
     staged: Staged | None
     error: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "note": self.note,
-            "staged": self.staged.to_json() if self.staged else None,
-            "error": self.error,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Variant:
-        """The :class:`Variant` that :meth:`to_json` wrote, every text capped again (it comes
-        from a worker that ran a visitor's code; see :meth:`Staged.from_json`)."""
-        staged = Staged.from_json(data["staged"]) if data.get("staged") else None
-        error = data.get("error")
-        return cls(
-            untrusted.text(str(data["name"]), 64),
-            untrusted.text(str(data["note"]), 2_000),
-            staged,
-            None if error is None else untrusted.text(str(error), 20_000),
+    def capped(self) -> Variant:
+        """This :class:`Variant` with every text capped again, as it came from a worker that ran
+        a visitor's code (see :meth:`Staged.capped`)."""
+        return Variant(
+            untrusted.text(self.name, 64),
+            untrusted.text(self.note, 2_000),
+            None if self.staged is None else self.staged.capped(),
+            None if self.error is None else untrusted.text(self.error, 20_000),
         )
 
 

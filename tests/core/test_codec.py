@@ -46,3 +46,25 @@ def test_malformed_arrays_are_refused() -> None:
         codec.decode({"__ndarray__": [1], "dtype": "object", "shape": [1]}, ())
     with pytest.raises(ValueError, match="match its shape"):
         codec.decode({"__ndarray__": [1, 2, 3], "dtype": "float64", "shape": [2]}, ())
+
+
+@dataclass(frozen=True)
+class Typed:
+    name: str
+    lines: tuple[int | None, ...]
+    scale: float
+    inner: Point | None = None
+
+
+def test_every_field_must_hold_its_declared_type() -> None:
+    good = Typed("a", (1, None), 2, Point(1.0, "b"))
+    assert codec.decode(json.loads(json.dumps(codec.encode(good))), (Typed, Point)) == good
+    for field, value in [
+        ("name", 3),
+        ("lines", {"__tuple__": ["one"]}),
+        ("lines", [1, 2]),
+        ("scale", True),
+        ("inner", {**codec.encode(Typed("x", (), 1.0)), "__dataclass__": "Typed"}),
+    ]:
+        with pytest.raises(ValueError, match=field):
+            codec.decode({**codec.encode(good), field: value}, (Typed, Point))

@@ -75,6 +75,26 @@ def test_inspect_shows_the_jaxpr() -> None:
     assert any("sin" in c and "f32[3]" in c for c in _codes(at))
 
 
+def test_each_inspection_is_drawn_by_its_type() -> None:
+    """Eager vs jit as three metrics and a caption; a failed inspection as its message."""
+    at = open_page(
+        SPEC,
+        code_lab_source="import jax.numpy as jnp\ndef f(x):\n    return jnp.sin(x) * 2\n",
+        code_lab_inspectors=["compare_jit"],
+        code_lab_args="(3,)",
+    )
+    at.button(key="code_lab_run").click().run(timeout=60)
+    assert_clean(at)
+    assert [m.label for m in at.metric] == ["Eager (median)", "jit (median)", "Speed-up"]
+    assert any("Measured inside the sandbox" in c.value for c in at.caption)
+    at.session_state["code_lab_source"] = "def f(x):\n    return x.nope\n"
+    at.session_state["code_lab_inspectors"] = ["jaxpr"]
+    at.run()
+    at.button(key="code_lab_run").click().run(timeout=60)
+    assert any(w.value == "This inspection failed:" for w in at.warning)
+    assert any("AttributeError" in c for c in _codes(at))
+
+
 def test_bad_shapes_are_refused_as_every_typed_text_is_not_a_traceback() -> None:
     at = open_page(
         SPEC,

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
 
 import pytest
 
+from jaxplay.core import codec, timing
 from jaxplay.hosting import environment
 from jaxplay.hosting.ratelimit import RateLimiter
 from jaxplay.sandbox import (
     ArgSpec,
+    InspectionFailed,
     InspectRequest,
+    JaxprText,
     Limits,
     Refused,
     RunnerConfig,
@@ -238,13 +242,29 @@ def test_the_result_channel_has_a_byte_cap(pool: WorkerPool) -> None:
 
 
 def test_a_forged_result_carries_only_what_was_asked(pool: WorkerPool) -> None:
-    forged = {"type": "result", "value_repr": "'forged'", "inspections": {"jaxpr": "x", "evil": 1}}
+    jaxpr = codec.encode(JaxprText("x"))
+    forged = {"type": "result", "value_repr": "'forged'", "inspections": {"jaxpr": jaxpr, "e": 1}}
     source = RESULT_FD + f"os.write(fd, frame({forged!r}))\nos._exit(0)"
     result = pool.run(source)
     assert result.value_repr == "'forged'"  # the first result frame is the run's, by protocol
     assert result.inspections == {}
     asked = pool.run(source, inspect=InspectRequest("f", (), ("jaxpr",)))
-    assert asked.inspections == {"jaxpr": "x"}
+    assert asked.inspections == {"jaxpr": JaxprText("x")}
+
+
+def test_an_inspection_of_another_type_is_refused() -> None:
+    """Decoded by type: a plain string, another inspector's result type, a class the server
+    does not know or a field of the wrong type is an InspectionFailed, never passed on."""
+    sampled = timing.Timing(samples=(1e-3,), number=1, warmup=0)
+    comparison = codec.encode(inspectors.JitTiming(timing.JitComparison(sampled, sampled), "cpu"))
+    for forged in (
+        "x",
+        comparison,
+        {"__dataclass__": "Evil", "text": "x"},
+        {"__dataclass__": "JaxprText", "text": ["not", "a", "string"]},
+    ):
+        got = inspectors.decode({"jaxpr": forged}, ("jaxpr",))["jaxpr"]
+        assert isinstance(got, InspectionFailed) and "malformed" in got.error, forged
 
 
 def test_inspections_run_in_the_sandbox(pool: WorkerPool) -> None:
@@ -253,20 +273,23 @@ def test_inspections_run_in_the_sandbox(pool: WorkerPool) -> None:
     result = pool.run(source, inspect=request)
     assert result.ok, result.error
     jaxpr = result.inspections["jaxpr"]
-    assert "sin" in jaxpr and "f32[3]" in jaxpr
-    timing = result.inspections["compare_jit"]
-    assert timing["eager"]["median"] > 0 and timing["jit"]["median"] > 0
-    assert timing["speedup"] == pytest.approx(timing["eager"]["median"] / timing["jit"]["median"])
+    assert isinstance(jaxpr, JaxprText) and "sin" in jaxpr.text and "f32[3]" in jaxpr.text
+    timed = result.inspections["compare_jit"]
+    assert isinstance(timed, inspectors.JitTiming) and timed.device
+    assert timed.comparison.eager.median > 0 and timed.comparison.jitted.median > 0
     missing = pool.run("x = 1", inspect=InspectRequest("g", (), ("jaxpr",)))
-    assert "no function named 'g'" in missing.inspections["jaxpr"]["error"]
+    assert isinstance(missing.inspections["jaxpr"], InspectionFailed)
+    assert "no function named 'g'" in missing.inspections["jaxpr"].error
 
 
 def test_inspector_registry_names_resolve_to_functions() -> None:
     import importlib
 
-    for name, target in inspectors.INSPECTORS.items():
-        module, _, attr = target.partition(":")
+    for name, inspector in inspectors.INSPECTORS.items():
+        module, _, attr = inspector.function.partition(":")
         assert callable(getattr(importlib.import_module(module), attr)), name
+        returns = inspectors.resolve(inspector.returns)
+        assert dataclasses.is_dataclass(returns) and returns.__dataclass_params__.frozen, name
 
 
 def test_a_busy_pool_queues_and_tells_the_position() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from jaxplay import code_lab
+from jaxplay.core import timing
+from jaxplay.sandbox import JitTiming
 from jaxplay.sandbox._results import decode_arrays
 
 
@@ -29,9 +31,11 @@ def test_arrays_become_rows_and_heatmaps() -> None:
 
 
 def test_the_eager_vs_jit_inspection_in_words() -> None:
-    shown = code_lab.timing_summary(
-        {"eager": {"median": 2e-3, "samples": [1, 2]}, "jit": {"median": 1e-3}, "speedup": 2.0,
-         "device": "cpu"}
-    )  # fmt: skip
-    assert shown["eager"] == "2 ms" and shown["speedup"] == "2×" and "2 samples" in shown["caption"]
-    assert code_lab.timing_summary({})["speedup"] == "n/a"
+    eager = timing.Timing(samples=(1e-3, 2e-3, 3e-3), number=1, warmup=0)
+    jitted = timing.Timing(samples=(1e-3, 1e-3, 1e-3), number=1, warmup=0)
+    shown = code_lab.timing_summary(JitTiming(timing.JitComparison(eager, jitted), "cpu"))
+    assert [value for _, value in shown.metrics] == ["2 ms", "1 ms", "2×"]
+    assert "3 samples" in shown.caption and "cpu" in shown.caption
+    empty = timing.Timing(samples=(), number=1, warmup=0)
+    none = code_lab.timing_summary(JitTiming(timing.JitComparison(empty, empty), ""))
+    assert none.metrics[2][1] == "n/a"

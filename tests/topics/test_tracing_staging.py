@@ -5,13 +5,14 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import pytest
 
 from jaxplay import tracing
-from jaxplay.core import hlo
+from jaxplay.core import codec, hlo
 from jaxplay.tracing import (
     _display,
     _inputs,
@@ -207,20 +208,29 @@ def test_stablehlo_location_chains_resolve_to_the_innermost_file_location() -> N
     assert out == (None, 12, None, None, None, None, None, None, None, None, None, None)
 
 
-# --- JSON round trip -----------------------------------------------------------------------------
+# --- through the codec ---------------------------------------------------------------------------
 
 
-def test_staged_round_trips_through_json(staged_presets) -> None:
+def _through_json(value: Any, returns: Any) -> Any:
+    """``value`` as a worker sends it and the server decodes it."""
+    data = json.loads(json.dumps(codec.encode(value)))
+    return codec.decode(data, codec.dataclass_types(returns))
+
+
+def test_staged_round_trips_through_the_codec(staged_presets) -> None:
     for staged in staged_presets.values():
-        data = json.loads(json.dumps(staged.to_json()))
-        assert tracing.Staged.from_json(data) == staged
+        assert _through_json(staged, tracing.Staged).capped() == staged
 
 
-def test_malformed_json_is_refused() -> None:
-    data = _stage("seed").to_json()
+def test_malformed_data_is_refused() -> None:
+    data = codec.encode(_stage("seed"))
     del data["jaxpr"]
-    with pytest.raises(KeyError):
-        tracing.Staged.from_json(data)
+    with pytest.raises(ValueError, match="fields do not match"):
+        codec.decode(data, codec.dataclass_types(tracing.Staged))
+    data = codec.encode(_stage("seed"))
+    data["jaxpr_lines"] = {"__tuple__": ["one"]}
+    with pytest.raises(ValueError, match="jaxpr_lines"):
+        codec.decode(data, codec.dataclass_types(tracing.Staged))
 
 
 # --- variants and diffs --------------------------------------------------------------------------
@@ -295,14 +305,14 @@ def test_pane_html_marks_the_selected_lines_and_escapes() -> None:
 # --- the sandbox path ----------------------------------------------------------------------------
 
 
-def test_inspect_stages_returns_json_for_every_variant() -> None:
+def test_inspect_stages_returns_every_variant() -> None:
     """What the worker runs: the function's own file is the shown source."""
 
     def visitor(x):
         return jnp.sum(jnp.tanh(x) ** 2)
 
-    data = json.loads(json.dumps(_sandboxed.inspect_stages(visitor, (jnp.ones(3),))))
-    variants = [tracing.Variant.from_json(v) for v in data["variants"]]
+    staged = _sandboxed.inspect_stages(visitor, (jnp.ones(3),))
+    variants = _through_json(staged, _sandboxed.StagedVariants).variants
     assert [v.name for v in variants] == list(tracing.VARIANTS)
     assert all(v.staged is not None for v in variants)
     line = _line_of(visitor, "jnp.tanh")

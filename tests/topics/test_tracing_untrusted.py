@@ -17,8 +17,13 @@ from typing import Any
 import pytest
 
 from jaxplay import sandbox, tracing
-from jaxplay.sandbox._results import RunResult, decode_inspections
+from jaxplay.core import codec
+from jaxplay.sandbox import InspectionFailed, JaxprText
+from jaxplay.sandbox import _inspectors as inspectors
+from jaxplay.sandbox._results import RunResult
 from jaxplay.tracing import _display, _sandboxed, _staging
+from jaxplay.tracing._jaxpr_tree import Block, Eqn
+from jaxplay.tracing._staging import Staged
 
 #: The equation cap while these tests run (the real one, 20,000, only makes them slower).
 EQUATIONS = 1_000
@@ -26,6 +31,7 @@ EQUATIONS = 1_000
 BOUND_S = 5.0
 
 FORGER = """
+import dataclasses
 import jaxplay.tracing._sandboxed as sandboxed
 import jax.numpy as jnp
 
@@ -34,10 +40,12 @@ def f(x):
 
 def forged(fn, args):
     real = original(fn, args)
-    for variant in real["variants"]:
-        if variant["staged"]:
-            variant["staged"]["jaxpr_text"] = "FORGED" + " " * 100_000
-    return real
+    text = "FORGED" + " " * 100_000
+    return dataclasses.replace(real, variants=tuple(
+        dataclasses.replace(v, staged=dataclasses.replace(v.staged, jaxpr_text=text))
+        if v.staged else v
+        for v in real.variants
+    ))
 
 original = sandboxed.inspect_stages
 sandboxed.inspect_stages = forged
@@ -84,31 +92,23 @@ def test_a_forged_helper_gets_the_visitor_their_own_text_within_the_servers_caps
     assert time.perf_counter() - started < BOUND_S
 
 
-def _forged_staged(text: str, big: bool) -> dict[str, Any]:
+def _forged_staged(text: str, big: bool) -> Staged:
     """What a forging worker could send: real structure, hostile texts (and, if ``big``, lists)."""
-    eqn = {
-        "path": "0",
-        "primitive": "p" * 10_000,
-        "params": "q" * 100_000,
-        "inputs": [],
-        "outputs": [],
-        "source_line": 1,
-        "where": "",
-        "subs": [],
-    }
+    eqn = Eqn("0", "p" * 10_000, "q" * 100_000, (), (), 1, "")
     many = 2 * EQUATIONS if big else 1
-    return {
-        "jaxpr_text": text,
-        "stablehlo_text": text,
-        "hlo_text": text,
-        "jaxpr": {"constvars": [], "invars": [], "outvars": [], "eqns": [eqn] * many},
-        "arg_names": ["x" * 10_000] * (1_000 if big else 1),
-        "jaxpr_lines": [1] * (30_000 if big else 1),
-        "stablehlo_lines": [1] * (30_000 if big else 1),
-        "hlo_lines": [1] * (30_000 if big else 1),
-        "fusions": [],
-        "notes": ["n" * 100_000] * (100 if big else 1),
-    }
+    lines = (1,) * (30_000 if big else 1)
+    return Staged(
+        jaxpr_text=text,
+        stablehlo_text=text,
+        hlo_text=text,
+        jaxpr=Block((), (), (), (eqn,) * many),
+        arg_names=("x" * 10_000,) * (1_000 if big else 1),
+        jaxpr_lines=lines,
+        stablehlo_lines=lines,
+        hlo_lines=lines,
+        fusions=(),
+        notes=("n" * 100_000,) * (100 if big else 1),
+    )
 
 
 #: Against two alternating lines: difflib's matcher is cubic here (1,000 lines took 35 s).
@@ -127,12 +127,11 @@ ADVERSARIAL = {
 def _forged_result(text: str) -> Callable[..., RunResult]:
     def run_code(source: str, **kwargs: Any) -> RunResult:
         variants = [
-            {"name": n, "note": "", "staged": _forged_staged(text, n == "f"), "error": None}
-            for n in tracing.VARIANTS
+            tracing.Variant(n, "", _forged_staged(text, n == "f"), None) for n in tracing.VARIANTS
         ]
-        extra = [{"name": "f", "note": "", "staged": None, "error": "e"}] * 10_000
-        raw = {"stages": {"variants": variants + extra}}
-        return RunResult(ok=True, inspections=decode_inspections(raw, ("stages",)))
+        extra = [tracing.Variant("f", "", None, "e")] * 10_000
+        raw = {"stages": codec.encode(_sandboxed.StagedVariants(tuple(variants + extra)))}
+        return RunResult(ok=True, inspections=inspectors.decode(raw, ("stages",)))
 
     return run_code
 
@@ -204,15 +203,16 @@ def test_a_cut_diff_says_so() -> None:
     assert repetitive.opcodes[0] == ("equal", 0, 1, 0, 1)
 
 
-def test_the_generic_inspection_caps() -> None:
-    raw = {"jaxpr": "j" * 1_000_000, "x": 1, "nested": [[[[0]]]]}
-    got = decode_inspections(raw, ("jaxpr", "nested"))
-    assert set(got) == {"jaxpr", "nested"}
-    assert len(got["jaxpr"]) <= 200_001
+def test_inspections_are_decoded_by_type_and_bounded() -> None:
+    raw = {"jaxpr": codec.encode(JaxprText("j" * 2_000_000)), "x": 1}
+    got = inspectors.decode(raw, ("jaxpr", "x"))
+    assert set(got) == {"jaxpr"}
+    assert len(got["jaxpr"].text) <= codec.MAX_TEXT + 1
     deep: Any = 0
     for _ in range(500):
         deep = [deep]
-    assert "None" in repr(decode_inspections({"jaxpr": deep}, ("jaxpr",)))
+    nested = inspectors.decode({"jaxpr": {"__dataclass__": "JaxprText", "text": deep}}, ("jaxpr",))
+    assert isinstance(nested["jaxpr"], InspectionFailed)
 
 
 def test_the_recompilation_labs_rows_are_checked_before_parsing() -> None:
