@@ -1,11 +1,13 @@
 """Memory & fusion: what gradient checkpointing saves, and what XLA fuses (article section 8)."""
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
 from jaxplay import memory
 from jaxplay.core import roofline
-from jaxplay.core.i18n import N_, _, ngettext
+from jaxplay.core.i18n import _
 from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/memory: " + _("Memory & fusion"))
@@ -17,11 +19,6 @@ st.write(
         "kernels."
     )
 )
-
-
-def variants(n: int) -> str:
-    """``"3 variants"`` in the visitor's language."""
-    return ngettext("{n} variant", "{n} variants", n).format(n=f"{n:,}")
 
 
 @_ui.cached(max_entries=20, show_spinner=False)
@@ -36,114 +33,37 @@ def chain(ops: tuple[str, ...], size: int) -> memory.ChainReport:
     return memory.analyse_chain(ops, size)
 
 
-def checkpointing(platform: str, device: str) -> None:
+def checkpointing() -> None:
     """The story: pick a model and variants, analyse each (on a button when heavy), show them."""
-    model, loop, size, depth, chosen = checkpoint_settings(platform)
-    problem = memory.check_size(size, depth)
-    if problem:
-        st.error(_("**Not analysed:** {reason}").format(reason=problem), icon=":material/block:")
+    platform, device = memory.platform(), roofline.device_label()
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    choices = memory.checkpoint_choices()
+    model, loop = (setting_box(c, box) for c, box in zip((c1, c2), choices, strict=True))
+    boxes = memory.checkpoint_boxes(model, platform)
+    size, depth = (setting_box(c, box) for c, box in zip((c3, c4), boxes, strict=True))
+    chosen = setting_box(st, memory.variants_choice())
+    plan = memory.plan_run(model, chosen, loop, size, depth, platform)
+    if plan.problem:
+        st.error(plan.problem, icon=":material/block:")
         return
-    keys = ["none", *[k for k in chosen if k != "none"]]
-    run = size <= memory.run_limit(platform)
-    if not run:
-        st.info(
-            _(
-                "Size {size} is above {limit}, the largest run and timed on {platform}: compiled "
-                "and analysed only (no times, no gradient check)."
-            ).format(size=size, limit=memory.run_limit(platform), platform=platform),
-            icon=":material/info:",
-        )
+    if plan.compiled_only:
+        st.info(plan.compiled_only, icon=":material/info:")
     # A link may ask for the largest size and depth: heavy work waits for the visitor's button.
-    chosen_settings = (model, tuple(keys), loop, size, depth)
-    cost = memory.run_cost(*chosen_settings) if run else 0.0
-    if cost > memory.AUTO_RUN_S and not _ui.measure_button(
-        _("Run and time {variants}").format(variants=variants(len(keys))),
-        "memory_run",
-        chosen_settings,
-    ):
-        st.info(memory.run_cost_note(cost, len(keys)), icon=":material/timer:")
+    if plan.wait and not _ui.measure_button(plan.button, "memory_run", plan.settings):
+        st.info(plan.wait, icon=":material/timer:")
         return
     with _ui.measuring(_("Tracing, compiling and timing each variant…")) as status:
         results = []
         try:
-            for i, k in enumerate(keys, 1):
-                label = _("Variant {i}/{n}: {variant}…").format(
-                    i=i, n=len(keys), variant=_(memory.VARIANTS[k].label)
-                )
-                status.update(label=label)
-                results.append(variant(model, k, loop, size, depth, run))
+            for i, k in enumerate(plan.keys, 1):
+                status.update(label=memory.step_label(i, len(plan.keys), k))
+                results.append(variant(model, k, loop, size, depth, plan.run))
         except Exception as err:  # e.g. the device runs out of memory at a large size
             status.update(label=_("Failed"), state="error")
             _ui.show_error(err, _("**The analysis failed:** "))
             return
-        analysed = _("{variants} analysed on {device}")
-        status.update(
-            label=analysed.format(variants=variants(len(keys)), device=device), state="complete"
-        )
-    checkpoint_results(results, memory.MODELS[model], loop, platform, device, run)
-
-
-def checkpoint_settings(platform: str) -> tuple[str, str, int, int, list[str]]:
-    """The model, loop, size, depth and variants the visitor chose."""
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
-    model = c1.selectbox(
-        _("Model"),
-        list(memory.MODELS),
-        format_func=lambda k: _(memory.MODELS[k].title),
-        key="memory_model",
-        bind="query-params",
-    )
-    loop = c2.selectbox(
-        _("Loop"),
-        list(memory.LOOPS),
-        1,
-        lambda k: _(memory.LOOPS[k]),
-        key="memory_loop",
-        bind="query-params",
-        help=_(
-            "The article's code loops in Python, which jit unrolls at trace time into one long "
-            "program; `lax.scan` compiles one loop body and runs it once per round."
-        ),
-    )
-    limit = memory.run_limit(platform)
-    size = int(
-        c3.number_input(
-            _("size n"),
-            1,
-            memory.MAX_SIZE,
-            128,
-            key="memory_size",
-            bind="query-params",
-            help=_(
-                "1 to {most}. Up to {limit} the gradients are run and timed on {platform}; "
-                "above, they are compiled and analysed only (nothing that size is allocated)."
-            ).format(most=memory.MAX_SIZE, limit=limit, platform=platform),
-        )
-    )
-    label = _(memory.MODELS[model].depth_label)
-    depth = int(
-        c4.number_input(
-            label,
-            1,
-            memory.MAX_DEPTH,
-            10,
-            key="memory_depth",
-            bind="query-params",
-            help=_("1 to {most}.").format(most=memory.MAX_DEPTH),
-        )
-    )
-    chosen = st.multiselect(
-        _(
-            "Variants (a block is one round, or one layer; no checkpoint is always shown: it is "
-            "the reference gradient)"
-        ),
-        list(memory.VARIANTS),
-        list(memory.DEFAULT_VARIANTS),
-        format_func=lambda k: _(memory.VARIANTS[k].label),
-        key="memory_variants",
-        bind="query-params",
-    )
-    return model, loop, size, depth, chosen
+        status.update(label=memory.analysed_label(len(plan.keys), device), state="complete")
+    checkpoint_results(results, memory.MODELS[model], loop, platform, device, plan.run)
 
 
 def checkpoint_results(
@@ -154,95 +74,79 @@ def checkpoint_results(
         _ui.chart(memory.memory_time_figure(results, device), key="memory_chart")
         st.caption(_("Down and to the left is better: less memory and less time."))
     table = memory.summary_table(results)
-    st.dataframe(
-        pd.DataFrame(table.rows),
-        hide_index=True,
-        key="memory_table",
-        column_config=summary_columns(),
-    )
-    sample = f"{memory.GRADIENT_SAMPLE:,}"
-    if table.constants:
-        caption = _(
-            "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
-            "(`memory_analysis()`), where those residuals and other scratch buffers live "
-            "({constants}). The gradients are compared on up to {sample} evenly spaced entries "
-            "of each leaf."
-        )
-    else:
-        caption = _(
-            "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
-            "(`memory_analysis()`), where those residuals and other scratch buffers live. The "
-            "gradients are compared on up to {sample} evenly spaced entries of each leaf."
-        )
-    st.caption(caption.format(constants=table.constants, sample=sample))
+    summary = pd.DataFrame(table.rows)
+    st.dataframe(summary, hide_index=True, key="memory_table", column_config=summary_columns())
+    st.caption(memory.summary_caption(table))
     for paragraph in memory.remat_story(results, model, loop, platform):
         st.markdown(paragraph)
-    if results[0].peak_bytes is None:
-        st.caption(
-            _(
-                "Peak device memory: {platform} reports none (`device.memory_stats()` is None)."
-            ).format(platform=platform)
-        )
-    else:
-        st.caption(_("Peak MiB is the device's high-water mark so far: it only ever grows."))
+    st.caption(memory.peak_caption(results, platform))
     for r in results:
-        n = len(r.residuals)
-        saved = ngettext("{n} saved residual", "{n} saved residuals", n).format(n=f"{n:,}")
-        with st.expander(_("{variant}: {saved}").format(variant=_(r.variant.label), saved=saved)):
+        with st.expander(memory.residuals_heading(r)):
             st.code(memory.variant_code(r.variant, model), language="python")
             st.caption(memory.variant_explanation(r.variant, model))
             st.markdown(memory.residual_story(r))
-            st.dataframe(
-                pd.DataFrame(memory.residual_rows(r)),
-                hide_index=True,
-                key=f"memory_residuals_{r.variant.key}",
-            )
+            residuals = pd.DataFrame(memory.residual_rows(r))
+            st.dataframe(residuals, hide_index=True, key=f"memory_residuals_{r.variant.key}")
     _ui.show_code(memory.ARTICLE_CODE, label=_("The article's code (section 8)"))
     _ui.show_code(model.block, memory.build_loss, memory.analyse_variant)
 
 
-OWN_CHAIN = N_("(your own chain)")
-DEFAULT_CHAIN = list(next(iter(memory.CHAIN_PRESETS.values())))
+def setting_box(column, box: memory.Choice | memory.Choices | memory.NumberBox) -> Any:
+    """A setting's box, bound to the address as ``memory_<name>``: a number box from 1 to its
+    ``most``, or a choice's options shown by their labels (a multiselect when several)."""
+    key = f"memory_{box.name}"
+    if isinstance(box, memory.NumberBox):
+        value = column.number_input(
+            box.label, 1, box.most, box.default, key=key, bind="query-params", help=box.help
+        )
+        return int(value)
+    options, shown = list(box.options), box.options.get
+    if isinstance(box, memory.Choices):
+        return column.multiselect(
+            box.label, options, list(box.default), format_func=shown, key=key, bind="query-params"
+        )
+    index = options.index(box.default)
+    return column.selectbox(
+        box.label, options, index, shown, key=key, bind="query-params", help=box.help
+    )
+
+
+def summary_columns() -> dict:
+    """How the summary table's columns are shown, as jaxplay says (labels, formats and help in
+    the visitor's language; the data keeps its English keys)."""
+    column = st.column_config
+    return {
+        key: column.NumberColumn(c.label, help=c.help, format=c.format)
+        if c.number
+        else column.TextColumn(c.label, help=c.help, pinned=c.pinned)
+        for key, c in memory.summary_columns().items()
+    }
 
 
 def use_preset() -> None:
-    chosen = st.session_state["memory_preset"]
-    if chosen in memory.CHAIN_PRESETS:
-        st.session_state["memory_chain"] = list(memory.CHAIN_PRESETS[chosen])
+    if preset_ops := memory.preset_chain(st.session_state["memory_preset"]):
+        st.session_state["memory_chain"] = preset_ops
 
 
-def fusion_panel(platform: str, device: str) -> None:
+def fusion_panel() -> None:
+    platform, device = memory.platform(), roofline.device_label()
     c1, c2 = st.columns([3, 1])
     preset_box = c1.empty()
-    limit = memory.chain_limit(platform)
-    size = int(
-        c2.number_input(
-            _("size n"),
-            1,
-            limit,
-            512,
-            key="memory_chain_size",
-            bind="query-params",
-            help=_(
-                "1 to {limit} on {platform} (an n×n float32 array, every op's result too)."
-            ).format(limit=limit, platform=platform),
-        )
-    )
+    size = setting_box(c2, memory.chain_size_box(platform))
     ops = st.multiselect(
         _("The chain, in order (add or remove ops)"),
         list(memory.CHAIN_OPS),
-        None if "memory_chain" in st.session_state else DEFAULT_CHAIN,
+        None if "memory_chain" in st.session_state else list(memory.DEFAULT_CHAIN),
         format_func=_,
         key="memory_chain",
         bind="query-params",
         max_selections=memory.MAX_CHAIN_OPS,
     )
     # The preset is derived from the chain (which the link carries), so a link reproduces both.
-    matching = [name for name, chain in memory.CHAIN_PRESETS.items() if list(chain) == ops]
-    st.session_state["memory_preset"] = matching[0] if matching else OWN_CHAIN
+    st.session_state["memory_preset"] = memory.preset_of(ops)
     preset_box.selectbox(
         _("Preset"),
-        [*memory.CHAIN_PRESETS, OWN_CHAIN],
+        list(memory.PRESET_CHOICES),
         format_func=_,
         key="memory_preset",
         on_change=use_preset,
@@ -265,98 +169,31 @@ def fusion_panel(platform: str, device: str) -> None:
 def fusion_results(report: memory.ChainReport, ops: list[str]) -> None:
     """Eager against jit (kernels, bytes, time), the story, and what XLA fused."""
     # Two short metrics and a table: five "a → b" metrics in a row were cut off at 1024 px.
-    m = st.columns(2)
-    m[0].metric(_("jit speedup"), f"{report.comparison.speedup:.2f}×")
-    m[1].metric(_("copy bandwidth here"), f"{report.reference.copy_bandwidth_gbps:.3g} GB/s")
-    compared = pd.DataFrame(
-        memory.eager_vs_jit_rows(report), index=[_(row) for row in memory.COMPARED]
-    )
-    st.table(compared.rename(columns={"eager": _("eager")}))
+    for column, (label, value) in zip(st.columns(2), memory.chain_metrics(report), strict=True):
+        column.metric(label, value)
+    columns, labels = memory.eager_vs_jit_table(report)
+    st.table(pd.DataFrame(columns, index=labels))
     st.markdown(memory.fusion_story(report))
     _ui.chart(memory.chain_figure(report), key="memory_chain_chart")
-    st.caption(
-        _(
-            "Eager bytes: every kernel's inputs read and output written; jit bytes: XLA's "
-            "`cost_analysis()`; GB/s: bytes / blocked median time. Eager: {eager}. jit: {jit}. "
-            "Roof: {roof}."
-        ).format(
-            eager=report.comparison.eager.describe(),
-            jit=report.comparison.jitted.describe(),
-            roof=report.reference.method_text,
-        )
-    )
+    st.caption(memory.bytes_caption(report))
     st.write(memory.bandwidth_story(report))
     st.subheader(_("What XLA fused"))
     # A table whose cells wrap: the ops inside a kernel are long lists.
-    st.table(fusion_table(report))
-    if again := memory.recomputed_primitives(report.fusions):
-        st.caption(
-            _(
-                "In more than one kernel: {ops}. XLA recomputes these cheap ops where they are "
-                "needed rather than write them to memory once and read them back."
-            ).format(ops=_(", ").join(again))
-        )
-    if report.unfused:
-        outside = _(", ").join(f"`{o.name}` ({o.opcode})" for o in report.unfused)
-        st.caption(_("Outside any fusion: {kernels}").format(kernels=outside))
+    rows, index = memory.fusion_table(report)
+    st.table(pd.DataFrame(rows).set_index(index))
+    for caption in (memory.recomputed_caption(report), memory.unfused_caption(report)):
+        if caption:
+            st.caption(caption)
     with st.expander(_("Optimized HLO"), icon=":material/account_tree:"):
         st.code(_ui.scrub(report.hlo_text), language=None)
     _ui.show_code(memory.chain_source(ops), memory.run_chain, memory.analyse_chain)
 
 
-def summary_columns() -> dict:
-    """How the summary table's columns are shown: labels and help in the visitor's language
-    (the data keeps its English keys)."""
-    column = st.column_config
-    return {
-        "variant": column.TextColumn(_("variant"), pinned=True),
-        "saved residuals": column.NumberColumn(
-            _("saved"), help=_("Residuals JAX saves for the backward pass")
-        ),
-        "residual MiB": column.NumberColumn(_("saved MiB"), format="%.3g"),
-        "temp MiB": column.NumberColumn(
-            _("temp MiB"), format="%.3g", help=_("XLA's memory_analysis() of the gradient")
-        ),
-        "argument MiB": column.NumberColumn(_("argument MiB"), format="%.3g"),
-        "output MiB": column.NumberColumn(_("output MiB"), format="%.3g"),
-        "peak MiB": column.NumberColumn(_("peak MiB"), format="%.3g"),
-        "gradient time": column.TextColumn(_("time"), help=_("Median of the samples")),
-        "gradient vs no checkpoint": column.TextColumn(
-            _("Δ grad"), help=_("Largest difference from no checkpoint's gradient, relative")
-        ),
-    }
-
-
-def fusion_table(report: memory.ChainReport) -> pd.DataFrame:
-    """What XLA fused, one row per kernel, the headers in the visitor's language."""
-    headers = {
-        "kernel": _("kernel"),
-        "kind": _("kind"),
-        "JAX ops inside": _("JAX ops inside"),
-        "HLO ops inside": _("HLO ops inside"),
-        "output": _("output"),
-        "source lines": _("source lines"),
-    }
-    rows = memory.fusion_rows(report.fusions)
-    return pd.DataFrame(rows).rename(columns=headers).set_index(headers["kernel"])
-
-
 # The address keeps the key the panel radio had (memory_panel): old links open the same view.
 CHECKPOINTING, FUSION = _("Checkpointing"), _("Fusion")
+CHECKPOINT_KEYS = ("memory_model", "memory_loop", "memory_size", "memory_depth", "memory_variants")
 _ui.lazy_tabs(
-    {
-        CHECKPOINTING: lambda: checkpointing(memory.platform(), roofline.device_label()),
-        FUSION: lambda: fusion_panel(memory.platform(), roofline.device_label()),
-    },
+    {CHECKPOINTING: checkpointing, FUSION: fusion_panel},
     key="memory_panel",
-    keep={
-        CHECKPOINTING: (
-            "memory_model",
-            "memory_loop",
-            "memory_size",
-            "memory_depth",
-            "memory_variants",
-        ),
-        FUSION: ("memory_chain_size", "memory_chain"),
-    },
+    keep={CHECKPOINTING: CHECKPOINT_KEYS, FUSION: ("memory_chain_size", "memory_chain")},
 )

@@ -1,10 +1,12 @@
 """The memory page: what gradient checkpointing saves, and what XLA fuses.
 
 Checkpointing variants of the article's layer and of an MLP, with their saved residuals, compiled
-memory and gradient time (``_remat``), what running them will cost (``_run_cost``), told in
-sentences, tables and a chart (``_remat_report``); an elementwise op chain run eagerly and
-jitted, with the kernels XLA fused and the bytes they move (``_fusion``). The article's function
-comes from :mod:`jaxplay.article`.
+memory and gradient time (``_remat``), what running them will cost (``_run_cost``), what a run
+will do with the visitor's settings and says while it runs (``_remat_run``), told in sentences,
+tables and a chart (``_remat_report``); an elementwise op chain run eagerly and jitted, with the
+kernels XLA fused and the bytes they move (``_fusion``), shaped into the page's metrics, tables
+and captions (``_fusion_report``); the page's settings as data (``_settings``). The article's
+function comes from :mod:`jaxplay.article`.
 """
 
 from ._fusion import CHAIN_OPS as CHAIN_OPS
@@ -23,6 +25,16 @@ from ._fusion import fusion_rows as fusion_rows
 from ._fusion import fusion_story as fusion_story
 from ._fusion import recomputed_primitives as recomputed_primitives
 from ._fusion import run_chain as run_chain
+from ._fusion_report import DEFAULT_CHAIN as DEFAULT_CHAIN
+from ._fusion_report import PRESET_CHOICES as PRESET_CHOICES
+from ._fusion_report import bytes_caption as bytes_caption
+from ._fusion_report import chain_metrics as chain_metrics
+from ._fusion_report import eager_vs_jit_table as eager_vs_jit_table
+from ._fusion_report import fusion_table as fusion_table
+from ._fusion_report import preset_chain as preset_chain
+from ._fusion_report import preset_of as preset_of
+from ._fusion_report import recomputed_caption as recomputed_caption
+from ._fusion_report import unfused_caption as unfused_caption
 from ._remat import ARTICLE_CODE as ARTICLE_CODE
 from ._remat import DEFAULT_VARIANTS as DEFAULT_VARIANTS
 from ._remat import GRADIENT_SAMPLE as GRADIENT_SAMPLE
@@ -40,11 +52,24 @@ from ._remat import platform as platform
 from ._remat import run_limit as run_limit
 from ._remat import variant_code as variant_code
 from ._remat_report import memory_time_figure as memory_time_figure
+from ._remat_report import peak_caption as peak_caption
 from ._remat_report import remat_story as remat_story
 from ._remat_report import residual_rows as residual_rows
 from ._remat_report import residual_story as residual_story
+from ._remat_report import residuals_heading as residuals_heading
+from ._remat_report import summary_caption as summary_caption
+from ._remat_report import summary_columns as summary_columns
 from ._remat_report import summary_table as summary_table
 from ._remat_report import variant_explanation as variant_explanation
+from ._remat_run import analysed_label as analysed_label
+from ._remat_run import plan_run as plan_run
+from ._remat_run import step_label as step_label
 from ._run_cost import AUTO_RUN_S as AUTO_RUN_S
 from ._run_cost import run_cost as run_cost
-from ._run_cost import run_cost_note as run_cost_note
+from ._settings import Choice as Choice
+from ._settings import Choices as Choices
+from ._settings import NumberBox as NumberBox
+from ._settings import chain_size_box as chain_size_box
+from ._settings import checkpoint_boxes as checkpoint_boxes
+from ._settings import checkpoint_choices as checkpoint_choices
+from ._settings import variants_choice as variants_choice

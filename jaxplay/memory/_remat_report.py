@@ -19,7 +19,7 @@ from jaxplay.core import claims
 from jaxplay.core.figures import quartile_bars, timing_values
 from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.timing import format_seconds
-from jaxplay.memory._remat import Model, RematResult, Variant
+from jaxplay.memory._remat import GRADIENT_SAMPLE, Model, RematResult, Variant
 
 #: Why a residual is saved (:attr:`~jaxplay.memory._remat.Residual.origin`), in words: the
 #: origins are English in a cached result; a table or sentence shows them with ``_``.
@@ -314,3 +314,87 @@ def memory_time_figure(results: Sequence[RematResult], device: str) -> Any:
         margin={"t": 60, "b": 50, "l": 60, "r": 20},
     )
     return fig
+
+
+@dataclass(frozen=True)
+class SummaryColumn:
+    """How one column of :func:`summary_table` is shown (the rows keep their English keys).
+
+    Attributes:
+        label: the header, in the visitor's language (short: nine columns share the width).
+        number: whether it holds numbers (else text).
+        format: a number column's printf-style format, or None for the default.
+        help: the header's tooltip, in the visitor's language, or None.
+        pinned: whether it stays in view when the table scrolls sideways (None: the default).
+    """
+
+    label: str
+    number: bool
+    format: str | None = None
+    help: str | None = None
+    pinned: bool | None = None
+
+
+def summary_columns() -> dict[str, SummaryColumn]:
+    """Each summary column's header, format and help, by its key in :func:`summary_rows`."""
+    mib = "%.3g"
+    return {
+        "variant": SummaryColumn(_("variant"), number=False, pinned=True),
+        "saved residuals": SummaryColumn(
+            _("saved"), number=True, help=_("Residuals JAX saves for the backward pass")
+        ),
+        "residual MiB": SummaryColumn(_("saved MiB"), number=True, format=mib),
+        "temp MiB": SummaryColumn(
+            _("temp MiB"),
+            number=True,
+            format=mib,
+            help=_("XLA's memory_analysis() of the gradient"),
+        ),
+        "argument MiB": SummaryColumn(_("argument MiB"), number=True, format=mib),
+        "output MiB": SummaryColumn(_("output MiB"), number=True, format=mib),
+        "peak MiB": SummaryColumn(_("peak MiB"), number=True, format=mib),
+        "gradient time": SummaryColumn(_("time"), number=False, help=_("Median of the samples")),
+        "gradient vs no checkpoint": SummaryColumn(
+            _("Δ grad"),
+            number=False,
+            help=_("Largest difference from no checkpoint's gradient, relative"),
+        ),
+    }
+
+
+@claims.states_nothing("names the sources of the table's numbers, each read from JAX or XLA")
+def summary_caption(table: SummaryTable) -> str:
+    """Where the summary's numbers come from (Markdown), with the values every variant shares
+    (:attr:`SummaryTable.constants`) when the table left their columns out."""
+    if table.constants:
+        caption = _(
+            "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
+            "(`memory_analysis()`), where those residuals and other scratch buffers live "
+            "({constants}). The gradients are compared on up to {sample} evenly spaced entries "
+            "of each leaf."
+        )
+    else:
+        caption = _(
+            "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
+            "(`memory_analysis()`), where those residuals and other scratch buffers live. The "
+            "gradients are compared on up to {sample} evenly spaced entries of each leaf."
+        )
+    return caption.format(constants=table.constants, sample=f"{GRADIENT_SAMPLE:,}")
+
+
+@claims.states_nothing("says what this device reported about its memory, or that it reported none")
+def peak_caption(results: Sequence[RematResult], platform: str) -> str:
+    """What the peak memory column means here: a high-water mark, or nothing on a platform whose
+    ``device.memory_stats()`` is None (the table then leaves the column out)."""
+    if results[0].peak_bytes is None:
+        return _(
+            "Peak device memory: {platform} reports none (`device.memory_stats()` is None)."
+        ).format(platform=platform)
+    return _("Peak MiB is the device's high-water mark so far: it only ever grows.")
+
+
+def residuals_heading(result: RematResult) -> str:
+    """The heading over one variant's residuals: its name and how many it saves."""
+    n = len(result.residuals)
+    saved = ngettext("{n} saved residual", "{n} saved residuals", n).format(n=f"{n:,}")
+    return _("{variant}: {saved}").format(variant=_(result.variant.label), saved=saved)
