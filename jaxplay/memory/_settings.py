@@ -29,8 +29,8 @@ class Choice:
     """A setting picked among named options.
 
     Attributes:
-        name: what it sets (``"model"``, ``"loop"``, ``"variants"``); the page keys the box, and
-            so the address, by it.
+        name: what it sets (``"model"``, ``"loop"``); the page keys the box, and so the
+            address, by it.
         label: the box's label, in the visitor's language.
         options: each option's key (English: links, caches) and its label, in the visitor's
             language, in the order shown.
@@ -47,8 +47,8 @@ class Choice:
 
 @dataclass(frozen=True)
 class Choices:
-    """A setting picking several of named options (as :class:`Choice`, ``default`` the keys
-    picked when the page opens)."""
+    """A setting picking several of named options (``"variants"``): as :class:`Choice`, with
+    ``default`` the keys picked when the page opens."""
 
     name: str
     label: str
