@@ -144,11 +144,16 @@ def correct_axes(layout: str, w_choice: str) -> str:
 
 
 def reference_outputs(layout: str, w_choice: str) -> np.ndarray:
-    """Per-example ``W x + b`` by a plain numpy loop, shape (batch, H): what vmap should give."""
+    """Per-example ``W x + b`` by a plain numpy loop, shape (batch, H): what vmap should give.
+
+    The product is written out (multiply, then sum) rather than ``@``: numpy's BLAS matmul on
+    these tiny operands intermittently raised a spurious floating-point warning, which the tests
+    turn into an error; the sum is the same arithmetic without BLAS.
+    """
     X, (W, b) = editor_inputs(layout, w_choice)
     xs = X if layout == LAYOUTS[0] else X.T
     Ws = [W] * EDITOR_BATCH if W.ndim == 2 else list(W)
-    return np.stack([Ws[i] @ xs[i] + b for i in range(EDITOR_BATCH)])
+    return np.stack([(Ws[i] * xs[i]).sum(axis=-1) + b for i in range(EDITOR_BATCH)])
 
 
 @dataclass(frozen=True)
