@@ -1,13 +1,15 @@
 """The Code Lab page: what a sandboxed run produced, made readable.
 
 Why a module of its own: :mod:`jaxplay.sandbox` runs the code and returns plain results; the Code
-Lab shows them. The shaping for display (a table of the arrays the code left behind, a heatmap of
-an array's corner, the failing line marked in the source, the eager-vs-jit inspection in words,
-the limits of a run in one line) is the page's topic, tested here, not the sandbox's API.
+Lab shows them. The shaping for display (a failure with its title and the failing line marked in
+the source, a table of the arrays the code left behind, heatmaps of their corners, the inspections
+offered and those still to run, the eager-vs-jit inspection in words, the limits of a run in one
+line) is the page's topic, tested here, not the sandbox's API.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +18,91 @@ import plotly.graph_objects as go
 from jaxplay import sandbox
 from jaxplay.core import claims
 from jaxplay.core.figures import plain
-from jaxplay.core.i18n import _
+from jaxplay.core.i18n import N_, _
 from jaxplay.core.timing import format_seconds
-from jaxplay.sandbox import ArraySummary, JitTiming
+from jaxplay.sandbox import ArraySummary, InspectRequest, JitTiming, RunError, RunResult
+
+#: What the page calls each way a run can fail (``RunError.kind``; translated where shown).
+FAILURES: dict[str, str] = {
+    "syntax": N_("The code is not valid Python."),
+    "exception": N_("The code raised an exception."),
+    "timeout": N_("Stopped: the run hit its time limit."),
+    "memory": N_("Stopped: the run hit its memory limit."),
+    "output_limit": N_("Stopped: the run printed too much."),
+    "crashed": N_("The Python process running the code crashed."),
+    "exit": N_("The code ended its own process."),
+    "refused": N_("The code was not run."),
+}
+
+#: The inspections the page offers, in the registry's order: those with a label.
+OFFERED: tuple[str, ...] = tuple(name for name in sandbox.INSPECTORS if name in sandbox.LABELS)
+
+
+def inspector_label(name: str) -> str:
+    """An inspector's label in the visitor's language (its name if it has none)."""
+    return _(sandbox.LABELS[name]) if name in sandbox.LABELS else name
+
+
+def inspect_request(
+    function: str, shapes: str, dtype: str, chosen: Sequence[str]
+) -> InspectRequest:
+    """What to inspect after the run: ``chosen`` inspections of ``function``, on example
+    arguments of the ``shapes`` typed (see :func:`jaxplay.sandbox.parse_arg_specs`, which raises
+    :class:`~jaxplay.core.errors.InputError` for text it cannot read)."""
+    return InspectRequest(function, sandbox.parse_arg_specs(shapes, dtype), tuple(chosen))
+
+
+def run_summary(result: RunResult) -> str:
+    """The run's status line once it ended: how long it took, or that it failed."""
+    if result.ok:
+        return _("Ran in {seconds} s").format(seconds=f"{result.duration_s:.2f}")
+    return _("The run failed")
+
+
+def error_line(shown: tuple[str, RunResult] | None, source: str) -> int | None:
+    """The line the shown run (``(code that ran, result)``) failed on, while ``source`` is still
+    the code that ran; ``None`` otherwise."""
+    if shown is None or shown[0] != source or shown[1].error is None:
+        return None
+    return shown[1].error.line
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed run ready to show.
+
+    Attributes:
+        title: what kind of failure, in one sentence.
+        message: the exception's type and message, or the runner's words.
+        marked: the lines around the failing one, numbered and marked (``None`` if unknown).
+        traceback: the traceback cut down to the code's own frames (``""`` if none).
+    """
+
+    title: str
+    message: str
+    marked: str | None
+    traceback: str
+
+
+def failure(error: RunError, source: str) -> Failure:
+    """How the page shows ``error`` of a run of ``source``."""
+    return Failure(
+        title=_(FAILURES[error.kind]) if error.kind in FAILURES else error.kind,
+        message=f"{error.exc_type}: {error.message}" if error.exc_type else error.message,
+        marked=mark_line(source, error.line),
+        traceback=error.traceback,
+    )
+
+
+def waiting_note(request: InspectRequest | None, result: RunResult) -> str | None:
+    """Which of the inspections asked for now the shown run did not do (they were chosen after
+    it), in one sentence; ``None`` when it did them all."""
+    waiting = [n for n in (request.inspectors if request else ()) if n not in result.inspections]
+    if not waiting:
+        return None
+    return _("{inspections}: shown after the next **Run** of this code.").format(
+        inspections=_(", ").join(inspector_label(n) for n in waiting)
+    )
 
 
 def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
@@ -88,6 +172,17 @@ def preview_figure(summary: ArraySummary) -> go.Figure | None:
         yaxis={"autorange": "reversed"},
     )
     return fig
+
+
+def heatmaps(arrays: tuple[ArraySummary, ...], most: int = 4) -> list[tuple[str, go.Figure]]:
+    """``(name, heatmap)`` of each of the first ``most`` arrays that has two dimensions or more
+    and a numeric preview."""
+    shown = []
+    for summary in arrays[:most]:
+        fig = preview_figure(summary)
+        if fig is not None and len(summary.shape) >= 2:
+            shown.append((summary.name, fig))
+    return shown
 
 
 def mark_line(source: str, line: int | None, context: int = 2) -> str | None:

@@ -12,16 +12,6 @@ from pages._editor import code_editor, run_requested
 
 sandbox.warm_up()  # returns at once; spare workers start in the background
 
-KIND_TEXT = {
-    "syntax": _("The code is not valid Python."),
-    "exception": _("The code raised an exception."),
-    "timeout": _("Stopped: the run hit its time limit."),
-    "memory": _("Stopped: the run hit its memory limit."),
-    "output_limit": _("Stopped: the run printed too much."),
-    "crashed": _("The Python process running the code crashed."),
-    "exit": _("The code ended its own process."),
-    "refused": _("The code was not run."),
-}
 DEFAULT = article.by_id(article.DEFAULT_ID).source
 
 st.title(":material/terminal: " + _("Code Lab"))
@@ -117,11 +107,6 @@ if share:
 source = state["code_lab_source"]
 
 
-def inspector_label(name: str) -> str:
-    """An inspector's label in the visitor's language (its name if it has none)."""
-    return _(sandbox.LABELS[name]) if name in sandbox.LABELS else name
-
-
 with st.expander(_("Inspect a function: its jaxpr, eager vs jit"), icon=":material/search:"):
     functions = sandbox.defined_functions(source)
     if not functions:
@@ -149,10 +134,10 @@ with st.expander(_("Inspect a function: its jaxpr, eager vs jit"), icon=":materi
     )
     chosen = st.pills(
         _("Show"),
-        [name for name in sandbox.INSPECTORS if name in sandbox.LABELS],
+        code_lab.OFFERED,
         selection_mode="multi",
         key="code_lab_inspectors",
-        format_func=inspector_label,
+        format_func=code_lab.inspector_label,
         bind="query-params",
         on_change=lambda: state.update(code_lab_inspect_changed=True),
     )
@@ -174,9 +159,7 @@ if chosen and not function:
     )
 if chosen and function:
     try:
-        request = sandbox.InspectRequest(
-            function, sandbox.parse_arg_specs(shapes, dtype), tuple(chosen)
-        )
+        request = code_lab.inspect_request(function, shapes, dtype, chosen)
     except InputError as err:
         _ui.input_error(err, _("Not shapes:"))
 
@@ -195,27 +178,12 @@ if run:
         result = sandbox.run_code(
             source, inspect=request, visitor=_ui.visitor_id(), on_queue=box.queued
         )
-        box.finished(
-            _("Ran in {seconds} s").format(seconds=f"{result.duration_s:.2f}")
-            if result.ok
-            else _("The run failed"),
-            ok=result.ok,
-        )
+        box.finished(code_lab.run_summary(result), ok=result.ok)
     state["code_lab_result"] = (source, result)
 
-
-def _error_line() -> int | None:
-    """The line the shown run failed on, while the code is still the code that ran."""
-    ran, result = state.get("code_lab_result", (None, None))
-    if ran != source or result is None or result.error is None:
-        return None
-    return result.error.line
-
-
 with editor_slot:
-    code_editor(
-        source, key="code_lab_editor", height=380, error_line=_error_line(), on_change=_edited
-    )
+    shown_line = code_lab.error_line(state.get("code_lab_result"), source)
+    code_editor(source, key="code_lab_editor", height=380, error_line=shown_line, on_change=_edited)
 
 
 def _draw_failed(failed: sandbox.InspectionFailed) -> None:
@@ -249,16 +217,14 @@ if "code_lab_result" in state:
         printed = result.stdout + result.stderr
         st.code(printed, language=None, height=_ui.box_height(printed, 500))
     if result.error is not None:
-        err = result.error
-        st.error(KIND_TEXT.get(err.kind, err.kind), icon=":material/error:")
-        message = f"{err.exc_type}: {err.message}" if err.exc_type else err.message
-        st.code(message, language=None, height=_ui.box_height(message))
-        marked = code_lab.mark_line(ran, err.line)
-        if marked:
-            st.code(marked, language=None)
-        if err.traceback:
+        failed = code_lab.failure(result.error, ran)
+        st.error(failed.title, icon=":material/error:")
+        st.code(failed.message, language=None, height=_ui.box_height(failed.message))
+        if failed.marked:
+            st.code(failed.marked, language=None)
+        if failed.traceback:
             with st.expander(_("Traceback (your code's frames only)")):
-                st.code(err.traceback, language=None)
+                st.code(failed.traceback, language=None)
     if result.value_repr is not None:
         st.markdown(_("**Value of the last line**"))
         st.code(result.value_repr, language=None)
@@ -269,18 +235,11 @@ if "code_lab_result" in state:
             hide_index=True,
             key="code_lab_arrays",
         )
-        for summary in result.arrays[:4]:
-            fig = code_lab.preview_figure(summary)
-            if fig is not None and len(summary.shape) >= 2:
-                _ui.chart(fig, key=f"code_lab_heatmap_{summary.name}")
-    waiting = [n for n in (request.inspectors if request else ()) if n not in result.inspections]
+        for name, fig in code_lab.heatmaps(result.arrays):
+            _ui.chart(fig, key=f"code_lab_heatmap_{name}")
+    waiting = code_lab.waiting_note(request, result)
     if waiting:
-        st.info(
-            _("{inspections}: shown after the next **Run** of this code.").format(
-                inspections=_(", ").join(inspector_label(n) for n in waiting)
-            ),
-            icon=":material/pending:",
-        )
+        st.info(waiting, icon=":material/pending:")
     for name, data in result.inspections.items():
-        st.markdown(f"**{inspector_label(name)}**")
+        st.markdown(f"**{code_lab.inspector_label(name)}**")
         DRAW[type(data)](data)

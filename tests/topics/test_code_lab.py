@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from jaxplay import code_lab
 from jaxplay.core import timing
-from jaxplay.sandbox import JitTiming
-from jaxplay.sandbox._results import decode_arrays
+from jaxplay.sandbox import JaxprText, JitTiming, RunError, RunResult
+from jaxplay.sandbox._results import ERROR_KINDS, decode_arrays
 
 
 def test_the_failing_line_is_marked_with_its_neighbours() -> None:
@@ -28,6 +28,7 @@ def test_arrays_become_rows_and_heatmaps() -> None:
     assert rows[0]["first values"] == "1, 2, 3" and rows[0]["min"] == 1
     assert [list(row) for row in code_lab.preview_figure(matrix).data[0].z] == [[1, 2], [3, 4]]
     assert code_lab.preview_figure(text) is None
+    assert [name for name, _ in code_lab.heatmaps((vector, matrix, text))] == ["m"]
 
 
 def test_the_eager_vs_jit_inspection_in_words() -> None:
@@ -39,3 +40,31 @@ def test_the_eager_vs_jit_inspection_in_words() -> None:
     empty = timing.Timing(samples=(), number=1, warmup=0)
     none = code_lab.timing_summary(JitTiming(timing.JitComparison(empty, empty), ""))
     assert none.metrics[2][1] == "n/a"
+
+
+def test_a_failure_ready_to_show() -> None:
+    error = RunError("exception", "boom", exc_type="ValueError", line=2, traceback="tb")
+    shown = code_lab.failure(error, "a\nb\nc")
+    assert shown.title == "The code raised an exception."
+    assert shown.message == "ValueError: boom" and shown.traceback == "tb"
+    assert shown.marked is not None and "→ 2 | b" in shown.marked
+    assert code_lab.failure(RunError("odd", "?"), "").title == "odd"
+    assert set(code_lab.FAILURES) == set(ERROR_KINDS)
+
+
+def test_the_error_line_only_while_the_code_is_the_code_that_ran() -> None:
+    failed = RunResult(ok=False, error=RunError("exception", "x", line=3))
+    assert code_lab.error_line(("code", failed), "code") == 3
+    assert code_lab.error_line(("code", failed), "edited") is None
+    assert code_lab.error_line(("code", RunResult(ok=True)), "code") is None
+    assert code_lab.error_line(None, "code") is None
+
+
+def test_inspections_chosen_after_the_run_are_said_to_wait() -> None:
+    request = code_lab.inspect_request("f", "(3,), ()", "float32", ["jaxpr", "compare_jit"])
+    assert [a.shape for a in request.args] == [(3,), ()]
+    done = RunResult(ok=True, inspections={"jaxpr": JaxprText("x")})
+    note = code_lab.waiting_note(request, done)
+    assert note == "Time it eager vs jit: shown after the next **Run** of this code."
+    assert code_lab.waiting_note(None, done) is None
+    assert code_lab.OFFERED == ("jaxpr", "compare_jit")
