@@ -164,7 +164,8 @@ def run_task(
 
     Arguments:
         target: ``"jaxplay.<module>:<function>"``; called as ``function(**kwargs)`` and
-            returning JSON data, which comes back as ``result.task``.
+            returning what :mod:`jaxplay.core.codec` encodes, which comes back, encoded, as
+            ``result.task`` (:func:`call` decodes it).
         timeout_s, visitor, on_queue: as for :func:`run_code`.
         kwargs: plain JSON values.
 

@@ -69,7 +69,7 @@ class Task:
 
     Attributes:
         target: ``"jaxplay.<module>:<function>"``; the function takes ``kwargs`` and returns
-            JSON data (the caller decodes it).
+            a value the worker encodes with :mod:`jaxplay.core.codec` (the caller decodes it).
         kwargs: plain JSON values (the visitor's formula, sizes, ...).
     """
 
@@ -172,7 +172,8 @@ class RunResult:
         inspections: inspector name -> its result (the inspector's result type, or an
             :class:`~jaxplay.sandbox.InspectionFailed` saying why there is none).
         queued_s: time spent waiting for a free worker before the run started.
-        task: what a :class:`Task` returned (JSON data), ``None`` for code runs.
+        task: what a :class:`Task` returned, as :mod:`jaxplay.core.codec` encoded it (JSON
+            data; :func:`jaxplay.sandbox.call` decodes it), ``None`` for code runs.
     """
 
     ok: bool
