@@ -33,20 +33,21 @@ state.setdefault("code_lab_source", DEFAULT)
 store = snippets.shared_store()
 # A shared link (?snippet=<id>) loads its code once; the visitor's edits are kept after that.
 shared_id = st.query_params.get("snippet")
+
+
+def tell(shared: snippets.Shared) -> None:
+    for notice in shared.notices:
+        st.warning(notice.text, icon=notice.kind.value)
+
+
 if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
     state["code_lab_loaded_snippet"] = shared_id
-    try:
-        state["code_lab_source"] = state["code_lab_snippet_code"] = store.load(shared_id).code
+    opened = snippets.open_link(store, shared_id)
+    if opened.snippet is not None:
+        state["code_lab_source"] = state["code_lab_snippet_code"] = opened.snippet.code
         state.pop("code_lab_result", None)
         st.toast(_("Loaded the shared snippet."), icon=":material/share:")
-    except snippets.StoreUnavailable as err:
-        instead = _("{error} Showing your own code instead.").format(error=err)
-        st.warning(instead, icon=":material/cloud_off:")
-    except snippets.SnippetError as err:
-        instead = _("{error} Showing your own code instead.").format(error=err)
-        st.warning(instead, icon=":material/link_off:")
-    if store.last_recovery:
-        st.warning(store.last_recovery, icon=":material/build:")
+    tell(opened)
 # Once the visitor has edited the loaded code, the address no longer names what the editor
 # shows: a reload would load the snippet again over the edits (they stay in the session).
 if shared_id and state.get("code_lab_snippet_code") not in (None, state["code_lab_source"]):
@@ -91,17 +92,11 @@ actions.caption(
 # The editor is filled in below, after a run, so that it marks the line of that run's error.
 editor_slot = st.container()
 if share:
-    try:
-        saved = store.save(state["code_lab_source"], visitor=_ui.visitor_id())
-    except snippets.StoreUnavailable as err:
-        st.warning(str(err), icon=":material/cloud_off:")
-    except snippets.SnippetError as err:
-        st.warning(str(err), icon=":material/block:")
-    else:
-        if saved.recovered:
-            st.warning(saved.recovered, icon=":material/build:")
+    shared = snippets.share(store, state["code_lab_source"], visitor=_ui.visitor_id())
+    tell(shared)
+    if shared.snippet is not None:
         st.success(_("Anyone with this link sees this code:"), icon=":material/link:")
-        link = snippets.share_link(st.context.url, saved.snippet.id, _ui.linked())
+        link = snippets.share_link(st.context.url, shared.snippet.id, _ui.linked())
         st.code(link, language=None)
 
 source = state["code_lab_source"]

@@ -40,6 +40,7 @@ database set up by a newer jaxplay is refused, never altered.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import logging
 import math
@@ -657,3 +658,57 @@ def shared_store(location: str | None = None) -> SnippetStore:
         if location not in _stores:
             _stores[location] = SnippetStore.from_env(location)
         return _stores[location]
+
+
+class NoticeKind(enum.Enum):
+    """What the store tells a visitor beside a load or a save is about; the value is the icon a
+    page shows it with (a Material icon, as the catalog names each page's)."""
+
+    UNAVAILABLE = ":material/cloud_off:"  # the store cannot be reached or used
+    BAD_LINK = ":material/link_off:"  # a link's snippet is malformed, unknown or expired
+    REFUSED = ":material/block:"  # the code was not saved (too big, a limit reached)
+    RECOVERED = ":material/build:"  # the store was rebuilt first (a corrupt file moved aside)
+
+
+@dataclass(frozen=True)
+class Notice:
+    kind: NoticeKind
+    text: str
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A load or a save as the Code Lab shows it: the snippet, or None when it failed, and what
+    the visitor is told (the store is never an error page: the Code Lab keeps working)."""
+
+    snippet: Snippet | None
+    notices: tuple[Notice, ...] = ()
+
+
+def _failure(err: SnippetError, kind: NoticeKind, text: str) -> Notice:
+    return Notice(NoticeKind.UNAVAILABLE if isinstance(err, StoreUnavailable) else kind, text)
+
+
+def open_link(store: SnippetStore, snippet_id: str) -> Shared:
+    """A shared link's snippet (``?snippet=<id>``); when it cannot be loaded the visitor keeps
+    their own code, and the notice says so."""
+    notices = []
+    snippet = None
+    try:
+        snippet = store.load(snippet_id)
+    except SnippetError as err:
+        instead = _("{error} Showing your own code instead.").format(error=err)
+        notices.append(_failure(err, NoticeKind.BAD_LINK, instead))
+    if store.last_recovery:
+        notices.append(Notice(NoticeKind.RECOVERED, store.last_recovery))
+    return Shared(snippet, tuple(notices))
+
+
+def share(store: SnippetStore, code: str, visitor: str) -> Shared:
+    """Save ``code`` for a link, under the store's limits for ``visitor``."""
+    try:
+        saved = store.save(code, visitor=visitor)
+    except SnippetError as err:
+        return Shared(None, (_failure(err, NoticeKind.REFUSED, str(err)),))
+    recovered = (Notice(NoticeKind.RECOVERED, saved.recovered),) if saved.recovered else ()
+    return Shared(saved.snippet, recovered)

@@ -442,3 +442,36 @@ def test_missing_postgres_binaries_skip_locally_and_fail_in_ci(
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI must run the PostgreSQL tests"):
         postgres_support.require_binaries()
+
+
+def test_a_link_and_a_share_as_the_code_lab_shows_them(tmp_path: Path) -> None:
+    """open_link/share never raise: the snippet or None, and what the visitor is told, by kind."""
+    store = SnippetStore(tmp_path / "s.sqlite3", max_bytes=100)
+    shared = snippets.share(store, "x = 1", visitor="a")
+    assert shared.snippet is not None and shared.notices == ()
+    opened = snippets.open_link(store, shared.snippet.id)
+    assert opened.snippet == store.load(shared.snippet.id) and opened.notices == ()
+    unknown = snippets.open_link(store, "A" * ID_LENGTH)
+    assert unknown.snippet is None
+    assert [n.kind for n in unknown.notices] == [snippets.NoticeKind.BAD_LINK]
+    assert unknown.notices[0].text.endswith("Showing your own code instead.")
+    too_big = snippets.share(store, "y" * 101, visitor="a")
+    assert too_big.snippet is None
+    assert [n.kind for n in too_big.notices] == [snippets.NoticeKind.REFUSED]
+
+
+def test_an_unreachable_or_rebuilt_store_is_told_as_such(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("a file where the folder should be")
+    down = SnippetStore(tmp_path / "a-file" / "s.sqlite3", timeout_s=0.5)
+    for shared in (snippets.share(down, "x = 1", "a"), snippets.open_link(down, "A" * ID_LENGTH)):
+        assert shared.snippet is None
+        assert [n.kind for n in shared.notices] == [snippets.NoticeKind.UNAVAILABLE]
+    path = tmp_path / "s.sqlite3"
+    store = SnippetStore(path)
+    store.save("z = 3", visitor="a")
+    for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        extra.unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    rebuilt = snippets.share(store, "w = 4", "a")
+    assert rebuilt.snippet is not None
+    assert [n.kind for n in rebuilt.notices] == [snippets.NoticeKind.RECOVERED]
