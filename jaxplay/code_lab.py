@@ -52,6 +52,7 @@ def inspect_request(
     return InspectRequest(function, sandbox.parse_arg_specs(shapes, dtype), tuple(chosen))
 
 
+@claims.states_nothing("this run's own duration, or that it failed")
 def run_summary(result: RunResult) -> str:
     """The run's status line once it ended: how long it took, or that it failed."""
     if result.ok:
@@ -94,6 +95,7 @@ def failure(error: RunError, source: str) -> Failure:
     )
 
 
+@claims.states_nothing("which inspections the visitor chose after the shown run")
 def waiting_note(request: InspectRequest | None, result: RunResult) -> str | None:
     """Which of the inspections asked for now the shown run did not do (they were chosen after
     it), in one sentence; ``None`` when it did them all."""

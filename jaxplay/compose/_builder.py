@@ -13,7 +13,7 @@ from types import MappingProxyType
 import numpy as np
 
 from jaxplay import sandbox
-from jaxplay.core import expr, markdown, words
+from jaxplay.core import claims, expr, markdown, words
 from jaxplay.core.errors import FriendlyError
 from jaxplay.core.i18n import N_, _, ngettext
 
@@ -97,6 +97,7 @@ def stack_caption(stack: Sequence[str]) -> str:
     return " · ".join(said) or _("No transform: f itself.")
 
 
+@claims.states_nothing("the stack the visitor built and the sandbox's configured deadline")
 def applying(stack: Sequence[str], source: str, shape: Sequence[int]) -> str:
     """What the page is doing while the pipeline runs, and where: a pipeline that is not a
     preset runs in a sandboxed worker, whose deadline the visitor is told up front."""
@@ -128,12 +129,14 @@ def refusal(err: ValueError | sandbox.TaskFailed, stack: Sequence[str]) -> tuple
     return err.explain(doing, hint), False
 
 
+@claims.states_nothing("restates JAX's own refusal, read from its message, in plain words")
 def refused_sentence(error: FriendlyError) -> str:
     """JAX's refusal of the stack in plain words, in the visitor's language (Markdown)."""
     reason = markdown.escape(plain_words(error))
     return _("**JAX refuses:** {reason}").format(reason=reason)
 
 
+@claims.states_nothing("this run's shapes, as JAX returned them")
 def shapes_sentence(result: PipelineResult) -> str:
     """x's shape and the result's, before the values (Markdown)."""
     return _("x has shape `{x}`; the result has shape `{result}`:").format(

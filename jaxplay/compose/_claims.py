@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxplay.compose import _hvp, _jacobians
+from jaxplay.compose import _hvp, _jacobians, _per_sample
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
 from jaxplay.core.i18n import N_
@@ -50,4 +50,27 @@ def _jit_hvp(_: None) -> Verdict:
     return Verdict(
         made.as_written.error_type == "TypeError" and made.fixes_agree,
         f"as written: {made.as_written.headline}; the fixes agree: {made.fixes_agree}",
+    )
+
+
+@claims.claim(
+    "compose.bare_vmap_maps_the_parameters",
+    N_(
+        "A bare `vmap(grad(loss))` maps axis 0 of every argument, the parameters too: with as "
+        "many samples as weights each sample gets one weight, `grad` refuses the vector "
+        "prediction, and with different sizes the call fails; `in_axes=(None, 0, 0)` shares "
+        "the parameters and equals a loop over the samples."
+    ),
+    cases=((8, 3), (5, 5)),
+)
+def _bare_vmap(case: tuple[int, int]) -> Verdict:
+    batch, features = case
+    ps = _per_sample.per_sample(batch, features)
+    square_refused = ps.square.error_type == "TypeError" and "scalar" in ps.square.message
+    disagree_fails = batch == features or not ps.as_written.ok
+    return Verdict(
+        square_refused and disagree_fails and ps.fixed_matches_loop and ps.tiled_matches_loop,
+        f"B = D: {ps.square.headline}; B = {batch}, D = {features}: "
+        f"{'runs' if ps.as_written.ok else ps.as_written.headline}; "
+        f"the fix equals the loop: {ps.fixed_matches_loop}",
     )

@@ -18,7 +18,7 @@ from jaxplay.article import (
     hvp,
     optimized_hvp,
 )
-from jaxplay.core import capture, markdown, roofline, timing
+from jaxplay.core import capture, claims, markdown, roofline, timing
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import (
     bar_ends,
@@ -268,11 +268,13 @@ DEFAULT_DIMS: tuple[int, ...] = (16, 256, 1024)
 AGREEMENT_N = 100
 
 
+@claims.states("compose.jit_of_hvp_taking_f_raises")
 def as_written_sentence(made: JitHvp) -> str:
     """The article's ``jit`` of an hvp taking ``f``, and the error it raises (Markdown)."""
     return _("**As written:** {error}").format(error=markdown.code(made.as_written.headline))
 
 
+@claims.states("compose.jit_of_hvp_taking_f_raises", "compose.hvp_ways_agree")
 def jit_hvp_why(made: JitHvp, agreement: float) -> str:
     """Why ``jit`` refuses ``f``, the two fixes and whether they agree, and how far hvp is from
     the full Hessian's H·v at :data:`AGREEMENT_N` (``agreement``, from :func:`hvp_agreement`)."""
@@ -308,6 +310,7 @@ def hvp_progress(k: int) -> tuple[str, str]:
     return running, done
 
 
+@claims.states_nothing("this run's measured times and differences")
 def hvp_summary(sweep: HvpSweep) -> str:
     """The largest dimension's times, the fastest way, and how far the ways are apart."""
     last = len(sweep.dims) - 1

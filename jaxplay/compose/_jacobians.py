@@ -18,7 +18,7 @@ from jaxplay.article import (
     jac_forward,
     jac_reverse,
 )
-from jaxplay.core import roofline, timing
+from jaxplay.core import claims, roofline, timing
 from jaxplay.core.figures import (
     bar_ends,
     format_count,
@@ -201,6 +201,7 @@ WIDTH_CHOICES: tuple[int, ...] = (4, 16, 64, 256, 1024, MAX_WIDTH)
 DEFAULT_WIDTHS: tuple[int, ...] = (4, 64, 1024)
 
 
+@claims.states("compose.jacfwd_equals_jacrev")
 def agreement_sentence(shape: tuple[int, ...], diff: float) -> str:
     """That both modes computed the same Jacobian, from :func:`jacobians_agree`'s result."""
     return _("jacfwd and jacrev agree: Jacobian {shape}, max |difference| {diff}.").format(
@@ -208,6 +209,7 @@ def agreement_sentence(shape: tuple[int, ...], diff: float) -> str:
     )
 
 
+@claims.states_nothing("says what the Measure button will time")
 def jacobian_plan() -> str:
     """What Measure will time, said before it is pressed."""
     return _(

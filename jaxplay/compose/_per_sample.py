@@ -15,7 +15,7 @@ import numpy as np
 from jaxplay.article import (
     per_sample_gradient,
 )
-from jaxplay.core import capture, markdown
+from jaxplay.core import capture, claims, markdown
 from jaxplay.core.capture import Outcome
 from jaxplay.core.i18n import _
 from jaxplay.core.inputs import normal_arrays
@@ -146,12 +146,14 @@ def per_sample_cases(ps: PerSample) -> tuple[tuple[str, Outcome], ...]:
     )
 
 
+@claims.states_nothing("this run's outcome: it ran, or JAX's own error")
 def _case_sentence(label: str, outcome: Outcome) -> str:
     if outcome.ok:
         return _("**{label}:** it runs.").format(label=label)
     return _("**{label}:** {error}").format(label=label, error=markdown.code(outcome.headline))
 
 
+@claims.states("compose.bare_vmap_maps_the_parameters")
 def per_sample_why(ps: PerSample) -> str:
     """Why the article's function fails, or runs and is wrong, at these shapes; and the fix
     (Markdown): every shape, error and match in it is this run's."""
@@ -178,6 +180,7 @@ def per_sample_why(ps: PerSample) -> str:
     )
 
 
+@claims.states_nothing("this run's shape and its comparison with a loop")
 def per_sample_fixed(ps: PerSample) -> str:
     """The fix's result: its shape, and whether it equals the loop (Markdown)."""
     return _(
