@@ -43,9 +43,7 @@ import argparse
 import os
 import statistics
 import sys
-import threading
 import time
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,68 +51,21 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
+from benchmarks._cpu import ProcTree  # noqa: E402
 from jaxplay.hosting import serve  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 VISITORS = ("first visitor (caches cold)", "second visitor", "third visitor")
 
 
-def _stat(pid: int) -> tuple[int, int, int] | None:
-    """(parent pid, utime+stime ticks, start time) of a process, or None if it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    rest = text.rsplit(")", 1)[1].split()
-    return int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[19])
-
-
-class ProcessTree(threading.Thread):
-    """The CPU time of a process and all its descendants, kept for those that exited."""
-
-    def __init__(self, root: int) -> None:
-        super().__init__(daemon=True)
-        self.root = root
-        self._seen: dict[tuple[int, int], int] = {}
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-
-    def run(self) -> None:
-        while not self._stop.wait(0.05):
-            self.scan()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def scan(self) -> None:
-        stats = {int(n): s for n in os.listdir("/proc") if n.isdigit() and (s := _stat(int(n)))}
-        children: dict[int, list[int]] = defaultdict(list)
-        for pid, (ppid, _, _) in stats.items():
-            children[ppid].append(pid)
-        stack = [self.root]
-        with self._lock:
-            while stack:
-                pid = stack.pop()
-                if pid in stats:
-                    _, ticks, start = stats[pid]
-                    self._seen[(pid, start)] = max(self._seen.get((pid, start), 0), ticks)
-                    stack.extend(children[pid])
-
-    def cpu_s(self) -> float:
-        self.scan()
-        with self._lock:
-            return sum(self._seen.values()) / CLK_TCK
-
-
-def settle(tree: ProcessTree, timeout_s: float = 300.0) -> float:
+def settle(tree: ProcTree, timeout_s: float = 300.0) -> float:
     """Wait until the tree used under 3% of a core for one second; its CPU-s at that second's
     start (the quiet second is not part of the visit that ended before it)."""
     deadline = time.monotonic() + timeout_s
-    before = tree.cpu_s()
+    before = tree.total_s()
     while time.monotonic() < deadline:
         time.sleep(1.0)
-        now = tree.cpu_s()
+        now = tree.total_s()
         if now - before < 0.03:
             return before
         before = now
@@ -148,7 +99,7 @@ def one_server(pages: list[str]) -> dict[tuple[str, str], tuple[float, float]]:
     with serve.Room(1, env=env) as room, sync_playwright() as p:
         url = room.url
         pid = room.pids[0]
-        tree = ProcessTree(pid)
+        tree = ProcTree(pid)
         tree.start()
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

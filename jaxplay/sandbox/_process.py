@@ -21,6 +21,7 @@ process sets its own ``setrlimit`` limits before it touches user code.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import glob
 import logging
@@ -380,8 +381,9 @@ def _python_paths() -> list[str]:
     return [p for p in out if not any(p != q and p.startswith(q + os.sep) for q in out)]
 
 
-class Sandbox:
-    """Starts and stops workers. Subclasses decide how isolated they are."""
+class Sandbox(abc.ABC):
+    """Starts and stops workers. Subclasses decide how isolated they are (the command that
+    starts a worker is theirs: :meth:`_command`)."""
 
     name = "base"
     #: Whether the worker is isolated from the server's files, processes and network.
@@ -393,6 +395,7 @@ class Sandbox:
     def available(self) -> bool:
         return True
 
+    @abc.abstractmethod
     def _command(
         self,
         argv: list[str],
@@ -400,7 +403,7 @@ class Sandbox:
         workdir: Path | None,
         caps: tuple[str, ...] = (),
     ) -> list[str]:
-        raise NotImplementedError
+        """The command line that starts ``argv`` in this sandbox."""
 
     def _workdir(self) -> Path | None:
         return None

@@ -345,13 +345,18 @@ def test_database_is_in_wal_mode(tmp_path: Path) -> None:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def _corrupt(path: Path) -> None:
+    """Overwrite a SQLite store with bytes that are no database (and drop its WAL files)."""
+    for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        extra.unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+
+
 def test_corrupt_file_is_moved_aside_and_recreated(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     store = SnippetStore(path)
     store.save("z = 3", visitor="a")
-    for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
-        extra.unlink(missing_ok=True)
-    path.write_bytes(b"this is not a database" * 100)
+    _corrupt(path)
     result = store.save("w = 4", visitor="a")
     assert result.recovered and "moved to" in result.recovered
     assert store.load(result.snippet.id).code == "w = 4"
@@ -469,9 +474,7 @@ def test_an_unreachable_or_rebuilt_store_is_told_as_such(tmp_path: Path) -> None
     path = tmp_path / "s.sqlite3"
     store = SnippetStore(path)
     store.save("z = 3", visitor="a")
-    for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
-        extra.unlink(missing_ok=True)
-    path.write_bytes(b"this is not a database" * 100)
+    _corrupt(path)
     rebuilt = snippets.share(store, "w = 4", "a")
     assert rebuilt.snippet is not None
     assert [n.kind for n in rebuilt.notices] == [snippets.NoticeKind.RECOVERED]
