@@ -209,8 +209,11 @@ def measure(
         program = read_program(profile, fn, *args)
         cut = deadline.cut or None in (comparison, article, anatomy)
         locked_s = time.perf_counter() - locked
-    stage(Stage.ROOFS)
-    reference = roofline.machine_reference()
+        # The machine's roofs (measured once per process, about a second) under this hold of
+        # the lock: the visitor's measurement, not an outermost one for nobody that would escape
+        # their throttle; outside locked_s, which is the workload's own time.
+        stage(Stage.ROOFS)
+        reference = roofline.machine_reference()
     # Kept as data only: no inputs, no executable (a kept measurement is read by other server
     # processes through the result store, which holds plain values).
     plain_aot = dataclasses.replace(profile.aot, compiled=None, call_args=())

@@ -100,3 +100,16 @@ def test_the_inputs_are_computed_before_anything_times_them(monkeypatch) -> None
     )
     args = jit.inputs(jit.Workload("softmax", 4, 3))
     assert blocked and blocked[-1] is args
+
+
+def test_the_machine_roofs_measured_first_count_as_the_visitors_measurement(monkeypatch) -> None:
+    """On a fresh process the roofs are measured inside the visitor's measurement: every wait
+    for a turn (the throttle's) names that visitor, and the throttle is asked once."""
+    from jaxplay.core import measure_lock, roofline
+
+    asked: list[str | None] = []
+    monkeypatch.setattr(roofline, "_REFERENCE", None)  # as in a process that never measured
+    monkeypatch.setattr(measure_lock, "_wait_for_turn", lambda p: asked.append(p.visitor))
+    m = _measurement.measure(SMALL, Told("visitor-1"))
+    assert m.reference.copy_bandwidth_gbps > 0
+    assert asked == ["visitor-1"]
