@@ -117,6 +117,13 @@ class Worker:
                 self.killed = True
                 self.launcher.kill(self.launch)
 
+    def signal_kill(self) -> None:
+        """Send SIGKILL to the worker and all it started without waiting for them to be gone
+        (:meth:`stop` waits): a run that answered need not wait for its processes' teardown."""
+        with self._stop_lock:
+            if not self.killed:
+                self.launcher.kill(self.launch, wait=False)
+
     def stop(self) -> None:
         """Kill the worker, remove its cgroup and close the server's ends of its pipes."""
         self.kill()

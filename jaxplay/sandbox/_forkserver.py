@@ -316,13 +316,18 @@ class ForkServer:
             raise
         return group
 
-    def kill(self, launch: Launch) -> None:
-        """Kill the run and all it started (its cgroup stays, to be read)."""
+    def kill(self, launch: Launch, wait: bool = True) -> None:
+        """Kill the run and all it started (its cgroup stays, to be read). Without ``wait``,
+        only send the signals (:meth:`stop` waits for them to be gone)."""
         launch.process.kill()
         if launch.group is not None:
+            if not wait:
+                launch.group.signal_all()
+                return
             launch.group.kill_all()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            launch.process.wait(timeout=5)
+        if wait:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                launch.process.wait(timeout=5)
 
     def stop(self, launch: Launch) -> None:
         """:meth:`kill`, then remove the run's cgroup."""

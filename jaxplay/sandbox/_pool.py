@@ -387,13 +387,19 @@ class WorkerPool:
                         return refused(
                             _("No sandbox worker could be started: {reason}").format(reason=why)
                         )
+                    answered = False
                     try:
-                        result = self._execute(worker, source, timeout, inspect, task)
+                        result, answered = self._execute(worker, source, timeout, inspect, task)
                     finally:
-                        with self._lock:
-                            self._all.discard(worker)
-                        worker.stop()
-                        self.warm()
+                        if answered:
+                            # Its processes are killed already; waiting for them to be gone
+                            # and removing the cgroup need not delay the visitor's result.
+                            threading.Thread(
+                                target=self._retire, args=(worker,), daemon=True,
+                                name="jaxplay-retire",
+                            ).start()  # fmt: skip
+                        else:
+                            self._retire(worker)
                     if result is not None:
                         return _with_queue_time(result, queued)
                 return refused(_("The sandbox workers keep dying before they get the code."))
@@ -402,6 +408,14 @@ class WorkerPool:
         except _Busy as busy:
             return refused(busy.message())
 
+    def _retire(self, worker: Worker) -> None:
+        """Stop a used worker (it is single-use) and start a spare in its place. It leaves
+        ``_all`` only once stopped, so a shutdown meanwhile waits for it."""
+        worker.stop()
+        with self._lock:
+            self._all.discard(worker)
+        self.warm()
+
     def _execute(
         self,
         worker: Worker,
@@ -409,8 +423,9 @@ class WorkerPool:
         timeout_s: float,
         inspect: InspectRequest | None,
         task: Task | None = None,
-    ) -> RunResult | None:
-        """Send the job and watch the worker; ``None`` if it died before taking the job."""
+    ) -> tuple[RunResult | None, bool]:
+        """Send the job and watch the worker: its result (``None`` if it died before taking the
+        job) and whether the worker answered (sent its result frame; only signalled to die)."""
         limits = self.config.limits
         group = worker.launch.group
         if group is not None:
@@ -424,7 +439,7 @@ class WorkerPool:
         try:
             protocol.write_message(worker.job_w, job)
         except OSError:
-            return None
+            return None, False
         worker.close_job()
         deadline = started + timeout_s
         output = Output(cap=limits.output_bytes)
@@ -492,13 +507,20 @@ class WorkerPool:
                             ).format(size=_size(limits.output_bytes)),
                         )
         elapsed = time.monotonic() - started
-        worker.kill()
-        self._drain(worker, output, open_fds - {worker.result_r})
+        answered = message is not None and error is None
+        if answered:
+            # The worker flushed its output before it sent the result: all it printed is in
+            # the pipes already, so read what is there and do not wait for the pipes' end.
+            worker.signal_kill()
+            self._drain(worker, output, open_fds - {worker.result_r}, wait_s=0.0)
+        else:
+            worker.kill()
+            self._drain(worker, output, open_fds - {worker.result_r})
         if message is None and error is None:
             error = self._classify_exit(worker, output)
         if message is not None and error is None:
             error = decode_error(message.get("error"))
-            return RunResult(
+            result = RunResult(
                 ok=error is None,
                 stdout=decode(output.stdout),
                 stderr=decode(output.stderr),
@@ -514,10 +536,11 @@ class WorkerPool:
                 ),
                 task=message.get("task") if task is not None else None,
             )
+            return result, answered
         stdout = decode(output.stdout)
         if output.over:
             stdout += "\n" + _("… output cut at {size}").format(size=_size(limits.output_bytes))
-        return RunResult(
+        failed = RunResult(
             ok=False,
             stdout=stdout,
             stderr=decode(output.stderr),
@@ -525,14 +548,16 @@ class WorkerPool:
             duration_s=elapsed,
             error=error,
         )
+        return failed, answered
 
     @staticmethod
-    def _drain(worker: Worker, output: Output, fds: set[int]) -> None:
-        """Read what the (now dead) worker left in its output pipes, up to the cap."""
+    def _drain(worker: Worker, output: Output, fds: set[int], wait_s: float = 0.05) -> None:
+        """Read what the (dead or dying) worker left in its output pipes, up to the cap, until
+        they end or stay empty for ``wait_s``."""
         deadline = time.monotonic() + 1.0
         fd_names = {worker.out_r: "out", worker.err_r: "err"}
         while fds and time.monotonic() < deadline and not output.over:
-            ready = select.select(list(fds), [], [], 0.05)[0]
+            ready = select.select(list(fds), [], [], wait_s)[0]
             if not ready:
                 break
             for fd in ready:

@@ -209,6 +209,38 @@ def test_user_output_on_raw_fds_and_closed_streams_keeps_the_result(pool: Worker
     assert result.stderr == "to stderr\n"
 
 
+def test_an_answered_run_has_all_it_printed_and_its_processes_end_after(pool: WorkerPool) -> None:
+    """A run returns once its worker answered, before its processes are gone (they are killed,
+    waited for and their cgroup removed in the background): all it printed before answering is
+    in the result, on both streams, and the worker ends with what it started."""
+    retired: list = []
+    original = pool._retire
+
+    def spy(worker) -> None:  # type: ignore[no-untyped-def]
+        retired.append(worker)
+        original(worker)
+
+    pool._retire = spy  # type: ignore[method-assign]
+    try:
+        source = (
+            "import subprocess, sys\nsubprocess.Popen(['sleep', '600'])\n"
+            "print('o' * 300_000)\nsys.stderr.write('e' * 200_000)\n'done'"
+        )
+        result = pool.run(source)
+    finally:
+        del pool._retire
+    assert result.ok, result.error
+    assert result.stdout == "o" * 300_000 + "\n" and result.stderr == "e" * 200_000
+    assert len(retired) == 1
+    worker = retired[0]
+    deadline = time.monotonic() + 30
+    while not worker.cleaned and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker.cleaned and worker.launch.process.poll() is not None
+    if worker.launch.group is not None:
+        assert worker.launch.group.pids_list() == []  # the sleep went with it
+
+
 #: User code that finds the worker's result pipe (its number is in the worker's frame; an exec'd
 #: worker also has it on its command line, a forked one has the zygote's).
 RESULT_FD = (
