@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -115,6 +116,8 @@ class ForkServer:
         self.zygote: Launch | None = None
         self.starts = 0
         self._sock: socket.socket | None = None
+        #: The zygote's warm-up cache when it is a directory of this host (no bubblewrap).
+        self._host_cache: str | None = None
         self._lock = threading.Lock()
         self._children: dict[int, ForkedProcess] = {}
         self._state: Future[dict[str, Any]] | None = None
@@ -155,6 +158,11 @@ class ForkServer:
             reason = str(message.get("reason") or self._zygote_errors(launch))
             raise ForkServerUnavailable(reason)
         server_end.settimeout(None)
+        cache = message.get("warm_up_cache")
+        # Without bubblewrap the zygote's warm-up cache is a directory of this machine's /tmp,
+        # which the server removes with the zygote (it may be killed before it could).
+        if isinstance(cache, str) and not getattr(self.sandbox, "isolated", True):
+            self._host_cache = cache
         threading.Thread(
             target=self._read, args=(server_end,), daemon=True, name="jaxplay-zygote"
         ).start()
@@ -218,6 +226,9 @@ class ForkServer:
                 if self.zygote.process.stderr is not None:
                     self.zygote.process.stderr.close()
             self.zygote = None
+        cache, self._host_cache = self._host_cache, None
+        if cache is not None and os.path.basename(cache).startswith("jaxplay-warm-up-"):
+            shutil.rmtree(cache, ignore_errors=True)
 
     def zygote_state(self, timeout_s: float = 10.0) -> dict[str, Any]:
         """What the live zygote says of itself: JAX backends, threads, preloaded modules."""

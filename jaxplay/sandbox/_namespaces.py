@@ -119,6 +119,14 @@ def bind_fd(fd: int, target: str) -> None:
     mount(f"/proc/self/fd/{fd}", target, None, MS_BIND)
 
 
+def bind_read_only(source: str, target: str) -> None:
+    """Bind ``source`` (a path, or ``/proc/self/fd/N`` of an ``O_PATH`` handle) onto ``target``
+    read-only: what runs here can read it and, without capabilities, never remount it."""
+    os.makedirs(target, exist_ok=True)
+    mount(source, target, None, MS_BIND | MS_REC)
+    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
 def loopback_up() -> None:
     """Bring ``lo`` up in this network namespace (bubblewrap does too); no other interface."""
     with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

@@ -39,18 +39,54 @@ _MAX_STATS_ELEMENTS = 5_000_000
 _MAX_ARG_ELEMENTS = 10_000_000
 
 
-def _warm_up() -> dict[str, Any]:
-    """Import JAX, start its backend and compile a trivial program, so a run pays none of it."""
-    import jax
+#: The event JAX records when it loads a program from its persistent compilation cache.
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+
+
+def first_computation() -> None:
+    """What every worker computes before its job, to pay a process's one-off costs (the first
+    lowering and XLA compile); the fork server's zygote has it compiled once (see
+    :func:`jaxplay.sandbox._zygote.fill_warm_up_cache`)."""
     import jax.numpy as jnp
-    import numpy  # noqa: F401
 
     jnp.ones(3).sum().block_until_ready()
-    jax.jit(lambda x: x + 1)(1.0).block_until_ready()
+
+
+def _warm_up() -> dict[str, Any]:
+    """Import JAX, start its backend and run :func:`first_computation`, so a run pays none of it.
+
+    Only the first computation of a process pays the one-off costs; an eager ``sum`` goes through
+    ``jit`` already, so a jitted function here would only add a compile no run shares (measured:
+    a run's first ``jax.jit`` costs the same after one as without). A forked worker loads the
+    computation from its zygote's read-only cache, then stops reading any persistent cache: the
+    visitor's code compiles everything itself, as in a fresh process, so the compile times it
+    sees are true.
+    """
+    import jax
+    import numpy  # noqa: F401
+
+    hits: list[str] = []
+
+    def listen(event: str, **_: Any) -> None:
+        if event == CACHE_HIT_EVENT:
+            hits.append(event)
+
+    jax.monitoring.register_event_listener(listen)
+    try:
+        first_computation()
+    finally:
+        jax.monitoring.unregister_event_listener(listen)
+    if getattr(jax.config, "jax_compilation_cache_dir", None) is not None:
+        from jax.experimental.compilation_cache import compilation_cache
+
+        jax.config.update("jax_enable_compilation_cache", False)
+        jax.config.update("jax_compilation_cache_dir", None)
+        compilation_cache.reset_cache()
     return {
         "backend": jax.default_backend(),
         "devices": len(jax.devices()),
         "jax": jax.__version__,
+        "warm_up_cache_hits": len(hits),
     }
 
 

@@ -22,6 +22,13 @@ How a run is made (``Z`` the zygote, started like a worker: inside bubblewrap in
    reports it) and the kernel kills everything left in the namespace; ``C`` reports it, ``Z``
    reaps ``C`` and tells the server. ``C``, ``I`` and ``R`` each die with their parent.
 
+**A warm-up compiled once.** Before its first fork, ``Z`` forks one child that starts a
+backend, compiles the worker's first computation into JAX's persistent compilation cache in a
+new directory and exits (:func:`fill_warm_up_cache`; ``Z`` still starts none). Every run's
+``I`` binds that directory read-only; ``R``'s warm-up loads the programs instead of compiling
+them (about half of a forked run's CPU), then turns the persistent cache off, so the visitor's
+code compiles everything itself and every compile time it measures is a compile.
+
 Two concurrent runs share nothing: neither can name the other's processes (PID namespaces,
 own ``/proc``), nor reach its files (own tmpfs), its abstract sockets (network namespaces) or
 its SysV IPC. ``Z`` itself runs no visitor code and receives no visitor data (requests carry an
@@ -48,9 +55,12 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
+import time
 from typing import Any
 
 from jaxplay.core import jax_private
@@ -61,6 +71,9 @@ from jaxplay.sandbox._process import ROOT, _python_paths
 PRELOAD = (
     "jax",
     "jax.numpy",
+    # JAX imports these on its first lowering: each run would import them again.
+    "jaxlib.mlir.dialects.builtin",
+    "jaxlib.mlir.dialects.mhlo",
     "numpy",
     "jaxplay.sandbox._worker",
     "jaxplay.sandbox._inspectors",
@@ -96,6 +109,53 @@ def fork_safety() -> str | None:
     return None
 
 
+def fill_warm_up_cache(timeout_s: float = 120.0) -> str | None:
+    """Compile the worker's first computation once, into a cache every run reads read-only.
+
+    Why: every run's process starts a backend and pays its first lowering and compile (about
+    half of a forked run's CPU); the compile is the same each time, so a run loads it instead.
+    The zygote itself still starts no backend: a child forked for this only (before any run,
+    running only :func:`jaxplay.sandbox._worker.first_computation`, no visitor's code or data)
+    writes JAX's persistent compilation cache into a new private directory. Runs see that
+    directory bound read-only (:func:`_init`) with JAX told never to write there, and stop
+    reading it once their warm-up is done, so a visitor's compiles are never cache loads and
+    nothing a visitor does reaches the next run. ``None`` (runs compile as before) if the
+    child fails or writes nothing.
+    """
+    import jax
+
+    path = tempfile.mkdtemp(prefix="jaxplay-warm-up-", dir="/tmp")
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)  # a run never writes
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            namespaces.die_with_parent()
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+            from jaxplay.sandbox import _worker
+
+            _worker.first_computation()
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout_s
+    done, status = 0, 1
+    while done == 0 and time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done == 0:
+            time.sleep(0.01)
+    if done == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    if done == 0 or _exit_code(status) != 0 or not os.listdir(path):
+        jax.config.update("jax_compilation_cache_dir", None)
+        shutil.rmtree(path, ignore_errors=True)
+        return None
+    return path
+
+
 def _state() -> dict[str, Any]:
     backends, at_fork = jax_private.backend_state()
     return {
@@ -104,8 +164,15 @@ def _state() -> dict[str, Any]:
         "at_fork_handler": at_fork,
         "threads": _thread_count(),
         "modules": [m for m in PRELOAD if m in sys.modules],
+        "warm_up_cache": jax_cache_dir(),
         "pid": os.getpid(),
     }
+
+
+def jax_cache_dir() -> str | None:
+    """The zygote's warm-up cache (see :func:`fill_warm_up_cache`), if it has one."""
+    jax = sys.modules.get("jax")
+    return None if jax is None else jax.config.jax_compilation_cache_dir
 
 
 def _exit_code(status: int) -> int:
@@ -150,6 +217,8 @@ def _init(fds: list[int], config: dict[str, Any]) -> None:
         namespaces.mount_proc()
         scratch = int(config["scratch_bytes"])
         workdir = str(config["workdir"])
+        cache = config["cache"]
+        cache_fd = None if cache is None else os.open(cache, os.O_PATH | os.O_DIRECTORY)
         if config["cover_tmp"]:
             kept = [p for p in config["keep"] if p.startswith("/tmp/") and os.path.isdir(p)]
             handles = [os.open(p, os.O_PATH | os.O_DIRECTORY) for p in kept]
@@ -160,6 +229,10 @@ def _init(fds: list[int], config: dict[str, Any]) -> None:
             os.makedirs(workdir, exist_ok=True)
         else:
             namespaces.mount_tmpfs(workdir, scratch, mode="700")
+        if cache is not None and cache_fd is not None:
+            # The zygote's warm-up cache, read-only (it may sit under the /tmp just covered).
+            namespaces.bind_read_only(f"/proc/self/fd/{cache_fd}", cache)
+            os.close(cache_fd)
         namespaces.mount_tmpfs("/dev/shm", scratch)
         namespaces.set_hostname("sandbox")
         namespaces.loopback_up()
@@ -242,6 +315,9 @@ def _serve(sock: socket.socket, config: dict[str, Any]) -> None:
             continue
         data, fds, _, _ = socket.recv_fds(sock, _MAX_PACKET, 8)
         if not data:
+            cache = config["cache"]
+            if cache is not None:
+                shutil.rmtree(cache, ignore_errors=True)
             os._exit(0)  # the server closed its end
         request = json.loads(data)
         if request.get("type") == "state":
@@ -291,6 +367,10 @@ def main(argv: list[str] | None = None) -> None:
             why = f"importing {name}: {fork_safety()}"
             _send(sock, {"type": "unusable", "reason": why})
             os._exit(0)
+    cache = fill_warm_up_cache()
+    if fork_safety() is not None:
+        _send(sock, {"type": "unusable", "reason": f"after its warm-up cache: {fork_safety()}"})
+        os._exit(0)
     gc.collect()
     gc.freeze()  # the children's collections then never touch (and copy) the zygote's pages
     config = {
@@ -298,6 +378,7 @@ def main(argv: list[str] | None = None) -> None:
         "workdir": os.getcwd(),
         "cover_tmp": opts.bwrap,
         "keep": [*_python_paths(), str(ROOT / "jaxplay")],
+        "cache": cache,
     }
     _send(sock, {**_state(), "type": "ready"})
     _serve(sock, config)

@@ -64,6 +64,48 @@ def test_the_zygote_has_no_backend_and_forks_with_one_thread(pool: WorkerPool) -
     assert pool.status()["forkserver"] is True
 
 
+CACHE_PROBE = """
+import json, os, jax
+from jax._src import compilation_cache
+path = {path!r}
+seen = {{"entries": sorted(os.listdir(path)), "writes": []}}
+for name in ("planted", seen["entries"][0]):
+    try:
+        with open(os.path.join(path, name), "w") as f:
+            f.write("x")
+        seen["writes"].append("written")
+    except OSError as exc:
+        seen["writes"].append(exc.errno)
+try:
+    os.remove(os.path.join(path, seen["entries"][0]))
+    seen["remove"] = "removed"
+except OSError as exc:
+    seen["remove"] = exc.errno
+seen["cache_on"] = compilation_cache.is_persistent_cache_enabled()
+print(json.dumps(seen))
+"""
+
+
+def test_runs_load_the_zygotes_warm_up_and_cannot_change_it(pool: WorkerPool) -> None:
+    """The zygote's one compile of the warm-up is what every forked run loads (JAX counts
+    persistent-cache hits); a run can neither add to that cache nor alter or remove an entry,
+    and its own code compiles without it."""
+    state = _zygote(pool).zygote_state()
+    path = state["warm_up_cache"]
+    assert path is not None and state["backends"] == [] and state["threads"] == 1
+    deadline = time.monotonic() + 120
+    while not pool._spares and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pool._spares[0].info is not None
+    assert pool._spares[0].info["warm_up_cache_hits"] >= 1
+    result = pool.run(CACHE_PROBE.format(path=path))
+    assert result.ok, (result.error, result.stderr[-2000:])
+    seen = json.loads(result.stdout)
+    assert any(name.startswith("jit_") for name in seen["entries"])
+    assert seen["writes"] == [30, 30] and seen["remove"] == 30  # EROFS, each time
+    assert seen["cache_on"] is False
+
+
 # Each run leaves marks in every place a neighbour could look, waits while the other run is
 # alive, then reports what it can see of the other: files, sockets, processes.
 ISOLATION = """
