@@ -10,7 +10,10 @@ and ``off``, the sandbox as ``JAXPLAY_SANDBOX`` says):
   (bubblewrap, the zygote, every forked or exec'd worker, killed or not). The same child with no
   runs is the baseline; CPU per run = (with runs - without) / runs. Repeated ``--repeats`` times:
   median and range.
-* **warm round trip** — each run started with every spare ready: median and IQR.
+* **warm round trip** — each run started with every spare ready: median and IQR, for the
+  trivial run (beside its code's own time: a fresh process compiles its ``+ i``) and for
+  ``print(jnp.ones(3).sum())``, whose operations the worker's warm-up compiled (the code
+  ``benchmarks/runner_latency.py`` times), so that round trip is the pool's own.
 * **fork** (fork server only) — how long the zygote takes to hand the pool a forked process
   (fork, the hello, the cgroup join), and how long that process takes to start its backend.
   This is why one zygote serves the whole pool: it is busy for the first figure only.
@@ -44,6 +47,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks._cpu import CpuCgroup  # noqa: E402
 
 SNIPPET = "import jax.numpy as jnp\nprint(jnp.ones(3).sum() + {i})"
+#: The code ``benchmarks/runner_latency.py`` times (the issue's "p50 ~15–30 ms" warm round trip):
+#: the operations a worker's warm-up compiled, so the round trip is the pool's own.
+SAME_SNIPPET = "import jax.numpy as jnp\nprint(jnp.ones(3).sum())"
 KINDS = ("on", "off")
 
 
@@ -130,7 +136,7 @@ def _worker_pid(worker: Any, kind: str) -> int | None:
 def child_cost(kind: str, runs: int) -> dict[str, Any]:
     """Start a pool, ``runs`` warm runs, the spares replaced, stop; the round trips."""
     pool = _pool(kind)
-    trips = []
+    trips, codes = [], []
     try:
         _wait_spares(pool)
         for i in range(runs):
@@ -138,13 +144,14 @@ def child_cost(kind: str, runs: int) -> dict[str, Any]:
             started = time.perf_counter()
             result = pool.run(SNIPPET.format(i=i), visitor="bench")
             trips.append(time.perf_counter() - started)
+            codes.append(result.duration_s)
             if not result.ok:
                 raise RuntimeError(f"run failed: {result.error}")
         _wait_spares(pool)
         kind_used = pool.worker_kind()
     finally:
         pool.shutdown()
-    return {"trips_s": trips, "worker_kind": kind_used}
+    return {"trips_s": trips, "code_s": codes, "worker_kind": kind_used}
 
 
 def child_extra(kind: str, visitors: int, seconds: float) -> dict[str, Any]:
@@ -174,6 +181,15 @@ def child_extra(kind: str, visitors: int, seconds: float) -> dict[str, Any]:
                 readies.append(time.perf_counter() - forked)
                 worker.stop()
             out["fork_s"], out["ready_s"] = forks, readies
+        same = []
+        for _ in range(30):
+            _wait_spares(pool)
+            started = time.perf_counter()
+            result = pool.run(SAME_SNIPPET, visitor="bench")
+            same.append(time.perf_counter() - started)
+            if not result.ok:
+                raise RuntimeError(f"run failed: {result.error}")
+        out["same_trips_s"] = same
         done, failed = [0], [0]
         lock = threading.Lock()
         stop_at = time.monotonic() + seconds
@@ -257,24 +273,28 @@ def main() -> None:
         return
     report: dict[str, Any] = {"runs": opts.runs, "repeats": opts.repeats}
     for kind in KINDS:
-        per_run, trips, base, label = [], [], [], ""
+        per_run, trips, codes, base, label = [], [], [], [], ""
         for _ in range(opts.repeats):
             idle, _ = _measured(["--kind", kind, "--runs", "0"])
             busy, data = _measured(["--kind", kind, "--runs", str(opts.runs)])
             base.append(idle)
             per_run.append((busy - idle) / opts.runs)
             trips += data["trips_s"]
+            codes += data["code_s"]
             label = data["worker_kind"]
         _, extra = _measured(
             ["--kind", kind, "--extra", "--visitors", str(opts.visitors),
              "--seconds", str(opts.seconds)]
         )  # fmt: skip
         report[kind] = {"worker_kind": label, "cpu_per_run_s": per_run, "baseline_cpu_s": base,
-                        "trips_s": trips, **extra}  # fmt: skip
+                        "trips_s": trips, "code_s": codes, **extra}  # fmt: skip
         print(f"\nJAXPLAY_FORKSERVER={kind}: {label}")
         print(f"  CPU per trivial run (cgroup, whole pool): {_spread(per_run, unit=' CPU-s')}")
         print(f"  pool start + stop without runs:           {_spread(base, unit=' CPU-s')}")
-        print(f"  warm round trip:                          {_spread(trips, 1e3, ' ms')}")
+        print(f"  warm round trip, trivial run:             {_spread(trips, 1e3, ' ms')}")
+        print(f"    of which its code (compiles its + i):   {_spread(codes, 1e3, ' ms')}")
+        same = _spread(extra["same_trips_s"], 1e3, " ms")
+        print(f"  warm round trip, nothing new to compile:  {same}")
         if "fork_s" in extra:
             fork = _spread(extra["fork_s"], 1e3, " ms")
             ready = _spread(extra["ready_s"], 1e3, " ms")
