@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -32,6 +33,21 @@ log = logging.getLogger(__name__)
 #: What bubblewrap leaves the zygote for :func:`_namespaces.prepare_zygote` (dropped at once).
 ZYGOTE_CAPS = ("CAP_SYS_ADMIN", "CAP_SETFCAP")
 _MAX_PACKET = 65536
+
+
+def _our_warm_up_cache(path: str) -> bool:
+    """Whether ``path`` is what a zygote without bubblewrap makes for its warm-up cache: a
+    directory (not a link) ``/tmp/jaxplay-warm-up-*`` of this user's, safe to remove."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (
+        os.path.dirname(path) == "/tmp"
+        and os.path.basename(path).startswith("jaxplay-warm-up-")
+        and stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.getuid()
+    )
 
 
 class ForkServerUnavailable(Exception):
@@ -227,7 +243,7 @@ class ForkServer:
                     self.zygote.process.stderr.close()
             self.zygote = None
         cache, self._host_cache = self._host_cache, None
-        if cache is not None and os.path.basename(cache).startswith("jaxplay-warm-up-"):
+        if cache is not None and _our_warm_up_cache(cache):
             shutil.rmtree(cache, ignore_errors=True)
 
     def zygote_state(self, timeout_s: float = 10.0) -> dict[str, Any]:

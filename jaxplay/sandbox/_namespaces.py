@@ -36,11 +36,25 @@ MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_RELATIME = 1 << 21
+#: ``statvfs`` flags a remount must keep (a user namespace may not drop them: they are locked),
+#: with the mount flag of each, as bubblewrap carries them over.
+_KEPT_FLAGS = (
+    (os.ST_NOSUID, MS_NOSUID),
+    (os.ST_NODEV, MS_NODEV),
+    (os.ST_NOEXEC, MS_NOEXEC),
+    (os.ST_NOATIME, MS_NOATIME),
+    (os.ST_NODIRATIME, MS_NODIRATIME),
+    (os.ST_RELATIME, MS_RELATIME),
+)
 
 CAP_SYS_ADMIN = 21
 CAP_SETFCAP = 31
 _LAST_CAP = 63
 _PR_SET_PDEATHSIG = 1
+_MNT_DETACH = 2
 _PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
@@ -124,7 +138,14 @@ def bind_read_only(source: str, target: str) -> None:
     read-only: what runs here can read it and, without capabilities, never remount it."""
     os.makedirs(target, exist_ok=True)
     mount(source, target, None, MS_BIND | MS_REC)
-    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    try:
+        have = os.statvfs(target).f_flag
+        kept = sum(flag for st, flag in _KEPT_FLAGS if have & st)
+        mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | kept)
+    except OSError:
+        # Never leave it bound writable.
+        _check(_libc().umount2(target.encode(), _MNT_DETACH), "umount2")
+        raise
 
 
 def loopback_up() -> None:

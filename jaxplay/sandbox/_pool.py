@@ -391,15 +391,7 @@ class WorkerPool:
                     try:
                         result, answered = self._execute(worker, source, timeout, inspect, task)
                     finally:
-                        if answered:
-                            # Its processes are killed already; waiting for them to be gone
-                            # and removing the cgroup need not delay the visitor's result.
-                            threading.Thread(
-                                target=self._retire, args=(worker,), daemon=True,
-                                name="jaxplay-retire",
-                            ).start()  # fmt: skip
-                        else:
-                            self._retire(worker)
+                        self._retire(worker, background=answered)
                     if result is not None:
                         return _with_queue_time(result, queued)
                 return refused(_("The sandbox workers keep dying before they get the code."))
@@ -408,13 +400,30 @@ class WorkerPool:
         except _Busy as busy:
             return refused(busy.message())
 
-    def _retire(self, worker: Worker) -> None:
+    def _retire(self, worker: Worker, background: bool = False) -> None:
         """Stop a used worker (it is single-use) and start a spare in its place. It leaves
-        ``_all`` only once stopped, so a shutdown meanwhile waits for it."""
-        worker.stop()
-        with self._lock:
-            self._all.discard(worker)
-        self.warm()
+        ``_all`` only once stopped, so a shutdown meanwhile waits for it.
+
+        ``background``: a worker that answered is killed already; waiting for its processes to
+        be gone and removing its cgroup need not delay the visitor's result.
+        """
+        if background:
+            try:
+                thread = threading.Thread(
+                    target=self._retire, args=(worker,), daemon=True, name="jaxplay-retire"
+                )
+                thread.start()
+                return
+            except RuntimeError:  # no thread to be had: retire it here
+                pass
+        try:
+            worker.stop()
+        except Exception:
+            log.exception("jaxplay runner: a used worker could not be stopped")
+        finally:
+            with self._lock:
+                self._all.discard(worker)
+            self.warm()
 
     def _execute(
         self,

@@ -44,23 +44,23 @@ CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 
 
 def first_computation() -> None:
-    """What every worker computes before its job, to pay a process's one-off costs (the first
-    lowering and XLA compile); the fork server's zygote has it compiled once (see
+    """What every worker computes before its job, to pay a process's one-off costs (its first
+    dispatch and lowering); the fork server's zygote has it compiled once (see
     :func:`jaxplay.sandbox._zygote.fill_warm_up_cache`)."""
     import jax.numpy as jnp
 
     jnp.ones(3).sum().block_until_ready()
 
 
-def _warm_up() -> dict[str, Any]:
+def _warm_up(after: dict[str, Any] | None = None) -> dict[str, Any]:
     """Import JAX, start its backend and run :func:`first_computation`, so a run pays none of it.
 
-    Only the first computation of a process pays the one-off costs; an eager ``sum`` goes through
-    ``jit`` already, so a jitted function here would only add a compile no run shares (measured:
-    a run's first ``jax.jit`` costs the same after one as without). A forked worker loads the
-    computation from its zygote's read-only cache, then stops reading any persistent cache: the
-    visitor's code compiles everything itself, as in a fresh process, so the compile times it
-    sees are true.
+    ``after``: JAX settings to set once it is done (the fork server's run loads the computation
+    from its zygote's read-only cache, then puts back the settings the zygote changed for it:
+    the visitor's code then compiles everything itself, as in a fresh process, and its first
+    compile also pays XLA's one-off start, as a fresh process's does). A further jitted function
+    here would only add a compile no run shares (measured: a run's first ``jax.jit`` costs the
+    same after one as without).
     """
     import jax
     import numpy  # noqa: F401
@@ -76,11 +76,11 @@ def _warm_up() -> dict[str, Any]:
         first_computation()
     finally:
         jax.monitoring.unregister_event_listener(listen)
-    if getattr(jax.config, "jax_compilation_cache_dir", None) is not None:
+    if after:
         from jax.experimental.compilation_cache import compilation_cache
 
-        jax.config.update("jax_enable_compilation_cache", False)
-        jax.config.update("jax_compilation_cache_dir", None)
+        for name, value in after.items():
+            jax.config.update(name, value)
         compilation_cache.reset_cache()
     return {
         "backend": jax.default_backend(),
@@ -499,13 +499,18 @@ def read_job(fd: int) -> Job | None:
     return job
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, after_warm_up: dict[str, Any] | None = None) -> None:
+    """A worker: warm up, say ready, run one job, send its result, exit.
+
+    ``after_warm_up``: JAX settings to put back after the warm-up (a forked run's, see
+    :func:`_warm_up`).
+    """
     _die_with_parent()
     parser = argparse.ArgumentParser()
     for name in ("--job-fd", "--result-fd", "--out-fd", "--err-fd"):
         parser.add_argument(name, type=int, required=True)
     opts = parser.parse_args(argv)
-    info = _warm_up()
+    info = _warm_up(after_warm_up)
     info["vm_bytes"] = _vm_bytes()
     info["rss_bytes"] = _statm(1)
     protocol.write_message(opts.result_fd, {"type": "ready", **info})

@@ -25,9 +25,11 @@ How a run is made (``Z`` the zygote, started like a worker: inside bubblewrap in
 **A warm-up compiled once.** Before its first fork, ``Z`` forks one child that starts a
 backend, compiles the worker's first computation into JAX's persistent compilation cache in a
 new directory and exits (:func:`fill_warm_up_cache`; ``Z`` still starts none). Every run's
-``I`` binds that directory read-only; ``R``'s warm-up loads the programs instead of compiling
-them (about half of a forked run's CPU), then turns the persistent cache off, so the visitor's
-code compiles everything itself and every compile time it measures is a compile.
+``I`` binds that directory read-only (keeping the flags of the mount it sits on, which a user
+namespace may not drop); ``R``'s warm-up loads the programs instead of compiling them, then puts
+back the JAX settings ``Z`` changed, so the visitor's code compiles everything itself, as in a
+fresh process (its first compile also pays XLA's one-off start), and every compile time it
+measures is a compile. Where the bind fails the run compiles its warm-up as before.
 
 Two concurrent runs share nothing: neither can name the other's processes (PID namespaces,
 own ``/proc``), nor reach its files (own tmpfs), its abstract sockets (network namespaces) or
@@ -109,26 +111,47 @@ def fork_safety() -> str | None:
     return None
 
 
-def fill_warm_up_cache(timeout_s: float = 120.0) -> str | None:
+#: The JAX settings the zygote changes for its warm-up cache (a run puts them back after its
+#: warm-up, so the visitor's code runs with JAX's own).
+CACHE_SETTINGS = (
+    "jax_compilation_cache_dir",
+    "jax_persistent_cache_enable_xla_caches",
+    "jax_persistent_cache_min_compile_time_secs",
+)
+
+
+def fill_warm_up_cache(timeout_s: float = 60.0) -> dict[str, Any] | None:
     """Compile the worker's first computation once, into a cache every run reads read-only.
 
-    Why: every run's process starts a backend and pays its first lowering and compile (about
-    half of a forked run's CPU); the compile is the same each time, so a run loads it instead.
+    Why: every run's process starts a backend and pays its first dispatch, lowering and compiles
+    (README › Benchmarks); they are the same each time, so a run loads them instead.
     The zygote itself still starts no backend: a child forked for this only (before any run,
     running only :func:`jaxplay.sandbox._worker.first_computation`, no visitor's code or data)
     writes JAX's persistent compilation cache into a new private directory. Runs see that
-    directory bound read-only (:func:`_init`) with JAX told never to write there, and stop
-    reading it once their warm-up is done, so a visitor's compiles are never cache loads and
-    nothing a visitor does reaches the next run. ``None`` (runs compile as before) if the
-    child fails or writes nothing.
+    directory bound read-only (:func:`_init`) with JAX told never to write there, and put JAX's
+    settings back once their warm-up is done, so a visitor's compiles are never cache loads and
+    nothing a visitor does reaches the next run.
+
+    Returns the settings a run puts back after its warm-up (their values before this call), or
+    ``None`` (runs compile as before) if the child fails, hangs past ``timeout_s`` or writes
+    nothing.
     """
     import jax
 
-    path = tempfile.mkdtemp(prefix="jaxplay-warm-up-", dir="/tmp")
+    before = {name: getattr(jax.config, name) for name in CACHE_SETTINGS}
+    try:
+        path = tempfile.mkdtemp(prefix="jaxplay-warm-up-", dir="/tmp")
+    except OSError:
+        return None
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)  # a run never writes
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        _put_back(before)
+        shutil.rmtree(path, ignore_errors=True)
+        return None
     if pid == 0:
         code = 1
         try:
@@ -150,10 +173,10 @@ def fill_warm_up_cache(timeout_s: float = 120.0) -> str | None:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
     if done == 0 or _exit_code(status) != 0 or not os.listdir(path):
-        jax.config.update("jax_compilation_cache_dir", None)
+        _put_back(before)
         shutil.rmtree(path, ignore_errors=True)
         return None
-    return path
+    return before
 
 
 def _state() -> dict[str, Any]:
@@ -167,6 +190,15 @@ def _state() -> dict[str, Any]:
         "warm_up_cache": jax_cache_dir(),
         "pid": os.getpid(),
     }
+
+
+def _put_back(settings: dict[str, Any] | None) -> None:
+    """Set JAX's settings to ``settings`` (what :func:`fill_warm_up_cache` changed)."""
+    if settings:
+        import jax
+
+        for name, value in settings.items():
+            jax.config.update(name, value)
 
 
 def jax_cache_dir() -> str | None:
@@ -190,7 +222,7 @@ def _close_all_but(keep: set[int]) -> None:
                 os.close(fd)
 
 
-def _run(fds: list[int], workdir: str) -> None:
+def _run(fds: list[int], workdir: str, after_warm_up: dict[str, Any] | None) -> None:
     """``R``: the run itself, PID 2 of its namespace; never returns."""
     try:
         os.setsid()
@@ -203,7 +235,7 @@ def _run(fds: list[int], workdir: str) -> None:
 
         job, result, out, err = fds
         argv = ["--job-fd", str(job), "--result-fd", str(result)]
-        _worker.main([*argv, "--out-fd", str(out), "--err-fd", str(err)])
+        _worker.main([*argv, "--out-fd", str(out), "--err-fd", str(err)], after_warm_up)
     except BaseException as exc:
         print(f"jaxplay fork server: the run failed to start: {exc!r}", file=sys.stderr)
     os._exit(70)
@@ -217,7 +249,7 @@ def _init(fds: list[int], config: dict[str, Any]) -> None:
         namespaces.mount_proc()
         scratch = int(config["scratch_bytes"])
         workdir = str(config["workdir"])
-        cache = config["cache"]
+        cache, after = config["cache"], config["after_warm_up"]
         cache_fd = None if cache is None else os.open(cache, os.O_PATH | os.O_DIRECTORY)
         if config["cover_tmp"]:
             kept = [p for p in config["keep"] if p.startswith("/tmp/") and os.path.isdir(p)]
@@ -231,8 +263,15 @@ def _init(fds: list[int], config: dict[str, Any]) -> None:
             namespaces.mount_tmpfs(workdir, scratch, mode="700")
         if cache is not None and cache_fd is not None:
             # The zygote's warm-up cache, read-only (it may sit under the /tmp just covered).
-            namespaces.bind_read_only(f"/proc/self/fd/{cache_fd}", cache)
+            # Where that cannot be done the run compiles its warm-up without it.
+            try:
+                namespaces.bind_read_only(f"/proc/self/fd/{cache_fd}", cache)
+            except OSError as exc:
+                print(f"jaxplay fork server: no warm-up cache for this run: {exc}", file=sys.stderr)
+                _put_back(after)
+                after = None
             os.close(cache_fd)
+        os.chdir(workdir)  # not left in the zygote's directory, under the /tmp just covered
         namespaces.mount_tmpfs("/dev/shm", scratch)
         namespaces.set_hostname("sandbox")
         namespaces.loopback_up()
@@ -243,7 +282,7 @@ def _init(fds: list[int], config: dict[str, Any]) -> None:
         os._exit(71)
     pid = os.fork()
     if pid == 0:
-        _run(fds, workdir)
+        _run(fds, workdir, after)
     namespaces.not_dumpable()  # the run cannot ptrace its init
     for fd in fds:
         os.close(fd)
@@ -367,7 +406,11 @@ def main(argv: list[str] | None = None) -> None:
             why = f"importing {name}: {fork_safety()}"
             _send(sock, {"type": "unusable", "reason": why})
             os._exit(0)
-    cache = fill_warm_up_cache()
+    try:
+        after_warm_up = fill_warm_up_cache()
+    except Exception as exc:  # the runs compile their warm-up as before: say why in the log
+        print(f"jaxplay fork server: no warm-up cache: {exc!r}", file=sys.stderr)
+        after_warm_up = None
     if fork_safety() is not None:
         _send(sock, {"type": "unusable", "reason": f"after its warm-up cache: {fork_safety()}"})
         os._exit(0)
@@ -378,7 +421,8 @@ def main(argv: list[str] | None = None) -> None:
         "workdir": os.getcwd(),
         "cover_tmp": opts.bwrap,
         "keep": [*_python_paths(), str(ROOT / "jaxplay")],
-        "cache": cache,
+        "cache": jax_cache_dir() if after_warm_up is not None else None,
+        "after_warm_up": after_warm_up,
     }
     _send(sock, {**_state(), "type": "ready"})
     _serve(sock, config)

@@ -82,6 +82,7 @@ try:
 except OSError as exc:
     seen["remove"] = exc.errno
 seen["cache_on"] = compilation_cache.is_persistent_cache_enabled()
+seen["settings"] = {{name: getattr(jax.config, name) for name in {settings!r}}}
 print(json.dumps(seen))
 """
 
@@ -89,7 +90,7 @@ print(json.dumps(seen))
 def test_runs_load_the_zygotes_warm_up_and_cannot_change_it(pool: WorkerPool) -> None:
     """The zygote's one compile of the warm-up is what every forked run loads (JAX counts
     persistent-cache hits); a run can neither add to that cache nor alter or remove an entry,
-    and its own code compiles without it."""
+    and its own code compiles without it, with JAX's settings as the zygote found them."""
     state = _zygote(pool).zygote_state()
     path = state["warm_up_cache"]
     assert path is not None and state["backends"] == [] and state["threads"] == 1
@@ -98,12 +99,18 @@ def test_runs_load_the_zygotes_warm_up_and_cannot_change_it(pool: WorkerPool) ->
         time.sleep(0.05)
     assert pool._spares[0].info is not None
     assert pool._spares[0].info["warm_up_cache_hits"] >= 1
-    result = pool.run(CACHE_PROBE.format(path=path))
+    import jax
+
+    from jaxplay.sandbox._zygote import CACHE_SETTINGS
+
+    result = pool.run(CACHE_PROBE.format(path=path, settings=CACHE_SETTINGS))
     assert result.ok, (result.error, result.stderr[-2000:])
     seen = json.loads(result.stdout)
     assert any(name.startswith("jit_") for name in seen["entries"])
     assert seen["writes"] == [30, 30] and seen["remove"] == 30  # EROFS, each time
     assert seen["cache_on"] is False
+    # JAX's own settings are back for the visitor's code, as in a fresh process.
+    assert seen["settings"] == {name: getattr(jax.config, name) for name in CACHE_SETTINGS}
 
 
 # Each run leaves marks in every place a neighbour could look, waits while the other run is
