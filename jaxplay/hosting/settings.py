@@ -93,10 +93,10 @@ SETTINGS: tuple[Setting, ...] = (
         "JAXPLAY_FORKSERVER",
         FORKSERVER_MODES[0],
         "How a run's process is made: `on` (forked from a zygote that imported JAX once, in "
-        "user, PID, mount, IPC and network namespaces of its own: a sixth of the CPU of a fresh "
-        "interpreter, README › Benchmarks), `off` (a fresh interpreter per run) or `auto` (the "
-        "fork server where the kernel allows unprivileged user namespaces, else a fresh "
-        "interpreter).",
+        "user, PID, mount, IPC and network namespaces of its own: about a twelfth of the CPU "
+        "of a fresh interpreter, README › Benchmarks), `off` (a fresh interpreter per run) or "
+        "`auto` (the fork server where the kernel allows unprivileged user namespaces, else a "
+        "fresh interpreter).",
     ),
     Setting(
         "JAXPLAY_RUNNER_SPARES",
