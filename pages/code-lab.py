@@ -1,13 +1,12 @@
 """Code Lab: write JAX code, run it in a sandbox, see its output, values, arrays and jaxpr."""
 
-import pandas as pd
 import streamlit as st
 
 from jaxplay import article, code_lab, sandbox
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog, snippets
-from pages import _ui  # every page imports it first: see its docstring
+from pages import _code_lab, _ui  # _ui comes first either way: see its docstring
 from pages._editor import code_editor, run_requested
 
 sandbox.warm_up()  # returns at once; spare workers start in the background
@@ -35,19 +34,8 @@ store = snippets.shared_store()
 shared_id = st.query_params.get("snippet")
 
 
-def tell(shared: snippets.Shared) -> None:
-    for notice in shared.notices:
-        st.warning(notice.text, icon=notice.kind.value)
-
-
 if shared_id and state.get("code_lab_loaded_snippet") != shared_id:
-    state["code_lab_loaded_snippet"] = shared_id
-    opened = snippets.open_link(store, shared_id)
-    if opened.snippet is not None:
-        state["code_lab_source"] = state["code_lab_snippet_code"] = opened.snippet.code
-        state.pop("code_lab_result", None)
-        st.toast(_("Loaded the shared snippet."), icon=":material/share:")
-    tell(opened)
+    _code_lab.open_shared(store, shared_id, state)
 # Once the visitor has edited the loaded code, the address no longer names what the editor
 # shows: a reload would load the snippet again over the edits (they stay in the session).
 if shared_id and state.get("code_lab_snippet_code") not in (None, state["code_lab_source"]):
@@ -93,7 +81,7 @@ actions.caption(
 editor_slot = st.container()
 if share:
     shared = snippets.share(store, state["code_lab_source"], visitor=_ui.visitor_id())
-    tell(shared)
+    _code_lab.tell(shared)
     if shared.snippet is not None:
         st.success(_("Anyone with this link sees this code:"), icon=":material/link:")
         link = snippets.share_link(st.context.url, shared.snippet.id, _ui.linked())
@@ -181,60 +169,5 @@ with editor_slot:
     code_editor(source, key="code_lab_editor", height=380, error_line=shown_line, on_change=_edited)
 
 
-def _draw_failed(failed: sandbox.InspectionFailed) -> None:
-    st.warning(_("This inspection failed:"), icon=":material/warning:")
-    st.code(failed.error, language=None)
-
-
-def _draw_timing(timing: sandbox.JitTiming) -> None:
-    summary = code_lab.timing_summary(timing)
-    for column, (label, value) in zip(st.columns(3), summary.metrics, strict=True):
-        column.metric(label, value)
-    st.caption(summary.caption)
-
-
-#: How each inspection's result is shown, by its type.
-DRAW = {
-    sandbox.InspectionFailed: _draw_failed,
-    sandbox.JaxprText: lambda jaxpr: st.code(jaxpr.text, language=None),
-    sandbox.JitTiming: _draw_timing,
-}
-
 if "code_lab_result" in state:
-    ran, result = state["code_lab_result"]
-    if ran != source:
-        st.info(
-            _("These are the results of an earlier version of the code."),
-            icon=":material/history:",
-        )
-    if result.stdout or result.stderr:
-        st.markdown(_("**Printed output**"))
-        printed = result.stdout + result.stderr
-        st.code(printed, language=None, height=_ui.box_height(printed, 500))
-    if result.error is not None:
-        failed = code_lab.failure(result.error, ran)
-        st.error(failed.title, icon=":material/error:")
-        st.code(failed.message, language=None, height=_ui.box_height(failed.message))
-        if failed.marked:
-            st.code(failed.marked, language=None)
-        if failed.traceback:
-            with st.expander(_("Traceback (your code's frames only)")):
-                st.code(failed.traceback, language=None)
-    if result.value_repr is not None:
-        st.markdown(_("**Value of the last line**"))
-        st.code(result.value_repr, language=None)
-    if result.arrays:
-        st.markdown(_("**Arrays**"))
-        st.dataframe(
-            pd.DataFrame(code_lab.array_table(result.arrays)),
-            hide_index=True,
-            key="code_lab_arrays",
-        )
-        for name, fig in code_lab.heatmaps(result.arrays):
-            _ui.chart(fig, key=f"code_lab_heatmap_{name}")
-    waiting = code_lab.waiting_note(request, result)
-    if waiting:
-        st.info(waiting, icon=":material/pending:")
-    for name, data in result.inspections.items():
-        st.markdown(f"**{code_lab.inspector_label(name)}**")
-        DRAW[type(data)](data)
+    _code_lab.show_result(*state["code_lab_result"], source=source, request=request)

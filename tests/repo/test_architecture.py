@@ -234,3 +234,16 @@ def test_a_packages_api_lists_only_names_someone_uses(package: str) -> None:
         if isinstance(node, ast.Name)
     }
     assert sorted(exported - used) == []
+
+
+def test_pages_are_short_stories() -> None:
+    """The median page file is at most 200 lines (the hello demos are ~60; ``sharp-bits.py`` is
+    the model): what a page lays out beyond its story goes in a ``pages/_*.py`` view helper, and
+    what shapes data goes in ``jaxplay``."""
+    lengths = sorted(
+        len(page.file.read_text(encoding="utf-8").splitlines()) for page in catalog.PAGES
+    )
+    middle = len(lengths) // 2
+    median = lengths[middle] if len(lengths) % 2 else (lengths[middle - 1] + lengths[middle]) / 2
+    assert len(lengths) == len(list((catalog.ROOT / "pages").glob("[!_]*.py")))
+    assert median <= 200, f"median page is {median} lines: {lengths}"
