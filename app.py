@@ -11,7 +11,7 @@ import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, s
 from jaxplay import article, jit, sandbox  # noqa: E402
 from jaxplay.core import claims, i18n, markdown, measure_lock  # noqa: E402
 from jaxplay.core.i18n import _  # noqa: E402
-from jaxplay.hosting import catalog, links, publicmode, settings  # noqa: E402
+from jaxplay.hosting import catalog, links, publicmode, settings, warm_up  # noqa: E402
 from pages import _protocol  # noqa: E402
 
 # The tab icon is a file of the app's (sent inline as a data: URL): a Material icon name would
@@ -49,6 +49,16 @@ if public.public:
     # The jit page's default view costs seconds to measure: measure it once, in the background,
     # when the server serves its first page, for every visitor (the first call starts it).
     jit.warm_up()
+# Every page's views, opened once in the background by a visitor that is not a person, so the
+# room's first visits find them computed (JAXPLAY_WARM_UP: in public mode unless told; the first
+# run starts it, one per host for a room's processes; see jaxplay/hosting/warm_up.py).
+warm_up.start(
+    warm_up.server_url(
+        st.get_option("server.address") or "",
+        int(st.get_option("server.port")),
+        st.get_option("server.baseUrlPath") or "",
+    )
+)
 
 
 def _page(spec: catalog.PageSpec) -> st.Page:

@@ -2,8 +2,8 @@
 caused has finished, and what the page shows of errors.
 
 Shared by the browser tests (``tests/support/browser.py`` re-exports it) and the benchmarks that
-drive chromium. It lives in ``benchmarks/`` for the reason ``_protocol.py`` does: ``jaxplay`` has
-no Playwright, and benchmarks do not import from ``tests/``.
+drive chromium. It lives in ``benchmarks/``: ``jaxplay`` has no Playwright, and benchmarks do not
+import from ``tests/``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Starts a room (``jaxplay.hosting.serve.Room``: ``--processes`` streamlit processes behind HAProxy,
 public mode, loopback only) and drives it with Locust users that each speak Streamlit's own
-websocket protocol (``benchmarks/_protocol.py``): no browsers, so hundreds fit on this machine.
+websocket protocol (``pages/_visitor.py``): no browsers, so hundreds fit on this machine.
 Each visitor follows the workshop pattern (every period jittered by +-20 %, phases random):
 
 * a **page view** every ``--view-every`` s (a topic page, as the navigation opens it);
@@ -53,8 +53,8 @@ import gevent
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._protocol import ProtocolError, Run, Visitor  # noqa: E402
 from jaxplay.hosting import catalog, serve  # noqa: E402
+from pages._visitor import ProtocolError, Run, Visitor  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 MAX_VISITORS = 500
@@ -97,11 +97,6 @@ class Shared:
 SHARED = Shared()
 
 
-def page_name(url_path: str) -> str:
-    """What ``ClientState.page_name`` says for a page: the home page is the default, ``""``."""
-    return "" if url_path == catalog.HOME.url_path else url_path
-
-
 def change_value(run_widgets: dict, key: str, new: bool) -> float:
     """A value for the number input ``key``: one nobody chose before, or one chosen before."""
     element = run_widgets[key].element
@@ -127,7 +122,7 @@ class RoomVisitor(User):
             "change": now + random.uniform(0, args.change_every),
             RUN: now + (random.uniform(0, args.run_every) if args.run_every else float("inf")),
         }
-        self._act(VIEW, lambda: self.visitor.open(page_name(random.choice(args.pages))))
+        self._act(VIEW, lambda: self.visitor.open(catalog.page_name(random.choice(args.pages))))
 
     def _act(self, kind: str, action) -> Run | None:
         stage = SHARED.stage
@@ -178,7 +173,7 @@ class RoomVisitor(User):
             return
         if name == VIEW:
             self._next(VIEW, args.view_every)
-            self._act(VIEW, lambda: self.visitor.open(page_name(random.choice(args.pages))))
+            self._act(VIEW, lambda: self.visitor.open(catalog.page_name(random.choice(args.pages))))
         elif name == RUN:
             self._next(RUN, args.run_every)
             if self.visitor.page != "code-lab":
@@ -297,7 +292,7 @@ def warm(url: str, processes: int, pages: list[str], run_every: float) -> None:
         if processes > 1:
             visitor.cookie = f"{serve.COOKIE}=s{process}"
         for page in pages:
-            visitor.open(page_name(page))
+            visitor.open(catalog.page_name(page))
             key = CHANGES.get(page)
             if key in visitor.widgets:
                 element = visitor.widgets[key].element

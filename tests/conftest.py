@@ -27,6 +27,9 @@ os.environ.setdefault("JAXPLAY_CPU_DEVICES", "8")
 # The start-up check of every claim runs them all in the background: tests/test_claims.py runs
 # them one by one instead, and tests/test_claims_page.py turns the check on for its page.
 os.environ.setdefault("JAXPLAY_CHECK_CLAIMS", "0")
+# No server of a test opens every page in the background unless the test asks (a room's
+# tests, tests/hosting/test_warm_up.py): servers started by tests inherit this.
+os.environ.setdefault("JAXPLAY_WARM_UP", "off")
 
 from jaxplay.hosting import environment
 

@@ -215,6 +215,12 @@ def pages_by_section() -> dict[str, list[PageSpec]]:
     return grouped
 
 
+def page_name(url_path: str) -> str:
+    """What a browser's ``ClientState.page_name`` says for a page: the home page is the
+    navigation's default, ``""``."""
+    return "" if url_path == HOME.url_path else url_path
+
+
 def find(url_path: str) -> PageSpec:
     """The page registered under ``url_path``; ``KeyError`` if none is."""
     for page in PAGES:

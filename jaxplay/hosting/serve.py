@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from jaxplay.hosting import catalog, environment, results, settings, snippets
+from jaxplay.hosting import catalog, environment, results, settings, snippets, warm_up
 
 HEALTH = "/_stcore/health"
 #: The cookie HAProxy inserts to keep a browser on its process.
@@ -310,6 +310,8 @@ class Room:
         result_db: the result store every process shares, so a page's result is computed once
             for all of them (``JAXPLAY_RESULT_DB`` or its default file unless given); set for a
             room of more than one process, or when given.
+        The room opens the pages ``JAXPLAY_WARM_UP`` names (in ``env`` or this environment) once
+        it answers, through its first process (:attr:`warming`).
         Other keywords go to each :class:`Server`.
 
     ``url`` is the room's address; ``servers`` the processes (each with its own ``url``).
@@ -352,6 +354,12 @@ class Room:
         if self.proxied:
             # Every request reaches the processes from the proxy on loopback.
             server_env.setdefault("JAXPLAY_TRUSTED_PROXY", "1")
+        # The room warms its pages itself, as soon as it answers (its processes then need not).
+        self.warm_pages = warm_up.pages_to_warm(merged)
+        self.warm_env = {**merged, **server_env}
+        server_env["JAXPLAY_WARM_UP"] = "off"
+        #: The warm-up (:mod:`jaxplay.hosting.warm_up`) once started; ``None`` if none is asked.
+        self.warming: subprocess.Popen[bytes] | None = None
         self.servers = [
             Server(
                 None if self.proxied else self.port,
@@ -387,6 +395,9 @@ class Room:
                 self.proxy = Proxy(self.port, [s.port for s in self.servers], folder)
                 self.proxy.start()
                 self.proxy.wait_healthy(self.url)
+            if self.warm_pages:
+                server = self.servers[0]
+                self.warming = warm_up.launch(server.url, self.warm_pages, self.warm_env)
         except BaseException:
             self.stop()
             raise
@@ -399,6 +410,10 @@ class Room:
         return all(p is not None and p.poll() is None for p in parts)
 
     def stop(self) -> None:
+        if self.warming is not None and self.warming.poll() is None:
+            self.warming.terminate()  # a client of the room: nothing of its own to stop
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.warming.wait(timeout=15)
         if self.proxy is not None:
             self.proxy.stop()
         # All at once: N processes stop in one grace period, not N.

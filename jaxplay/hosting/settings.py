@@ -230,6 +230,15 @@ SETTINGS: tuple[Setting, ...] = (
         "Set for you by `python -m jaxplay.hosting.serve` when it starts more than one process.",
     ),
     Setting(
+        "JAXPLAY_WARM_UP",
+        "auto",
+        "Which pages the server opens once in the background when it starts, every tab and "
+        "preset of each, so the room's first visits find their results computed (one warm-up "
+        "per host for a room's processes): `auto` (in public mode only), `on`, `off`, or the "
+        "page addresses to warm, comma-separated (`jit,vmap`). `python -m pages._warm_up --url "
+        "URL` runs one by hand.",
+    ),
+    Setting(
         "JAXPLAY_MEASURE_LOCK",
         "unset (measurements take turns within each process)",
         "A lock file every server process on this machine names: their measurements then take "
@@ -450,6 +459,12 @@ def default_measure_lock() -> str:
     """Where a room's processes share their measurement lock unless told: one file per user on
     this machine (every room of the user takes turns: they share the cores)."""
     return str(Path.home() / ".local" / "share" / "jaxplay" / "measure.lock")
+
+
+def warm_up(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_WARM_UP``: ``auto`` (also when unset), ``on``, ``off`` or page addresses
+    (read by :func:`jaxplay.hosting.warm_up.pages_to_warm`)."""
+    return _raw("JAXPLAY_WARM_UP", environ).lower() or "auto"
 
 
 def result_db(environ: Mapping[str, str] | None = None) -> str:

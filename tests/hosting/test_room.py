@@ -1,6 +1,6 @@
 """Two server processes behind HAProxy (``jaxplay.hosting.serve``): sticky sessions, shared links.
 
-Visitors here speak Streamlit's websocket protocol (``benchmarks/_protocol.py``), no browser. The
+Visitors here speak Streamlit's websocket protocol (``pages/_visitor.py``), no browser. The
 proxy's cookie names the process that served the visitor first; a visitor that sends another
 process's cookie is sent there, which is how these tests reach a chosen process.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks._protocol import Visitor
 from jaxplay.hosting import catalog, serve
+from pages._visitor import Visitor
 from tests.support.browser import require_haproxy
 
 require_haproxy()

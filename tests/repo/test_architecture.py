@@ -151,10 +151,12 @@ def test_pages_name_what_they_import_from_jaxplay_as_it_is_named(path: Path) -> 
 def test_pages_switch_views_and_show_progress_one_way(path: Path) -> None:
     """Tabs come from ``_ui.lazy_tabs`` (views by label, only the open one runs), progress bars
     from ``_ui``'s measurement boxes and a sandbox run's box from ``_ui.sandbox_run``: no page
-    calls ``st.tabs``, ``st.progress`` or ``st.status``, or reads a tab's ``.open`` itself."""
-    if path.name == "_ui.py":
+    calls ``st.tabs``, ``st.progress`` or ``st.status``, or reads a tab's ``.open`` itself (a
+    file that draws nothing, such as the protocol client and the warm-up, is not checked)."""
+    text = path.read_text(encoding="utf-8")
+    if path.name == "_ui.py" or "import streamlit as st" not in text:
         return
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Attribute):
             on_st = isinstance(node.value, ast.Name) and node.value.id == "st"
             assert not (on_st and node.attr == "tabs"), f"{path.name} calls st.tabs"
@@ -165,8 +167,9 @@ def test_pages_switch_views_and_show_progress_one_way(path: Path) -> None:
 
 
 def test_benchmarks_import_nothing_from_the_tests() -> None:
-    """Benchmarks stand on ``jaxplay`` and their own helpers (``benchmarks/_protocol.py``,
-    ``benchmarks/_browser.py``); tests may use those, never the other way round."""
+    """Benchmarks stand on ``jaxplay``, their own helpers (``benchmarks/_browser.py``) and the
+    app's protocol client (``pages/_visitor.py``); tests may use those, never the other way
+    round."""
     for path in sorted((catalog.ROOT / "benchmarks").glob("*.py")):
         for module, _ in _imports(path):
             assert module.split(".")[0] != "tests", f"{path.name} imports {module}"

@@ -7,6 +7,6 @@
 - :mod:`tests.support.postgres`: a throwaway PostgreSQL server.
 
 What the benchmarks use too lives in ``jaxplay.hosting`` (``chromium``, ``hostile_links``, the
-launcher ``serve``) and in ``benchmarks/`` (``_protocol``, ``_browser``): benchmarks never import
-from ``tests/``.
+launcher ``serve``), in ``pages/_visitor.py`` (the protocol client the warm-up drives) and in
+``benchmarks/_browser.py``: benchmarks never import from ``tests/``.
 """

@@ -10,9 +10,11 @@ announces itself with ``auto_rerun`` and the browser then asks for it on that in
 (``fragment_id``, ``is_auto_rerun``). A full run's first message clears those timers, as the
 browser's does.
 
-Used by ``benchmarks/room_load.py`` (Locust drives many of these) and its smoke test. It lives
-in ``benchmarks/`` because it imports ``streamlit.proto``: ``jaxplay`` never imports Streamlit.
-The client is synchronous (``websocket-client``); under Locust, gevent makes it cooperative.
+Used by the room's warm-up (``pages/_warm_up.py``: it opens every page's views before a
+workshop), ``benchmarks/room_load.py`` (Locust drives many of these) and the tests of a room. It
+lives beside the pages because it imports ``streamlit.proto``: ``jaxplay`` never imports
+Streamlit. The client is synchronous (``websocket-client``); under Locust, gevent makes it
+cooperative.
 """
 
 from __future__ import annotations
@@ -56,6 +58,22 @@ class Widget:
 
 
 @dataclass
+class TabBar:
+    """A tab bar bound to the address, as the page's deltas described it."""
+
+    labels: list[str] = field(default_factory=list)
+    default_index: int = 0
+    default_label: str = ""
+
+    @property
+    def default(self) -> str:
+        """The label of the tab open when the address names none."""
+        if self.default_label or not self.labels:
+            return self.default_label
+        return self.labels[min(self.default_index, len(self.labels) - 1)]
+
+
+@dataclass
 class Run:
     """What one script run sent back."""
 
@@ -73,6 +91,10 @@ class Run:
     alerts: list[str] = field(default_factory=list)
     #: Labels of the status boxes and expanders (a Code Lab run says how it went there).
     labels: list[str] = field(default_factory=list)
+    #: The tab bars bound to the address: their query parameter -> their tabs' labels.
+    tabs: dict[str, TabBar] = field(default_factory=dict)
+    #: The bar the next tab belongs to (``None``: a bar not bound to the address).
+    _bar: str | None = field(default=None, repr=False)
     #: The text of the markdown, code, alert and toast elements, in order.
     texts: list[str] = field(default_factory=list)
     query_string: str | None = None
@@ -287,7 +309,16 @@ class Visitor:
         which = delta.WhichOneof("type")
         if which == "add_block":
             block = delta.add_block
-            if block.WhichOneof("type") == "expandable":
+            kind = block.WhichOneof("type")
+            if kind == "tab_container":
+                # st.tabs adds its bar, then each of its tabs, one after the other.
+                bar = block.tab_container
+                run._bar = bar.query_param_key or None
+                if run._bar:
+                    run.tabs[run._bar] = TabBar([], bar.default_tab_index, bar.default_tab_label)
+            elif kind == "tab" and run._bar:
+                run.tabs[run._bar].labels.append(block.tab.label)
+            if kind == "expandable":
                 run.labels.append(block.expandable.label)
                 if block.expandable.icon == ":material/error:":
                     run.errors.append(f"status: {block.expandable.label}")
