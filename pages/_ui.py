@@ -6,6 +6,7 @@ Every page imports this module first: importing it also makes sure the page runs
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import uuid
@@ -35,8 +36,14 @@ def show_code(
     label = label if label is not None else _("Show the code that ran")
     with st.expander(label, icon=":material/code:", expanded=expanded):
         for obj in objects:
-            source = obj if isinstance(obj, str) else inspect.getsource(obj)
-            st.code(source, language="python")
+            st.code(obj if isinstance(obj, str) else _source(obj), language="python")
+
+
+@functools.lru_cache(maxsize=512)
+def _source(function: Callable[..., Any]) -> str:
+    """``inspect.getsource``, read once per function (jaxplay's functions are defined once per
+    process; reading and tokenizing their files again was a few percent of every cached view)."""
+    return inspect.getsource(function)
 
 
 class Stopped(Exception):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -141,12 +142,9 @@ def test_a_server_on_its_own_warms_when_its_first_visitor_comes(tmp_path: Path) 
     with log.open("wb") as out, serve.Server(env={"JAXPLAY_WARM_UP": "sharp-bits"}, log=out) as s:
         for _ in range(2):
             assert not Visitor(s.url).open("").errors
-        deadline = 240.0
-        import time
-
         started = time.monotonic()
         while "warm-up: 1 views opened" not in log.read_text(errors="replace"):
-            assert time.monotonic() - started < deadline, log.read_text(errors="replace")[-2000:]
+            assert time.monotonic() - started < 240, log.read_text(errors="replace")[-2000:]
             time.sleep(0.5)
     text = log.read_text(errors="replace")
     assert text.count("warm-up: sharp-bits ") == 1, text[-2000:]
