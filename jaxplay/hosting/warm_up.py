@@ -44,7 +44,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from jaxplay.hosting import catalog, publicmode, settings
+from jaxplay.hosting import catalog, environment, publicmode, settings
 
 #: A select box bound to the address is a page's preset box when its key ends so.
 PRESET_SUFFIXES = ("_preset", "_example")
@@ -239,9 +239,13 @@ def launch(
     url: str, pages: Sequence[str], environ: Mapping[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
     """Start :func:`command` for the server at ``url`` (its log lines go to this process's
-    output); a thread reaps it when it ends, so it leaves no zombie behind."""
+    output), with the allow-listed child environment (it needs no more: it is a visitor that
+    speaks to the server); a thread reaps it when it ends, so it leaves no zombie behind."""
     process = subprocess.Popen(
-        command(url, pages, environ), cwd=catalog.ROOT, stdin=subprocess.DEVNULL
+        command(url, pages, environ),
+        cwd=catalog.ROOT,
+        stdin=subprocess.DEVNULL,
+        env=environment.child_environment(),
     )
     threading.Thread(target=process.wait, name="jaxplay-warm-up", daemon=True).start()
     return process
