@@ -59,6 +59,10 @@ FOLDER_MARKERS = {"browser": ("browser",), "pages": ("apptest",), "sandbox": ("s
 NAMED_MARKERS = {"apptest": ("open_page", "AppTest"), "sandbox": ("WorkerPool",)}
 #: Marker -> fixtures whose use gives it.
 FIXTURE_MARKERS = {"postgres": ("postgres_server",)}
+#: Browser test modules that run as a group of their own, beside the "browser" group, so two
+#: workers share the browser half (about 14 minutes in one group): the click-through starts a
+#: server of its own, so it needs nothing the other group's shared server holds.
+BROWSER_GROUPS = {"test_clickthrough.py": "browser-tour"}
 
 
 def _source(fn: Callable[..., Any], cache: dict[Any, str]) -> str:
@@ -99,9 +103,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for name in sorted(names - {m.name for m in item.iter_markers()}):
             item.add_marker(name)
         if "browser" in names:
-            # One xdist worker runs the browser tests one after another (they share servers
-            # and each drives a chromium); the other workers take the rest.
-            item.add_marker(pytest.mark.xdist_group("browser"))
+            # A browser test runs in its module's group (:data:`BROWSER_GROUPS`, else
+            # "browser"): the tests of a group run one after another on one xdist worker (they
+            # share a server, and each drives a chromium); the other workers take the rest.
+            group = BROWSER_GROUPS.get(Path(str(item.path)).name, "browser")
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 #: Folders whose tests run with Equinox's strictness: an implicit broadcast between arrays of

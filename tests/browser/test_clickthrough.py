@@ -163,8 +163,7 @@ class Tour:
         return list(dict.fromkeys(self.failures))
 
 
-@pytest.mark.quiet  # every button of a page twice: on two cores shared with another worker's
-@pytest.mark.timeout(600)  # tests a wait ran past its 30 s; waiting for the machine counts too
+@pytest.mark.timeout(600)  # every button of a page, twice, on two cores shared with other tests
 @pytest.mark.parametrize("spec", catalog.PAGES, ids=lambda s: s.url_path)
 def test_two_visitors_click_through(app_url: str, browser, spec: catalog.PageSpec) -> None:
     failures, logs = [], []

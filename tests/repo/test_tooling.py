@@ -49,12 +49,20 @@ def test_pyright_finds_no_error() -> None:
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr
 
 
-def test_browser_tests_share_one_xdist_worker(request: pytest.FixtureRequest) -> None:
-    """Under ``--dist loadgroup`` every browser test carries the ``@browser`` group, so one worker
-    runs them one after another (two chromiums and two servers at once on two cores made the
-    hostile-link timings fail). pytest 9.2 broke this silently for pytest-xdist 3.8."""
+def test_browser_tests_run_in_their_xdist_groups(request: pytest.FixtureRequest) -> None:
+    """Under ``--dist loadgroup`` every browser test carries its group (``@browser``, or its
+    module's in ``tests/conftest.py``'s ``BROWSER_GROUPS``), so the tests sharing a server run
+    one after another on one worker (two chromiums and two servers at once on two cores made the
+    hostile-link timings fail before they were marked ``quiet``). pytest 9.2 broke this silently
+    for pytest-xdist 3.8."""
     if not getattr(request.config, "workerinput", None) or not request.config.getvalue("loadgroup"):
         pytest.skip("runs only on an xdist worker under --dist loadgroup (the default command)")
+    from tests.conftest import BROWSER_GROUPS
+
     browser = [item for item in request.session.items if item.get_closest_marker("browser")]
-    ungrouped = [item.nodeid for item in browser if not item.nodeid.endswith("@browser")]
+    ungrouped = [
+        item.nodeid
+        for item in browser
+        if not item.nodeid.endswith("@" + BROWSER_GROUPS.get(item.path.name, "browser"))
+    ]
     assert not ungrouped, ungrouped[:5]
