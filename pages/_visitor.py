@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import websocket
+from google.protobuf.message import DecodeError
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -34,6 +35,13 @@ FINISHED = ForwardMsg.ScriptFinishedStatus
 #: Element types whose ``alert`` format means the page reported a failure.
 _ALERT_ERROR = 1  # Alert.Format.ERROR
 
+
+#: The largest message read from the server: twice the app's own cap on what it sends
+#: (``server.maxMessageSize``, 8 MB); a larger one is a protocol error, not parsed.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: The most messages one run may send, and the most entries each of a run's lists keeps.
+MAX_MESSAGES = 100_000
+MAX_ITEMS = 10_000
 
 #: Element type -> the field holding its text, for :attr:`Run.texts`.
 _TEXT_FIELDS = {"markdown": "body", "code": "code_text", "alert": "body", "toast": "body"}
@@ -111,7 +119,7 @@ def _value(state: WidgetState, widget: Widget, value: object) -> None:
             state.double_value = float(value)  # type: ignore[arg-type]
     elif kind == "checkbox":
         state.bool_value = bool(value)
-    elif kind == "text_input":
+    elif kind in ("text_input", "selectbox"):  # a select box sends its choice's label
         state.string_value = str(value)
     elif kind == "button":
         state.trigger_value = True
@@ -121,12 +129,20 @@ def _value(state: WidgetState, widget: Widget, value: object) -> None:
         raise ValueError(f"no encoding for a {kind} widget here")
 
 
+def _keep(items: list[str], item: str) -> None:
+    """Append ``item`` unless ``items`` holds :data:`MAX_ITEMS` already (a run's lists are
+    bounded whatever the server sends)."""
+    if len(items) < MAX_ITEMS:
+        items.append(item)
+
+
 class Visitor:
     """One browser session: ``open`` a page, ``change`` a widget, ``click`` a button.
 
     Arguments:
         base_url: the room's address (``http://127.0.0.1:8501``).
-        timeout_s: how long one run may take before it counts as failed.
+        timeout_s: how long one run may take, from its message sent to its end (reruns the app
+            asked for included), before it counts as failed; also the limit for connecting.
     """
 
     def __init__(self, base_url: str, timeout_s: float = 120.0) -> None:
@@ -152,8 +168,13 @@ class Visitor:
         (its widget values, its caches) carries on where the server still holds it.
         """
         if not self.cookie:
-            with urllib.request.urlopen(self.base_url + "/", timeout=self.timeout_s) as response:
-                cookies = response.headers.get_all("Set-Cookie") or []
+            try:
+                with urllib.request.urlopen(
+                    self.base_url + "/", timeout=self.timeout_s
+                ) as response:
+                    cookies = response.headers.get_all("Set-Cookie") or []
+            except OSError as error:  # refused, timed out, an HTTP error (a proxy's 503)
+                raise ProtocolError(f"could not load {self.base_url}/: {error}") from error
             self.cookie = "; ".join(c.split(";", 1)[0] for c in cookies)
         # The subprotocol header carries [protocol, XSRF token, existing session id]; without
         # an Origin header the server checks no XSRF token (a placeholder keeps the positions).
@@ -262,14 +283,33 @@ class Visitor:
         return run
 
     def _read_run(self) -> Run:
+        """The messages of one run, until its ``script_finished`` (after any rerun the app asked
+        for), within ``timeout_s``, :data:`MAX_MESSAGES` and :data:`MAX_MESSAGE_BYTES` each."""
         assert self._socket is not None
         run = Run()
+        deadline = time.monotonic() + self.timeout_s
         while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or run.messages >= MAX_MESSAGES:
+                self.close()
+                raise ProtocolError(
+                    f"the run did not finish within {self.timeout_s:g} s"
+                    if left <= 0
+                    else f"the run sent more than {MAX_MESSAGES} messages"
+                )
+            self._socket.settimeout(left)
             payload = self._socket.recv()
             if not isinstance(payload, bytes):
                 raise ProtocolError("a text frame on the stream")
+            if len(payload) > MAX_MESSAGE_BYTES:
+                self.close()
+                raise ProtocolError(f"a message of {len(payload)} bytes")
             message = ForwardMsg()
-            message.ParseFromString(payload)
+            try:
+                message.ParseFromString(payload)
+            except DecodeError as error:
+                self.close()
+                raise ProtocolError(f"a message that is not a ForwardMsg: {error}") from error
             run.messages += 1
             kind = message.WhichOneof("type")
             if kind == "new_session":
@@ -278,7 +318,7 @@ class Visitor:
                     self.timers = {}  # a full run: the browser clears every timer
             elif kind == "delta":
                 self._delta(message, run)
-            elif kind == "auto_rerun":
+            elif kind == "auto_rerun" and len(self.timers) < MAX_ITEMS:
                 interval = float(message.auto_rerun.interval)
                 run.auto_reruns[message.auto_rerun.fragment_id] = interval
                 if message.auto_rerun.fragment_id not in self.timers:
@@ -292,12 +332,12 @@ class Visitor:
             elif kind == "page_info_changed":
                 run.query_string = message.page_info_changed.query_string
             elif kind == "page_not_found":
-                run.errors.append(f"page not found: {message.page_not_found.page_name}")
+                _keep(run.errors, f"page not found: {message.page_not_found.page_name}")
             elif kind == "script_finished":
                 status = message.script_finished
                 run.status = FINISHED.Name(status)
                 if status == FINISHED.FINISHED_WITH_COMPILE_ERROR:
-                    run.errors.append("the script did not compile")
+                    _keep(run.errors, "the script did not compile")
                 # A run cut short for a rerun the app asked for (st.rerun, a link fix-up) is
                 # followed by that rerun: the visitor waits for it too.
                 if status != FINISHED.FINISHED_EARLY_FOR_RERUN:
@@ -314,14 +354,14 @@ class Visitor:
                 # st.tabs adds its bar, then each of its tabs, one after the other.
                 bar = block.tab_container
                 run._bar = bar.query_param_key or None
-                if run._bar:
+                if run._bar and (len(run.tabs) < MAX_ITEMS or run._bar in run.tabs):
                     run.tabs[run._bar] = TabBar([], bar.default_tab_index, bar.default_tab_label)
-            elif kind == "tab" and run._bar:
-                run.tabs[run._bar].labels.append(block.tab.label)
+            elif kind == "tab" and run._bar in run.tabs:
+                _keep(run.tabs[run._bar].labels, block.tab.label)
             if kind == "expandable":
-                run.labels.append(block.expandable.label)
+                _keep(run.labels, block.expandable.label)
                 if block.expandable.icon == ":material/error:":
-                    run.errors.append(f"status: {block.expandable.label}")
+                    _keep(run.errors, f"status: {block.expandable.label}"[:300])
             return
         if which != "new_element":
             return
@@ -331,13 +371,17 @@ class Visitor:
             return
         body = getattr(element, kind)
         if kind == "exception":
-            run.errors.append(f"exception: {body.type}: {body.message}"[:300])
+            _keep(run.errors, f"exception: {body.type}: {body.message}"[:300])
         elif kind == "alert" and body.format == _ALERT_ERROR:
-            run.alerts.append(f"error box: {body.body}"[:300])
+            _keep(run.alerts, f"error box: {body.body}"[:300])
         text = _TEXT_FIELDS.get(kind)
         if text is not None:
-            run.texts.append(getattr(body, text))
+            _keep(run.texts, getattr(body, text))
         widget_id = getattr(body, "id", "")
-        if isinstance(widget_id, str) and widget_id.startswith("$$ID-"):
+        if (
+            isinstance(widget_id, str)
+            and widget_id.startswith("$$ID-")
+            and (len(run.widgets) < MAX_ITEMS or widget_id in run.widgets)
+        ):
             widget = Widget(widget_id, kind, body)
             run.widgets[widget.key] = widget

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from jaxplay.hosting import catalog, warm_up
 from pages._visitor import ProtocolError, Run, Visitor
 
-#: How long one view may take (a cold page measures on a busy machine).
+#: How long one run of a view may take (a cold page measures on a busy machine).
 VIEW_TIMEOUT_S = 600.0
 
 
@@ -36,12 +36,27 @@ def seen(run: Run) -> warm_up.Seen:
 
 
 def opener(url: str, timeout_s: float = VIEW_TIMEOUT_S):  # type: ignore[no-untyped-def]
-    """``open_view`` for :func:`jaxplay.hosting.warm_up.tour`: each view in a new session."""
+    """``open_view`` for :func:`jaxplay.hosting.warm_up.tour`: each view in a new session.
+
+    A view that chooses a preset is opened as a visitor gets there: the view without it, then
+    the choice made in its box. A page applies a preset when the box changes (Compose's fills
+    the transform slots in its ``on_change``); an address naming the preset alone would open the
+    page's default settings under the preset's name, and warm those.
+    """
 
     def open_view(view: warm_up.View) -> warm_up.Seen:
         visitor = Visitor(url, timeout_s=timeout_s)
+        params = dict(view.params)
+        presets = [key for key in params if key.endswith(warm_up.PRESET_SUFFIXES)]
+        before = warm_up.View(view.page, tuple(p for p in view.params if p[0] not in presets))
         try:
-            return seen(visitor.open(catalog.page_name(view.page), view.query_string))
+            run = visitor.open(catalog.page_name(view.page), before.query_string)
+            opened = run.seconds
+            for key in presets:
+                run = visitor.change(key, params[key])
+                opened += run.seconds
+            run.seconds = opened
+            return seen(run)
         except ProtocolError as error:
             return warm_up.Seen(errors=(str(error),))
         finally:
@@ -61,18 +76,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="page addresses, comma-separated (default: every page)",
     )
     parser.add_argument("--max-views", type=int, default=warm_up.DEFAULT_MAX_VIEWS)
-    parser.add_argument("--lock", help="skip the warm-up while another one holds this file")
+    parser.add_argument(
+        "--lock",
+        default=warm_up.lock_file(),
+        help="skip the warm-up while another one holds this file (default: the one beside "
+        "JAXPLAY_MEASURE_LOCK's, where that is set)",
+    )
     args = parser.parse_args(argv)
     pages = [page.strip() for page in args.pages.split(",") if page.strip()]
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    with warm_up.host_turn(args.lock) as ours:
-        if not ours:
-            log("warm-up: another process of this host is warming it; skipped")
-            return 0
-        report = warm_up.tour(opener(args.url), pages, args.max_views, log)
+    try:
+        with warm_up.host_turn(args.lock) as ours:
+            if not ours:
+                log("warm-up: another process of this host is warming it; skipped")
+                return 0
+            report = warm_up.tour(opener(args.url), pages, args.max_views, log)
+    except OSError as error:  # the lock file's folder is missing or not writable
+        log(f"warm-up: cannot open the lock file {args.lock}: {error}; skipped")
+        return 1
     log(report.summary())
     for view, failed in report.failed:
         log(f"warm-up: {view} failed: {'; '.join(failed.errors)}")

@@ -412,8 +412,11 @@ class Room:
     def stop(self) -> None:
         if self.warming is not None and self.warming.poll() is None:
             self.warming.terminate()  # a client of the room: nothing of its own to stop
-            with contextlib.suppress(subprocess.TimeoutExpired):
+            try:
                 self.warming.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.warming.kill()
+                self.warming.wait()
         if self.proxy is not None:
             self.proxy.stop()
         # All at once: N processes stop in one grace period, not N.

@@ -26,8 +26,9 @@ mode, none otherwise), ``on``, ``off``, or their addresses, comma-separated (``j
 room's launcher (:mod:`jaxplay.hosting.serve`) starts it as soon as the room answers; a server
 started on its own (``streamlit run app.py``) when its first visitor arrives (``app.py`` calls
 :func:`start`). A room's processes share a measurement lock file; the warm-up takes a lock beside
-it, so one warm-up runs per host (results are kept per host: see
-:func:`jaxplay.hosting.results.fingerprint`).
+it, so one warm-up runs at a time per host: one that finds another running skips, and one that
+starts after another ended (the first visitor of a later process) finds every result stored and
+takes seconds (results are kept per host: see :func:`jaxplay.hosting.results.fingerprint`).
 """
 
 from __future__ import annotations
@@ -164,7 +165,10 @@ def tour(
             report.left = len(queue)
             break
         view = queue.popleft()
-        seen = open_view(view)
+        try:
+            seen = open_view(view)
+        except Exception as error:  # one view's failure is reported; the tour goes on
+            seen = Seen(errors=(f"{type(error).__name__}: {error}"[:300],))
         report.opened.append((view, seen))
         failed = f" FAILED: {'; '.join(seen.errors)}" if seen.errors else ""
         log(f"warm-up: {view} {seen.seconds:.1f} s{failed}")
@@ -196,7 +200,11 @@ def pages_to_warm(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
 @contextlib.contextmanager
 def host_turn(lock_file: str | None) -> Iterator[bool]:
     """Whether this warm-up is the host's: ``True`` while it holds the lock beside the room's
-    measurement lock (always, without one), ``False`` while another warm-up does."""
+    measurement lock (always, without one), ``False`` while another warm-up does.
+
+    Raises:
+        OSError: the lock file cannot be opened (its folder is missing or not writable).
+    """
     if not lock_file:
         yield True
         return
@@ -252,6 +260,8 @@ def launch(
 
 
 _started: subprocess.Popen[bytes] | None = None
+#: Set once a start failed: a page run must not try (and fail) again on every rerun.
+_start_failed = False
 _start_lock = threading.Lock()
 
 
@@ -260,13 +270,20 @@ def start(url: str, environ: Mapping[str, str] | None = None) -> subprocess.Pope
     in a process starts it (:func:`launch`), later calls return the same process; ``None`` when no
     warm-up is asked for. ``app.py`` calls it on every run, so a server started on its own
     (``streamlit run app.py``) warms when its first visitor arrives; the room's launcher
-    (:mod:`jaxplay.hosting.serve`) starts it as soon as the room answers, before anyone comes."""
-    global _started
+    (:mod:`jaxplay.hosting.serve`) starts it as soon as the room answers, before anyone comes.
+
+    A warm-up that cannot start (no process can be made) is said once on the server's output and
+    not tried again: the visitor whose run called this sees the page as usual."""
+    global _started, _start_failed
     with _start_lock:
-        if _started is not None:
+        if _started is not None or _start_failed:
             return _started
         pages = pages_to_warm(environ)
         if not pages:
             return None
-        _started = launch(url, pages, environ)
+        try:
+            _started = launch(url, pages, environ)
+        except OSError as error:
+            _start_failed = True
+            print(f"warm-up: could not start ({error}); the pages are not warmed", file=sys.stderr)
         return _started

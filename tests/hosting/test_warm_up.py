@@ -161,3 +161,89 @@ def test_a_bar_within_the_default_tab_is_not_crossed_with_its_neighbours() -> No
 
     report = warm_up.tour(open_view, ["t"])
     assert [str(v) for v, _ in report.opened] == ["t", "t?t_tab=T", "t?t_view=G"]
+
+
+def test_a_view_that_raises_is_reported_and_the_tour_goes_on() -> None:
+    def open_view(view: View) -> Seen:
+        if view.params == (("p_tab", "B"),):
+            raise ConnectionResetError("the server went away")
+        return _site(view)
+
+    report = warm_up.tour(open_view, ["p"])
+    assert len(report.opened) == 5  # every view but the inner tabs only "B" reveals
+    [(view, failed)] = report.failed
+    assert str(view) == "p?p_tab=B"
+    assert failed.errors == ("ConnectionResetError: the server went away",)
+
+
+class _FakeVisitor:
+    """Records what the warm-up's opener asks of a visitor."""
+
+    calls: list[tuple] = []
+
+    def __init__(self, url: str, timeout_s: float) -> None:
+        pass
+
+    def open(self, page: str, query_string: str = ""):
+        self.calls.append(("open", page, query_string))
+        from pages._visitor import Run
+
+        return Run(seconds=1.0)
+
+    def change(self, key: str, value: object):
+        self.calls.append(("change", key, value))
+        from pages._visitor import Run
+
+        return Run(seconds=2.0)
+
+    def close(self) -> None:
+        self.calls.append(("close",))
+
+
+def test_a_preset_view_is_opened_as_a_visitor_chooses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page may apply a preset only when its box changes (Compose's ``on_change``): the view is
+    the one it came from, then the choice made in the box, in one session."""
+    import pages._warm_up as command
+
+    _FakeVisitor.calls = []
+    monkeypatch.setattr(command, "Visitor", _FakeVisitor)
+    open_view = command.opener("http://127.0.0.1:9")
+    seen = open_view(View("compose", (("compose_preset", "hessian"), ("compose_tab", "Builder"))))
+    assert _FakeVisitor.calls == [
+        ("open", "compose", "compose_tab=Builder"),
+        ("change", "compose_preset", "hessian"),
+        ("close",),
+    ]
+    assert seen.seconds == 3.0 and not seen.errors
+    _FakeVisitor.calls = []
+    open_view(View("jit", (("jit_tab", "Sweep"),)))
+    assert _FakeVisitor.calls == [("open", "jit", "jit_tab=Sweep"), ("close",)]
+
+
+def test_a_warm_up_that_cannot_start_is_said_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tries = []
+
+    def launch(*args: object) -> None:
+        tries.append(args)
+        raise OSError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(warm_up, "_started", None)
+    monkeypatch.setattr(warm_up, "_start_failed", False)
+    monkeypatch.setattr(warm_up, "launch", launch)
+    environ = {"JAXPLAY_WARM_UP": "on"}
+    assert warm_up.start("http://127.0.0.1:9", environ) is None
+    assert warm_up.start("http://127.0.0.1:9", environ) is None
+    assert len(tries) == 1
+    assert capsys.readouterr().err.count("warm-up: could not start") == 1
+
+
+def test_a_lock_file_that_cannot_be_opened_skips_the_warm_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pages._warm_up as command
+
+    missing = tmp_path / "no-such-folder" / "measure.lock.warm-up"
+    assert command.main(["--url", "http://127.0.0.1:9", "--lock", str(missing)]) == 1
+    assert "cannot open the lock file" in capsys.readouterr().err
