@@ -234,9 +234,9 @@ SETTINGS: tuple[Setting, ...] = (
         "auto",
         "Which pages the server opens once in the background when it starts, every tab and "
         "preset of each, so the room's first visits find their results computed (one warm-up "
-        "at a time per host for a room's processes): `auto` (in public mode only), `on`, `off`, or the "
-        "page addresses to warm, comma-separated (`jit,vmap`). `python -m pages._warm_up --url "
-        "URL` runs one by hand.",
+        "at a time per host for a room's processes): `auto` (in public mode only), `on`, "
+        "`off`, or the page addresses to warm, comma-separated (`jit,vmap`). "
+        "`python -m pages._warm_up --url URL` runs one by hand.",
     ),
     Setting(
         "JAXPLAY_MEASURE_LOCK",
