@@ -1,9 +1,13 @@
 """The measurement lock: the one lock every timing takes, and who waits for it.
 
 Why a module of its own: two visitors benchmarking at once on a shared machine would each slow the
-other down and both would see wrong numbers, so one process-wide lock serialises measurements,
-and with several server processes on one host (:func:`share_with_host`) a lock file makes them
-take turns with each other too: no two timings ever share the machine's cores. The
+other down and both would see wrong numbers, so one process-wide lock serialises measurements.
+With several server processes on one host (:func:`share_with_host`) it is a host-wide scheduler:
+a measurement also holds one lock file per core its process may run on (its CPU affinity, which
+XLA's CPU thread pool follows) and one for the accelerator when JAX's backend is not the CPU. Two
+processes whose cores overlap take turns; processes pinned to disjoint cores (the launcher pins
+each of a room's processes to its own share of the cores, :mod:`jaxplay.hosting.serve`) measure
+at once, each on cores no other timing uses; one accelerator measures one thing at a time. The
 lock is re-entrant, so a page may hold it around several measurements (and tell a queued visitor
 so) while each measurement takes it again.
 
@@ -21,9 +25,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
@@ -107,34 +112,66 @@ def set_throttle(
 
 
 def share_with_host(path: str | None) -> None:
-    """Take turns with every process on this host that names the same lock file ``path``
-    (several server processes: ``JAXPLAY_MEASURE_LOCK``), or with this process only (``None``).
+    """Take turns with every process on this host whose measurements could share a core or the
+    accelerator with this one's, through lock files named from ``path``
+    (``JAXPLAY_MEASURE_LOCK``: ``<path>.cpu<N>`` for each core, ``<path>.accelerator``), or with
+    this process only (``None``).
     """
     global _host_lock
     _host_lock = path or None
 
 
+def host_resources(
+    cores: Iterable[int] | None = None, accelerated: bool | None = None
+) -> list[str]:
+    """What a measurement of this process holds host-wide, in the one order every process takes
+    them (so two never wait for each other): ``cpu<N>`` for each core it may run on, then
+    ``accelerator`` when JAX runs on one.
+
+    Arguments:
+        cores: the cores (this process's CPU affinity unless given).
+        accelerated: whether JAX's backend is not the CPU (asked of a JAX already imported
+            unless given; a process that has not imported JAX measures nothing on a device).
+    """
+    if cores is None:
+        cores = os.sched_getaffinity(0)
+    if accelerated is None:
+        jax = sys.modules.get("jax")
+        accelerated = jax is not None and jax.default_backend() != "cpu"
+    return [f"cpu{n}" for n in sorted(cores)] + (["accelerator"] if accelerated else [])
+
+
 @contextmanager
 def _host_turn(progress: Progress) -> Iterator[None]:
-    """Hold the host-wide lock file (when one is shared), after this process's lock.
+    """Hold the host-wide lock files of :func:`host_resources` (when shared), after this
+    process's lock.
 
-    ``flock`` on a file description of this acquisition's own: the kernel lets it go when the
-    description is closed, also when the process dies, so a killed server never blocks the rest.
+    ``flock`` on file descriptions of this acquisition's own: the kernel lets them go when they
+    are closed, also when the process dies, so a killed server never blocks the rest. Taken in
+    one order by every process, so none holds a core another waits for while waiting for one
+    that other holds.
     """
     path = _host_lock
     if path is None:
         yield
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    held: list[int] = []
+    told = False
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            progress.queued(1)  # another server process measures: at least one ahead
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        for resource in host_resources():
+            fd = os.open(f"{path}.{resource}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            held.append(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not told:  # another process measures on a core of ours: one ahead at least
+                    told = True
+                    progress.queued(1)
+                fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)
+        for fd in held:
+            os.close(fd)
 
 
 def _wait_for_turn(progress: Progress) -> None:
@@ -155,7 +192,8 @@ def _wait_for_turn(progress: Progress) -> None:
 
 @contextmanager
 def exclusive(progress: Progress = UNWATCHED) -> Iterator[None]:
-    """Hold the measurement lock: this process's, and the host's when one is shared.
+    """Hold the measurement lock: this process's, and its cores' (and accelerator's) on the
+    host when shared.
 
     Arguments:
         progress: who measures, told once if the lock is busy (``queued``, with the number of

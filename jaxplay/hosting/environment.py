@@ -74,8 +74,10 @@ def configure(environ: dict[str, str] | None = None) -> int:
     Sets ``XLA_PYTHON_CLIENT_PREALLOCATE=false`` unless the user chose otherwise (many visitors
     and the sandbox workers share one GPU, so no process may grab 75% of its memory), and sets the
     simulated CPU device count both through ``XLA_FLAGS`` (read when the backend starts) and JAX's
-    ``jax_num_cpu_devices`` option (for a JAX already imported). Safe to call more than once; once
-    the backend has started, the device count can no longer change and the call leaves it be.
+    ``jax_num_cpu_devices`` option (for a JAX already imported). For this process (no
+    ``environ``), pins it to ``JAXPLAY_CPUS`` when set (:func:`pin`). Safe to call more than once;
+    once the backend has started, the device count can no longer change and the call leaves it
+    be.
     """
     env = os.environ if environ is None else environ
     count = requested_cpu_devices(env)
@@ -83,12 +85,52 @@ def configure(environ: dict[str, str] | None = None) -> int:
     env["XLA_FLAGS"] = xla_flags_with_device_count(env.get("XLA_FLAGS", ""), count)
     env["JAX_NUM_CPU_DEVICES"] = str(count)
     if environ is None:
+        cores = settings.cpus()
+        if cores is not None:
+            pin(cores)
         import jax
 
         # Once the backend is up (e.g. a second call) its device count is fixed: leave it be.
         with contextlib.suppress(RuntimeError):
             jax.config.update("jax_num_cpu_devices", count)
     return count
+
+
+def pin(cores: frozenset[int]) -> frozenset[int]:
+    """Run every thread of this process, and all it starts later, on ``cores`` (those of them it
+    may use); returns the cores it runs on.
+
+    Before JAX's backend starts, XLA sizes its CPU thread pool from this affinity, so a pinned
+    server's measurements use its cores only. Streamlit has started threads before ``app.py``
+    runs: each is pinned (a thread inherits its creator's affinity, so the listing is repeated
+    until no thread is new). Cores this process may not use are left out; if none is left, the
+    process stays as it was.
+    """
+    allowed = os.sched_getaffinity(0)
+    wanted = set(cores) & allowed
+    if not wanted or wanted == allowed:
+        return frozenset(allowed)
+    done: set[int] = set()
+    while True:
+        try:
+            threads = {int(t) for t in os.listdir("/proc/self/task")} - done
+        except OSError:
+            threads = {0} - done
+        if not threads:
+            break
+        for tid in threads:
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                os.sched_setaffinity(tid, wanted)
+        done |= threads
+    return frozenset(os.sched_getaffinity(0))
+
+
+def cores_text(cores: frozenset[int] | set[int]) -> str:
+    """This process's cores for a sentence: ``2 cores (0-1)``."""
+    n = len(cores)
+    return ngettext("{n} core ({ids})", "{n} cores ({ids})", n).format(
+        n=f"{n:,}", ids=settings.cpu_list(cores)
+    )
 
 
 @dataclass(frozen=True)
@@ -113,13 +155,17 @@ class EnvironmentInfo:
     simulated_cpu_devices: int
     cpu_device_count: int
     preallocate: str
+    #: The cores this process runs on (its affinity): every measurement it makes has these.
+    cores: frozenset[int] = frozenset()
 
     @property
     def summary(self) -> str:
-        """One line for the sidebar: versions, backend, device count."""
+        """One line for the sidebar: versions, backend, device count, the cores measurements
+        here run on."""
         n = len(self.devices)
         devices = ngettext("{n} device", "{n} devices", n).format(n=f"{n:,}")
-        return f"jax {self.jax_version} · {self.backend} · {devices}"
+        line = f"jax {self.jax_version} · {self.backend} · {devices}"
+        return f"{line} · {cores_text(self.cores)}" if self.cores else line
 
 
 def describe_environment() -> EnvironmentInfo:
@@ -151,4 +197,5 @@ def describe_environment() -> EnvironmentInfo:
         simulated_cpu_devices=simulated,
         cpu_device_count=cpu_count,
         preallocate=os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "unset"),
+        cores=frozenset(os.sched_getaffinity(0)),
     )

@@ -73,10 +73,12 @@ class ResultError(RuntimeError):
 
 def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
     """Where results are measured, as one string: JAX, jaxlib, platform, device kind and count,
-    and the host (its name and machine id), plus ``extra`` pairs.
+    how many cores the process runs on, and the host (its name and machine id), plus ``extra``
+    pairs.
 
-    A result stored under another fingerprint is never served: a timing from another GPU, host or
-    JAX version would be a number this server did not measure.
+    A result stored under another fingerprint is never served: a timing from another GPU, host,
+    JAX version or number of cores would be a number this server did not measure. (A room's
+    processes run on equal shares of the cores, so they share their results.)
     """
     import jax
     import jaxlib.version
@@ -95,6 +97,7 @@ def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
         "platform": devices[0].platform,
         "kind": getattr(devices[0], "device_kind", devices[0].platform),
         "devices": str(len(devices)),
+        "cores": str(len(os.sched_getaffinity(0))),
         "host": _platform.node() + ":" + hashlib.sha256(machine.encode()).hexdigest()[:12],
         **dict(extra),
     }

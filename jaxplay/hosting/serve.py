@@ -61,6 +61,22 @@ def default_processes() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
+def core_shares(cores: Sequence[int], processes: int) -> list[frozenset[int]]:
+    """Disjoint, equal shares of ``cores``, one per process (consecutive cores together), or no
+    shares when there are fewer cores than processes (they then share every core and take turns
+    to measure).
+
+    Equal: a room's processes run on as many cores each, so a result one measured is the
+    measurement any other would make (the result store keys results by the core count). Cores
+    left over (16 cores for 3 processes: one) run no server; the proxy and the warm-up use them.
+    """
+    ordered = sorted(set(cores))
+    if processes < 2 or len(ordered) < processes:
+        return []
+    each = len(ordered) // processes
+    return [frozenset(ordered[i * each : (i + 1) * each]) for i in range(processes)]
+
+
 def haproxy_path() -> str | None:
     """The HAProxy executable, or ``None`` where it is not installed.
 
@@ -310,6 +326,10 @@ class Room:
         result_db: the result store every process shares, so a page's result is computed once
             for all of them (``JAXPLAY_RESULT_DB`` or its default file unless given); set for a
             room of more than one process, or when given.
+        pin: give each process its own share of the cores (:func:`core_shares`, through
+            ``JAXPLAY_CPUS``), so their measurements run at once on disjoint cores; without it
+            (or with fewer cores than processes) every process runs on every core and their
+            measurements take turns.
         The room opens the pages ``JAXPLAY_WARM_UP`` names (in ``env`` or this environment) once
         it answers, through its first process (:attr:`warming`).
         Other keywords go to each :class:`Server`.
@@ -327,6 +347,7 @@ class Room:
         env: Mapping[str, str] | None = None,
         snippet_db: str | None = None,
         result_db: str | None = None,
+        pin: bool = True,
         script: str = "app.py",
         options: Sequence[str] = (),
         cwd: Path = catalog.ROOT,
@@ -344,7 +365,7 @@ class Room:
         server_env["JAXPLAY_SNIPPET_DB"] = snippet_db or snippets.default_location(merged)
         if result_db or self.processes > 1:
             server_env["JAXPLAY_RESULT_DB"] = result_db or results.default_location(merged)
-        if self.processes > 1:  # their measurements take turns: they share the cores
+        if self.processes > 1:  # their measurements take turns where their cores overlap
             lock = settings.measure_lock(merged) or settings.default_measure_lock()
             try:
                 Path(lock).parent.mkdir(parents=True, exist_ok=True)
@@ -360,18 +381,24 @@ class Room:
         server_env["JAXPLAY_WARM_UP"] = "off"
         #: The warm-up (:mod:`jaxplay.hosting.warm_up`) once started; ``None`` if none is asked.
         self.warming: subprocess.Popen[bytes] | None = None
+        #: Each process's cores (empty: every process runs on every core).
+        self.shares = core_shares(sorted(os.sched_getaffinity(0)), self.processes) if pin else []
         self.servers = [
             Server(
                 None if self.proxied else self.port,
                 script=script,
-                env=server_env,
+                env=(
+                    {**server_env, "JAXPLAY_CPUS": settings.cpu_list(self.shares[i])}
+                    if self.shares
+                    else server_env
+                ),
                 options=options,
                 cwd=cwd,
                 launcher=launcher,
                 log=log,
                 startup_s=startup_s,
             )
-            for _ in range(self.processes)
+            for i in range(self.processes)
         ]
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self.proxy: Proxy | None = None
@@ -455,6 +482,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(for systemd units on those ports) and exit",
     )
     parser.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="run every process on every core (their measurements then take turns) instead of "
+        "giving each its own share of the cores",
+    )
+    parser.add_argument(
         "--behind-proxy",
         action="store_true",
         help="with --print-config: your own proxy (nginx with TLS) sets X-Forwarded-For",
@@ -473,8 +506,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
-        with Room(args.processes, port=args.port, address=args.address) as room:
-            where = ", ".join(s.url for s in room.servers)
+        with Room(
+            args.processes, port=args.port, address=args.address, pin=not args.no_pin
+        ) as room:
+            where = ", ".join(
+                s.url + (f" on cores {settings.cpu_list(room.shares[i])}" if room.shares else "")
+                for i, s in enumerate(room.servers)
+            )
             print(f"jaxplay on {room.url} ({args.processes} process(es): {where})", flush=True)
             while room.alive():
                 time.sleep(1.0)

@@ -15,7 +15,7 @@ the app from starting.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,7 +106,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "JAXPLAY_RUNNER_CONCURRENCY",
-        "CPU cores",
+        "unset (the cores the process runs on)",
         "Code Lab runs executing at once; further runs wait in a first-come queue.",
     ),
     Setting(
@@ -241,9 +241,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "JAXPLAY_MEASURE_LOCK",
         "unset (measurements take turns within each process)",
-        "A lock file every server process on this machine names: their measurements then take "
-        "turns with each other too, so no two timings share the cores. Set for you by "
+        "A lock file every server process on this machine names (one file per core and one for "
+        "the accelerator are made beside it): measurements of processes whose cores overlap, "
+        "or that share the accelerator, then take turns, so no two timings share a core; "
+        "processes on disjoint cores measure at once. Set for you by "
         "`python -m jaxplay.hosting.serve` when it starts more than one process.",
+    ),
+    Setting(
+        "JAXPLAY_CPUS",
+        "unset (every core this process may use)",
+        "The cores this server process (its XLA threads, its sandbox workers) runs on, as "
+        "`0-3,8`; set before JAX starts. `python -m jaxplay.hosting.serve` gives each process "
+        "its own share of the cores, so their measurements run at once on disjoint cores.",
     ),
     Setting(
         "JAXPLAY_CPU_DEVICES",
@@ -373,8 +382,10 @@ def runner_spares(environ: Mapping[str, str] | None = None) -> int:
 
 
 def runner_concurrency(environ: Mapping[str, str] | None = None) -> int:
-    """``JAXPLAY_RUNNER_CONCURRENCY``: runs at once (at least 1; default: the CPU cores)."""
-    return clamped_int("JAXPLAY_RUNNER_CONCURRENCY", os.cpu_count() or 1, 1, environ=environ)
+    """``JAXPLAY_RUNNER_CONCURRENCY``: runs at once (at least 1; default: the cores this process
+    may run on, its share of a room's)."""
+    cores = len(os.sched_getaffinity(0))
+    return clamped_int("JAXPLAY_RUNNER_CONCURRENCY", cores, 1, environ=environ)
 
 
 def run_queue(environ: Mapping[str, str] | None = None) -> int:
@@ -455,9 +466,38 @@ def measure_lock(environ: Mapping[str, str] | None = None) -> str:
     return _raw("JAXPLAY_MEASURE_LOCK", environ)
 
 
+def cpus(environ: Mapping[str, str] | None = None) -> frozenset[int] | None:
+    """``JAXPLAY_CPUS``: the cores to run on (``0-3,8``), or ``None`` when unset or malformed
+    (every core the process may use)."""
+    raw = _raw("JAXPLAY_CPUS", environ)
+    found: set[int] = set()
+    try:
+        for part in filter(None, (p.strip() for p in raw.split(","))):
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if not 0 <= first <= last < 4096:
+                return None
+            found.update(range(first, last + 1))
+    except ValueError:
+        return None
+    return frozenset(found) or None
+
+
+def cpu_list(cores: Iterable[int]) -> str:
+    """Cores as ``JAXPLAY_CPUS`` and the kernel write them: ``0-3,8``."""
+    ordered = sorted(set(cores))
+    runs: list[list[int]] = []
+    for n in ordered:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
 def default_measure_lock() -> str:
-    """Where a room's processes share their measurement lock unless told: one file per user on
-    this machine (every room of the user takes turns: they share the cores)."""
+    """Where a room's processes share their measurement locks unless told: one set per user on
+    this machine (every room of the user takes turns on the cores they share)."""
     return str(Path.home() / ".local" / "share" / "jaxplay" / "measure.lock")
 
 

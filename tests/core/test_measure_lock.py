@@ -31,9 +31,11 @@ def test_lock_is_reentrant_and_a_waiting_caller_is_told() -> None:
 
 
 _HOLDER = """
-import sys, time
+import os, sys, time
 from jaxplay.core import measure_lock
 measure_lock.share_with_host(sys.argv[1] or None)
+if sys.argv[2]:  # a server pinned to these cores
+    os.sched_setaffinity(0, {int(n) for n in sys.argv[2].split(",")})
 print("ready", flush=True)
 sys.stdin.readline()  # go
 class Waited(measure_lock.Unwatched):
@@ -48,8 +50,9 @@ with measure_lock.exclusive(Waited()):
 """
 
 
-def _hold_together(lock: str) -> list[tuple[float, float, int]]:
-    """Two processes that each hold the measurement lock for 1 s, started together."""
+def _hold_together(lock: str, cores: tuple[str, str] = ("", "")) -> list[tuple[float, float, int]]:
+    """Two processes that each hold the measurement lock for 1 s, started together (each on
+    the cores given, as ``0,1``, or on every core)."""
     import subprocess
     import sys
 
@@ -57,13 +60,13 @@ def _hold_together(lock: str) -> list[tuple[float, float, int]]:
 
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _HOLDER, lock],
+            [sys.executable, "-c", _HOLDER, lock, on],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=catalog.ROOT,
         )
-        for _ in range(2)
+        for on in cores
     ]
     for p in procs:
         assert p.stdout is not None and p.stdout.readline().strip() == "ready"
@@ -88,3 +91,36 @@ def test_server_processes_sharing_a_lock_file_never_measure_at_once(tmp_path) ->
     assert second_start >= first_end and second_waited == 1
     (_, first_end, _), (second_start, _, _) = _hold_together("")
     assert second_start < first_end  # each process alone: they overlapped
+
+
+def test_processes_on_disjoint_cores_measure_at_once_and_overlapping_ones_take_turns(
+    tmp_path,
+) -> None:
+    """The host-wide scheduler: a room's processes pinned to their own cores measure at once
+    (no two timings share a core), while processes whose cores overlap take turns."""
+    import os
+
+    import pytest
+
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip("one core: no disjoint cores to measure on")
+    lock = str(tmp_path / "measure.lock")
+    a, b = str(cores[0]), str(cores[1])
+    (_, first_end, _), (second_start, _, waited) = _hold_together(lock, (a, b))
+    assert second_start < first_end and waited == 0  # at once, on cores of their own
+    (_, first_end, _), (second_start, _, waited) = _hold_together(lock, (f"{a},{b}", b))
+    assert second_start >= first_end and waited == 1  # core b is both's: one waited
+
+
+def test_a_measurement_holds_each_of_its_cores_then_the_accelerator_in_one_order() -> None:
+    assert measure_lock.host_resources({3, 1, 10}, accelerated=False) == ["cpu1", "cpu3", "cpu10"]
+    assert measure_lock.host_resources({0}, accelerated=True) == ["cpu0", "accelerator"]
+    # This process: its affinity, and the accelerator only where JAX's backend is one.
+    import os
+
+    import jax
+
+    mine = [f"cpu{n}" for n in sorted(os.sched_getaffinity(0))]
+    accelerated = ["accelerator"] if jax.default_backend() != "cpu" else []
+    assert measure_lock.host_resources() == mine + accelerated

@@ -35,3 +35,80 @@ def test_the_test_process_sees_eight_cpu_devices() -> None:
     assert info.backend == "cpu"
     assert [d.id for d in info.devices] == list(range(8))
     assert "8 devices" in info.summary
+
+
+def test_cpus_are_read_as_the_kernel_writes_them() -> None:
+    from jaxplay.hosting import settings
+
+    assert settings.cpus({}) is None
+    assert settings.cpus({"JAXPLAY_CPUS": "0-3,8"}) == {0, 1, 2, 3, 8}
+    assert settings.cpus({"JAXPLAY_CPUS": " 2 , 0 "}) == {0, 2}
+    for bad in ("a", "3-1", "-1", "0-99999", ",", "1-2-3"):
+        assert settings.cpus({"JAXPLAY_CPUS": bad}) is None, bad
+    assert settings.cpu_list({8, 0, 1, 2, 3}) == "0-3,8"
+    assert settings.cpu_list({5}) == "5"
+    assert settings.cpus({"JAXPLAY_CPUS": settings.cpu_list({0, 2, 3, 7})}) == {0, 2, 3, 7}
+
+
+_PINNED = """
+import os, threading, time
+started = threading.Event()
+def early():  # a thread of the server's from before app.py runs, and one it starts later
+    started.set()
+    time.sleep(0.5)
+    threading.Thread(target=time.sleep, args=(2,)).start()
+    time.sleep(2)
+threading.Thread(target=early).start()
+started.wait()
+from jaxplay.hosting import environment
+environment.configure()
+import jax.numpy as jnp
+x = jnp.ones((500, 500))
+(x @ x).block_until_ready()  # XLA's threads exist now
+time.sleep(1)
+def allowed(tid):
+    status = open(f"/proc/self/task/{tid}/status").read()
+    return status.split("Cpus_allowed_list:")[1].split()[0]
+print(sorted({allowed(t) for t in os.listdir("/proc/self/task")}))
+print(environment.describe_environment().summary)
+"""
+
+
+def test_a_pinned_process_runs_every_thread_on_its_cores() -> None:
+    """``JAXPLAY_CPUS``: the threads started before :func:`environment.configure`, those they
+    start later and XLA's own run only on the cores named; the sidebar's line says which."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    from jaxplay.hosting import catalog
+
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip("one core: nothing to pin to")
+    out = subprocess.run(
+        [sys.executable, "-c", _PINNED],
+        env={**os.environ, "JAXPLAY_CPUS": str(cores[-1])},
+        cwd=catalog.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    threads, summary = out.stdout.splitlines()[-2:]
+    assert threads == f"['{cores[-1]}']"
+    assert summary.endswith(f"· 1 core ({cores[-1]})"), summary
+
+
+def test_the_sidebar_line_names_this_process_cores() -> None:
+    import os
+
+    from jaxplay.hosting import settings
+
+    info = environment.describe_environment()
+    assert info.cores == os.sched_getaffinity(0)
+    n = len(info.cores)
+    assert info.summary.endswith(f" ({settings.cpu_list(info.cores)})")
+    assert f"· {n} core" in info.summary

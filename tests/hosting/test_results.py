@@ -161,6 +161,20 @@ def test_the_fingerprint_names_jax_the_device_and_the_host() -> None:
     assert parts["host"]
 
 
+def test_a_result_measured_on_fewer_cores_is_not_another_process_s(monkeypatch) -> None:
+    """A room's processes on equal shares of the cores share results; a process on another
+    number of cores (its timings are another machine's) does not."""
+    import os
+
+    mine = results.fingerprint()
+    assert json.loads(mine)["cores"] == str(len(os.sched_getaffinity(0)))
+    more = set(range(len(os.sched_getaffinity(0)) + 1))
+    monkeypatch.setattr(results.os, "sched_getaffinity", lambda pid: more)
+    assert results.fingerprint() != mine
+    monkeypatch.undo()
+    assert results.fingerprint() == mine
+
+
 @results.stored("demo.square", Measured)
 def _square(name: str, n: int) -> Measured:
     _square.calls += 1  # type: ignore[attr-defined]

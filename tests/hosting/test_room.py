@@ -120,7 +120,7 @@ def test_a_result_computed_on_one_process_is_read_on_the_other(room: serve.Room)
     assert not first.errors, first.errors
     db = room.servers[0].env["JAXPLAY_RESULT_DB"]
     assert all(server.env["JAXPLAY_RESULT_DB"] == db for server in room.servers)
-    # ... and their measurements take turns (one lock file for the host).
+    # ... and their measurements take turns where their cores overlap (one lock per core).
     lock = room.servers[0].env["JAXPLAY_MEASURE_LOCK"]
     assert lock and all(server.env["JAXPLAY_MEASURE_LOCK"] == lock for server in room.servers)
 
@@ -137,6 +137,41 @@ def test_a_result_computed_on_one_process_is_read_on_the_other(room: serve.Room)
     second = _on(room, 1).open("vmap")
     assert not second.errors, second.errors
     assert computations() == computed
+
+
+def test_the_launcher_shares_the_cores_out_equally_and_disjointly() -> None:
+    assert serve.core_shares(range(16), 4) == [set(range(i, i + 4)) for i in (0, 4, 8, 12)]
+    assert serve.core_shares([0, 1, 2, 3, 4, 5, 6], 3) == [{0, 1}, {2, 3}, {4, 5}]  # 6 left
+    assert serve.core_shares([3, 1], 2) == [{1}, {3}]
+    assert serve.core_shares([0, 1], 3) == [] and serve.core_shares(range(8), 1) == []
+
+
+def _threads_cores(pid: int) -> set[str]:
+    """The cores every thread of ``pid`` and of its descendants may run on, as the kernel says."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            status = (task / "status").read_text()
+            found.add(status.split("Cpus_allowed_list:")[1].split()[0])
+            for child in (task / "children").read_text().split():
+                found |= _threads_cores(int(child))
+    return found
+
+
+def test_each_process_measures_on_cores_of_its_own_and_says_which(room: serve.Room) -> None:
+    """Two processes measuring at once never overlap on a core: the launcher pins each to its
+    share (every thread, XLA's and the sandbox's included, as the kernel reports them), the
+    sidebar of each says which, and their measurement locks are those cores'."""
+    from jaxplay.hosting import environment, settings
+
+    if not room.shares:
+        pytest.skip("fewer cores than processes: they share every core and take turns")
+    assert not room.shares[0] & room.shares[1]
+    for i, share in enumerate(room.shares):
+        shown = _on(room, i).open("grad")  # runs JAX in that process
+        assert not shown.errors, shown.errors
+        assert any(environment.cores_text(share) in t for t in shown.texts), shown.texts
+        assert _threads_cores(room.pids[i]) == {settings.cpu_list(share)}
 
 
 def test_an_idle_room_asks_no_browser_to_refresh_the_sidebar(room: serve.Room) -> None:
