@@ -53,7 +53,7 @@ import gevent
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jaxplay.hosting import catalog, serve  # noqa: E402
+from jaxplay.hosting import catalog, serve, settings  # noqa: E402
 from pages._visitor import ProtocolError, Run, Visitor  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -316,8 +316,11 @@ def run(args: argparse.Namespace) -> dict:
         env=env,
         snippet_db=str(db),
         result_db=str(db.with_suffix(".results.sqlite3")),
+        pin=args.pin,
     ) as room:
-        print(f"room: {room.url}, {args.processes} process(es)", flush=True)
+        shares = ", ".join(settings.cpu_list(c) for c in room.shares) or "every core each"
+        print(f"room: {room.url}, {args.processes} process(es) on cores {shares}", flush=True)
+        result["cores"] = [sorted(c) for c in room.shares]
         if args.warm:
             print("warming every page on every process ...", flush=True)
             warm(room.url, len(room.servers), args.pages, args.run_every)
@@ -418,6 +421,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         help="the pages visitors view (addresses, comma-separated)",
     )
     parser.add_argument("--warm", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="each process on its own share of the cores (the launcher's default)",
+    )
     parser.add_argument("--keep-going", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
