@@ -66,10 +66,9 @@ import jax.numpy as jnp
 x = jnp.ones((500, 500))
 (x @ x).block_until_ready()  # XLA's threads exist now
 time.sleep(1)
-def allowed(tid):
-    status = open(f"/proc/self/task/{tid}/status").read()
-    return status.split("Cpus_allowed_list:")[1].split()[0]
-print(sorted({allowed(t) for t in os.listdir("/proc/self/task")}))
+from jaxplay.hosting import settings
+allowed = {settings.cpu_list(os.sched_getaffinity(int(t))) for t in os.listdir("/proc/self/task")}
+print(sorted(allowed))
 print(environment.describe_environment().summary)
 """
 

@@ -148,11 +148,12 @@ def test_the_launcher_shares_the_cores_out_equally_and_disjointly() -> None:
 
 def _threads_cores(pid: int) -> set[str]:
     """The cores every thread of ``pid`` and of its descendants may run on, as the kernel says."""
+    from jaxplay.hosting import settings
+
     found = set()
     for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            status = (task / "status").read_text()
-            found.add(status.split("Cpus_allowed_list:")[1].split()[0])
+        with contextlib.suppress(OSError):  # a thread or child that ended meanwhile
+            found.add(settings.cpu_list(os.sched_getaffinity(int(task.name))))
             for child in (task / "children").read_text().split():
                 found |= _threads_cores(int(child))
     return found
