@@ -586,6 +586,14 @@ def main() -> None:
     parser.add_argument("--new-change-share", type=float, default=0.5)
     parser.add_argument("--utilisation", type=float, default=0.7)
     parser.add_argument("--cores", type=int, default=16)
+    parser.add_argument(
+        "--processes", type=int, default=1, help="server processes behind the proxy (the model)"
+    )
+    parser.add_argument(
+        "--slots",
+        type=int,
+        help="measurements at once (default: one per process when each has cores of its own)",
+    )
     args = parser.parse_args()
     if args.from_json:
         data = json.loads(args.from_json.read_text())
@@ -607,6 +615,8 @@ def main() -> None:
         new_change_share=args.new_change_share,
         utilisation=args.utilisation,
         cores=args.cores,
+        processes=args.processes,
+        slots=args.slots or (args.processes if args.cores >= args.processes else 1),
     )
     print_model(data, pattern)
 

@@ -96,6 +96,11 @@ class Pattern:
     new_change_share: float
     utilisation: float
     cores: int
+    #: Server processes behind the proxy (each its own GIL) and measurements that run at once
+    #: (the launcher pins each process to its share of the cores: one slot per process; one
+    #: process alone, or processes sharing their cores, measure one at a time).
+    processes: int = 1
+    slots: int = 1
 
     def rates(self) -> dict[str, float]:
         """Actions of each kind per second per visitor."""
@@ -160,9 +165,11 @@ def capacity(inputs: Inputs, pattern: Pattern) -> dict[str, float]:
     """Per visitor: CPU demand d, Python-thread demand, lock demand; and visitors that fit.
 
     d = c_idle + sum over action kinds of (rate x CPU-s); visitors per core = u / d. On
-    ``cores`` cores the CPU allows cores x u / d, the server's Python threads (one GIL) allow
-    u / (its Python-thread demand, idle counted as all Python), and the measurement lock allows
-    u / (its held seconds per second): the smallest is the answer.
+    ``cores`` cores the CPU allows cores x u / d, the servers' Python threads (one GIL per
+    process) allow processes x u / (the Python-thread demand, idle counted as all Python), and
+    the measurement slots allow slots x u / (the lock's held seconds per second): the smallest is
+    the answer. (A room's visitors spread evenly over its processes, as the proxy's round robin
+    spreads new sessions; a slot's held seconds are those measured on the cores one slot has.)
     """
     rates = pattern.rates()
     u = pattern.utilisation
@@ -170,8 +177,8 @@ def capacity(inputs: Inputs, pattern: Pattern) -> dict[str, float]:
     python = inputs.idle_per_s + sum(rates[k] * c.python_s for k, c in inputs.costs.items())
     lock = sum(rates[k] * c.lock_s for k, c in inputs.costs.items())
     cpu_bound = pattern.cores * u / demand
-    gil_bound = u / python if python > 0 else float("inf")
-    lock_bound = u / lock if lock > 0 else float("inf")
+    gil_bound = pattern.processes * u / python if python > 0 else float("inf")
+    lock_bound = pattern.slots * u / lock if lock > 0 else float("inf")
     return {
         "demand": demand,
         "python": python,
@@ -208,17 +215,18 @@ def print_model(data: dict[str, Any], pattern: Pattern) -> None:
     print(f"  {'open session, per second (c_idle)':<46} {1:7.4f} {inputs.idle_per_s:7.4f}")
     print(
         "  d = c_idle + sum(rate x CPU-s); visitors per core = u / d; on n cores: "
-        "min(n u / d, u / d_python, u / lock)"
+        "min(n u / d, processes u / d_python, slots u / lock)"
     )
     print(
         f"  d = {c['demand'] * 1e3:.1f} ms CPU per s per visitor -> {c['per_core']:.1f} visitors "
         f"per core at {pattern.utilisation:.0%}"
     )
     print(
-        f"  {pattern.cores} cores: CPU allows {c['cpu_bound']:.0f}; the server's Python threads "
-        f"({c['python'] * 1e3:.1f} ms per s per visitor, one GIL) allow {c['gil_bound']:.0f}; the "
-        f"measurement lock ({c['lock'] * 1e3:.1f} ms held per s per visitor) allows "
-        f"{c['lock_bound']:.0f} -> {c['visitors']:.0f} visitors"
+        f"  {pattern.cores} cores, {pattern.processes} server process(es), {pattern.slots} "
+        f"measurement slot(s): CPU allows {c['cpu_bound']:.0f}; the servers' Python threads "
+        f"({c['python'] * 1e3:.1f} ms per s per visitor, one GIL per process) allow "
+        f"{c['gil_bound']:.0f}; the measurement slots ({c['lock'] * 1e3:.1f} ms held per s per "
+        f"visitor) allow {c['lock_bound']:.0f} -> {c['visitors']:.0f} visitors"
     )
     print(
         f"  fixed: the server alone {inputs.alone_per_s * 1e3:.1f} ms CPU per s; one-off first "

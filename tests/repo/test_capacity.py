@@ -89,3 +89,9 @@ def test_capacity_is_the_smallest_of_the_cpu_gil_and_lock_bounds() -> None:
     assert c["lock_bound"] == pytest.approx(0.7 / (0.5 * 2.0 / 10))
     assert c["visitors"] == min(c["cpu_bound"], c["gil_bound"], c["lock_bound"])
     assert c["visitors"] == c["lock_bound"]
+    # A room: each process its own GIL, each pinned process its own measurement slot.
+    room = cap.capacity(inputs, cap.Pattern(30, 10, 60, 0.0, 0.5, 0.7, 16, processes=8, slots=8))
+    assert room["gil_bound"] == pytest.approx(8 * c["gil_bound"])
+    assert room["lock_bound"] == pytest.approx(8 * c["lock_bound"])
+    assert room["cpu_bound"] == pytest.approx(c["cpu_bound"])
+    assert room["visitors"] == min(room["cpu_bound"], room["gil_bound"], room["lock_bound"])
