@@ -126,10 +126,11 @@ def pin(cores: frozenset[int]) -> frozenset[int]:
 
 
 def cores_text(cores: frozenset[int] | set[int]) -> str:
-    """This process's cores for a sentence: ``2 cores (0-1)``."""
+    """This process's cores for a sentence: ``2 cores (0‑1)`` (a hyphen a line does not break
+    at: the sidebar is narrow)."""
     n = len(cores)
     return ngettext("{n} core ({ids})", "{n} cores ({ids})", n).format(
-        n=f"{n:,}", ids=settings.cpu_list(cores)
+        n=f"{n:,}", ids=settings.cpu_list(cores).replace("-", "\u2011")
     )
 
 

@@ -109,5 +109,5 @@ def test_the_sidebar_line_names_this_process_cores() -> None:
     info = environment.describe_environment()
     assert info.cores == os.sched_getaffinity(0)
     n = len(info.cores)
-    assert info.summary.endswith(f" ({settings.cpu_list(info.cores)})")
-    assert f"· {n} core" in info.summary
+    ids = settings.cpu_list(info.cores).replace("-", "\u2011")  # kept on one line
+    assert info.summary.endswith(f"· {n} core{'s' if n > 1 else ''} ({ids})"), info.summary
