@@ -11,12 +11,13 @@ import inspect
 import math
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, NoReturn, TypeVar
 
 import streamlit as st
 
 import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
+from jaxplay import sandbox
 from jaxplay.core import capture, figures, i18n, markdown, measure_lock
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import _
@@ -359,8 +360,30 @@ def lazy_tabs(
         if tab.open is not False:
             opened = label if tab.open else opened
             with tab:
-                draw()
+                part(draw)()
     return opened
+
+
+def part(draw: Callable[[], None]) -> Callable[[], None]:
+    """``draw`` as a part of the page that reruns alone (an ``st.fragment``): a widget inside it
+    reruns ``draw``, not the page, ``app.py`` and the sidebar with it.
+
+    A part's own rerun runs none of ``app.py``, so it settles what ``app.py`` settles for every
+    run before it draws: the visitor's language (as the last full run settled it) and the
+    visitor every sandboxed run counts against (:data:`jaxplay.sandbox.current_visitor`, so the
+    per-visitor limits hold in a part's rerun too). A :func:`stop` ends the part, as it ends the
+    page in a full run.
+    """
+
+    def run() -> None:
+        i18n.use(spoken())
+        sandbox.current_visitor.set(visitor_id())
+        with suppress(Stopped):
+            draw()
+
+    # The part's identity (Streamlit's, with its place on the page): the drawing function's.
+    run.__module__, run.__qualname__ = draw.__module__, f"part:{draw.__qualname__}"
+    return st.fragment(run)
 
 
 def keep_widgets(tabs: dict[Any, tuple[str, ...]]) -> None:

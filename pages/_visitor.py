@@ -58,6 +58,9 @@ class Widget:
     id: str
     kind: str
     element: Any
+    #: The fragment the widget was drawn in (``""``: the page's body): a change of it reruns
+    #: that fragment alone, as the browser asks.
+    fragment_id: str = ""
 
     @property
     def key(self) -> str:
@@ -217,17 +220,19 @@ class Visitor:
         return self._rerun()
 
     def change(self, key: str, value: object) -> Run:
-        """Set the widget ``key`` of the page shown now to ``value`` and rerun the page."""
+        """Set the widget ``key`` of the page shown now to ``value`` and rerun the page (or, for
+        a widget in a fragment, that fragment, as the browser does)."""
         if key not in self.widgets:
             raise ProtocolError(f"no widget {key!r} on {self.page!r}")
         self.values[key] = value
-        return self._rerun()
+        return self._rerun(fragment_id=self.widgets[key].fragment_id or None, auto=False)
 
     def click(self, key: str) -> Run:
         """Press the button ``key`` (a trigger: it is true for this one run only)."""
         if key not in self.widgets:
             raise ProtocolError(f"no button {key!r} on {self.page!r}")
-        return self._rerun(trigger=key)
+        fragment = self.widgets[key].fragment_id or None
+        return self._rerun(trigger=key, fragment_id=fragment, auto=False)
 
     def due(self, now: float | None = None) -> str | None:
         """A fragment whose timer is due now, or ``None``."""
@@ -247,7 +252,9 @@ class Visitor:
         self.timers[fragment_id] = (interval, time.monotonic() + interval)
         return self._rerun(fragment_id=fragment_id)
 
-    def _rerun(self, trigger: str | None = None, fragment_id: str | None = None) -> Run:
+    def _rerun(
+        self, trigger: str | None = None, fragment_id: str | None = None, auto: bool = True
+    ) -> Run:
         if self._socket is None:
             self.connect()
         message = BackMsg()
@@ -256,7 +263,7 @@ class Visitor:
         client.query_string = self.query_string
         if fragment_id:
             client.fragment_id = fragment_id
-            client.is_auto_rerun = True
+            client.is_auto_rerun = auto
         for key, value in self.values.items():
             state = client.widget_states.widgets.add()
             state.id = self.widgets[key].id
@@ -383,5 +390,5 @@ class Visitor:
             and widget_id.startswith("$$ID-")
             and (len(run.widgets) < MAX_ITEMS or widget_id in run.widgets)
         ):
-            widget = Widget(widget_id, kind, body)
+            widget = Widget(widget_id, kind, body, message.delta.fragment_id)
             run.widgets[widget.key] = widget
