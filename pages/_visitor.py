@@ -219,13 +219,15 @@ class Visitor:
         self.values = {}
         return self._rerun()
 
-    def change(self, key: str, value: object) -> Run:
+    def change(self, key: str, value: object, whole: bool = False) -> Run:
         """Set the widget ``key`` of the page shown now to ``value`` and rerun the page (or, for
-        a widget in a fragment, that fragment, as the browser does)."""
+        a widget in a fragment, that fragment, as the browser does; ``whole``: the page anyway,
+        as before fragments, for a benchmark to compare)."""
         if key not in self.widgets:
             raise ProtocolError(f"no widget {key!r} on {self.page!r}")
         self.values[key] = value
-        return self._rerun(fragment_id=self.widgets[key].fragment_id or None, auto=False)
+        fragment = None if whole else self.widgets[key].fragment_id or None
+        return self._rerun(fragment_id=fragment, auto=False)
 
     def click(self, key: str) -> Run:
         """Press the button ``key`` (a trigger: it is true for this one run only)."""
