@@ -351,10 +351,11 @@ def lazy_tabs(
         keep_widgets({by_label[label]: keys for label, keys in keep.items()})
         # A link may set a widget of a closed tab: app.py leaves its parameter in the address,
         # for the tab to draw the widget with it when it opens.
-        st.session_state[WAITING_KEYS] = [
-            *st.session_state.get(WAITING_KEYS, []),  # tabs within a tab add theirs
-            *(k for label, keys in keep.items() if by_label[label].open is False for k in keys),
-        ]
+        # Tabs within a tab add theirs; each key once (a part's own reruns add them again
+        # without app.py's full run clearing the list first).
+        closed = [k for label, keys in keep.items() if by_label[label].open is False for k in keys]
+        waiting = [*st.session_state.get(WAITING_KEYS, []), *closed]
+        st.session_state[WAITING_KEYS] = list(dict.fromkeys(waiting))
     opened = None
     for (label, draw), tab in zip(views.items(), tabs, strict=True):
         if tab.open is not False:
