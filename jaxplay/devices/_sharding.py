@@ -447,14 +447,11 @@ def layout_figure(layout: ShardLayout) -> go.Figure:
         else:
             (r0, r1), (c0, c1) = block.index
         k = len(block.device_ids)
+        rect = {"type": "rect", "x0": c0, "x1": c1, "y0": r0, "y1": r1}
         if k == 1:
             shapes.append(
                 {
-                    "type": "rect",
-                    "x0": c0,
-                    "x1": c1,
-                    "y0": r0,
-                    "y1": r1,
+                    **rect,
                     "fillcolor": color[block.device_ids[0]],
                     "line": {"width": 0},
                     "layer": "below",
@@ -480,16 +477,7 @@ def layout_figure(layout: ShardLayout) -> go.Figure:
                         }
                     )
                 lo, j = lo + width, j + 1
-        shapes.append(
-            {
-                "type": "rect",
-                "x0": c0,
-                "x1": c1,
-                "y0": r0,
-                "y1": r1,
-                "line": {"color": "white", "width": 3},
-            }
-        )
+        shapes.append({**rect, "line": {"color": "white", "width": 3}})
         held_by = (
             ", ".join(f"d{d}" for d in block.device_ids)
             if k <= 4
