@@ -121,6 +121,13 @@ def share_with_host(path: str | None) -> None:
     _host_lock = path or None
 
 
+def usable_cores() -> frozenset[int]:
+    """The cores this process may run on: its CPU affinity where the system keeps one (Linux),
+    else every core (macOS has none to read)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return frozenset(affinity(0)) if affinity else frozenset(range(os.cpu_count() or 1))
+
+
 def host_resources(
     cores: Iterable[int] | None = None, accelerated: bool | None = None
 ) -> list[str]:
@@ -133,12 +140,11 @@ def host_resources(
         accelerated: whether JAX's backend is not the CPU (asked of a JAX already imported
             unless given; a process that has not imported JAX measures nothing on a device).
     """
-    if cores is None:
-        cores = os.sched_getaffinity(0)
+    mine = usable_cores() if cores is None else cores
     if accelerated is None:
         jax = sys.modules.get("jax")
         accelerated = jax is not None and jax.default_backend() != "cpu"
-    return [f"cpu{n}" for n in sorted(cores)] + (["accelerator"] if accelerated else [])
+    return [f"cpu{n}" for n in sorted(mine)] + (["accelerator"] if accelerated else [])
 
 
 @contextmanager

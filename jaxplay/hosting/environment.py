@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxplay.core.i18n import ngettext
+from jaxplay.core.measure_lock import usable_cores
 from jaxplay.hosting import settings
 
 _FORCE_FLAG = "--xla_force_host_platform_device_count"
@@ -106,10 +107,10 @@ def pin(cores: frozenset[int]) -> frozenset[int]:
     until no thread is new). Cores this process may not use are left out; if none is left, the
     process stays as it was.
     """
-    allowed = os.sched_getaffinity(0)
+    allowed = usable_cores()
     wanted = set(cores) & allowed
-    if not wanted or wanted == allowed:
-        return frozenset(allowed)
+    if not wanted or wanted == allowed or not hasattr(os, "sched_setaffinity"):
+        return allowed  # nothing to change, or a system without affinity (macOS)
     done: set[int] = set()
     while True:
         try:
@@ -122,7 +123,7 @@ def pin(cores: frozenset[int]) -> frozenset[int]:
             with contextlib.suppress(OSError):  # a thread that ended meanwhile
                 os.sched_setaffinity(tid, wanted)
         done |= threads
-    return frozenset(os.sched_getaffinity(0))
+    return usable_cores()
 
 
 def cores_text(cores: frozenset[int] | set[int]) -> str:
@@ -198,5 +199,5 @@ def describe_environment() -> EnvironmentInfo:
         simulated_cpu_devices=simulated,
         cpu_device_count=cpu_count,
         preallocate=os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "unset"),
-        cores=frozenset(os.sched_getaffinity(0)),
+        cores=usable_cores(),
     )

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jaxplay.core import codec
+from jaxplay.core import codec, measure_lock
 from jaxplay.hosting import settings
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
         "platform": devices[0].platform,
         "kind": getattr(devices[0], "device_kind", devices[0].platform),
         "devices": str(len(devices)),
-        "cores": str(len(os.sched_getaffinity(0))),
+        "cores": str(len(measure_lock.usable_cores())),
         "host": _platform.node() + ":" + hashlib.sha256(machine.encode()).hexdigest()[:12],
         **dict(extra),
     }

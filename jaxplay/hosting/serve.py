@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from jaxplay.core.measure_lock import usable_cores
 from jaxplay.hosting import catalog, environment, results, settings, snippets, warm_up
 
 HEALTH = "/_stcore/health"
@@ -58,7 +59,7 @@ def free_port() -> int:
 
 def default_processes() -> int:
     """One server process per core this process may run on."""
-    return max(1, len(os.sched_getaffinity(0)))
+    return max(1, len(usable_cores()))
 
 
 def core_shares(cores: Sequence[int], processes: int) -> list[frozenset[int]]:
@@ -382,7 +383,7 @@ class Room:
         #: The warm-up (:mod:`jaxplay.hosting.warm_up`) once started; ``None`` if none is asked.
         self.warming: subprocess.Popen[bytes] | None = None
         #: Each process's cores (empty: every process runs on every core).
-        self.shares = core_shares(sorted(os.sched_getaffinity(0)), self.processes) if pin else []
+        self.shares = core_shares(sorted(usable_cores()), self.processes) if pin else []
         self.servers = [
             Server(
                 None if self.proxied else self.port,

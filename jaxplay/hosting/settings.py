@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxplay.core.measure_lock import usable_cores
+
 #: How Code Lab runs are isolated (the first is the default).
 SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "process")
 FORKSERVER_MODES: tuple[str, ...] = ("auto", "on", "off")
@@ -384,7 +386,7 @@ def runner_spares(environ: Mapping[str, str] | None = None) -> int:
 def runner_concurrency(environ: Mapping[str, str] | None = None) -> int:
     """``JAXPLAY_RUNNER_CONCURRENCY``: runs at once (at least 1; default: the cores this process
     may run on, its share of a room's)."""
-    cores = len(os.sched_getaffinity(0))
+    cores = len(usable_cores())
     return clamped_int("JAXPLAY_RUNNER_CONCURRENCY", cores, 1, environ=environ)
 
 

@@ -111,3 +111,17 @@ def test_the_sidebar_line_names_this_process_cores() -> None:
     n = len(info.cores)
     ids = settings.cpu_list(info.cores).replace("-", "\u2011")  # kept on one line
     assert info.summary.endswith(f"· {n} core{'s' if n > 1 else ''} ({ids})"), info.summary
+
+
+def test_without_cpu_affinity_every_core_is_usable_and_nothing_is_pinned(monkeypatch) -> None:
+    """macOS has no sched_getaffinity/sched_setaffinity: the app still starts, on every core."""
+    import os
+
+    from jaxplay.core import measure_lock
+
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.delattr(os, "sched_setaffinity")
+    every = frozenset(range(os.cpu_count() or 1))
+    assert measure_lock.usable_cores() == every
+    assert environment.pin(frozenset({0})) == every
+    assert measure_lock.host_resources(accelerated=False) == [f"cpu{n}" for n in sorted(every)]

@@ -169,7 +169,7 @@ def test_a_result_measured_on_fewer_cores_is_not_another_process_s(monkeypatch) 
     mine = results.fingerprint()
     assert json.loads(mine)["cores"] == str(len(os.sched_getaffinity(0)))
     more = set(range(len(os.sched_getaffinity(0)) + 1))
-    monkeypatch.setattr(results.os, "sched_getaffinity", lambda pid: more)
+    monkeypatch.setattr(results.measure_lock, "usable_cores", lambda: frozenset(more))
     assert results.fingerprint() != mine
     monkeypatch.undo()
     assert results.fingerprint() == mine
