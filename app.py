@@ -1,18 +1,16 @@
 """jaxplay's entry point: page config, navigation over the registered pages, shared chrome."""
 
-from jaxplay.hosting import environment
+# First: the server process's start-up, once (JAX's settings before anything touches its backend,
+# and Streamlit's legacy pages/ mode left: see pages/_startup.py).
+import pages._ui
+from pages import _protocol
 
-# Before anything touches JAX's backend: simulated CPU devices and no GPU preallocation.
-environment.configure()
+import streamlit as st
 
-import streamlit as st  # noqa: E402
-
-import pages._ui  # noqa: E402  (first: leaves Streamlit's legacy pages/ mode, see pages/_legacy.py)
-from jaxplay import article, jit, sandbox  # noqa: E402
-from jaxplay.core import claims, i18n, markdown, measure_lock  # noqa: E402
-from jaxplay.core.i18n import _  # noqa: E402
-from jaxplay.hosting import catalog, links, publicmode, settings, warm_up  # noqa: E402
-from pages import _protocol  # noqa: E402
+from jaxplay import article, jit, sandbox
+from jaxplay.core import claims, i18n, markdown, measure_lock
+from jaxplay.core.i18n import _
+from jaxplay.hosting import catalog, environment, links, publicmode, settings, warm_up
 
 # The tab icon is a file of the app's (sent inline as a data: URL): a Material icon name would
 # make every browser fetch it from fonts.gstatic.com, which an offline room cannot reach.

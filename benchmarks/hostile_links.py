@@ -29,13 +29,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pages._visitor import Visitor  # noqa: E402
+
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from benchmarks._browser import wait_for_run  # noqa: E402
 from jaxplay.hosting import hostile_links as hostile_payloads  # noqa: E402
 from jaxplay.hosting import serve  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from pages._visitor import Visitor  # noqa: E402
 
 GOAL_STALL_S = 2.0
 GOAL_GROWTH_BYTES = 2 * 2**30

@@ -25,8 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jaxplay.hosting import catalog, serve  # noqa: E402
 from pages._visitor import Visitor  # noqa: E402
+
+from jaxplay.hosting import catalog, serve  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

@@ -53,8 +53,9 @@ import gevent
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jaxplay.hosting import catalog, serve, settings  # noqa: E402
 from pages._visitor import ProtocolError, Run, Visitor  # noqa: E402
+
+from jaxplay.hosting import catalog, serve, settings  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 MAX_VISITORS = 500

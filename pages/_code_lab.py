@@ -8,6 +8,8 @@ skips names starting with an underscore).
 
 from __future__ import annotations
 
+from pages import _ui
+
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
@@ -17,7 +19,6 @@ import streamlit as st
 from jaxplay import code_lab, sandbox
 from jaxplay.core.i18n import _
 from jaxplay.hosting import snippets
-from pages import _ui
 
 
 def tell(shared: snippets.Shared) -> None:

@@ -1,10 +1,12 @@
 """Small rendering helpers shared by the pages (UI only; the logic lives in ``jaxplay``).
 
-Every page imports this module first: importing it also makes sure the page runs inside
-``app.py``'s navigation, with the app's JAX settings (see :mod:`pages._legacy`).
+Every page imports this module first: importing it also does the server process's start-up once
+(JAX's settings, and every run going through ``app.py``'s navigation: see :mod:`pages._startup`).
 """
 
 from __future__ import annotations
+
+import pages._startup  # noqa: F401  (first: the process's start-up, once)
 
 import functools
 import inspect
@@ -16,7 +18,6 @@ from typing import Any, NoReturn, TypeVar
 
 import streamlit as st
 
-import pages._legacy  # noqa: F401  (first: leaves Streamlit's legacy pages/ mode)
 from jaxplay import sandbox
 from jaxplay.core import capture, figures, i18n, markdown, measure_lock
 from jaxplay.core.errors import InputError

@@ -12,12 +12,13 @@ time. It prints one line per view and a summary, and exits 1 if a view failed.
 
 from __future__ import annotations
 
+from pages._visitor import ProtocolError, Run, Visitor
+
 import argparse
 import sys
 from collections.abc import Sequence
 
 from jaxplay.hosting import catalog, warm_up
-from pages._visitor import ProtocolError, Run, Visitor
 
 #: How long one run of a view may take (a cold page measures on a busy machine).
 VIEW_TIMEOUT_S = 600.0

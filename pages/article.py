@@ -1,11 +1,12 @@
 """Article walkthrough: the tutorial's eight sections, each snippet runnable, broken ones fixed."""
 
+from pages import _ui  # every page imports it first: see its docstring
+
 import streamlit as st
 
 from jaxplay import article, sandbox
 from jaxplay.core import i18n, markdown
 from jaxplay.core.i18n import _
-from pages import _ui  # every page imports it first: see its docstring
 
 sandbox.warm_up()  # returns at once; spare workers start in the background
 

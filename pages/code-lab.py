@@ -1,13 +1,14 @@
 """Code Lab: write JAX code, run it in a sandbox, see its output, values, arrays and jaxpr."""
 
+from pages import _code_lab, _ui  # _ui comes first either way: see its docstring
+from pages._editor import code_editor, run_requested
+
 import streamlit as st
 
 from jaxplay import article, code_lab, sandbox
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog, snippets
-from pages import _code_lab, _ui  # _ui comes first either way: see its docstring
-from pages._editor import code_editor, run_requested
 
 sandbox.warm_up()  # returns at once; spare workers start in the background
 

@@ -1,11 +1,12 @@
 """Compose: stack transforms in any order; the article's compositions as written and fixed."""
 
+from pages import _ui
+
 import streamlit as st
 
 from jaxplay import compose, sandbox
 from jaxplay.core import expr, markdown
 from jaxplay.core.i18n import _
-from pages import _ui
 
 st.title(":material/stacks: " + _("Compose"))
 st.write(
@@ -150,8 +151,7 @@ def picked(sizes: compose.SizeSweep, key: str) -> tuple[int, ...]:
 
 
 def measured(sizes: compose.SizeSweep, chosen: tuple[int, ...], point, name: str) -> list[str]:
-    """Once Measure is pressed for ``chosen``: each of its points timed by the cached ``point``
-    with a progress bar, the sweep's chart, and the sentences it supports (none before)."""
+    """After Measure: each of ``chosen`` timed by the cached ``point``, the chart, its sentences."""
     if not _ui.measure_button(_("Measure"), f"compose_{name}_measure", chosen):
         return []
     points = _ui.measure_points(

@@ -1,5 +1,7 @@
 """Devices & sharding: device lists, placement, sharding, collectives, scaling, many processes."""
 
+from pages import _ui
+
 import pandas as pd
 import streamlit as st
 
@@ -8,7 +10,6 @@ from jaxplay.core import markdown, roofline
 from jaxplay.core.capture import Outcome
 from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.timing import format_seconds
-from pages import _ui
 
 
 def devices_count(n: int) -> str:

@@ -1,12 +1,13 @@
 """grad: derivatives you can see, checked, in both modes, with custom rules and pytrees."""
 
+from pages import _ui
+
 import pandas as pd
 import streamlit as st
 
 from jaxplay import grad, sandbox
 from jaxplay.core import expr, markdown, words
 from jaxplay.core.i18n import N_, _
-from pages import _ui
 
 FORMULA = N_("type a formula")
 POINTS = 801

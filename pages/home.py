@@ -7,13 +7,14 @@ article's order; every other topic page (say, one registered under "Beyond the a
 after, in navigation order. A new page appears here without a change to this file.
 """
 
+from pages import _ui  # every page imports it first: see its docstring
+
 import pandas as pd
 import streamlit as st
 
 from jaxplay import article
 from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog, environment
-from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/bolt: jaxplay")
 st.markdown(

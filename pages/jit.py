@@ -1,5 +1,7 @@
 """jit: what compiling buys and costs, measured honestly (blocked, warmed up, median and spread)."""
 
+from pages import _ui  # every page imports it first: see its docstring
+
 import re
 
 import pandas as pd
@@ -8,7 +10,6 @@ import streamlit as st
 from jaxplay import jit, sandbox
 from jaxplay.core import expr, markdown, roofline, timing
 from jaxplay.core.i18n import N_, _
-from pages import _ui  # every page imports it first: see its docstring
 
 DEFAULT = jit.DEFAULT_WORKLOAD
 

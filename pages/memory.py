@@ -1,5 +1,7 @@
 """Memory & fusion: what gradient checkpointing saves, and what XLA fuses (article section 8)."""
 
+from pages import _ui  # every page imports it first: see its docstring
+
 from typing import Any
 
 import pandas as pd
@@ -8,7 +10,6 @@ import streamlit as st
 from jaxplay import memory
 from jaxplay.core import roofline
 from jaxplay.core.i18n import _
-from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/memory: " + _("Memory & fusion"))
 st.write(

@@ -1,5 +1,7 @@
 """PRNG keys: seeds, splits, key trees, implementations and the pitfalls of randomness in JAX."""
 
+from pages import _ui
+
 from collections.abc import Callable
 
 import numpy as np
@@ -9,7 +11,6 @@ import streamlit as st
 from jaxplay import prng
 from jaxplay.core import markdown
 from jaxplay.core.i18n import _, ngettext
-from pages import _ui
 
 st.title(":material/casino: " + _("PRNG keys"))
 st.write(

@@ -1,12 +1,13 @@
 """Pytrees: what JAX sees in nested containers, your own classes, static fields and jit's cache."""
 
+from pages import _ui  # every page imports it first: see its docstring
+
 import pandas as pd
 import streamlit as st
 
 from jaxplay import pytrees
 from jaxplay.core import markdown
 from jaxplay.core.i18n import _, ngettext
-from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/park: " + _("Pytrees"))
 st.write(

@@ -1,12 +1,13 @@
 """Sharp bits: JAX's gotchas, each a small case run for real, as usually written and fixed."""
 
+from pages import _ui  # every page imports it first: see its docstring
+
 import streamlit as st
 
 from jaxplay import sharp_bits
 from jaxplay.core import i18n
 from jaxplay.core.i18n import _
 from jaxplay.hosting import catalog
-from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/report: " + _("Sharp bits"))
 st.write(

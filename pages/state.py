@@ -1,10 +1,11 @@
 """Stateful computations: a training loop that threads its state, beside one that hides it."""
 
+from pages import _ui  # every page imports it first: see its docstring
+
 import streamlit as st
 
 from jaxplay import prng, state
 from jaxplay.core.i18n import _
-from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/model_training: " + _("Stateful computations"))
 st.write(

@@ -1,5 +1,7 @@
 """Tracing & jaxpr: one function at every stage, what tracers are, recompilation, and loops."""
 
+from pages import _ui  # every page imports it first: see its docstring
+
 import inspect
 import re
 from collections.abc import Callable
@@ -11,7 +13,6 @@ from jaxplay import sandbox, tracing
 from jaxplay.core import capture, markdown
 from jaxplay.core.i18n import _, ngettext
 from jaxplay.hosting import catalog
-from pages import _ui  # every page imports it first: see its docstring
 
 st.title(":material/account_tree: " + _("Tracing & jaxpr"))
 st.write(

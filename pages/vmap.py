@@ -1,5 +1,7 @@
 """vmap: write the function for one example, get the batched one; see the axes, speed and jaxpr."""
 
+from pages import _ui
+
 import inspect
 
 import pandas as pd
@@ -8,7 +10,6 @@ import streamlit as st
 from jaxplay import vmap
 from jaxplay.core import i18n, markdown
 from jaxplay.core.i18n import _
-from pages import _ui
 
 BATCH_BUDGET_S = 0.2
 

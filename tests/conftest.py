@@ -160,7 +160,7 @@ def _through_app_navigation(monkeypatch: pytest.MonkeyPatch) -> None:
     ``AppTest`` resets Streamlit's legacy-``pages/``-folder flag before every run, so from the
     second run on it would run ``pages/<name>.py`` on its own, without ``app.py`` (its page
     config, sidebar and link notes). The server leaves that mode for good on its first run
-    (``pages/_legacy.py``); this does the same for every run of every test.
+    (``pages/_startup.py``); this does the same for every run of every test.
     """
     original = PagesManager.__init__
 

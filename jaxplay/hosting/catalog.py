@@ -4,7 +4,7 @@
 tests parametrize over it, so a page exists in all three places or in none. The order of
 :data:`TOPICS` is the navigation's. A page's file is named as its address (``pages/code-lab.py``
 is ``/code-lab``): on a fresh server's first run Streamlit infers addresses from file names (see
-``pages/_legacy.py``).
+``pages/_startup.py``).
 """
 
 from __future__ import annotations

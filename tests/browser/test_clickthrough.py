@@ -22,6 +22,8 @@ for its last part, e.g. ``walkthrough_run_<example>``) is skipped, and at most
 
 from __future__ import annotations
 
+from pages._visitor import ProtocolError, Visitor
+
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -29,7 +31,6 @@ from urllib.parse import urlsplit
 import pytest
 
 from jaxplay.hosting import catalog
-from pages._visitor import ProtocolError, Visitor
 from tests.support.browser import (
     act,
     exception_texts,

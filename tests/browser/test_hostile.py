@@ -13,6 +13,8 @@ drawn, and no attacker image or link may appear in the page.
 
 from __future__ import annotations
 
+from pages._visitor import ProtocolError, Run, Visitor
+
 import threading
 import time
 import urllib.request
@@ -22,7 +24,6 @@ import pytest
 
 from jaxplay.hosting import catalog
 from jaxplay.hosting.hostile_links import HEAVY_LINKS, MARKDOWN_LINKS
-from pages._visitor import ProtocolError, Run, Visitor
 from tests.support.browser import require_chromium, streamlit_server, wait_for_run
 
 pytestmark = pytest.mark.browser

@@ -175,7 +175,7 @@ def test_every_page_has_a_first_visit() -> None:
 def test_first_visit_by_a_shared_link_gets_the_page(page, spec: catalog.PageSpec) -> None:
     """A fresh server whose first visitor opens a page's link runs it through app.py.
 
-    Streamlit starts in its legacy ``pages/`` mode (see pages/_legacy.py): the page must show, no
+    Streamlit starts in its legacy ``pages/`` mode (see pages/_startup.py): the page must show, no
     "Page not found" dialog, with the app's navigation, the link's settings kept, and it must
     take input (the visitor changes a widget and the page runs again).
     """

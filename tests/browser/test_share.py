@@ -1,7 +1,7 @@
 """A shared link in a real browser: a fresh visitor sees the shared view, and page switches keep
 the address and the widgets in step.
 
-The server is fresh, so the link is also its first visit (the case ``pages/_legacy.py`` handles).
+The server is fresh, so the link is also its first visit (the case ``pages/_startup.py`` handles).
 """
 
 from __future__ import annotations

@@ -4,11 +4,12 @@ and its rerun keeps the visitor's language and the visitor its sandboxed runs co
 
 from __future__ import annotations
 
+from pages._visitor import Visitor
+
 import re
 from urllib.parse import quote_plus
 
 from jaxplay.hosting import catalog
-from pages._visitor import Visitor
 from tests.support.browser import streamlit_server
 
 

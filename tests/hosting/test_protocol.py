@@ -6,12 +6,13 @@ with the snippet store kept in ``st.cache_resource``, reset every visitor's shar
 
 from __future__ import annotations
 
+import pages._protocol
+
 import pytest
 import streamlit as st
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.runtime.app_session import AppSession
 
-import pages._protocol
 from jaxplay.hosting import catalog, protocol, snippets
 from tests.support.apptest import open_page
 

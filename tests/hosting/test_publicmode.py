@@ -372,8 +372,9 @@ def test_pages_show_errors_and_compiled_code_without_server_paths() -> None:
     from streamlit.testing.v1 import AppTest
 
     def script() -> None:
-        from jaxplay.hosting import catalog
         from pages import _ui
+
+        from jaxplay.hosting import catalog
 
         _ui.show_error(FileNotFoundError(f"{catalog.ROOT}/data.bin"), "**Failed:** ")
         _ui.error_code(f'File "{catalog.ROOT}/jaxplay/x.py", line 1')

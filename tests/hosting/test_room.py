@@ -7,6 +7,8 @@ process's cookie is sent there, which is how these tests reach a chosen process.
 
 from __future__ import annotations
 
+from pages._visitor import Visitor
+
 import contextlib
 import os
 import re
@@ -19,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from jaxplay.hosting import catalog, serve
-from pages._visitor import Visitor
 from tests.support.browser import require_haproxy
 
 require_haproxy()

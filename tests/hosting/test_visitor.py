@@ -5,14 +5,14 @@ crash. A fake socket stands in for the server."""
 
 from __future__ import annotations
 
+import pages._visitor as visitor_module
+from pages._visitor import ProtocolError, Visitor
+
 import socket
 import time
 
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-import pages._visitor as visitor_module
-from pages._visitor import ProtocolError, Visitor
 
 
 class FakeSocket:

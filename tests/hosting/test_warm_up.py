@@ -3,6 +3,8 @@ find their results computed (counted in the result store, not timed)."""
 
 from __future__ import annotations
 
+from pages._visitor import Visitor
+
 import contextlib
 import sqlite3
 import threading
@@ -13,7 +15,6 @@ import pytest
 
 from jaxplay.hosting import catalog, serve, warm_up
 from jaxplay.hosting.warm_up import Choices, Seen, View
-from pages._visitor import Visitor
 
 #: A made-up page: three tabs (the second reveals two more) and a preset box of three choices,
 #: shown on every view.

@@ -7,6 +7,8 @@ it in chromium.
 
 from __future__ import annotations
 
+from pages import _editor
+
 import hashlib
 import re
 from pathlib import Path
@@ -15,7 +17,6 @@ import pytest
 
 from jaxplay import article
 from jaxplay.hosting import catalog
-from pages import _editor
 from tests.support.apptest import assert_clean, editor, open_page
 
 SPEC = catalog.find("code-lab")

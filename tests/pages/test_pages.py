@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 from streamlit.source_util import page_icon_and_name
@@ -34,7 +35,7 @@ def test_navigation_and_registry_agree() -> None:
 def test_each_page_file_is_named_as_its_address() -> None:
     """In Streamlit's legacy pages/ mode (a fresh server's first run) a page's address is what
     Streamlit infers from its file name; it must be the registry's, or a first visitor's link
-    gets "Page not found" (see pages/_legacy.py)."""
+    gets "Page not found" (see pages/_startup.py)."""
     for spec in catalog.PAGES:
         assert spec.path == f"pages/{spec.url_path}.py"
         assert page_icon_and_name(spec.file) == ("", spec.url_path)
@@ -49,15 +50,23 @@ def test_home_has_a_card_per_topic_and_the_environment() -> None:
     assert len(at.dataframe[0].value) == 8
 
 
-def test_every_page_imports_the_shared_ui_first() -> None:
-    """pages/_ui (through pages/_legacy) leaves Streamlit's legacy pages/ mode; a page without it
-    breaks deep links."""
-    for spec in catalog.PAGES:
-        tree = ast.parse(spec.file.read_text(encoding="utf-8"))
-        imported = set()
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                imported.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                imported.update(f"{node.module}.{a.name}" for a in node.names)
-        assert "pages._ui" in imported, f"{spec.path} does not import pages._ui"
+def _first_import(path: Path) -> str:
+    """The first module ``path`` imports (``__future__`` aside), as ``package.module``."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            return node.names[0].name
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            return f"{node.module}.{node.names[0].name}"
+    return ""
+
+
+def test_every_page_and_the_app_start_with_the_process_start_up() -> None:
+    """pages/_startup (imported by pages/_ui) is the process's start-up: JAX imported once, under
+    its import lock, and Streamlit's legacy pages/ mode left. Any import before it could import
+    JAX in two visitors' threads at once, or run a page outside app.py. A page helper imported
+    first (``from pages import _code_lab, _ui``) must itself start with it."""
+    for path in [catalog.ROOT / "app.py", *(spec.file for spec in catalog.PAGES)]:
+        chain = [_first_import(path)]
+        while chain[-1].startswith("pages.") and chain[-1] != "pages._startup":
+            chain.append(_first_import(catalog.ROOT / (chain[-1].replace(".", "/") + ".py")))
+        assert chain[-1] == "pages._startup", f"{path.name} imports first: {' -> '.join(chain)}"

@@ -3,12 +3,13 @@ a copied link carries it, off with ``?present=0`` or the sidebar's switch; never
 
 from __future__ import annotations
 
+from pages import _ui
+
 from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
 from jaxplay.hosting import catalog
-from pages import _ui
 from tests.support.apptest import APP_TIMEOUT_S, assert_clean
 
 PRNG = catalog.find("prng")

@@ -7,6 +7,8 @@ PartitionSpec, a minute of the quadratic tokenizer). Each test fails with its gu
 
 from __future__ import annotations
 
+from pages import _editor
+
 import re
 import time
 from typing import Any
@@ -17,7 +19,6 @@ from jaxplay import devices, sandbox
 from jaxplay.devices import _sharding
 from jaxplay.hosting import catalog
 from jaxplay.hosting.hostile_links import EDITOR_CODE, SPEC_500K
-from pages import _editor
 from tests.support.apptest import assert_clean, open_page
 
 PAGES = catalog.ROOT / "pages"

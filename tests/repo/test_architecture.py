@@ -129,9 +129,7 @@ def test_no_module_is_long_without_a_reason() -> None:
 @pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)
 def test_pages_end_early_through_the_ui_helper(path: Path) -> None:
     """``st.stop()`` would drop ``app.py``'s note on a link's ignored parts: pages call
-    ``_ui.stop()`` (the legacy-mode switch, which reruns at once, is the one exception)."""
-    if path.name == "_legacy.py":
-        return
+    ``_ui.stop()``."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Attribute) and node.attr == "stop":
             assert not (isinstance(node.value, ast.Name) and node.value.id == "st"), path.name
