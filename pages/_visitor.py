@@ -122,8 +122,19 @@ def _value(state: WidgetState, widget: Widget, value: object) -> None:
             state.double_value = float(value)  # type: ignore[arg-type]
     elif kind == "checkbox":
         state.bool_value = bool(value)
-    elif kind in ("text_input", "selectbox"):  # a select box sends its choice's label
+    elif kind in ("text_input", "text_area", "selectbox", "radio"):  # a choice by its label
         state.string_value = str(value)
+    elif kind == "slider":  # one value or a range's two, as a list
+        items = list(value) if isinstance(value, list | tuple) else [value]
+        if element.type == element.SELECT_SLIDER:  # the options' labels
+            state.string_array_value.data.extend(str(item) for item in items)
+        elif element.data_type in (element.INT, element.FLOAT):
+            state.double_array_value.data.extend(float(item) for item in items)
+        else:
+            raise ValueError("no encoding for a date or time slider here")
+    elif kind in ("multiselect", "button_group"):  # the chosen options' labels (pills too)
+        items = list(value) if isinstance(value, list | tuple) else [value]
+        state.string_array_value.data.extend(str(item) for item in items)
     elif kind == "button":
         state.trigger_value = True
     elif kind == "bidi_component":  # a custom component (the Code Lab's editor): its JSON state
