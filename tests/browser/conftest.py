@@ -11,7 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.browser import streamlit_server, watch_runs
+from tests.support.browser import StillBrowser, streamlit_server, watch_runs
+
+
+@pytest.fixture(scope="session")
+def browser(browser) -> StillBrowser:
+    """pytest-playwright's browser, its pages without CSS animations (see ``StillBrowser``)."""
+    return StillBrowser(browser)
 
 
 @pytest.fixture(scope="session")
