@@ -310,6 +310,24 @@ class _Sqlite:
         connection.execute("COMMIT")
 
     def _attempt(self, op: Callable[[_Db], T], write: bool) -> T:
+        """One try of ``op``, tried again while SQLite answers "database is locked" at once.
+
+        SQLite waits ``timeout_s`` for a lock, except where waiting could deadlock: switching a
+        new file to WAL or upgrading a lock while another connection holds one is refused at
+        once. A burst of first saves from several threads met that (one in many test runs), so
+        such a refusal is retried until the same timeout; a transaction refused rolled back, and
+        a save is idempotent.
+        """
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                return self._attempt_once(op, write)
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.02)
+
+    def _attempt_once(self, op: Callable[[_Db], T], write: bool) -> T:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
         try:
