@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -383,6 +384,55 @@ def test_a_locked_database_is_unavailable_not_corrupt(tmp_path: Path) -> None:
         holder.close()
     assert not list(tmp_path.glob("*.corrupt-*"))
     assert store.save("w = 4", visitor="a").recovered is None
+
+
+def _refusing(monkeypatch: pytest.MonkeyPatch, message: str, times: int | None) -> list[float]:
+    """Make the SQLite backend's tries fail with ``message`` (``times`` times, or always) before
+    doing the real one, as SQLite does when it refuses a lock at once; returns when each try
+    began."""
+    tries: list[float] = []
+    real = snippets._Sqlite._attempt_once
+
+    def attempt_once(self, op, write):  # type: ignore[no-untyped-def]
+        tries.append(time.monotonic())
+        if times is None or len(tries) <= times:
+            raise sqlite3.OperationalError(message)
+        return real(self, op, write)
+
+    monkeypatch.setattr(snippets._Sqlite, "_attempt_once", attempt_once)
+    return tries
+
+
+def test_a_lock_refused_at_once_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite answers "database is locked" without waiting where waiting could deadlock (a new
+    file switched to WAL, a lock upgrade during a burst of first saves): the save is retried
+    within the store's timeout and succeeds."""
+    store = SnippetStore(tmp_path / "s.sqlite3", timeout_s=30)
+    tries = _refusing(monkeypatch, "database is locked", times=2)
+    saved = store.save("v = 6", visitor="a")
+    assert len(tries) == 3
+    assert store.load(saved.snippet.id).code == "v = 6"
+
+
+def test_a_lock_refused_past_the_timeout_is_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SnippetStore(tmp_path / "s.sqlite3", timeout_s=0.3)
+    tries = _refusing(monkeypatch, "database is locked", times=None)
+    with pytest.raises(StoreUnavailable, match="Sharing is unavailable"):
+        store.save("v = 6", visitor="a")
+    assert len(tries) > 1
+    assert 0.3 <= tries[-1] - tries[0] < 5  # retried until the timeout, not for ever
+
+
+def test_another_error_is_not_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = SnippetStore(tmp_path / "s.sqlite3", timeout_s=30)
+    tries = _refusing(monkeypatch, "disk I/O error", times=None)
+    with pytest.raises(StoreUnavailable):
+        store.save("v = 6", visitor="a")
+    assert len(tries) == 1
 
 
 def test_missing_file_is_created(tmp_path: Path) -> None:
