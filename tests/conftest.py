@@ -30,27 +30,33 @@ os.environ.setdefault("JAXPLAY_CHECK_CLAIMS", "0")
 # No server of a test opens every page in the background unless the test asks (a room's
 # tests, tests/hosting/test_warm_up.py): servers started by tests inherit this.
 os.environ.setdefault("JAXPLAY_WARM_UP", "off")
+# Measurements under test take their minimum samples: tests check what a measurement returns,
+# not how fast (benchmarks/ measures that). Here (AppTest too) and in every server a test starts.
+os.environ.setdefault("JAXPLAY_MEASURE_SCALE", "0.05")
 
 from jaxplay.hosting import environment
 
 environment.configure()
 
+import functools  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
+from streamlit.components.v2 import manifest_scanner  # noqa: E402
 from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 
-from jaxplay.core import timing  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.support import postgres as postgres_support  # noqa: E402
 from tests.support.quiet import machine_share  # noqa: E402
 
-# Measurements under test take their minimum samples: tests check what a measurement returns,
-# not how fast (benchmarks/ measures that). In this process only (AppTest too, not a server).
-timing.BUDGET_SCALE = 0.05
+# Every new AppTest scans the installed distributions for component manifests on its first run
+# (0.1 s of CPU, about a thousand times a suite); what is installed does not change during a run.
+manifest_scanner.scan_component_manifests = functools.cache(
+    manifest_scanner.scan_component_manifests
+)
 
 TESTS = Path(__file__).resolve().parent
 #: Folder -> markers every test in it gets.

@@ -76,9 +76,10 @@ def configure(environ: dict[str, str] | None = None) -> int:
     and the sandbox workers share one GPU, so no process may grab 75% of its memory), and sets the
     simulated CPU device count both through ``XLA_FLAGS`` (read when the backend starts) and JAX's
     ``jax_num_cpu_devices`` option (for a JAX already imported). For this process (no
-    ``environ``), pins it to ``JAXPLAY_CPUS`` when set (:func:`pin`). Safe to call more than once;
-    once the backend has started, the device count can no longer change and the call leaves it
-    be.
+    ``environ``), pins it to ``JAXPLAY_CPUS`` when set (:func:`pin`) and scales its
+    measurements' sampling budgets by ``JAXPLAY_MEASURE_SCALE``
+    (:data:`jaxplay.core.timing.BUDGET_SCALE`). Safe to call more than once; once the backend
+    has started, the device count can no longer change and the call leaves it be.
     """
     env = os.environ if environ is None else environ
     count = requested_cpu_devices(env)
@@ -90,6 +91,10 @@ def configure(environ: dict[str, str] | None = None) -> int:
         if cores is not None:
             pin(cores)
         import jax
+
+        from jaxplay.core import timing
+
+        timing.BUDGET_SCALE = settings.measure_scale()
 
         # Once the backend is up (e.g. a second call) its device count is fixed: leave it be.
         with contextlib.suppress(RuntimeError):

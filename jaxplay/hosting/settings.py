@@ -55,6 +55,9 @@ DEFAULT_SNIPPET_EXPIRY_DAYS = 30
 DEFAULT_SNIPPET_DB_POOL = 4
 #: What counts as one visitor (the first is the default).
 VISITOR_KEYS: tuple[str, ...] = ("address", "session")
+#: Multiplies how long every measurement samples, and the most it may be set to.
+DEFAULT_MEASURE_SCALE = 1.0
+MAX_MEASURE_SCALE = 10.0
 #: Simulated CPU devices for the sharding demos, and the most a visitor's server may ask for.
 DEFAULT_CPU_DEVICES = 8
 MAX_CPU_DEVICES = 64
@@ -248,6 +251,14 @@ SETTINGS: tuple[Setting, ...] = (
         "or that share the accelerator, then take turns, so no two timings share a core; "
         "processes on disjoint cores measure at once. Set for you by "
         "`python -m jaxplay.hosting.serve` when it starts more than one process.",
+    ),
+    Setting(
+        "JAXPLAY_MEASURE_SCALE",
+        f"{DEFAULT_MEASURE_SCALE:g}",
+        "Multiplies how long every timed measurement samples (up to "
+        f"{MAX_MEASURE_SCALE:g}): below 1 for quicker, noisier figures (a busy laptop; the test "
+        "suite's servers use 0.05), above 1 for steadier ones. Each measurement still takes its "
+        "minimum samples and reports their median and spread, and the pages say how many.",
     ),
     Setting(
         "JAXPLAY_CPUS",
@@ -466,6 +477,13 @@ def snippet_db(environ: Mapping[str, str] | None = None) -> str:
 def measure_lock(environ: Mapping[str, str] | None = None) -> str:
     """``JAXPLAY_MEASURE_LOCK``: the host-wide measurement lock file (empty: none)."""
     return _raw("JAXPLAY_MEASURE_LOCK", environ)
+
+
+def measure_scale(environ: Mapping[str, str] | None = None) -> float:
+    """``JAXPLAY_MEASURE_SCALE``: the sampling budgets' multiplier, at most
+    :data:`MAX_MEASURE_SCALE` (a missing, malformed or non-positive value gives 1)."""
+    scale = positive_float("JAXPLAY_MEASURE_SCALE", DEFAULT_MEASURE_SCALE, environ)
+    return min(scale, MAX_MEASURE_SCALE)
 
 
 def cpus(environ: Mapping[str, str] | None = None) -> frozenset[int] | None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import jax
+import pytest
 
-from jaxplay.hosting import environment
+from jaxplay.core import timing
+from jaxplay.hosting import environment, settings
 
 
 def test_requested_cpu_devices_parses_and_clamps() -> None:
@@ -125,3 +127,23 @@ def test_without_cpu_affinity_every_core_is_usable_and_nothing_is_pinned(monkeyp
     assert measure_lock.usable_cores() == every
     assert environment.pin(frozenset({0})) == every
     assert measure_lock.host_resources(accelerated=False) == [f"cpu{n}" for n in sorted(every)]
+
+
+def test_the_measure_scale_is_read_and_bounded() -> None:
+    assert settings.measure_scale({}) == 1.0
+    assert settings.measure_scale({"JAXPLAY_MEASURE_SCALE": "0.25"}) == 0.25
+    assert settings.measure_scale({"JAXPLAY_MEASURE_SCALE": "fast"}) == 1.0
+    assert settings.measure_scale({"JAXPLAY_MEASURE_SCALE": "-2"}) == 1.0
+    assert settings.measure_scale({"JAXPLAY_MEASURE_SCALE": "1e9"}) == settings.MAX_MEASURE_SCALE
+
+
+def test_a_process_measures_at_its_configured_scale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a server does at start-up (``pages/_startup.py``): its measurements' sampling budgets
+    are scaled by ``JAXPLAY_MEASURE_SCALE`` (the servers this suite starts inherit 0.05)."""
+    monkeypatch.setattr(timing, "BUDGET_SCALE", timing.BUDGET_SCALE)  # restored after
+    monkeypatch.setenv("JAXPLAY_MEASURE_SCALE", "0.5")
+    environment.configure()
+    assert timing.BUDGET_SCALE == 0.5
+    monkeypatch.delenv("JAXPLAY_MEASURE_SCALE")
+    environment.configure()
+    assert timing.BUDGET_SCALE == 1.0
