@@ -60,6 +60,12 @@ def _joins(host: str, port: int) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
+#: How long process 0 waits for the process that never comes. It listens about 1.3 s after its
+#: start on an idle machine (JAX's import, then the coordinator); a busy CI machine gets several
+#: times that, and the probes run all the while.
+WAIT_S = 12
+
+
 def _probe_while_waiting(
     monkeypatch: pytest.MonkeyPatch, hosts: tuple[str, ...]
 ) -> tuple[_multiprocess.ClusterRun, dict[str, bool]]:
@@ -69,7 +75,7 @@ def _probe_while_waiting(
     monkeypatch.setattr(_multiprocess, "free_port", lambda: port)
     result: list[_multiprocess.ClusterRun] = []
     thread = threading.Thread(
-        target=lambda: result.append(_multiprocess.run_local_cluster(2, 1, 25, launch=1))
+        target=lambda: result.append(_multiprocess.run_local_cluster(2, 1, WAIT_S, launch=1))
     )
     thread.start()
     reached = dict.fromkeys(hosts, False)
