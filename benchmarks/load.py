@@ -53,13 +53,15 @@ class RunCounter:
     It reads the page's own websocket messages: each full run ends with a ``script_finished``
     message. (The page's DOM is no reliable signal: the status widget shows an icon and "Stop",
     never the word "Running", and a busy browser can apply a run's start and end in one render,
-    so the app element's ``data-test-script-state`` need not change at all.) Fragment reruns
-    and runs cut short by a rerun are not counted.
+    so the app element's ``data-test-script-state`` need not change at all.) A fragment's run
+    counts (a widget inside a part of the page reruns that part alone, and so does the sidebar's
+    queue line while something is queued); a run cut short by a rerun does not.
     """
 
     FINISHED = (
         ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY,
         ForwardMsg.ScriptFinishedStatus.FINISHED_WITH_COMPILE_ERROR,
+        ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
     )
 
     def __init__(self) -> None:
