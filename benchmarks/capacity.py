@@ -88,8 +88,8 @@ QUIET_CORE_SHARE = 0.03
 #: The widget each page's visitors change: (widget key, how), a widget shown when the page
 #: opens. Each change goes one step from the widget's current value: "step" types the number
 #: input's value plus one (a narrow number input has no + button), "select" picks the next
-#: option, "pills" the next pill, "button" clicks it (no value), "text" types the next of TEXTS
-#: (the same sequence in every session).
+#: option, "pills" the next pill, "tab" opens the next tab, "button" clicks it (no value), "text"
+#: types the next of TEXTS (the same sequence in every session).
 WIDGETS: dict[str, tuple[str, str]] = {
     "jit": ("jit_rows", "step"),
     "grad": ("grad_hi", "step"),
@@ -97,7 +97,7 @@ WIDGETS: dict[str, tuple[str, str]] = {
     "compose": ("compose_function", "select"),
     "tracing": ("tracing_preset", "select"),
     "prng": ("prng_seed", "text"),
-    "devices": ("devices_refresh", "button"),
+    "devices": ("devices_tab", "tab"),  # on CPU devices its first tab has no widget
     "memory": ("memory_size", "step"),
     "article": ("walkthrough_section", "pills"),
 }
@@ -345,6 +345,14 @@ async def change_widget(page: Any, title: str, key: str, how: str, nth: int) -> 
             if testid.endswith("Active"):
                 active = i
         await buttons.nth((active + 1) % count).click()
+    elif how == "tab":
+        tabs = root.locator('[role="tab"]')
+        count = await tabs.count()
+        selected = 0
+        for i in range(count):
+            if await tabs.nth(i).get_attribute("aria-selected") == "true":
+                selected = i
+        await tabs.nth((selected + 1) % count).click()
     elif how == "button":
         await root.locator("button").click()
     elif how == "text":
