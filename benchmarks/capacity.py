@@ -77,6 +77,7 @@ from benchmarks.load import (  # noqa: E402
     open_page,
     runs_done,
     track_runs,
+    type_code,
     wait_rendered,
 )
 from jaxplay.hosting import serve  # noqa: E402
@@ -313,6 +314,17 @@ def probed_server(
 # --- browser actions --------------------------------------------------------------------------
 
 
+async def click_next(items: Any, attribute: str, is_current: Callable[[str | None], bool]) -> None:
+    """Click the item after the current one (the first after the last): the current is the last
+    whose ``attribute`` ``is_current`` accepts, or the first."""
+    count = await items.count()
+    current = 0
+    for i in range(count):
+        if is_current(await items.nth(i).get_attribute(attribute)):
+            current = i
+    await items.nth((current + 1) % count).click()
+
+
 async def change_widget(page: Any, title: str, key: str, how: str, nth: int) -> None:
     """Move the widget ``key`` one step from its current value and wait for the rerun.
 
@@ -330,29 +342,12 @@ async def change_widget(page: Any, title: str, key: str, how: str, nth: int) -> 
         await root.locator('[data-testid="stSelectbox"]').click()
         options = page.locator('[role="option"]')
         await options.first.wait_for(timeout=ACTION_TIMEOUT_MS)
-        count = await options.count()
-        selected = 0
-        for i in range(count):
-            if await options.nth(i).get_attribute("aria-selected") == "true":
-                selected = i
-        await options.nth((selected + 1) % count).click()
+        await click_next(options, "aria-selected", lambda value: value == "true")
     elif how == "pills":
-        buttons = root.locator("button")
-        count = await buttons.count()
-        active = 0
-        for i in range(count):
-            testid = await buttons.nth(i).get_attribute("data-testid") or ""
-            if testid.endswith("Active"):
-                active = i
-        await buttons.nth((active + 1) % count).click()
+        active = lambda testid: (testid or "").endswith("Active")
+        await click_next(root.locator("button"), "data-testid", active)
     elif how == "tab":
-        tabs = root.locator('[role="tab"]')
-        count = await tabs.count()
-        selected = 0
-        for i in range(count):
-            if await tabs.nth(i).get_attribute("aria-selected") == "true":
-                selected = i
-        await tabs.nth((selected + 1) % count).click()
+        await click_next(root.locator('[role="tab"]'), "aria-selected", lambda v: v == "true")
     elif how == "button":
         await root.locator("button").click()
     elif how == "text":
@@ -365,10 +360,8 @@ async def change_widget(page: Any, title: str, key: str, how: str, nth: int) -> 
 
 
 async def prepare_snippet(page: Any, marker: str) -> None:
-    editor = page.locator(".st-key-code_lab_editor textarea")
-    await editor.fill(SNIPPET.format(marker=marker))
     before = await runs_done(page)
-    await editor.press("Control+Enter")
+    await type_code(page, SNIPPET.format(marker=marker))
     await wait_rendered(page, "Code Lab", before)
 
 
