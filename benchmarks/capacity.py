@@ -33,7 +33,7 @@ It prints the median and spread of each action and a capacity model for a worksh
 (the model, pure arithmetic on the saved measurements, is ``benchmarks/capacity_model.py``; the
 counters are ``benchmarks/_cpu.py``)::
 
-    .venv/bin/python benchmarks/capacity.py --servers 3 --json capacity.json
+    .venv/bin/python benchmarks/capacity.py --servers 2 --json capacity.json
     .venv/bin/python benchmarks/capacity.py --from-json capacity.json --change-every 20
 
 CPU seconds hold up when other work shares the machine; the wall-clock latencies printed beside
@@ -279,6 +279,8 @@ def probed_server(
         # every action's cost, a page's cold first visit too, is measured here.
         "JAXPLAY_WARM_UP": "off",
         "JAXPLAY_CHECK_CLAIMS": "0",
+        # The model's inputs are at the default sampling budgets, whatever the shell exports.
+        "JAXPLAY_MEASURE_SCALE": "1",
     }
     probe = [sys.executable, "-m", "benchmarks.server_probe"]
     log = (workdir / f"server-{port}.log").open("wb")
@@ -318,6 +320,8 @@ async def click_next(items: Any, attribute: str, is_current: Callable[[str | Non
     """Click the item after the current one (the first after the last): the current is the last
     whose ``attribute`` ``is_current`` accepts, or the first."""
     count = await items.count()
+    if not count:
+        raise RuntimeError("nothing to pick: the widget shows no option, pill or tab")
     current = 0
     for i in range(count):
         if is_current(await items.nth(i).get_attribute(attribute)):
@@ -336,7 +340,7 @@ async def change_widget(page: Any, title: str, key: str, how: str, nth: int) -> 
     if how == "step":
         field = root.locator("input")
         value = float(await field.input_value())
-        await field.fill(f"{value + 1:g}")
+        await field.fill(str(int(value) + 1) if value.is_integer() else str(value + 1))
         await field.press("Enter")
     elif how == "select":
         await root.locator('[data-testid="stSelectbox"]').click()

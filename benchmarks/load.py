@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from google.protobuf.message import DecodeError  # noqa: E402
 from playwright.async_api import Page, WebSocket, async_playwright  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+from streamlit.proto.RootContainer_pb2 import RootContainer  # noqa: E402
 
 from jaxplay.hosting import catalog, serve  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -53,19 +54,22 @@ class RunCounter:
     It reads the page's own websocket messages: each full run ends with a ``script_finished``
     message. (The page's DOM is no reliable signal: the status widget shows an icon and "Stop",
     never the word "Running", and a busy browser can apply a run's start and end in one render,
-    so the app element's ``data-test-script-state`` need not change at all.) A fragment's run
-    counts (a widget inside a part of the page reruns that part alone, and so does the sidebar's
-    queue line while something is queued); a run cut short by a rerun does not.
+    so the app element's ``data-test-script-state`` need not change at all.) A run cut short by
+    a rerun does not count. A fragment's run counts when it drew in the main area: a widget
+    inside a part of the page reruns that part alone, while the sidebar's queue line, which
+    refreshes itself while anything is queued, would end a wait before the run it was for.
     """
 
     FINISHED = (
         ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY,
         ForwardMsg.ScriptFinishedStatus.FINISHED_WITH_COMPILE_ERROR,
-        ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
     )
+    FRAGMENT = ForwardMsg.ScriptFinishedStatus.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
 
     def __init__(self) -> None:
         self.done = 0
+        #: Whether a delta for the main area came since the last run finished.
+        self._main_drawn = False
 
     def attach(self, page: Page) -> None:
         page.on("websocket", self._socket)
@@ -82,9 +86,15 @@ class RunCounter:
             message.ParseFromString(payload)
         except DecodeError:
             return
-        finished = message.WhichOneof("type") == "script_finished"
-        if finished and message.script_finished in self.FINISHED:
-            self.done += 1
+        kind = message.WhichOneof("type")
+        if kind in ("delta", "ref_hash"):  # a large element sent before comes as its hash
+            path = message.metadata.delta_path
+            self._main_drawn |= bool(path) and path[0] == RootContainer.MAIN
+        elif kind == "script_finished":
+            status = message.script_finished
+            if status in self.FINISHED or (status == self.FRAGMENT and self._main_drawn):
+                self.done += 1
+            self._main_drawn = False
 
 
 _COUNTERS: dict[Page, RunCounter] = {}

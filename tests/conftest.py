@@ -32,7 +32,8 @@ os.environ.setdefault("JAXPLAY_CHECK_CLAIMS", "0")
 os.environ.setdefault("JAXPLAY_WARM_UP", "off")
 # Measurements under test take their minimum samples: tests check what a measurement returns,
 # not how fast (benchmarks/ measures that). Here (AppTest too) and in every server a test starts.
-os.environ.setdefault("JAXPLAY_MEASURE_SCALE", "0.05")
+# Set, not defaulted: a scale exported for a demo (10, say) would make the suite 200 times slower.
+os.environ["JAXPLAY_MEASURE_SCALE"] = "0.05"
 
 from jaxplay.hosting import environment
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jaxplay.core import codec, measure_lock
+from jaxplay.core import codec, measure_lock, timing
 from jaxplay.hosting import settings
 
 log = logging.getLogger(__name__)
@@ -73,8 +73,8 @@ class ResultError(RuntimeError):
 
 def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
     """Where results are measured, as one string: JAX, jaxlib, platform, device kind and count,
-    how many cores the process runs on, and the host (its name and machine id), plus ``extra``
-    pairs.
+    how many cores the process runs on, the host (its name and machine id) and how long its
+    measurements sample (``JAXPLAY_MEASURE_SCALE``), plus ``extra`` pairs.
 
     A result stored under another fingerprint is never served: a timing from another GPU, host,
     JAX version or number of cores would be a number this server did not measure. (A room's
@@ -98,6 +98,7 @@ def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
         "kind": getattr(devices[0], "device_kind", devices[0].platform),
         "devices": str(len(devices)),
         "cores": str(len(measure_lock.usable_cores())),
+        "measure_scale": f"{timing.BUDGET_SCALE:g}",
         "host": _platform.node() + ":" + hashlib.sha256(machine.encode()).hexdigest()[:12],
         **dict(extra),
     }

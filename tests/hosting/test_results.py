@@ -175,6 +175,14 @@ def test_a_result_measured_on_fewer_cores_is_not_another_process_s(monkeypatch) 
     assert results.fingerprint() == mine
 
 
+def test_a_result_sampled_at_another_scale_is_not_served(monkeypatch) -> None:
+    """A server measuring at JAXPLAY_MEASURE_SCALE=0.05 (quick, noisy) stores nothing a server
+    at the default scale would show as its own."""
+    mine = results.fingerprint()
+    monkeypatch.setattr(results.timing, "BUDGET_SCALE", results.timing.BUDGET_SCALE * 20)
+    assert results.fingerprint() != mine
+
+
 @results.stored("demo.square", Measured)
 def _square(name: str, n: int) -> Measured:
     _square.calls += 1  # type: ignore[attr-defined]
