@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +36,7 @@ def test_the_config_puts_one_cookie_per_process_and_haproxy_accepts_it(tmp_path:
     assert "server s0 127.0.0.1:8601 check cookie s0" in config
     assert "server s1 127.0.0.1:8602 check cookie s1" in config
     assert "option httpchk GET /_stcore/health" in config
+    assert "cache-use static if { var(txn.static) -m bool }" in config
     path = tmp_path / "haproxy.cfg"
     path.write_text(config, encoding="utf-8")
     haproxy = serve.haproxy_path()
@@ -138,6 +140,38 @@ def test_a_result_computed_on_one_process_is_read_on_the_other(room: serve.Room)
     second = _on(room, 1).open("vmap")
     assert not second.errors, second.errors
     assert computations() == computed
+
+
+def _get(url: str, cookie: str | None = None) -> tuple[dict[str, list[str]], bytes]:
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        headers: dict[str, list[str]] = {}
+        for name, value in response.headers.items():
+            headers.setdefault(name.lower(), []).append(value)
+        return headers, response.read()
+
+
+def test_the_proxy_serves_streamlits_files_from_its_memory_and_never_a_cookie(
+    room: serve.Room,
+) -> None:
+    """A room's browsers each fetch Streamlit's 25 MB of scripts once: the proxy keeps them, so
+    the processes' Python serves each file once, and a kept answer carries nobody's cookie."""
+    header = serve.CACHE_HEADER.lower()
+    page_headers, page = _get(room.url + "/")
+    assert header not in page_headers  # the page itself always comes from a process
+    assets = re.findall(r'src="\.?/?(static/js/[^"]+\.js)"', page.decode())
+    assert assets, "the page names no script"
+    asset = room.url + "/" + assets[0]
+    first, body = _get(asset)  # no cookie: the process's answer inserts one
+    assert "set-cookie" in first
+    again, body_again = _get(asset)
+    assert again.get(header) == ["hit"], again
+    assert "set-cookie" not in again
+    assert body_again == body
+    with_cookie, _ = _get(asset, f"{serve.COOKIE}=s1")
+    assert with_cookie.get(header) == ["hit"] and "set-cookie" not in with_cookie
+    health, _ = _get(room.url + serve.HEALTH)
+    assert header not in health
 
 
 def test_the_launcher_shares_the_cores_out_equally_and_disjointly() -> None:
