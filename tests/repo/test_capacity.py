@@ -67,12 +67,37 @@ def test_model_inputs_are_means_over_pages_of_each_pages_median() -> None:
     assert inputs.costs[cap.CHANGE_NEW].cpu_s == 0.0
     assert inputs.idle_per_s == pytest.approx(0.02)
     assert inputs.cold_tour_s == pytest.approx((10.0 - 3.0) + (4.0 - 1.0))
+    # Measured without views again: each view counts as the browser's first.
+    assert inputs.costs[cap.VIEW_AGAIN] == inputs.costs[cap.VIEW_CACHED]
+    assert inputs.arrival_s == 0.0
+
+
+def test_a_browsers_first_view_of_a_page_is_a_one_off_per_visitor() -> None:
+    """The steady state counts views again; the first views (their files served) are the
+    visitor's arrival, unless the pattern says a share of views are first ones."""
+    data = {
+        "records": [
+            record(cap.VIEW_CACHED, "a", 0.25),
+            record(cap.VIEW_CACHED, "b", 0.10),
+            record(cap.VIEW_AGAIN, "a", 0.05),
+            record(cap.VIEW_AGAIN, "b", 0.03),
+        ],
+        "idle": [],
+    }
+    inputs = cap.model_inputs(data)
+    assert inputs.costs[cap.VIEW_AGAIN].cpu_s == pytest.approx(0.04)
+    assert inputs.arrival_s == pytest.approx((0.25 - 0.05) + (0.10 - 0.03))
+    steady = cap.capacity(inputs, cap.Pattern(30, 10, 60, 0.0, 0.25, 0.7, 16))
+    assert steady["demand"] == pytest.approx(0.04 / 30)
+    mixed = cap.capacity(inputs, cap.Pattern(30, 10, 60, 0.0, 0.25, 0.7, 16, first_view_share=0.5))
+    assert mixed["demand"] == pytest.approx((0.5 * 0.175 + 0.5 * 0.04) / 30)
 
 
 def test_capacity_is_the_smallest_of_the_cpu_gil_and_lock_bounds() -> None:
     costs = {
         cap.VIEW_COLD: cap.Cost(9.0, 9.0, 9.0),  # weighted 0: cold views are left out below
-        cap.VIEW_CACHED: cap.Cost(0.3, 0.3, 0.0),
+        cap.VIEW_CACHED: cap.Cost(5.0, 5.0, 0.0),  # weighted 0: a one-off per visitor
+        cap.VIEW_AGAIN: cap.Cost(0.3, 0.3, 0.0),
         cap.CHANGE_NEW: cap.Cost(1.0, 0.2, 2.0),
         cap.CHANGE_CACHED: cap.Cost(0.2, 0.2, 0.0),
         cap.RUN: cap.Cost(0.9, 0.1, 0.0),
