@@ -233,6 +233,13 @@ def measure(
     )
 
 
+def _effective(budget_s: float) -> str:
+    """A sampling budget as this process spends it: ``JAXPLAY_MEASURE_SCALE`` multiplies every
+    budget inside :mod:`timing`, so the code shown names the product, the call that reproduces
+    the measurement in a Python where the scale is 1."""
+    return f"{budget_s * timing.BUDGET_SCALE:g}"
+
+
 @claims.states_nothing("code that measures: not a statement")
 def timing_code(workload: Workload, executables: int = FIRST_CALL_EXECUTABLES) -> str:
     """The calls :func:`measure` made for ``workload``, with its values filled in."""
@@ -253,8 +260,8 @@ def timing_code(workload: Workload, executables: int = FIRST_CALL_EXECUTABLES) -
         args = "x, W, b"
     lines += [
         f"timing.block([{args}])  # drawn asynchronously: wait for them before timing",
-        f"profile = timing.profile_jit({name}, {args}, budget_s={PROFILE_BUDGET_S})",
-        f"comparison = timing.compare_jit({name}, {args}, budget_s={COMPARE_BUDGET_S})",
+        f"profile = timing.profile_jit({name}, {args}, budget_s={_effective(PROFILE_BUDGET_S)})",
+        f"comparison = timing.compare_jit({name}, {args}, budget_s={_effective(COMPARE_BUDGET_S)})",
         f"article = article_timing({name}, {args}, loops={ARTICLE_LOOPS})",
         f"anatomy = first_call_anatomy({name}, {args}, executables={executables})",
     ]

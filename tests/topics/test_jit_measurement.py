@@ -84,11 +84,21 @@ def test_the_provenance_sentence_says_who_when_and_which_measurement(measured) -
     assert "10 min ago" in later and "measurement 3 of these settings" in later
 
 
-def test_the_code_shown_is_the_code_run() -> None:
+def test_the_code_shown_is_the_code_run(monkeypatch) -> None:
+    monkeypatch.setattr(timing, "BUDGET_SCALE", 1.0)
     code = jit.timing_code(jit.Workload("layer", 7, 3), executables=1)
     assert "(7, 3)" in code and "timing.block([x, W, b])" in code
     assert f"profile_jit(tanh_layer, x, W, b, budget_s={jit._measurement.PROFILE_BUDGET_S})" in code
     assert "first_call_anatomy(tanh_layer, x, W, b, executables=1)" in code
+
+
+def test_the_code_shown_names_the_budgets_a_scaled_server_spent(monkeypatch) -> None:
+    """JAXPLAY_MEASURE_SCALE multiplies the budgets inside ``timing``: the code shown is the call
+    that measures the same in a Python where nothing scales them."""
+    monkeypatch.setattr(timing, "BUDGET_SCALE", 0.05)
+    code = jit.timing_code(jit.Workload("softmax", 7, 3))
+    assert "profile_jit(naive_softmax, x, budget_s=0.015)" in code
+    assert "compare_jit(naive_softmax, x, budget_s=0.025)" in code
 
 
 def test_the_inputs_are_computed_before_anything_times_them(monkeypatch) -> None:
