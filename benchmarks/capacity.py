@@ -411,7 +411,8 @@ async def tour(
 
     async def home_again() -> None:
         before = await runs_done(page)
-        await page.locator('[data-testid="stSidebarNav"] a').filter(has_text="Home").first.click()
+        nav = page.locator('[data-testid="stSidebarNav"] a')
+        await nav.filter(has_text=catalog.HOME.title).first.click()
         await wait_rendered(page, "jaxplay", before)
 
     try:
