@@ -25,9 +25,9 @@ starting the next spare worker), and takes them again. Per server started (``--s
    before, and ``--runs`` Code Lab runs;
 2. ``--cached-sessions`` fresh sessions repeat the tour: a page view when another visitor
    already filled the caches, the first widget change again (a value another visitor chose),
-   and Code Lab runs; then every page again, as the same visitor's later views are (their
-   browser holds the page's files by then: a browser's first view of a page also fetches its
-   element's script, the Plotly chart's 4.7 MB);
+   and Code Lab runs; then every page again in the same tab, as a visitor's later views are
+   (a tab's first view of a page also fetches its elements' scripts, the Plotly chart's 4.7 MB;
+   the tab has them by then);
 3. idle cost: the server alone, then with ``--idle-sessions`` open sessions, for
    ``--idle-seconds`` each.
 
@@ -396,6 +396,7 @@ async def tour(
     page = await context.new_page()
     track_runs(page)
     view = VIEW_COLD if first else VIEW_CACHED
+    topics = [spec for spec in catalog.TOPICS if not args.pages or spec.url_path in args.pages]
 
     def keep(record: Record) -> None:
         records.append(record)
@@ -415,16 +416,16 @@ async def tour(
         await nav.filter(has_text=catalog.HOME.title).first.click()
         await wait_rendered(page, "jaxplay", before)
 
+    def visit(spec: Any) -> Callable[[], Awaitable[None]]:
+        async def action() -> None:
+            await open_page(page, spec)
+
+        return action
+
     try:
         keep(await meter.measure(view, "home", home, index, session))
-        for spec in catalog.TOPICS:
-            if args.pages and spec.url_path not in args.pages:
-                continue
-
-            async def visit(spec: Any = spec) -> None:
-                await open_page(page, spec)
-
-            keep(await meter.measure(view, spec.url_path, visit, index, session))
+        for spec in topics:
+            keep(await meter.measure(view, spec.url_path, visit(spec), index, session))
             widget = WIDGETS.get(spec.url_path)
             if widget is not None:
                 kind = CHANGE_NEW if first else CHANGE_CACHED
@@ -445,16 +446,10 @@ async def tour(
                         await run_snippet(page, marker)
 
                     keep(await meter.measure(RUN, "code-lab", run, index, session))
-        if not first:
+        if not first:  # the same tab views every page again (see VIEW_AGAIN)
             keep(await meter.measure(VIEW_AGAIN, "home", home_again, index, session))
-            for spec in catalog.TOPICS:
-                if args.pages and spec.url_path not in args.pages:
-                    continue
-
-                async def again(spec: Any = spec) -> None:
-                    await open_page(page, spec)
-
-                keep(await meter.measure(VIEW_AGAIN, spec.url_path, again, index, session))
+            for spec in topics:
+                keep(await meter.measure(VIEW_AGAIN, spec.url_path, visit(spec), index, session))
     finally:
         await context.close()
 

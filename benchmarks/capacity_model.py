@@ -16,9 +16,10 @@ from typing import Any
 #: The kinds of action measured, as the report names them (also the keys of saved records).
 VIEW_COLD = "page view, caches cold (first visit)"
 VIEW_CACHED = "page view, caches filled by another visitor"
-#: A page viewed again by the same browser: the server's caches filled and the browser holding
-#: the page's script files (Streamlit's are hashed and cacheable for a year). A browser's first
-#: view of a page (VIEW_CACHED) also serves it those files: the Plotly chart's alone is 4.7 MB.
+#: A page viewed again by the same tab, through the navigation: the server's caches filled and
+#: the tab holding the page's script files. A tab's first view of a page (VIEW_CACHED) also
+#: fetches those files from the server (the Plotly chart's alone is 4.7 MB); the home page's
+#: first view is the app's first load (the page, its scripts, a new session).
 VIEW_AGAIN = "page view again, the browser has its files"
 CHANGE_NEW = "widget change, a new value"
 CHANGE_CACHED = "widget change, a value another visitor chose"
@@ -105,8 +106,8 @@ class Pattern:
     #: process alone, or processes sharing their cores, measure one at a time).
     processes: int = 1
     slots: int = 1
-    #: Of the views with the caches filled, the share that are the browser's first view of that
-    #: page. 0, the steady state: a visitor's first view of each page is a one-off per visitor
+    #: Of the views with the caches filled, the share that are a tab's first view of that page.
+    #: 0, the steady state: a tab's first view of each page is a one-off per tab
     #: (:attr:`Inputs.arrival_s`), as a page's cold first visit is one per deployment.
     first_view_share: float = 0.0
 
@@ -138,9 +139,9 @@ class Inputs:
     idle_per_s: float  # CPU-s per second of one open session
     alone_per_s: float  # CPU-s per second of the server with nobody connected
     cold_tour_s: float  # one-off: first visits of every page, beyond their cached cost
-    #: One-off per visitor: their browser's first view of every page (its files served), beyond
-    #: the cost of viewing it again.
-    arrival_s: float = 0.0
+    #: One-off per tab: its first view of every page (the page's files served), beyond the cost
+    #: of viewing it again (NaN: views again not measured).
+    arrival_s: float = float("nan")
 
 
 def model_inputs(data: dict[str, Any]) -> Inputs:
@@ -166,16 +167,22 @@ def model_inputs(data: dict[str, Any]) -> Inputs:
     cached = {p: m for (k, p), m in medians.items() if k == VIEW_CACHED}
     again = {p: m for (k, p), m in medians.items() if k == VIEW_AGAIN}
     if not again:
-        # Measured before views again were (2026-12-06 and earlier): every view a first one.
+        # A file measured before views again were (capacity-2core-2026-12-06.json and earlier):
+        # every view counts as a first one.
         costs[VIEW_AGAIN] = costs[VIEW_CACHED]
-        again = cached
     idle = data["idle"]
     return Inputs(
         costs=costs,
         idle_per_s=_median([i["per_session_cpu_per_s"] for i in idle]) if idle else 0.0,
         alone_per_s=_median([i["server_alone_cpu_per_s"] for i in idle]) if idle else 0.0,
         cold_tour_s=sum(cold[p] - cached.get(p, 0.0) for p in cold),
-        arrival_s=sum(cached[p] - again.get(p, cached[p]) for p in cached),
+        # Per page at least 0: a view again cannot cost more than the first (a negative
+        # difference is the counters' noise).
+        arrival_s=(
+            sum(max(0.0, cached[p] - again.get(p, cached[p])) for p in cached)
+            if again
+            else float("nan")
+        ),
     )
 
 
@@ -217,7 +224,7 @@ def print_model(data: dict[str, Any], pattern: Pattern) -> None:
     print(
         f"Capacity model: each visitor views a page every {pattern.view_every_s:g} s "
         f"({pattern.cold_view_share:.0%} of them with cold caches, "
-        f"{pattern.first_view_share:.0%} of the rest a browser's first view of the page), "
+        f"{pattern.first_view_share:.0%} of the rest a tab's first view of the page), "
         f"changes a widget every "
         f"{pattern.change_every_s:g} s ({pattern.new_change_share:.0%} of them to a value nobody "
         f"chose before) and runs code every {pattern.run_every_s:g} s; target "
@@ -251,6 +258,10 @@ def print_model(data: dict[str, Any], pattern: Pattern) -> None:
     print(
         f"  fixed: the server alone {inputs.alone_per_s * 1e3:.1f} ms CPU per s; one-off first "
         f"visits of every page {inputs.cold_tour_s:.1f} CPU-s beyond their cached cost; per "
-        f"visitor, their browser's first view of every page {inputs.arrival_s:.2f} CPU-s beyond "
-        f"viewing it again"
+        f"tab, its first view of every page "
+        + (
+            f"{inputs.arrival_s:.2f} CPU-s beyond viewing it again"
+            if inputs.arrival_s == inputs.arrival_s
+            else "not measured (no views again in this file)"
+        )
     )

@@ -117,9 +117,10 @@ def haproxy_config(
 
     The ``static`` cache answers ``/static/`` from the proxy's memory (:data:`STATIC_CACHE_MB`),
     only there: pages, the websocket and media stay the processes'. HAProxy stores a response
-    only when it is a 200 to a GET, without ``Vary``, cacheable (``nocache`` marks the one that
-    carries an inserted cookie not), so no visitor's cookie is ever replayed to another; it
-    answers :data:`CACHE_HEADER` ``hit`` when it served the file itself.
+    only when it is a 200 to a GET, without ``Vary`` and cacheable. No visitor's cookie is ever
+    replayed to another: HAProxy inserts its stickiness cookie after the ``http-response`` rules
+    have stored the answer, and an answer whose process set a cookie is not stored. It answers
+    :data:`CACHE_HEADER` ``hit`` when it served the file itself.
     """
     forwardfor = "option forwardfor if-none" if behind_proxy else "option forwardfor"
     servers = "\n".join(
@@ -154,8 +155,10 @@ backend jaxplay
     option httpchk GET {HEALTH}
     http-check expect status 200
     http-request set-var(txn.static) bool(true) if {{ path_beg /static/ }}
-    http-request cache-use static if {{ var(txn.static) -m bool }}
-    http-response cache-store static if {{ var(txn.static) -m bool }}
+    acl static_file var(txn.static) -m bool
+    acl sets_cookie res.hdr(set-cookie) -m found
+    http-request cache-use static if static_file
+    http-response cache-store static if static_file !sets_cookie
     http-response set-header {CACHE_HEADER} hit if {{ res.cache_hit }}
 {servers}
 """

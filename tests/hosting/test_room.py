@@ -36,7 +36,7 @@ def test_the_config_puts_one_cookie_per_process_and_haproxy_accepts_it(tmp_path:
     assert "server s0 127.0.0.1:8601 check cookie s0" in config
     assert "server s1 127.0.0.1:8602 check cookie s1" in config
     assert "option httpchk GET /_stcore/health" in config
-    assert "cache-use static if { var(txn.static) -m bool }" in config
+    assert "cache-use static if static_file" in config
     path = tmp_path / "haproxy.cfg"
     path.write_text(config, encoding="utf-8")
     haproxy = serve.haproxy_path()
@@ -143,7 +143,8 @@ def test_a_result_computed_on_one_process_is_read_on_the_other(room: serve.Room)
 
 
 def _get(url: str, cookie: str | None = None) -> tuple[dict[str, list[str]], bytes]:
-    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    headers = {"Accept-Encoding": "gzip, deflate, br, zstd"}  # as a browser asks
+    request = urllib.request.Request(url, headers=headers | ({"Cookie": cookie} if cookie else {}))
     with urllib.request.urlopen(request, timeout=30) as response:
         headers: dict[str, list[str]] = {}
         for name, value in response.headers.items():
@@ -172,6 +173,11 @@ def test_the_proxy_serves_streamlits_files_from_its_memory_and_never_a_cookie(
     assert with_cookie.get(header) == ["hit"] and "set-cookie" not in with_cookie
     health, _ = _get(room.url + serve.HEALTH)
     assert header not in health
+    # Only /static/: the icon is as cacheable ("public, immutable"), yet always the process's.
+    for _ in range(2):
+        icon, _ = _get(room.url + "/favicon.png")
+        assert "immutable" in icon["cache-control"][0]
+        assert header not in icon
 
 
 def test_the_launcher_shares_the_cores_out_equally_and_disjointly() -> None:
