@@ -180,6 +180,19 @@ def test_the_proxy_serves_streamlits_files_from_its_memory_and_never_a_cookie(
         assert header not in icon
 
 
+def test_the_static_cache_benchmark_loads_what_a_first_view_fetches(room: serve.Room) -> None:
+    """``benchmarks/static_cache.py`` keeps working: a first load's files, then all but the page
+    served by the proxy."""
+    from benchmarks import static_cache
+
+    assert room.proxy is not None and room.proxy.process is not None
+    paths = static_cache.files_of_a_first_load(room.servers[0].url)
+    assert paths[0] == "" and any(p.startswith("static/js/PlotlyChart.") for p in paths)
+    result = static_cache.measure(room.url, paths, 2, room.pids, room.proxy.process.pid)
+    assert result["hits"][-1] == len(paths) - 1  # the page itself is always the process's
+    assert result["bytes"] > 1_000_000
+
+
 def test_the_launcher_shares_the_cores_out_equally_and_disjointly() -> None:
     assert serve.core_shares(range(16), 4) == [set(range(i, i + 4)) for i in (0, 4, 8, 12)]
     assert serve.core_shares([0, 1, 2, 3, 4, 5, 6], 3) == [{0, 1}, {2, 3}, {4, 5}]  # 6 left
