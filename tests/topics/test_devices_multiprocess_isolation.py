@@ -87,13 +87,64 @@ def _probe_while_waiting(
     return result[0], reached
 
 
-def test_the_coordinator_cannot_be_reached_from_outside_its_namespace(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+#: Run inside the demo's namespace beside process 0: connects to its coordinator until it
+#: answers and says when (seconds since its start), so the test knows from inside that the port
+#: listened while the probes from outside failed.
+PROBE_INSIDE = """
+import socket, sys, time
+start = time.monotonic()
+while time.monotonic() - start < {wait_s}:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        if s.connect_ex(("127.0.0.1", {port})) == 0:
+            print(f"reached {{time.monotonic() - start:.2f}}", flush=True)
+            sys.exit(0)
+    time.sleep(0.1)
+print("never reached", flush=True)
+"""
+
+
+def test_the_coordinator_cannot_be_reached_from_outside_its_namespace() -> None:
+    """Process 0 of a 2-process demo, launched as the page launches it (in a network namespace of
+    its own), waits for process 1, which never comes; a probe in the same namespace reaches its
+    coordinator, and probes from this process, on loopback and on the machine's address, do not,
+    before, while and after it listens."""
     _needs_bwrap()
     outside = _outside_address()
-    run, reached = _probe_while_waiting(monkeypatch, ("127.0.0.1", *([outside] if outside else [])))
-    assert run.status == "timeout", run.errors  # process 0 was up, waiting for process 1
+    hosts = ("127.0.0.1", *([outside] if outside else []))
+    port = _multiprocess.free_port()
+    commands = [
+        _multiprocess.worker_command(f"127.0.0.1:{port}", 2, 0, 1),
+        [sys.executable, "-c", PROBE_INSIDE.format(port=port, wait_s=WAIT_S)],
+    ]
+    launched: list[tuple[str, list, str]] = []
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        with tempfile.TemporaryFile() as out0, tempfile.TemporaryFile() as err0:
+            thread = threading.Thread(
+                target=lambda: launched.append(
+                    _multiprocess._launch(
+                        commands,
+                        [(out0, err0), (out, err)],
+                        _multiprocess._worker_env(1),
+                        WAIT_S,
+                    )
+                )
+            )
+            with _multiprocess.LAUNCH_LOCK:
+                thread.start()
+                reached = dict.fromkeys(hosts, False)
+                while thread.is_alive():
+                    for host in hosts:
+                        reached[host] = reached[host] or _joins(host, port)
+                    time.sleep(0.2)
+                thread.join()
+        out.seek(0)
+        inside = out.read().decode()
+        err.seek(0)
+        problem = err.read().decode()[-1500:]
+    status, _procs, failure = launched[0]
+    assert status == "timeout", failure  # process 0 was up, waiting for process 1
+    assert inside.startswith("reached"), inside + problem  # it listened, seen from inside
     assert not any(reached.values()), reached
 
 
