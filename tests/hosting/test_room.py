@@ -142,6 +142,10 @@ def test_a_result_computed_on_one_process_is_read_on_the_other(room: serve.Room)
     assert computations() == computed
 
 
+#: How Streamlit 1.67 marks its hashed static files.
+IMMUTABLE = "public, immutable, max-age=31536000"
+
+
 def _get(url: str, cookie: str | None = None) -> tuple[dict[str, list[str]], bytes]:
     headers = {"Accept-Encoding": "gzip, deflate, br, zstd"}  # as a browser asks
     request = urllib.request.Request(url, headers=headers | ({"Cookie": cookie} if cookie else {}))
@@ -169,6 +173,11 @@ def test_the_proxy_serves_streamlits_files_from_its_memory_and_never_a_cookie(
     assert again.get(header) == ["hit"], again
     assert "set-cookie" not in again
     assert body_again == body
+    for name in ("content-type", "etag"):  # what a browser goes by
+        assert again[name] == first[name], name
+    # The process's own caching; the first answer also has HAProxy's "private" (``nocache``: it
+    # carried the inserted cookie), which the kept one does not.
+    assert again["cache-control"] == first["cache-control"][:1] == [IMMUTABLE]
     with_cookie, _ = _get(asset, f"{serve.COOKIE}=s1")
     assert with_cookie.get(header) == ["hit"] and "set-cookie" not in with_cookie
     health, _ = _get(room.url + serve.HEALTH)
