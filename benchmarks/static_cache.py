@@ -1,13 +1,14 @@
 """Static cache: what a browser's first load of the app costs the server processes, with and
 without the room's proxy keeping Streamlit's script files (``jaxplay.hosting.serve``).
 
-Starts a room of ``--processes`` (2) behind HAProxy and fetches, ``--loads`` times each way, what
-a browser's first view of the jit page fetches from the server: the page, every script and
-style file it names, and the Plotly chart's script the page's charts load. Once straight from a
-process (what every browser's first load costs without the proxy's cache), once through the
-proxy (its first load fills the cache). Per load: the CPU seconds of the server processes and
-of the proxy (``/proc``), the bytes, and how many files the proxy served itself
-(``X-Jaxplay-Cache: hit``); it prints the mean, the median and the range over the loads::
+Starts a room of ``--processes`` (2) behind HAProxy, records in chromium what a browser's first
+view of ``--page`` (the jit page) fetches from the server (the page and every ``/static/`` file:
+scripts, style, fonts, each element's script as the page first shows it), and fetches that
+list ``--loads`` times each way: straight from a process (what every browser's first view costs
+without the proxy's cache), then through the proxy (its first load fills the cache). Per load:
+the CPU seconds of the server processes and of the proxy (``/proc``), the bytes, and how many
+files the proxy served itself (``X-Jaxplay-Cache: hit``); it prints the mean, the median and
+the range over the loads::
 
     .venv/bin/python benchmarks/static_cache.py --loads 20
 
@@ -26,6 +27,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -45,9 +47,37 @@ def cpu_s(pids: list[int]) -> float:
     return total / CLK_TCK
 
 
-def files_of_a_first_load(base: str) -> list[str]:
-    """The paths a browser's first view of a Plotly page fetches: the page, what it names, and
-    the chart's script (Streamlit loads each element's script when a page first shows one)."""
+def files_a_browser_fetches(base: str, page: str) -> list[str]:
+    """The paths chromium fetches from the server for a first view of ``page``: the page itself
+    and every ``/static/`` file, in order, each once."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks._browser import wait_for_run, watch_runs
+    from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS
+
+    paths: list[str] = [""]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        watch_runs(context)
+        tab = context.new_page()
+
+        def seen(request: Any) -> None:
+            path = request.url[len(base) + 1 :].split("?")[0]
+            if request.url.startswith(base) and path.startswith("static/") and path not in paths:
+                paths.append(path)
+
+        tab.on("request", seen)
+        tab.goto(f"{base}/{page}")
+        wait_for_run(tab, 300_000)
+        tab.wait_for_timeout(2000)  # the charts' scripts load as they are drawn
+        browser.close()
+    return paths
+
+
+def files_the_page_names(base: str) -> list[str]:
+    """Without a browser: the page, the files it names, and the Plotly chart's script (fewer
+    than a browser fetches; what ``tests/hosting/test_room.py`` runs the benchmark with)."""
     with urllib.request.urlopen(urllib.request.Request(base + "/", headers=HEADERS)) as r:
         page = r.read().decode()
     named = re.findall(r'(?:src|href)="\.?/?(static/[^"]+)"', page)
@@ -107,6 +137,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--loads", type=int, default=20)
+    parser.add_argument("--page", default="jit", help="the page whose first view is fetched")
     args = parser.parse_args()
     env = {"JAXPLAY_WARM_UP": "off", "JAXPLAY_CHECK_CLAIMS": "0"}
     with serve.Room(processes=args.processes, env=env, proxy=True) as room:
@@ -114,10 +145,10 @@ def main() -> None:
         proxy = room.proxy.process.pid
         time.sleep(3)  # the processes' own start-up settles
         direct = room.servers[0].url
-        paths = files_of_a_first_load(direct)
+        paths = files_a_browser_fetches(direct, args.page)
         print(
-            f"{os.cpu_count()} cores; {args.loads} loads each way of the jit page's first view's "
-            "files; per load"
+            f"{os.cpu_count()} cores; {args.loads} loads each way of the files chromium fetched "
+            f"for a first view of /{args.page}; per load"
         )
         report(
             "straight from a process",

@@ -195,7 +195,7 @@ def test_the_static_cache_benchmark_loads_what_a_first_view_fetches(room: serve.
     from benchmarks import static_cache
 
     assert room.proxy is not None and room.proxy.process is not None
-    paths = static_cache.files_of_a_first_load(room.servers[0].url)
+    paths = static_cache.files_the_page_names(room.servers[0].url)
     assert paths[0] == "" and any(p.startswith("static/js/PlotlyChart.") for p in paths)
     result = static_cache.measure(room.url, paths, 2, room.pids, room.proxy.process.pid)
     assert result["hits"][-1] == len(paths) - 1  # the page itself is always the process's
