@@ -48,7 +48,7 @@ HEALTH = "/_stcore/health"
 COOKIE = "jaxplay_server"
 #: The proxy keeps Streamlit's script and style files (``/static/``: 25 MB, hashed names the
 #: server marks immutable) in its memory: a room's browsers each fetch them once, and the
-#: server processes' Python stops serving them (a Plotly page's first view fetches 4.7 MB).
+#: server processes' Python stops serving them (the jit page's first view fetches 11 MB of them).
 STATIC_CACHE_MB = 64
 #: The largest file kept (the largest of Streamlit 1.67's is 4.7 MB); at most half the cache.
 STATIC_OBJECT_BYTES = 8 * 1024 * 1024
