@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,9 +75,15 @@ def _probe_while_waiting(
     port = _multiprocess.free_port()
     monkeypatch.setattr(_multiprocess, "free_port", lambda: port)
     result: list[_multiprocess.ClusterRun] = []
-    thread = threading.Thread(
-        target=lambda: result.append(_multiprocess.run_local_cluster(2, 1, WAIT_S, launch=1))
+    reached = _probe_during(
+        lambda: result.append(_multiprocess.run_local_cluster(2, 1, WAIT_S, launch=1)), hosts, port
     )
+    return result[0], reached
+
+
+def _probe_during(run: Callable[[], None], hosts: tuple[str, ...], port: int) -> dict[str, bool]:
+    """Call ``run`` in a thread; until it returns, try to reach ``port`` on each host."""
+    thread = threading.Thread(target=run)
     thread.start()
     reached = dict.fromkeys(hosts, False)
     while thread.is_alive():
@@ -84,7 +91,7 @@ def _probe_while_waiting(
             reached[host] = reached[host] or _joins(host, port)
         time.sleep(0.2)
     thread.join()
-    return result[0], reached
+    return reached
 
 
 #: Run inside the demo's namespace beside process 0: connects to its coordinator until it
@@ -120,24 +127,14 @@ def test_the_coordinator_cannot_be_reached_from_outside_its_namespace() -> None:
     launched: list[tuple[str, list, str]] = []
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         with tempfile.TemporaryFile() as out0, tempfile.TemporaryFile() as err0:
-            thread = threading.Thread(
-                target=lambda: launched.append(
-                    _multiprocess._launch(
-                        commands,
-                        [(out0, err0), (out, err)],
-                        _multiprocess._worker_env(1),
-                        WAIT_S,
-                    )
-                )
-            )
+            outputs = [(out0, err0), (out, err)]
+            env = _multiprocess._worker_env(1)
             with _multiprocess.LAUNCH_LOCK:
-                thread.start()
-                reached = dict.fromkeys(hosts, False)
-                while thread.is_alive():
-                    for host in hosts:
-                        reached[host] = reached[host] or _joins(host, port)
-                    time.sleep(0.2)
-                thread.join()
+                reached = _probe_during(
+                    lambda: launched.append(_multiprocess._launch(commands, outputs, env, WAIT_S)),
+                    hosts,
+                    port,
+                )
         out.seek(0)
         inside = out.read().decode()
         err.seek(0)
