@@ -101,8 +101,8 @@ if shared is None:
         m = shared.value
         cut = _(" (cut at its time budget)") if m.cut else ""
         stages.done(
-            _("Measured on {device} in {seconds}").format(
-                device=m.device, seconds=timing.format_seconds(m.seconds)
+            _("Measured on {device}, {where}, in {seconds}").format(
+                device=m.device, where=m.where(), seconds=timing.format_seconds(m.seconds)
             )
             + cut
         )
@@ -112,6 +112,8 @@ if isinstance(failure, expr.ExprError):
     _ui.input_error(failure, _("This formula is not allowed:"), formula)
 elif isinstance(failure, jit.SizeError):
     _ui.input_error(failure, _("Not timed:"), icon=":material/block:")
+elif isinstance(failure, sandbox.TaskFailed):  # the function, or its worker, failed there
+    _ui.show_error(markdown.escape(failure.explain(_("Measuring this function"))))
 elif failure is not None:
     _ui.show_error(failure, _("**The function failed:** "))
 

@@ -24,6 +24,8 @@ from jaxplay.core.measure_lock import usable_cores
 #: How Code Lab runs are isolated (the first is the default).
 SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "process")
 FORKSERVER_MODES: tuple[str, ...] = ("auto", "on", "off")
+#: Where the jit page's measurements run (the first is the default).
+MEASURE_IN_MODES: tuple[str, ...] = ("worker", "server")
 #: Sandbox workers kept started and waiting.
 DEFAULT_SPARES = 2
 #: Runs that may wait for a worker, server-wide.
@@ -253,6 +255,14 @@ SETTINGS: tuple[Setting, ...] = (
         "`python -m jaxplay.hosting.serve` when it starts more than one process.",
     ),
     Setting(
+        "JAXPLAY_MEASURE_IN",
+        MEASURE_IN_MODES[0],
+        "Where the jit page's measurements run: `worker` (a compute worker of the runner's pool, "
+        "on this process's cores, which the server holds for it; the server only waits, so "
+        "the stopwatch loops do not hold its Python for other visitors' pages) or `server` (the "
+        "server's own thread). The page says which, and on which cores.",
+    ),
+    Setting(
         "JAXPLAY_MEASURE_SCALE",
         f"{DEFAULT_MEASURE_SCALE:g}",
         "Multiplies how long every timed measurement samples (up to "
@@ -477,6 +487,11 @@ def snippet_db(environ: Mapping[str, str] | None = None) -> str:
 def measure_lock(environ: Mapping[str, str] | None = None) -> str:
     """``JAXPLAY_MEASURE_LOCK``: the host-wide measurement lock file (empty: none)."""
     return _raw("JAXPLAY_MEASURE_LOCK", environ)
+
+
+def measure_in(environ: Mapping[str, str] | None = None) -> str:
+    """``JAXPLAY_MEASURE_IN``: ``worker`` or ``server``."""
+    return choice("JAXPLAY_MEASURE_IN", MEASURE_IN_MODES, environ)
 
 
 def measure_scale(environ: Mapping[str, str] | None = None) -> float:

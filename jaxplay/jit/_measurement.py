@@ -15,14 +15,16 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import json
 import threading
 import time
 from dataclasses import dataclass
 
+from jaxplay import sandbox
 from jaxplay.core import claims, codec, measure_lock, roofline, timing
 from jaxplay.core.compilation import Step
 from jaxplay.core.i18n import N_, _
-from jaxplay.hosting import results
+from jaxplay.hosting import environment, results, settings
 from jaxplay.jit._first_call import FirstCall, first_call_anatomy
 from jaxplay.jit._program import CompiledProgram, read_program
 from jaxplay.jit._shared import Report, SharedResult, SharedResults
@@ -94,6 +96,10 @@ class Measurement:
         seconds: wall time of the whole measurement.
         cut: the measurement's time budget (:data:`MEASUREMENT_BUDGET_S`) stopped it early.
         locked_s: how long it held the measurement lock (the budget applies to this part).
+        cores: the cores the measuring process could run on (its CPU affinity, which XLA's
+            threads follow), held for it alone under the measurement lock.
+        in_worker: measured in a compute worker (:func:`measure_in_worker`), not in the
+            server process's own thread.
     """
 
     workload: Workload
@@ -107,6 +113,16 @@ class Measurement:
     seconds: float
     cut: bool = False
     locked_s: float = 0.0
+    cores: tuple[int, ...] = ()
+    in_worker: bool = False
+
+    def where(self) -> str:
+        """Where it was measured, for the sentence after it: ``in a compute worker on 2 cores
+        (0‑1)``."""
+        cores = environment.cores_text(frozenset(self.cores))
+        if self.in_worker:
+            return _("in a compute worker on {cores}").format(cores=cores)
+        return _("in the server process on {cores}").format(cores=cores)
 
     def cut_note(self) -> str:
         """What the time budget cut, in a sentence (empty when nothing was)."""
@@ -141,8 +157,10 @@ def measure(
     workload: Workload,
     progress: measure_lock.Progress = measure_lock.UNWATCHED,
     budget_s: float = MEASUREMENT_BUDGET_S,
+    reference: roofline.MachineReference | None = None,
 ) -> Measurement:
-    """Measure ``workload`` stage by stage, telling ``progress`` each stage as it starts.
+    """Measure ``workload`` in this process, stage by stage, telling ``progress`` each stage as
+    it starts.
 
     Arguments:
         workload: the function and size.
@@ -151,6 +169,9 @@ def measure(
             its throttle's wait.
         budget_s: the wall-clock budget once the lock is held (see
             :data:`MEASUREMENT_BUDGET_S`); past it no call starts and the result is ``cut``.
+        reference: the machine's roofs, measured already (a compute worker is given its
+            server's: it would measure them again for every measurement); this process's own
+            (:func:`jaxplay.core.roofline.machine_reference`) when ``None``.
 
     Raises:
         SizeError, ExprError, TypeError: as :func:`jaxplay.jit.check` (nothing was run).
@@ -212,8 +233,9 @@ def measure(
         # The machine's roofs (measured once per process, about a second) under this hold of
         # the lock: the visitor's measurement, not an outermost one for nobody that would escape
         # their throttle; outside locked_s, which is the workload's own time.
-        stage(Stage.ROOFS)
-        reference = roofline.machine_reference()
+        if reference is None:
+            stage(Stage.ROOFS)
+            reference = roofline.machine_reference()
     # Kept as data only: no inputs, no executable (a kept measurement is read by other server
     # processes through the result store, which holds plain values).
     plain_aot = dataclasses.replace(profile.aot, compiled=None, call_args=())
@@ -230,7 +252,130 @@ def measure(
         seconds=time.perf_counter() - start,
         cut=cut,
         locked_s=locked_s,
+        cores=tuple(sorted(measure_lock.usable_cores())),
     )
+
+
+#: The limits of a compute worker's measurement: the lock's budget, one call past it, compiling
+#: and drawing the inputs, with room to spare; its CPU limit is this on every core it may use.
+WORKER_TIMEOUT_S = 60.0
+
+
+def measure_in_worker(
+    workload: Workload,
+    progress: measure_lock.Progress = measure_lock.UNWATCHED,
+    budget_s: float = MEASUREMENT_BUDGET_S,
+) -> Measurement:
+    """:func:`measure` in a compute worker (:func:`jaxplay.sandbox.compute`): the server
+    process holds the measurement lock, its cores and the visitor's throttle, and only waits
+    while the worker times the workload on those cores; the stages the worker reaches are told
+    to ``progress`` as they happen.
+
+    Why: the stopwatch loops are Python. In a server thread they hold the interpreter lock
+    every other visitor's page needs while a measurement runs for seconds; the server then
+    stalls for everyone. The figures are the same kind either way: the worker has the process's
+    cores (its affinity) and JAX's settings, and :data:`jaxplay.core.timing.BUDGET_SCALE`
+    travels with the job.
+
+    Raises:
+        SizeError, ExprError, TypeError: as :func:`jaxplay.jit.check`, here, before any worker
+            (so a refusal keeps its type and where in the formula it is).
+        jaxplay.sandbox.TaskFailed: the function raised in the worker (``error.exc_type``),
+            or the worker failed (deadline, memory, no worker could start).
+    """
+    progress.stage(Stage.CHECKING.value, 0.0)
+    check(workload)
+
+    def told(stage: str, fraction: float | None) -> None:
+        if stage in STAGES:  # a worker's frame: only our own stages are shown
+            progress.stage(stage, fraction)
+
+    with measure_lock.exclusive(progress):
+        reference = worker_roofs(progress)
+        cores = len(measure_lock.usable_cores())
+        w = workload
+        measured = sandbox.compute(
+            measured_in_worker,
+            returns=tuple(codec.dataclass_types(Measurement)),
+            timeout_s=WORKER_TIMEOUT_S,
+            cpu_s=WORKER_TIMEOUT_S * cores,
+            on_stage=told,
+            preset=w.preset,
+            rows=w.rows,
+            cols=w.cols,
+            dtype=w.dtype,
+            formula=w.formula,
+            budget_s=budget_s,
+            scale=timing.BUDGET_SCALE,
+            # As JSON text: the job itself is decoded by the codec, which would refuse a
+            # dataclass inside it that a job does not hold.
+            reference=json.dumps(codec.encode(reference)),
+        )
+    if not isinstance(measured, Measurement) or measured.workload != workload:
+        raise sandbox.TaskFailed(
+            sandbox.RunError(kind="crashed", message=_("The worker measured something else."))
+        )
+    return dataclasses.replace(measured, in_worker=True)
+
+
+def measured_in_worker(
+    preset: str,
+    rows: int,
+    cols: int,
+    dtype: str,
+    formula: str,
+    budget_s: float,
+    scale: float,
+    reference: str,
+    progress: measure_lock.Progress = measure_lock.UNWATCHED,
+) -> Measurement:
+    """:func:`measure` as a compute worker runs it (its task): the workload and roofs as plain
+    values, the server's sampling scale set first (the worker is single-use)."""
+    timing.BUDGET_SCALE = scale
+    roofs = codec.decode(json.loads(reference), codec.dataclass_types(roofline.MachineReference))
+    if not isinstance(roofs, roofline.MachineReference):
+        raise TypeError("the roofs sent are not a MachineReference")
+    workload = Workload(preset, rows, cols, dtype, formula)
+    return measure(workload, progress, budget_s, reference=roofs)
+
+
+_roofs: roofline.MachineReference | None = None
+_roofs_lock = threading.Lock()
+
+
+def worker_roofs(progress: measure_lock.Progress) -> roofline.MachineReference:
+    """This machine's roofs, measured once per server process in a compute worker (about a
+    second), under the caller's hold of the measurement lock; then kept."""
+    global _roofs
+    with _roofs_lock:
+        if _roofs is None:
+            progress.stage(Stage.ROOFS.value, None)
+            cores = len(measure_lock.usable_cores())
+            roofs = sandbox.compute(
+                roofs_in_worker,
+                returns=tuple(codec.dataclass_types(roofline.MachineReference)),
+                timeout_s=WORKER_TIMEOUT_S,
+                cpu_s=WORKER_TIMEOUT_S * cores,
+                scale=timing.BUDGET_SCALE,
+            )
+            if not isinstance(roofs, roofline.MachineReference):
+                raise sandbox.TaskFailed(
+                    sandbox.RunError(kind="crashed", message=_("No roofs came back."))
+                )
+            _roofs = roofs
+        return _roofs
+
+
+def roofs_in_worker(scale: float) -> roofline.MachineReference:
+    """:func:`jaxplay.core.roofline.machine_reference` as a compute worker runs it (its task),
+    at the server's sampling scale."""
+    timing.BUDGET_SCALE = scale
+    return roofline.machine_reference()
+
+
+#: Where :func:`measure_shared` measures, by ``JAXPLAY_MEASURE_IN``
+#: (:func:`jaxplay.hosting.settings.measure_in`).
+MEASURERS = {"worker": measure_in_worker, "server": measure}
 
 
 def _effective(budget_s: float) -> str:
@@ -296,14 +441,15 @@ def measure_shared(
 
     def run(tell: Report) -> Measurement:
         told = _ToldToAll(progress, tell)
+        measure_here = MEASURERS[settings.measure_in()]
         store = results.configured_store()
         if store is None:
-            return measure(workload, told)
+            return measure_here(workload, told)
         # Several server processes: one measurement of these settings for all of them.
         return store.get_or_compute(  # type: ignore[no-any-return]
             "jit.measurement",
             list(key_of(workload)),
-            lambda: measure(workload, told),
+            lambda: measure_here(workload, told),
             codec.dataclass_types(Measurement),
             force=force,
             waiting=lambda: tell(N_("another server process is measuring these settings"), None),

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import atexit
 import contextlib
+import dataclasses
 import threading
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -263,14 +264,66 @@ def call(
     """
     if not isolate:
         return function(**kwargs)
+    result = run_task(_target(function), timeout_s=timeout_s, **kwargs)
+    deadline = get_pool().config.limits.timeout_s if timeout_s is None else timeout_s
+    return _decoded(result, returns, deadline)
+
+
+def compute(
+    function: Callable[..., Any],
+    /,
+    *,
+    returns: tuple[type, ...],
+    timeout_s: float,
+    cpu_s: float,
+    on_stage: Callable[[str, float | None], None] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``function(**kwargs)`` in a compute worker: the server's own timed work, not a visitor's.
+
+    Why: a measurement's stopwatch loops are Python, and in a server thread they hold the
+    interpreter lock every other visitor's page needs. In a worker (a process of the pool, on
+    the cores of this server process) the server only waits, and renders meanwhile. The caller
+    holds the measurement lock around it (:func:`jaxplay.core.measure_lock.exclusive`), so the
+    worker measures on cores no other timing uses.
+
+    Unlike :func:`call` it is nobody's run: no visitor's Code Lab limits (their runs a minute,
+    one at a time) count it, and it runs without bubblewrap where there is none (our function,
+    on values the server chose). Nor does it wait behind visitors' runs for one of the pool's
+    slots: the measurement lock its caller holds is its queue (``computing`` in
+    :func:`status` counts it).
+
+    Arguments:
+        function: a module-level function of jaxplay taking JSON values; with ``on_stage`` it
+            also takes ``progress`` (a :class:`jaxplay.core.measure_lock.Progress`).
+        returns: the dataclasses its result may hold (:mod:`jaxplay.core.codec`).
+        timeout_s, cpu_s: the worker's wall-clock and CPU (all threads) limits.
+        on_stage: called in this thread with each stage the function tells, checked to be a
+            short text and a fraction from 0 to 1 (the caller checks it is one of its own).
+
+    Raises:
+        TaskFailed: the worker failed (deadline, memory, no worker could start) or the
+            function raised (``error.exc_type`` names its exception).
+    """
+    pool = get_pool()
+    limits = dataclasses.replace(pool.config.limits, timeout_s=timeout_s, cpu_s=cpu_s)
+    task = Task(_target(function), dict(kwargs), progress=on_stage is not None)
+    result = pool.run("", task=task, on_stage=on_stage, limits=limits, trusted=True)
+    return _decoded(result, returns, timeout_s)
+
+
+def _target(function: Callable[..., Any]) -> str:
+    return f"{function.__module__}:{function.__qualname__}"
+
+
+def _decoded(result: RunResult, returns: tuple[type, ...], timeout_s: float) -> Any:
+    """A task's value, decoded to ``returns``; :class:`TaskFailed` for a failed run or a
+    malformed value."""
     from jaxplay.core import codec
 
-    target = f"{function.__module__}:{function.__qualname__}"
-    result = run_task(target, timeout_s=timeout_s, **kwargs)
     if not result.ok or result.error is not None:
-        deadline = get_pool().config.limits.timeout_s if timeout_s is None else timeout_s
         error = result.error or RunError(kind="crashed", message=_("No result."))
-        raise TaskFailed(error, timeout_s=deadline)
+        raise TaskFailed(error, timeout_s=timeout_s)
     try:
         return codec.decode(result.task, returns)
     except (ValueError, TypeError) as err:

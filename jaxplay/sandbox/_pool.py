@@ -46,6 +46,7 @@ from jaxplay.sandbox._process import Cgroups, make_sandbox
 from jaxplay.sandbox._results import (
     InspectRequest,
     Job,
+    Limits,
     RunError,
     RunResult,
     Task,
@@ -90,6 +91,7 @@ class WorkerPool:
         self._spares: deque[Worker] = deque()
         self._starting = 0
         self._running = 0
+        self._computing = 0
         self._queue: deque[object] = deque()
         self._visitors: dict[str, tuple[threading.Lock, int]] = {}
         self._closed = False
@@ -131,6 +133,7 @@ class WorkerPool:
                 "spares_ready": len(self._spares),
                 "starting": self._starting,
                 "running": self._running,
+                "computing": self._computing,
                 "queued": len(self._queue),
                 "max_concurrent": self.config.max_concurrent,
                 "last_start_error": self._last_start_error,
@@ -273,6 +276,22 @@ class WorkerPool:
                 self._running -= 1
                 self._lock.notify_all()
 
+    @contextlib.contextmanager
+    def _compute_slot(self):  # type: ignore[no-untyped-def]
+        """The place of the server's own work (:func:`jaxplay.sandbox.compute`): counted apart
+        and never queued behind visitors' runs. Its caller holds the measurement lock, which is
+        its queue: one at a time per server process, on cores no other timing uses."""
+        with self._lock:
+            if self._closed:
+                raise _Closed
+            self._computing += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._computing -= 1
+                self._lock.notify_all()
+
     # -- runs ----------------------------------------------------------------------------
     def run(
         self,
@@ -283,12 +302,18 @@ class WorkerPool:
         visitor: str | None = None,
         on_queue: Callable[[int], None] | None = None,
         task: Task | None = None,
+        on_stage: Callable[[str, float | None], None] | None = None,
+        limits: Limits | None = None,
+        trusted: bool = False,
     ) -> RunResult:
         """Run ``source`` (or ``task``) in a fresh sandboxed worker.
 
-        See :func:`jaxplay.sandbox.run_code` and :func:`jaxplay.sandbox.run_task`.
+        See :func:`jaxplay.sandbox.run_code` and :func:`jaxplay.sandbox.run_task`; ``on_stage``,
+        ``limits`` and ``trusted`` are :func:`jaxplay.sandbox.compute`'s (the stages a task
+        with ``progress`` sends, its own limits, and no refusal for want of isolation: the
+        server's own work on values it chose runs wherever a worker can start).
         """
-        reason = self.refusal()
+        reason = None if trusted else self.refusal()
         if reason is None and task is not None:
             reason = validate_task(task)
         if reason is None and not isinstance(source, str):
@@ -303,7 +328,11 @@ class WorkerPool:
             reason = self._admit(visitor)
         if reason is not None:
             return self._scrubbed(refused(reason))
-        return self._scrubbed(self._run(source, timeout_s, inspect, visitor, on_queue, task))
+        return self._scrubbed(
+            self._run(
+                source, timeout_s, inspect, visitor, on_queue, task, on_stage, limits, trusted
+            )
+        )
 
     def _admit(self, visitor: str | None) -> str | None:
         """Why a run for ``visitor`` may not start now (shut down, rate limit), or ``None``."""
@@ -372,12 +401,16 @@ class WorkerPool:
         visitor: str | None,
         on_queue: Callable[[int], None] | None,
         task: Task | None = None,
+        on_stage: Callable[[str, float | None], None] | None = None,
+        limits: Limits | None = None,
+        trusted: bool = False,
     ) -> RunResult:
-        limits = self.config.limits
-        timeout = limits.timeout_s if timeout_s is None else max(0.1, float(timeout_s))
+        given = limits or self.config.limits
+        timeout = given.timeout_s if timeout_s is None else max(0.1, float(timeout_s))
         queued_at = time.monotonic()
         try:
-            with self._visitor_slot(visitor), self._run_slot(on_queue):
+            slot = self._compute_slot() if trusted else self._run_slot(on_queue)
+            with self._visitor_slot(visitor), slot:
                 queued = time.monotonic() - queued_at
                 self.warm()
                 for _attempt in range(2):
@@ -389,7 +422,9 @@ class WorkerPool:
                         )
                     answered = False
                     try:
-                        result, answered = self._execute(worker, source, timeout, inspect, task)
+                        result, answered = self._execute(
+                            worker, source, timeout, inspect, task, on_stage, given
+                        )
                     finally:
                         self._retire(worker, background=answered)
                     if result is not None:
@@ -432,10 +467,17 @@ class WorkerPool:
         timeout_s: float,
         inspect: InspectRequest | None,
         task: Task | None = None,
+        on_stage: Callable[[str, float | None], None] | None = None,
+        limits: Limits | None = None,
     ) -> tuple[RunResult | None, bool]:
         """Send the job and watch the worker: its result (``None`` if it died before taking the
-        job) and whether the worker answered (sent its result frame; only signalled to die)."""
-        limits = self.config.limits
+        job) and whether the worker answered (sent its result frame; only signalled to die).
+
+        ``on_stage`` is called in this thread with each stage a task with ``progress`` sends
+        before its result, checked first (:func:`stage_of`); without it a stage frame is as
+        corrupt as any other frame that is not the result.
+        """
+        limits = self.config.limits if limits is None else limits
         group = worker.launch.group
         if group is not None:
             group.limit_pids(limits.processes)
@@ -495,6 +537,10 @@ class WorkerPool:
                         break
                     try:
                         for item in worker.reader.feed(data):
+                            stage = item.get("type") == "stage"
+                            if stage and message is None and on_stage is not None:
+                                on_stage(*stage_of(item))
+                                continue
                             if item.get("type") != "result" or message is not None:
                                 raise protocol.ProtocolError("a message that is not its result")
                             message = item
@@ -637,6 +683,26 @@ class WorkerPool:
         if self.forkserver is not None:
             self.forkserver.shutdown()
         self.cgroups.remove()
+
+
+#: The longest stage name a worker may send (the stages are our own short sentences).
+MAX_STAGE_CHARS = 200
+
+
+def stage_of(item: dict[str, Any]) -> tuple[str, float | None]:
+    """A ``stage`` frame's stage and fraction, checked: text of at most
+    :data:`MAX_STAGE_CHARS`, and a fraction from 0 to 1 or none. Anything else is a
+    :class:`~jaxplay.sandbox._protocol.ProtocolError` (the frame came from a worker)."""
+    stage, fraction = item.get("stage"), item.get("fraction")
+    if not isinstance(stage, str) or len(stage) > MAX_STAGE_CHARS:
+        raise protocol.ProtocolError("a stage that is not a short text")
+    if fraction is not None and (
+        isinstance(fraction, bool)
+        or not isinstance(fraction, int | float)
+        or not 0.0 <= fraction <= 1.0
+    ):
+        raise protocol.ProtocolError("a stage's fraction that is not from 0 to 1")
+    return stage, None if fraction is None else float(fraction)
 
 
 def _scrub_strings(value: Any, scrub: Callable[[str], str], depth: int = 0) -> Any:

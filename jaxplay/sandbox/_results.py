@@ -71,10 +71,15 @@ class Task:
         target: ``"jaxplay.<module>:<function>"``; the function takes ``kwargs`` and returns
             a value the worker encodes with :mod:`jaxplay.core.codec` (the caller decodes it).
         kwargs: plain JSON values (the visitor's formula, sizes, ...).
+        progress: the function also takes ``progress``, a
+            :class:`jaxplay.core.measure_lock.Progress` the worker makes: each stage it tells
+            travels to the server as a ``stage`` frame before the result (the server's own
+            timed work, :func:`jaxplay.sandbox.compute`, shows its stages while they happen).
     """
 
     target: str
     kwargs: dict[str, Any] = field(default_factory=dict)
+    progress: bool = False
 
 
 @dataclass(frozen=True)

@@ -406,8 +406,32 @@ def run_inspections(
     return out
 
 
-def run_task(task: Task) -> tuple[Any, dict[str, Any] | None]:
-    """Call one of jaxplay's functions (``"jaxplay.x:f"``) with the task's keyword arguments.
+class StageFrames:
+    """The :class:`jaxplay.core.measure_lock.Progress` of a task that asked for one: each stage
+    goes to the server as a ``stage`` frame on the result pipe, between the task's stopwatches.
+
+    Nobody waits in a worker (it measures alone, on the cores the server holds for it), so a
+    queue place or a throttle never happens here.
+    """
+
+    visitor = None
+
+    def __init__(self, result_fd: int) -> None:
+        self.result_fd = result_fd
+
+    def stage(self, stage: str, fraction: float | None) -> None:
+        _send(self.result_fd, {"type": "stage", "stage": stage, "fraction": fraction})
+
+    def queued(self, ahead: int) -> None:
+        pass
+
+    def throttled(self, wait_s: float) -> None:
+        pass
+
+
+def run_task(task: Task, result_fd: int | None = None) -> tuple[Any, dict[str, Any] | None]:
+    """Call one of jaxplay's functions (``"jaxplay.x:f"``) with the task's keyword arguments,
+    and a :class:`StageFrames` writing to ``result_fd`` as ``progress`` when it asks for one.
 
     Returns its result encoded by :mod:`jaxplay.core.codec`, or an error for what it raised
     (its own message: the function is ours, the input the visitor's).
@@ -416,11 +440,14 @@ def run_task(task: Task) -> tuple[Any, dict[str, Any] | None]:
     module_name, _, name = target.partition(":")
     if not module_name.startswith("jaxplay.") or not name.isidentifier():
         return None, {"kind": "exception", "message": f"Not a task: {target!r}."}
+    kwargs = dict(task.kwargs)
+    if task.progress and result_fd is not None:
+        kwargs["progress"] = StageFrames(result_fd)
     try:
         from jaxplay.core import codec
 
         function = getattr(importlib.import_module(module_name), name)
-        value = codec.encode(function(**task.kwargs))
+        value = codec.encode(function(**kwargs))
         json.dumps(value)  # fails here, with a message, rather than in _send
     except BaseException as exc:
         error = _error(exc)
@@ -524,7 +551,7 @@ def main(argv: list[str] | None = None, after_warm_up: dict[str, Any] | None = N
     _redirect_output(opts.out_fd, opts.err_fd)
     if job.task is not None:
         start = time.perf_counter()
-        value, error = run_task(job.task)
+        value, error = run_task(job.task, opts.result_fd)
         _flush()
         _send(
             opts.result_fd,

@@ -519,3 +519,100 @@ def test_a_task_must_name_a_jaxplay_function(pool: WorkerPool, target: str) -> N
 
     result = pool.run("", task=Task(target, {}))
     assert result.error is not None and result.error.kind == "refused"
+
+
+def test_a_task_with_progress_sends_its_stages_before_its_result(pool: WorkerPool) -> None:
+    """Stage frames reach the caller's ``on_stage`` in this thread, in order; a pool that did
+    not ask for them treats one as a corrupt result channel."""
+    import dataclasses
+    import json
+    import threading
+
+    from jaxplay.core import codec, roofline
+    from jaxplay.sandbox import Task
+
+    roofs = json.dumps(codec.encode(roofline.machine_reference()))
+    kwargs = {
+        "preset": "softmax", "rows": 4, "cols": 3, "dtype": "float32", "formula": "",
+        "budget_s": 5.0, "scale": 0.05, "reference": roofs,
+    }  # fmt: skip
+    task = Task("jaxplay.jit._measurement:measured_in_worker", kwargs, progress=True)
+    limits = dataclasses.replace(pool.config.limits, timeout_s=60.0)
+    seen: list[tuple[str, float | None, bool]] = []
+    caller = threading.get_ident()
+    done = pool.run(
+        "",
+        task=task,
+        limits=limits,
+        trusted=True,
+        on_stage=lambda s, f: seen.append((s, f, threading.get_ident() == caller)),
+    )
+    assert done.ok, done.error
+    assert [s for s, _, _ in seen][:2] == [
+        "checking what one call costs (traced on abstract shapes, nothing computed)",
+        "drawing the inputs",
+    ]
+    assert all(here for _, _, here in seen) and len(seen) >= 10
+    unasked = pool.run("", task=task, limits=limits, trusted=True)
+    assert unasked.error is not None and unasked.error.kind == "crashed"
+    assert "corrupted" in unasked.error.message
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {"stage": 3, "fraction": 0.5},
+        {"stage": "x" * 201, "fraction": 0.5},
+        {"stage": "tracing", "fraction": 1.5},
+        {"stage": "tracing", "fraction": True},
+        {"stage": "tracing", "fraction": "0.5"},
+        {"stage": "tracing", "fraction": float("nan")},
+    ],
+)
+def test_a_stage_frame_is_checked_before_it_is_told(frame: dict[str, object]) -> None:
+    from jaxplay.sandbox import _pool
+
+    with pytest.raises(_pool.protocol.ProtocolError):
+        _pool.stage_of({"type": "stage", **frame})
+    assert _pool.stage_of({"type": "stage", "stage": "tracing", "fraction": 1}) == ("tracing", 1.0)
+    assert _pool.stage_of({"type": "stage", "stage": "tracing", "fraction": None})[1] is None
+
+
+def test_the_servers_own_work_does_not_wait_behind_visitors_runs() -> None:
+    """A compute job (trusted) starts while a visitor's run holds the pool's only slot, and is
+    counted apart from the Code Lab's runs; public mode without bubblewrap refuses the visitor's
+    code, not the server's own work."""
+    from jaxplay.sandbox import Task
+
+    pool = WorkerPool(
+        RunnerConfig(sandbox="process", spares=2, max_concurrent=1, limits=Limits(timeout_s=20))
+    )
+    try:
+        slow = threading.Thread(
+            target=pool.run, args=("import time\ntime.sleep(3)",), kwargs={"visitor": "alice"}
+        )
+        slow.start()
+        while pool.status()["running"] == 0:
+            time.sleep(0.01)
+        seen: list[dict[str, object]] = []
+        task = Task("jaxplay.core.budget:format_bytes", {"n": 2**20})
+        original = pool._execute
+
+        def watched(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+            seen.append(pool.status())
+            return original(*args, **kwargs)
+
+        pool._execute = watched  # type: ignore[method-assign]
+        done = pool.run("", task=task, trusted=True)
+        assert done.ok and done.task == "1 MiB" and slow.is_alive()
+        assert seen[0]["computing"] == 1 and seen[0]["running"] == 1
+        assert pool.status()["computing"] == 0
+        slow.join()
+    finally:
+        pool.shutdown()
+    public = WorkerPool(RunnerConfig(sandbox="process", public=True, spares=0))
+    try:
+        assert public.run("print(1)").error.kind == "refused"  # type: ignore[union-attr]
+        assert public.run("", task=task, trusted=True).ok
+    finally:
+        public.shutdown()

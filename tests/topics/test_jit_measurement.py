@@ -123,3 +123,94 @@ def test_the_machine_roofs_measured_first_count_as_the_visitors_measurement(monk
     m = _measurement.measure(SMALL, Told("visitor-1"))
     assert m.reference.copy_bandwidth_gbps > 0
     assert asked == ["visitor-1"]
+
+
+@pytest.fixture(scope="module")
+def in_worker() -> tuple[jit.Measurement, list[tuple[str, float | None]], list[bool]]:
+    """SMALL measured in a compute worker, with the stages the server was told and, at each,
+    whether another thread of the server could take the measurement lock."""
+    import threading
+
+    from jaxplay.core import measure_lock
+
+    seen: list[tuple[str, float | None]] = []
+    free: list[bool] = []
+
+    class Seen(Told):
+        def stage(self, stage: str, fraction: float | None) -> None:
+            seen.append((stage, fraction))
+            took: list[bool] = []
+
+            def other() -> None:
+                took.append(measure_lock.MEASURE_LOCK.acquire(blocking=False))
+                if took[0]:
+                    measure_lock.MEASURE_LOCK.release()
+
+            thread = threading.Thread(target=other)
+            thread.start()
+            thread.join()
+            free.append(took[0])
+
+    m = _measurement.measure_in_worker(SMALL, Seen())
+    return m, seen, free
+
+
+def test_a_compute_worker_measures_while_the_server_holds_the_lock(in_worker) -> None:
+    """The server checks the workload, then holds the lock (its cores) while the worker times
+    it: every stage the worker reached came back, in order, told while no other thread of the
+    server could start a measurement."""
+    from jaxplay.core import measure_lock
+
+    m, seen, free = in_worker
+    stages = [stage for stage, _ in seen]
+    first, *rest = stages
+    assert first == _measurement.Stage.CHECKING.value and free[0]  # checked before the lock
+    shown = [s for s in rest if s != _measurement.Stage.ROOFS.value]
+    assert shown == [s for s in _measurement.STAGES if s != _measurement.Stage.ROOFS.value]
+    assert not any(free[1:])
+    assert m.in_worker and m.workload == SMALL and m.comparison.speedup > 0
+    assert m.cores == tuple(sorted(measure_lock.usable_cores()))
+    assert "in a compute worker on" in m.where() and m.reference.copy_bandwidth_gbps > 0
+
+
+def test_a_compute_worker_times_in_its_own_process(monkeypatch) -> None:
+    """Nothing is timed in the server: with the server's stopwatches broken, the worker's
+    measurement still comes back, and the server's roofs are the worker's, kept."""
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise AssertionError("timed in the server process")
+
+    monkeypatch.setattr(timing, "profile_jit", broken)
+    monkeypatch.setattr(timing, "compare_jit", broken)
+    monkeypatch.setattr(jit._measurement.roofline, "machine_reference", broken)
+    m = _measurement.measure_in_worker(jit.Workload("chain", 5, 3), Told())
+    assert m.in_worker and m.profile.steady.median > 0 and m.comparison is not None
+    assert m.reference == _measurement.worker_roofs(Told())
+
+
+def test_a_refusal_is_the_servers_and_a_worker_past_its_deadline_says_so(monkeypatch) -> None:
+    from jaxplay import sandbox
+    from jaxplay.core import measure_lock
+
+    progress = Told()
+    with pytest.raises(jit.SizeError):  # checked here: no worker, no lock
+        _measurement.measure_in_worker(jit.Workload("softmax", 100_000, 1_000), progress)
+    assert progress.of("stage") == [_measurement.STAGES[0]]
+    _measurement.worker_roofs(Told())  # kept already: only the measurement runs late
+    monkeypatch.setattr(_measurement, "WORKER_TIMEOUT_S", 0.2)
+    with pytest.raises(sandbox.TaskFailed) as failed:
+        _measurement.measure_in_worker(jit.Workload("softmax", 301, 203), Told())
+    assert failed.value.error.kind == "timeout"
+    assert "Measuring this function" in failed.value.explain("Measuring this function")
+    assert measure_lock.MEASURE_LOCK.acquire(blocking=False)  # let go
+    measure_lock.MEASURE_LOCK.release()
+
+
+def test_where_a_measurement_ran_is_told_per_mode(monkeypatch) -> None:
+    from jaxplay.hosting import settings
+
+    assert settings.measure_in({}) == "worker"
+    assert settings.measure_in({"JAXPLAY_MEASURE_IN": "server"}) == "server"
+    assert _measurement.MEASURERS["worker"] is _measurement.measure_in_worker
+    here = _measurement.measure(SMALL, Told())
+    assert not here.in_worker and "in the server process on" in here.where()
