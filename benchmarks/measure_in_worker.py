@@ -5,12 +5,15 @@ For each ``--mode`` a fresh server-like process (``JAXPLAY_MEASURE_IN``, started
 cgroup that also counts its workers, ``benchmarks/_cpu.py``) first measures once to warm up (the
 runner's pool, the machine's roofs), then measures ``--repeats`` distinct softmax workloads of
 the page's default size (one more row each, so nothing is kept) at the page's full sampling
-budgets, one after another. Meanwhile a bystander thread of the same process asks for a 5 ms
-sleep again and again, as a visitor's rerun asks for the interpreter: how late it wakes is how
-long the measurement kept the interpreter from everyone else. Printed per mode, as the median
-over the repeats (min-max): the bystander's worst and 99th-percentile lateness, the server
-process's own CPU, the CPU of everything (workers included), the wall time, and the measured
-steady jit call, which should be the same kind of figure either way.
+budgets, one after another. Meanwhile a bystander thread of the same process does what a
+visitor's rerun does, Python work: the same small piece of it (about a millisecond when the
+process is idle) again and again, then a 5 ms sleep. How much longer a piece takes than when
+idle is how much the measurement slows everyone else's pages; how late the sleep wakes is how
+long the interpreter was kept from them. Printed per mode, as the median over the repeats
+(min-max): the bystander's piece when idle (measured before), its median and 99th-percentile
+piece while measuring, its worst wake-up lateness, the server process's own CPU, the CPU of everything (workers
+included), the wall time, and the measured steady jit call, which should be the same kind of
+figure either way.
 
     .venv/bin/python benchmarks/measure_in_worker.py --repeats 5
 """
@@ -53,14 +56,23 @@ def usage():
                 if k == "usage_usec")
 
 
+def piece():
+    start = time.perf_counter()
+    sum(i * i for i in range(20_000))
+    return time.perf_counter() - start
+
+
 measure = _measurement.MEASURERS[settings.measure_in()]
 measure(jit.Workload("softmax", 100, 100), measure_lock.UNWATCHED)  # the pool, the roofs
+time.sleep(1.0)
+idle = sorted(piece() for _ in range(200))[100]
 for i in range(repeats):
-    late = []
+    late, pieces = [], []
     stop = threading.Event()
 
     def bystander():
         while not stop.is_set():
+            pieces.append(piece())
             asked = time.perf_counter()
             time.sleep(0.005)
             late.append(time.perf_counter() - asked - 0.005)
@@ -72,15 +84,27 @@ for i in range(repeats):
     stop.set()
     thread.join()
     late.sort()
+    pieces.sort()
     print(json.dumps({
+        "piece_median_ms": 1e3 * pieces[len(pieces) // 2],
+        "piece_p99_ms": 1e3 * pieces[int(0.99 * (len(pieces) - 1))], "idle_piece_ms": 1e3 * idle,
         "where": m.where(), "wall_s": time.perf_counter() - wall,
         "server_cpu_s": time.process_time() - cpu, "all_cpu_s": usage() - all_cpu,
-        "late_max_ms": 1e3 * late[-1], "late_p99_ms": 1e3 * late[int(0.99 * (len(late) - 1))],
+        "late_max_ms": 1e3 * late[-1],
         "steady_ms": 1e3 * m.profile.steady.median, "cut": m.cut,
     }), flush=True)
 """
 
-FIELDS = ("late_max_ms", "late_p99_ms", "server_cpu_s", "all_cpu_s", "wall_s", "steady_ms")
+FIELDS = (
+    "idle_piece_ms",
+    "piece_median_ms",
+    "piece_p99_ms",
+    "late_max_ms",
+    "server_cpu_s",
+    "all_cpu_s",
+    "wall_s",
+    "steady_ms",
+)
 
 
 def run_mode(mode: str, repeats: int) -> list[dict[str, object]]:
