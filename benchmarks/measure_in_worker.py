@@ -11,9 +11,9 @@ process is idle) again and again, then a 5 ms sleep. How much longer a piece tak
 idle is how much the measurement slows everyone else's pages; how late the sleep wakes is how
 long the interpreter was kept from them. Printed per mode, as the median over the repeats
 (min-max): the bystander's piece when idle (measured before), its median and 99th-percentile
-piece while measuring, its worst wake-up lateness, the server process's own CPU, the CPU of everything (workers
-included), the wall time, and the measured steady jit call, which should be the same kind of
-figure either way.
+piece while measuring, its worst wake-up lateness, the server process's own CPU, the CPU of
+everything (workers included), the wall time, and the measured steady jit call, which should be
+the same kind of figure either way.
 
     .venv/bin/python benchmarks/measure_in_worker.py --repeats 5
 """
