@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import json
 import threading
 import time
 from dataclasses import dataclass
@@ -293,50 +292,20 @@ def measure_in_worker(
     with measure_lock.exclusive(progress):
         reference = worker_roofs(progress)
         cores = len(measure_lock.usable_cores())
-        w = workload
         measured = sandbox.compute(
-            measured_in_worker,
-            returns=tuple(codec.dataclass_types(Measurement)),
+            measure,
             timeout_s=WORKER_TIMEOUT_S,
             cpu_s=WORKER_TIMEOUT_S * cores,
             on_stage=told,
-            preset=w.preset,
-            rows=w.rows,
-            cols=w.cols,
-            dtype=w.dtype,
-            formula=w.formula,
+            workload=workload,
             budget_s=budget_s,
-            scale=timing.BUDGET_SCALE,
-            # As JSON text: the job itself is decoded by the codec, which would refuse a
-            # dataclass inside it that a job does not hold.
-            reference=json.dumps(codec.encode(reference)),
+            reference=reference,
         )
     if not isinstance(measured, Measurement) or measured.workload != workload:
         raise sandbox.TaskFailed(
             sandbox.RunError(kind="crashed", message=_("The worker measured something else."))
         )
     return dataclasses.replace(measured, in_worker=True)
-
-
-def measured_in_worker(
-    preset: str,
-    rows: int,
-    cols: int,
-    dtype: str,
-    formula: str,
-    budget_s: float,
-    scale: float,
-    reference: str,
-    progress: measure_lock.Progress = measure_lock.UNWATCHED,
-) -> Measurement:
-    """:func:`measure` as a compute worker runs it (its task): the workload and roofs as plain
-    values, the server's sampling scale set first (the worker is single-use)."""
-    timing.BUDGET_SCALE = scale
-    roofs = codec.decode(json.loads(reference), codec.dataclass_types(roofline.MachineReference))
-    if not isinstance(roofs, roofline.MachineReference):
-        raise TypeError("the roofs sent are not a MachineReference")
-    workload = Workload(preset, rows, cols, dtype, formula)
-    return measure(workload, progress, budget_s, reference=roofs)
 
 
 _roofs: roofline.MachineReference | None = None
@@ -352,11 +321,9 @@ def worker_roofs(progress: measure_lock.Progress) -> roofline.MachineReference:
             progress.stage(Stage.ROOFS.value, None)
             cores = len(measure_lock.usable_cores())
             roofs = sandbox.compute(
-                roofs_in_worker,
-                returns=tuple(codec.dataclass_types(roofline.MachineReference)),
+                roofline.machine_reference,
                 timeout_s=WORKER_TIMEOUT_S,
                 cpu_s=WORKER_TIMEOUT_S * cores,
-                scale=timing.BUDGET_SCALE,
             )
             if not isinstance(roofs, roofline.MachineReference):
                 raise sandbox.TaskFailed(
@@ -364,13 +331,6 @@ def worker_roofs(progress: measure_lock.Progress) -> roofline.MachineReference:
                 )
             _roofs = roofs
         return _roofs
-
-
-def roofs_in_worker(scale: float) -> roofline.MachineReference:
-    """:func:`jaxplay.core.roofline.machine_reference` as a compute worker runs it (its task),
-    at the server's sampling scale."""
-    timing.BUDGET_SCALE = scale
-    return roofline.machine_reference()
 
 
 #: Where :func:`measure_shared` measures, by ``JAXPLAY_MEASURE_IN``

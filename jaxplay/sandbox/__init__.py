@@ -12,8 +12,9 @@ by field (the worker is untrusted).
 This ``__init__`` is the package's whole public API. Its parts: ``_pool`` (the workers and the
 queue), ``_process`` (the bubblewrap and plain-process adapters), ``_protocol`` (framing on the
 result pipe), ``_worker`` (the worker's entry point, ``python -m jaxplay.sandbox._worker``),
-``_results`` (requests, limits, the job, results and their strict decoding) and ``_inspectors``
-(what the worker can tell about a function of the user's code, and the types it answers in).
+``_limits`` (the resource limits a worker sets on itself), ``_results`` (requests, limits, the
+job, results and their strict decoding) and ``_inspectors`` (what the worker can tell about a
+function of the user's code, and the types it answers in).
 The settings it reads are in :mod:`jaxplay.hosting.settings`.
 
 Example::
@@ -273,19 +274,25 @@ def compute(
     function: Callable[..., Any],
     /,
     *,
-    returns: tuple[type, ...],
     timeout_s: float,
     cpu_s: float,
     on_stage: Callable[[str, float | None], None] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """``function(**kwargs)`` in a compute worker: the server's own timed work, not a visitor's.
+    """``function(**kwargs)`` in the compute worker: the server's own timed work, not a
+    visitor's.
 
     Why: a measurement's stopwatch loops are Python, and in a server thread they hold the
     interpreter lock every other visitor's page needs. In a worker (a process of the pool, on
     the cores of this server process) the server only waits, and renders meanwhile. The caller
     holds the measurement lock around it (:func:`jaxplay.core.measure_lock.exclusive`), so the
     worker measures on cores no other timing uses.
+
+    The worker is kept for the next job (up to ``MAX_COMPUTE_JOBS``, and while it has not grown
+    by half a run's memory allowance), so what it compiled stays compiled, as it would in the
+    server: a fresh process per measurement cost 28% more CPU (README, *Measuring in a
+    compute worker*). A job that fails ends it. Only our own functions, on values the server
+    chose, run in it; a visitor's code never does.
 
     Unlike :func:`call` it is nobody's run: no visitor's Code Lab limits (their runs a minute,
     one at a time) count it, and it runs without bubblewrap where there is none (our function,
@@ -294,10 +301,12 @@ def compute(
     :func:`status` counts it).
 
     Arguments:
-        function: a module-level function of jaxplay taking JSON values; with ``on_stage`` it
-            also takes ``progress`` (a :class:`jaxplay.core.measure_lock.Progress`).
-        returns: the dataclasses its result may hold (:mod:`jaxplay.core.codec`).
-        timeout_s, cpu_s: the worker's wall-clock and CPU (all threads) limits.
+        function: a module-level function of jaxplay, annotated: its arguments travel through
+            :mod:`jaxplay.core.codec` and are read back as their annotations say, and its result
+            may hold only the dataclasses its return annotation names. With ``on_stage`` it
+            also takes ``progress`` (a :class:`jaxplay.core.measure_lock.Progress`). It samples
+            for as long as it would here (:data:`jaxplay.core.timing.BUDGET_SCALE` goes along).
+        timeout_s, cpu_s: this job's wall-clock and CPU (all threads) limits.
         on_stage: called in this thread with each stage the function tells, checked to be a
             short text and a fraction from 0 to 1 (the caller checks it is one of its own).
 
@@ -305,11 +314,23 @@ def compute(
         TaskFailed: the worker failed (deadline, memory, no worker could start) or the
             function raised (``error.exc_type`` names its exception).
     """
+    import json
+    import typing
+
+    from jaxplay.core import codec, timing
+
+    returns = codec.dataclass_types(typing.get_type_hints(function).get("return"))
     pool = get_pool()
     limits = dataclasses.replace(pool.config.limits, timeout_s=timeout_s, cpu_s=cpu_s)
-    task = Task(_target(function), dict(kwargs), progress=on_stage is not None)
+    task = Task(
+        _target(function),
+        {name: json.dumps(codec.encode(value)) for name, value in kwargs.items()},
+        progress=on_stage is not None,
+        encoded=True,
+        budget_scale=timing.BUDGET_SCALE,
+    )
     result = pool.run("", task=task, on_stage=on_stage, limits=limits, trusted=True)
-    return _decoded(result, returns, timeout_s)
+    return _decoded(result, tuple(returns), timeout_s)
 
 
 def _target(function: Callable[..., Any]) -> str:

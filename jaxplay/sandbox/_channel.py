@@ -67,6 +67,10 @@ class Worker:
         self.info: dict[str, Any] | None = None
         self.killed = False
         self.cleaned = False
+        #: A compute worker's jobs done and its virtual memory after the last (see
+        #: ``WorkerPool._keep_computing``); a single-use worker's stay 0.
+        self.jobs = 0
+        self.vm_bytes = 0
         self._stop_lock = threading.Lock()
 
     def _close_fds(self) -> None:

@@ -92,6 +92,8 @@ class WorkerPool:
         self._starting = 0
         self._running = 0
         self._computing = 0
+        #: The server's compute worker, idle between its jobs (see _keep_computing).
+        self._compute_worker: Worker | None = None
         self._queue: deque[object] = deque()
         self._visitors: dict[str, tuple[threading.Lock, int]] = {}
         self._closed = False
@@ -292,6 +294,32 @@ class WorkerPool:
                 self._computing -= 1
                 self._lock.notify_all()
 
+    def _take_compute_worker(self) -> Worker | None:
+        """The kept compute worker when it is idle and alive, else a spare (which becomes the
+        compute worker once it has answered)."""
+        with self._lock:
+            worker, self._compute_worker = self._compute_worker, None
+        if worker is not None and worker.launch.process.poll() is None:
+            return worker
+        if worker is not None:
+            self._retire(worker)
+        return self._take_worker()
+
+    def _keep_computing(self, worker: Worker, limits: Limits) -> bool:
+        """Keep ``worker`` for the next compute job (it answered this one): unless it has done
+        :data:`MAX_COMPUTE_JOBS`, or grown by half a run's memory allowance since it started
+        (what it keeps compiled), or another is kept already or the pool is shut down."""
+        worker.jobs += 1
+        start = int((worker.info or {}).get("vm_bytes", 0))
+        grown = worker.vm_bytes - start if start and worker.vm_bytes else 0
+        if worker.jobs >= MAX_COMPUTE_JOBS or grown > limits.memory_mb * 1024 * 1024 // 2:
+            return False
+        with self._lock:
+            if self._closed or self._compute_worker is not None:
+                return False
+            self._compute_worker = worker
+            return True
+
     # -- runs ----------------------------------------------------------------------------
     def run(
         self,
@@ -414,19 +442,22 @@ class WorkerPool:
                 queued = time.monotonic() - queued_at
                 self.warm()
                 for _attempt in range(2):
-                    worker = self._take_worker()
+                    worker = self._take_compute_worker() if trusted else self._take_worker()
                     if worker is None:
                         why = self._last_start_error or _("the runner is shut down.")
                         return refused(
                             _("No sandbox worker could be started: {reason}").format(reason=why)
                         )
-                    answered = False
+                    answered = kept = False
                     try:
                         result, answered = self._execute(
-                            worker, source, timeout, inspect, task, on_stage, given
+                            worker, source, timeout, inspect, task, on_stage, given, keep=trusted
                         )
+                        kept = trusted and answered and result is not None and result.ok
+                        kept = kept and self._keep_computing(worker, given)
                     finally:
-                        self._retire(worker, background=answered)
+                        if not kept:
+                            self._retire(worker, background=answered)
                     if result is not None:
                         return _with_queue_time(result, queued)
                 return refused(_("The sandbox workers keep dying before they get the code."))
@@ -469,6 +500,7 @@ class WorkerPool:
         task: Task | None = None,
         on_stage: Callable[[str, float | None], None] | None = None,
         limits: Limits | None = None,
+        keep: bool = False,
     ) -> tuple[RunResult | None, bool]:
         """Send the job and watch the worker: its result (``None`` if it died before taking the
         job) and whether the worker answered (sent its result frame; only signalled to die).
@@ -476,6 +508,9 @@ class WorkerPool:
         ``on_stage`` is called in this thread with each stage a task with ``progress`` sends
         before its result, checked first (:func:`stage_of`); without it a stage frame is as
         corrupt as any other frame that is not the result.
+
+        ``keep``: the server's own task (a compute job): the job pipe stays open for the next
+        one and a worker that answered is left running (the caller keeps or retires it).
         """
         limits = self.config.limits if limits is None else limits
         group = worker.launch.group
@@ -485,13 +520,14 @@ class WorkerPool:
             # in-memory /tmp and /dev/shm count here too, unlike in the address-space limit.
             held = group.memory_in_use() or int((worker.info or {}).get("rss_bytes", 0))
             group.limit_memory(held + limits.memory_mb * 1024 * 1024)
-        job = codec.encode(Job(source, limits, inspect, task))
+        job = codec.encode(Job(source, limits, inspect, task, more=keep))
         started = time.monotonic()
         try:
             protocol.write_message(worker.job_w, job)
         except OSError:
             return None, False
-        worker.close_job()
+        if not keep:
+            worker.close_job()
         deadline = started + timeout_s
         output = Output(cap=limits.output_bytes)
         fds = {worker.out_r: "out", worker.err_r: "err", worker.result_r: "result"}
@@ -566,7 +602,11 @@ class WorkerPool:
         if answered:
             # The worker flushed its output before it sent the result: all it printed is in
             # the pipes already, so read what is there and do not wait for the pipes' end.
-            worker.signal_kill()
+            if keep:
+                vm = message.get("vm_bytes") if message is not None else None
+                worker.vm_bytes = vm if isinstance(vm, int) and not isinstance(vm, bool) else 0
+            else:
+                worker.signal_kill()
             self._drain(worker, output, open_fds - {worker.result_r}, wait_s=0.0)
         else:
             worker.kill()
@@ -675,6 +715,7 @@ class WorkerPool:
         """Stop every worker and remove the cgroups; later runs are refused."""
         with self._lock:
             self._closed = True
+            self._compute_worker = None
             workers = list(self._all) + list(self._spares)
             self._spares.clear()
             self._lock.notify_all()
@@ -684,6 +725,9 @@ class WorkerPool:
             self.forkserver.shutdown()
         self.cgroups.remove()
 
+
+#: Jobs a compute worker does before it is replaced (it keeps what it compiled meanwhile).
+MAX_COMPUTE_JOBS = 64
 
 #: The longest stage name a worker may send (the stages are our own short sentences).
 MAX_STAGE_CHARS = 200

@@ -75,11 +75,18 @@ class Task:
             :class:`jaxplay.core.measure_lock.Progress` the worker makes: each stage it tells
             travels to the server as a ``stage`` frame before the result (the server's own
             timed work, :func:`jaxplay.sandbox.compute`, shows its stages while they happen).
+        encoded: each of ``kwargs`` is JSON text of :func:`jaxplay.core.codec.encode`, decoded
+            in the worker to the type the function's annotation names (a dataclass argument
+            such as a workload).
+        budget_scale: :data:`jaxplay.core.timing.BUDGET_SCALE` to set first (the server's, so
+            a measurement samples as long as it would there); ``None`` leaves it.
     """
 
     target: str
     kwargs: dict[str, Any] = field(default_factory=dict)
     progress: bool = False
+    encoded: bool = False
+    budget_scale: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +130,9 @@ class Job:
     limits: Limits
     inspect: InspectRequest | None = None
     task: Task | None = None
+    #: Another job follows on the same pipe after this one's result (a task only: the server's
+    #: compute worker, :func:`jaxplay.sandbox.compute`, is kept for its next measurement).
+    more: bool = False
 
 
 @dataclass(frozen=True)

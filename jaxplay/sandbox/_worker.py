@@ -3,10 +3,12 @@
 Started by the pool as ``python -m jaxplay.sandbox._worker --job-fd J --result-fd R --out-fd O
 --err-fd E`` in a fresh interpreter (never forked from a process where JAX is running: that
 deadlocks). Until the job arrives it is trusted code; it applies the job's resource limits to
-itself *before* compiling the user's code and never serves a second job, so nothing one visitor
-does can leak into another's run. The job (a :class:`~jaxplay.sandbox._results.Job`) arrives and
-the result goes back over pipes of their own, as JSON; inspections and a task's value are encoded
-by :mod:`jaxplay.core.codec`. User output goes to fd 1 and 2, which the server reads separately.
+itself *before* compiling the user's code (:mod:`jaxplay.sandbox._limits`) and never serves a
+second job of a visitor's, so nothing one visitor does can leak into another's run. Only the
+server's compute worker takes job after job: our own functions, on values the server chose. The
+job (a :class:`~jaxplay.sandbox._results.Job`) arrives and the result goes back over pipes of
+their own, as JSON; inspections and a task's value are encoded by :mod:`jaxplay.core.codec`. User
+output goes to fd 1 and 2, which the server reads separately.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import io
 import json
 import linecache
 import os
-import resource
 import signal
 import sys
 import time
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxplay.sandbox import _protocol as protocol
+from jaxplay.sandbox._limits import allow_cpu, apply_limits, statm, vm_bytes
 from jaxplay.sandbox._results import ArgSpec, InspectRequest, Job, Limits, Task
 
 #: The file name user code runs under (tracebacks keep only frames from it).
@@ -88,77 +90,6 @@ def _warm_up(after: dict[str, Any] | None = None) -> dict[str, Any]:
         "jax": jax.__version__,
         "warm_up_cache_hits": len(hits),
     }
-
-
-def _statm(field: int) -> int:
-    """A field of ``/proc/self/statm`` in bytes (0: virtual size, 1: resident), 0 if unknown."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[field]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _vm_bytes() -> int:
-    """This process's virtual memory size, 0 if unknown."""
-    return _statm(0)
-
-
-def _user_task_count() -> int:
-    """Tasks (processes and threads) of this user that this process can see.
-
-    ``RLIMIT_NPROC`` counts all of them, not just this process's: in a fresh user and PID
-    namespace (bwrap) that is the sandbox alone, in the process sandbox it is every process of
-    the user, so the limit is set relative to this count.
-    """
-    uid = os.getuid()
-    count = 0
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return 1
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{entry}").st_uid == uid:
-                count += len(os.listdir(f"/proc/{entry}/task"))
-        except OSError:
-            continue
-    return max(count, 1)
-
-
-def _set_limit(which: int, soft: int) -> None:
-    _, hard = resource.getrlimit(which)
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    try:
-        resource.setrlimit(which, (soft, soft))
-    except (ValueError, OSError):
-        resource.setrlimit(which, (soft, hard))
-
-
-def apply_limits(limits: Limits, backend: str) -> None:
-    """Lower this process's resource limits for the user's code (they can never be raised again).
-
-    CPU time and address space count from what the warm-up already used, so the user gets the
-    whole allowance. The address-space limit is set on CPU only: CUDA reserves huge address
-    ranges it never touches, and ``MALLOC_ARENA_MAX=2`` (set by the pool) keeps the CPU
-    worker's baseline near 0.6 GB instead of one 64 MB arena per thread.
-    """
-    _set_limit(resource.RLIMIT_CORE, 0)
-    _set_limit(resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024)
-    _set_limit(resource.RLIMIT_NOFILE, limits.open_files)
-    _set_limit(resource.RLIMIT_NPROC, _user_task_count() + limits.processes)
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = int(used.ru_utime + used.ru_stime + limits.cpu_s) + 1
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    try:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    except (ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
-    if backend == "cpu":
-        _set_limit(resource.RLIMIT_AS, _vm_bytes() + limits.memory_mb * 1024 * 1024)
 
 
 def _user_traceback(exc: BaseException) -> tuple[str, int | None]:
@@ -440,13 +371,15 @@ def run_task(task: Task, result_fd: int | None = None) -> tuple[Any, dict[str, A
     module_name, _, name = target.partition(":")
     if not module_name.startswith("jaxplay.") or not name.isidentifier():
         return None, {"kind": "exception", "message": f"Not a task: {target!r}."}
-    kwargs = dict(task.kwargs)
-    if task.progress and result_fd is not None:
-        kwargs["progress"] = StageFrames(result_fd)
     try:
-        from jaxplay.core import codec
+        from jaxplay.core import codec, timing
 
         function = getattr(importlib.import_module(module_name), name)
+        kwargs = _arguments(function, task) if task.encoded else dict(task.kwargs)
+        if task.progress and result_fd is not None:
+            kwargs["progress"] = StageFrames(result_fd)
+        if task.budget_scale is not None:
+            timing.BUDGET_SCALE = float(task.budget_scale)
         value = codec.encode(function(**kwargs))
         json.dumps(value)  # fails here, with a message, rather than in _send
     except BaseException as exc:
@@ -454,6 +387,20 @@ def run_task(task: Task, result_fd: int | None = None) -> tuple[Any, dict[str, A
         error["traceback"] = ""
         return None, error
     return value, None
+
+
+def _arguments(function: Any, task: Task) -> dict[str, Any]:
+    """An encoded task's arguments, each decoded to the dataclasses its parameter's annotation
+    names (and nothing else)."""
+    import typing
+
+    from jaxplay.core import codec
+
+    hints = typing.get_type_hints(function)
+    return {
+        name: codec.decode(json.loads(text), codec.dataclass_types(hints.get(name, Any)))
+        for name, text in task.kwargs.items()
+    }
 
 
 def _redirect_output(out_fd: int, err_fd: int) -> None:
@@ -538,18 +485,20 @@ def main(argv: list[str] | None = None, after_warm_up: dict[str, Any] | None = N
         parser.add_argument(name, type=int, required=True)
     opts = parser.parse_args(argv)
     info = _warm_up(after_warm_up)
-    info["vm_bytes"] = _vm_bytes()
-    info["rss_bytes"] = _statm(1)
+    info["vm_bytes"] = vm_bytes()
+    info["rss_bytes"] = statm(1)
     protocol.write_message(opts.result_fd, {"type": "ready", **info})
     job = read_job(opts.job_fd)
     if job is None:
         os._exit(0)
-    os.close(opts.job_fd)
+    more = job.more and job.task is not None and not job.source
+    if not more:
+        os.close(opts.job_fd)
     # Inspectors are bound now, while only our code has run (see resolve_inspectors).
     inspectors = resolve_inspectors(job.inspect)
-    apply_limits(job.limits, info["backend"])
+    apply_limits(job.limits, info["backend"], keep_cpu_hard=more)
     _redirect_output(opts.out_fd, opts.err_fd)
-    if job.task is not None:
+    while job.task is not None:
         start = time.perf_counter()
         value, error = run_task(job.task, opts.result_fd)
         _flush()
@@ -560,9 +509,18 @@ def main(argv: list[str] | None = None, after_warm_up: dict[str, Any] | None = N
                 "duration_s": time.perf_counter() - start,
                 "error": error,
                 "task": value,
+                "vm_bytes": vm_bytes(),
             },
         )
-        os._exit(0)
+        if not more:
+            os._exit(0)
+        # The server's compute worker: the next task comes on the same pipe (its end: exit).
+        following = read_job(opts.job_fd)
+        if following is None or following.task is None or following.source:
+            os._exit(0)
+        job = following
+        more = job.more
+        allow_cpu(job.limits.cpu_s)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     start = time.perf_counter()
     value, error = run_source(job.source, namespace)

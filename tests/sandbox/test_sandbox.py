@@ -528,15 +528,17 @@ def test_a_task_with_progress_sends_its_stages_before_its_result(pool: WorkerPoo
     import json
     import threading
 
+    from jaxplay import jit
     from jaxplay.core import codec, roofline
     from jaxplay.sandbox import Task
 
-    roofs = json.dumps(codec.encode(roofline.machine_reference()))
-    kwargs = {
-        "preset": "softmax", "rows": 4, "cols": 3, "dtype": "float32", "formula": "",
-        "budget_s": 5.0, "scale": 0.05, "reference": roofs,
-    }  # fmt: skip
-    task = Task("jaxplay.jit._measurement:measured_in_worker", kwargs, progress=True)
+    arguments = {
+        "workload": jit.Workload("softmax", 4, 3),
+        "budget_s": 5.0,
+        "reference": roofline.machine_reference(),
+    }
+    kwargs = {name: json.dumps(codec.encode(value)) for name, value in arguments.items()}
+    task = Task("jaxplay.jit._measurement:measure", kwargs, progress=True, encoded=True)
     limits = dataclasses.replace(pool.config.limits, timeout_s=60.0)
     seen: list[tuple[str, float | None, bool]] = []
     caller = threading.get_ident()
@@ -616,3 +618,37 @@ def test_the_servers_own_work_does_not_wait_behind_visitors_runs() -> None:
         assert public.run("", task=task, trusted=True).ok
     finally:
         public.shutdown()
+
+
+def test_the_compute_worker_is_kept_for_the_next_job_and_ended_by_a_failure(
+    pool: WorkerPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's own jobs reuse one worker (what it compiled stays compiled); a visitor's
+    run never lands on it; a job that fails, or its job count, ends it."""
+    from jaxplay.sandbox import Task, _pool
+
+    def compute(n: int) -> RunResult:
+        return pool.run("", task=Task("jaxplay.core.budget:format_bytes", {"n": n}), trusted=True)
+
+    assert compute(2**20).task == "1 MiB"
+    kept = pool._compute_worker
+    assert kept is not None and kept.jobs == 1 and not kept.killed
+    assert compute(2**30).task == "1 GiB" and pool._compute_worker is kept and kept.jobs == 2
+    visitor = pool.run("print('hi')", visitor="ann")
+    assert visitor.ok and pool._compute_worker is kept and kept.jobs == 2  # not on it
+    failed = pool.run("", task=Task("jaxplay.core.expr:parse", {"source": "9**9**9"}), trusted=True)
+    assert failed.error is not None and failed.error.exc_type == "ExprError"
+    assert pool._compute_worker is None and _ended(kept)
+    monkeypatch.setattr(_pool, "MAX_COMPUTE_JOBS", 2)
+    compute(1)
+    second = pool._compute_worker
+    compute(2)
+    assert pool._compute_worker is None and second is not None and _ended(second)
+
+
+def _ended(worker: object, within_s: float = 10.0) -> bool:
+    """Whether a retired worker was killed (its retirement may run in the background)."""
+    deadline = time.monotonic() + within_s
+    while not getattr(worker, "killed", False) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return bool(getattr(worker, "killed", False))

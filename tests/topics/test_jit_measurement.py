@@ -180,12 +180,13 @@ def test_a_compute_worker_times_in_its_own_process(monkeypatch) -> None:
     def broken(*args: object, **kwargs: object) -> None:
         raise AssertionError("timed in the server process")
 
+    roofs = _measurement.worker_roofs(Told())  # measured in a worker, once per process
     monkeypatch.setattr(timing, "profile_jit", broken)
     monkeypatch.setattr(timing, "compare_jit", broken)
     monkeypatch.setattr(jit._measurement.roofline, "machine_reference", broken)
     m = _measurement.measure_in_worker(jit.Workload("chain", 5, 3), Told())
     assert m.in_worker and m.profile.steady.median > 0 and m.comparison is not None
-    assert m.reference == _measurement.worker_roofs(Told())
+    assert m.reference == roofs
 
 
 def test_a_refusal_is_the_servers_and_a_worker_past_its_deadline_says_so(monkeypatch) -> None:
