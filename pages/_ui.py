@@ -105,11 +105,17 @@ def scrub(text: object) -> str:
 
 
 def show_error(err: BaseException | str, prefix: str = "", icon: str = ":material/error:") -> None:
-    """``st.error`` of an exception (``prefix`Type: message```) or a text, paths scrubbed.
+    """``st.error`` of an exception (``prefix`Type: message```) or a text, paths scrubbed; a
+    failed worker task (:class:`jaxplay.sandbox.TaskFailed`) as its function's own exception.
 
     An exception's text goes in a code span it cannot close (it may hold what a visitor typed);
     a text is the caller's Markdown, with any visitor text in it already escaped.
     """
+    if isinstance(err, sandbox.TaskFailed):  # the worker's function raised, or the worker failed
+        failed = err.error
+        said = f"{failed.exc_type}: " if failed.kind == "exception" and failed.exc_type else ""
+        st.error(scrub(prefix) + markdown.code(scrub(said + failed.message)), icon=icon)
+        return
     if isinstance(err, BaseException):
         text = markdown.code(scrub(f"{type(err).__name__}: {err}"))
         st.error(scrub(prefix) + text, icon=icon)
@@ -236,11 +242,15 @@ def measure_points(
     its own and the progress is drawn between the calls.
     """
     points = []
-    with progress(running, done) as step:
-        for i, value in enumerate(steps):
-            of = _("{step} ({i} of {n})").format(step=describe(value), i=i + 1, n=len(steps))
-            step(i, len(steps), of)
-            points.append(point(value))
+    try:
+        with progress(running, done) as step:
+            for i, value in enumerate(steps):
+                of = _("{step} ({i} of {n})").format(step=describe(value), i=i + 1, n=len(steps))
+                step(i, len(steps), of)
+                points.append(point(value))
+    except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
+        show_error(err, _("**The measurement failed:** "))
+        stop()
     return points
 
 

@@ -30,12 +30,12 @@ def samples(batch: int, features: int) -> compose.PerSample:
 
 @_ui.cached(max_entries=64, show_spinner=False)
 def jacobian_point(sweep: str, width: int) -> compose.JacobianPoint:
-    return compose.jacobian_point(sweep, width)
+    return sandbox.timed(compose.jacobian_point, sweep=sweep, width=width)
 
 
 @_ui.cached(max_entries=64, show_spinner=False)
 def hvp_point(method: str, n: int) -> compose.HvpPoint:
-    return compose.hvp_point(method, n)
+    return sandbox.timed(compose.hvp_point, method=method, n=n)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)

@@ -27,7 +27,8 @@ st.write(
 @_ui.cached(max_entries=64, show_spinner=False)
 def sweep_point(*key: object) -> jit.SweepPoint:
     preset, rows, cols, dtype, formula, _measurement = key
-    return jit.sweep_point(jit.Workload(preset, rows, cols, dtype, formula))
+    workload = jit.Workload(preset, rows, cols, dtype, formula)
+    return sandbox.timed(jit.sweep_point, workload=workload)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

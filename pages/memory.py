@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from jaxplay import memory
+from jaxplay import memory, sandbox
 from jaxplay.core import roofline
 from jaxplay.core.i18n import _
 
@@ -26,12 +26,12 @@ st.write(
 def variant(
     model: str, key: str, loop: str, size: int, depth: int, run: bool
 ) -> memory.RematResult:
-    return memory.analyse_variant(model, key, loop, size, depth, run)
+    return sandbox.timed(memory.analyse_variant, model, key, loop, size, depth, run)
 
 
 @_ui.cached(max_entries=8, show_spinner=False)
 def chain(ops: tuple[str, ...], size: int) -> memory.ChainReport:
-    return memory.analyse_chain(ops, size)
+    return sandbox.timed(memory.analyse_chain, ops, size, reference=sandbox.machine_reference())
 
 
 def checkpointing() -> None:

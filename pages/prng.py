@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from jaxplay import prng
+from jaxplay import prng, sandbox
 from jaxplay.core import markdown
 from jaxplay.core.i18n import _, ngettext
 
@@ -57,7 +57,7 @@ def parallel(seed: int, n_keys: int, n_per: int, reuse: bool) -> prng.ParallelSt
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def impl_timing(impl: str, n: int) -> prng.ImplTiming:
-    return prng.time_impl(impl, n)
+    return sandbox.timed(prng.time_impl, impl=impl, n=n)
 
 
 def seed_section(seed: int) -> None:
@@ -216,8 +216,14 @@ def derivation_view(seed: int) -> None:
     st.info(advice.format(relation=relation, chain=chain))
     if st.button(_("Time deriving 1000 keys"), key="prng_time_derive"):
         with _ui.measuring(_("Timing three derivation schemes (jitted)…")) as status:
-            st.session_state["prng_derive_timings"] = prng.time_derivations(1000)
-            status.update(label=_("Timed"), state="complete")
+            try:
+                timed = sandbox.timed(prng.time_derivations, n=1000)
+            except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
+                status.update(label=_("Failed"), state="error")
+                _ui.show_error(err, _("**The measurement failed:** "))
+            else:
+                st.session_state["prng_derive_timings"] = timed
+                status.update(label=_("Timed"), state="complete")
     if rows := st.session_state.get("prng_derive_timings"):
         fig = prng.timing_figure(
             [(scheme_label(r.scheme), r.timing) for r in rows],

@@ -4,7 +4,7 @@ from pages import _ui  # every page imports it first: see its docstring
 
 import streamlit as st
 
-from jaxplay import prng, state
+from jaxplay import prng, sandbox, state
 from jaxplay.core.i18n import _
 
 st.title(":material/model_training: " + _("Stateful computations"))
@@ -22,7 +22,9 @@ st.write(
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def train(loop: str, seed: int, steps: int, hidden: int, optimizer: str, lr: float):
-    return state.train(loop, state.Setup(seed, steps, hidden, optimizer, lr))
+    return sandbox.timed(
+        state.train, loop_key=loop, setup=state.Setup(seed, steps, hidden, optimizer, lr)
+    )
 
 
 left, right = st.columns(2)
@@ -92,11 +94,16 @@ def train_and_show(setup: tuple[int, int, int, str, float], wrong_key: str) -> N
         status.update(
             label=_("Training with the state threaded ({n} jitted steps)…").format(n=int(steps))
         )
-        threaded = train("threaded", *setup)
-        status.update(
-            label=_("Training with hidden state ({kind})…").format(kind=_(wrong_loop.short))
-        )
-        wrong = train(wrong_loop.key, *setup)
+        try:
+            threaded = train("threaded", *setup)
+            status.update(
+                label=_("Training with hidden state ({kind})…").format(kind=_(wrong_loop.short))
+            )
+            wrong = train(wrong_loop.key, *setup)
+        except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
+            status.update(label=_("Failed"), state="error")
+            _ui.show_error(err, _("**The measurement failed:** "))
+            return
         status.update(
             label=_("Trained both loops, {n} steps each").format(n=int(steps)), state="complete"
         )

@@ -7,7 +7,7 @@ import inspect
 import pandas as pd
 import streamlit as st
 
-from jaxplay import vmap
+from jaxplay import sandbox, vmap
 from jaxplay.core import i18n, markdown
 from jaxplay.core.i18n import _
 
@@ -35,7 +35,7 @@ def outcome(
 
 @_ui.cached(max_entries=16, show_spinner=False)
 def batch_point(n: int) -> vmap.BatchPoint:
-    return vmap.time_batch(n, budget_s=BATCH_BUDGET_S)
+    return sandbox.timed(vmap.time_batch, n=n, budget_s=BATCH_BUDGET_S)
 
 
 @_ui.cached(max_entries=16, show_spinner=_("Convolving…"))

@@ -80,6 +80,11 @@ _REFERENCE: MachineReference | None = None
 _REFERENCE_LOCK = threading.Lock()
 
 
+def measured() -> bool:
+    """Whether this process has measured its roofs already (:func:`machine_reference`)."""
+    return _REFERENCE is not None
+
+
 def machine_reference(budget_s: float = 0.3) -> MachineReference:
     """This device's copy bandwidth and matmul rate, measured on first use and then cached.
 

@@ -24,7 +24,7 @@ from jaxplay.core.measure_lock import usable_cores
 #: How Code Lab runs are isolated (the first is the default).
 SANDBOX_MODES: tuple[str, ...] = ("auto", "bwrap", "process")
 FORKSERVER_MODES: tuple[str, ...] = ("auto", "on", "off")
-#: Where the jit page's measurements run (the first is the default).
+#: Where the pages' timed work runs (the first is the default).
 MEASURE_IN_MODES: tuple[str, ...] = ("worker", "server")
 #: Sandbox workers kept started and waiting.
 DEFAULT_SPARES = 2
@@ -257,10 +257,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "JAXPLAY_MEASURE_IN",
         MEASURE_IN_MODES[0],
-        "Where the jit page's measurements run: `worker` (a compute worker of the runner's pool, "
-        "on this process's cores, which the server holds for it; the server only waits, so "
-        "the stopwatch loops do not hold its Python for other visitors' pages) or `server` (the "
-        "server's own thread). The page says which, and on which cores.",
+        "Where the pages' timed work runs (the jit page's measurement and size sweep, the "
+        "memory page's variants and chains, the vmap, Compose and PRNG timings, the state "
+        "page's training): `worker` (the compute worker, one process of the runner's pool kept "
+        "for the server's own jobs, on this process's cores, which the server holds for it; "
+        "the server only waits, so the stopwatch loops do not hold its Python for other "
+        "visitors' pages) or `server` (the server's own thread). The jit page says which, and "
+        "on which cores.",
     ),
     Setting(
         "JAXPLAY_MEASURE_SCALE",

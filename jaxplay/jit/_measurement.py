@@ -290,7 +290,7 @@ def measure_in_worker(
             progress.stage(stage, fraction)
 
     with measure_lock.exclusive(progress):
-        reference = worker_roofs(progress)
+        reference = sandbox.machine_reference(lambda: progress.stage(Stage.ROOFS.value, None))
         cores = len(measure_lock.usable_cores())
         measured = sandbox.compute(
             measure,
@@ -306,31 +306,6 @@ def measure_in_worker(
             sandbox.RunError(kind="crashed", message=_("The worker measured something else."))
         )
     return dataclasses.replace(measured, in_worker=True)
-
-
-_roofs: roofline.MachineReference | None = None
-_roofs_lock = threading.Lock()
-
-
-def worker_roofs(progress: measure_lock.Progress) -> roofline.MachineReference:
-    """This machine's roofs, measured once per server process in a compute worker (about a
-    second), under the caller's hold of the measurement lock; then kept."""
-    global _roofs
-    with _roofs_lock:
-        if _roofs is None:
-            progress.stage(Stage.ROOFS.value, None)
-            cores = len(measure_lock.usable_cores())
-            roofs = sandbox.compute(
-                roofline.machine_reference,
-                timeout_s=WORKER_TIMEOUT_S,
-                cpu_s=WORKER_TIMEOUT_S * cores,
-            )
-            if not isinstance(roofs, roofline.MachineReference):
-                raise sandbox.TaskFailed(
-                    sandbox.RunError(kind="crashed", message=_("No roofs came back."))
-                )
-            _roofs = roofs
-        return _roofs
 
 
 #: Where :func:`measure_shared` measures, by ``JAXPLAY_MEASURE_IN``

@@ -251,8 +251,16 @@ class ChainReport:
         return roofline.roofline_point(self.cost, self.comparison.jitted.median)[0]
 
 
-def analyse_chain(ops: Sequence[str], size: int, budget_s: float = 0.5) -> ChainReport:
+def analyse_chain(
+    ops: Sequence[str],
+    size: int,
+    budget_s: float = 0.5,
+    reference: roofline.MachineReference | None = None,
+) -> ChainReport:
     """Run the chain eagerly and jitted on ``jnp.ones((size, size))`` and read the fused program.
+
+    ``reference``: the machine's roofs, measured already (the server's, for a compute worker);
+    this process's (:func:`jaxplay.core.roofline.machine_reference`) when ``None``.
 
     Raises:
         ValueError: the chain or size is refused by :func:`check_chain` (message names the limit).
@@ -268,7 +276,8 @@ def analyse_chain(ops: Sequence[str], size: int, budget_s: float = 0.5) -> Chain
         return run_chain(ops, v)
 
     aot = compilation.compile_aot(chain, x)
-    reference = roofline.machine_reference()
+    if reference is None:
+        reference = roofline.machine_reference()
     comparison = timing.compare_jit(chain, x, budget_s=budget_s)
     unfused = tuple(op for op in entry_ops(aot.hlo_text) if op.opcode not in _NOT_KERNELS)
     try:

@@ -30,6 +30,7 @@ import ast
 import atexit
 import contextlib
 import dataclasses
+import inspect
 import threading
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -331,6 +332,75 @@ def compute(
     )
     result = pool.run("", task=task, on_stage=on_stage, limits=limits, trusted=True)
     return _decoded(result, tuple(returns), timeout_s)
+
+
+#: Wall-clock seconds one of a page's timed computations may take in the compute worker (each
+#: is bounded before it starts: a sweep's point, a variant); its CPU limit is this on every core
+#: the process may use.
+TIMED_TIMEOUT_S = 60.0
+
+
+def timed(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` where ``JAXPLAY_MEASURE_IN`` says: in the compute worker
+    (:func:`compute`, the arguments bound to their names), this process's measurement lock held
+    around it, or here as it is.
+
+    For a page's timed computation (a sweep's point, a memory variant): the page's cached
+    function calls this with the jaxplay function it would have called. Nested in the page's
+    own hold of the lock (its progress box) the hold here counts as the same measurement.
+
+    Raises:
+        TaskFailed: in the worker, the function raised (``error.exc_type``) or the worker
+            failed; here, whatever the function raises.
+    """
+    from jaxplay.core import measure_lock
+    from jaxplay.hosting import settings
+
+    if settings.measure_in() != "worker":
+        return function(*args, **kwargs)
+    named = inspect.signature(function).bind(*args, **kwargs).arguments
+    cpu_s = TIMED_TIMEOUT_S * len(measure_lock.usable_cores())
+    with measure_lock.exclusive():
+        return compute(function, timeout_s=TIMED_TIMEOUT_S, cpu_s=cpu_s, **named)
+
+
+_roofs: Any = None
+_roofs_lock = threading.Lock()
+
+
+def machine_reference(before: Callable[[], None] | None = None) -> Any:
+    """This machine's roofs (:class:`jaxplay.core.roofline.MachineReference`) for every page,
+    measured once per server process where ``JAXPLAY_MEASURE_IN`` says: in the compute worker
+    (this process's measurement lock held), or here
+    (:func:`jaxplay.core.roofline.machine_reference`).
+
+    ``before`` is called first when they are about to be measured (a page's stage); they are
+    then kept, so every page compares against the same roofs.
+    """
+    global _roofs
+    from jaxplay.core import measure_lock, roofline
+    from jaxplay.hosting import settings
+
+    in_worker = settings.measure_in() == "worker"
+    known = _roofs if in_worker else (roofline.machine_reference() if roofline.measured() else None)
+    if known is not None:
+        return known
+    # The measurement lock first, then this one: the order a measurement that holds the lock
+    # already (the jit page's) takes them in, so neither waits for the other.
+    with measure_lock.exclusive(), _roofs_lock:
+        if not in_worker:
+            if before is not None and not roofline.measured():
+                before()
+            return roofline.machine_reference()
+        if _roofs is None:
+            if before is not None:
+                before()
+            cpu_s = TIMED_TIMEOUT_S * len(measure_lock.usable_cores())
+            roofs = compute(roofline.machine_reference, timeout_s=TIMED_TIMEOUT_S, cpu_s=cpu_s)
+            if not isinstance(roofs, roofline.MachineReference):
+                raise TaskFailed(RunError(kind="crashed", message=_("No roofs came back.")))
+            _roofs = roofs
+        return _roofs
 
 
 def _target(function: Callable[..., Any]) -> str:

@@ -111,3 +111,19 @@ def test_the_answer_shown_solves_the_puzzle_the_page_poses(layout: str, w_choice
     solved = open_page(SPEC, vmap_layout=layout, vmap_w=w_choice, vmap_in_axes=answer)
     assert_clean(solved)
     assert any("the same numbers as a loop" in s for s in _texts(solved.success))
+
+
+def test_a_compute_worker_past_its_deadline_is_said_and_the_page_lives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sweep's points are timed in the compute worker; one that runs out of time shows why,
+    with no traceback (sizes no other test measures: nothing cached)."""
+    from jaxplay import sandbox
+
+    monkeypatch.setattr(sandbox, "TIMED_TIMEOUT_S", 0.01)
+    at = open_page(SPEC, vmap_tab=SPEED, vmap_sizes=[16, 64])
+    at.button(key="vmap_measure").click().run()
+    assert not at.exception
+    errors = _texts(at.error)
+    assert any("The measurement failed" in e and "longer than 0.01 s" in e for e in errors), errors
+    assert not at.get("plotly_chart")

@@ -176,11 +176,12 @@ def test_a_compute_worker_measures_while_the_server_holds_the_lock(in_worker) ->
 def test_a_compute_worker_times_in_its_own_process(monkeypatch) -> None:
     """Nothing is timed in the server: with the server's stopwatches broken, the worker's
     measurement still comes back, and the server's roofs are the worker's, kept."""
+    from jaxplay import sandbox
 
     def broken(*args: object, **kwargs: object) -> None:
         raise AssertionError("timed in the server process")
 
-    roofs = _measurement.worker_roofs(Told())  # measured in a worker, once per process
+    roofs = sandbox.machine_reference()  # measured in a worker, once per process
     monkeypatch.setattr(timing, "profile_jit", broken)
     monkeypatch.setattr(timing, "compare_jit", broken)
     monkeypatch.setattr(jit._measurement.roofline, "machine_reference", broken)
@@ -197,7 +198,7 @@ def test_a_refusal_is_the_servers_and_a_worker_past_its_deadline_says_so(monkeyp
     with pytest.raises(jit.SizeError):  # checked here: no worker, no lock
         _measurement.measure_in_worker(jit.Workload("softmax", 100_000, 1_000), progress)
     assert progress.of("stage") == [_measurement.STAGES[0]]
-    _measurement.worker_roofs(Told())  # kept already: only the measurement runs late
+    sandbox.machine_reference()  # kept already: only the measurement runs late
     monkeypatch.setattr(_measurement, "WORKER_TIMEOUT_S", 0.2)
     with pytest.raises(sandbox.TaskFailed) as failed:
         _measurement.measure_in_worker(jit.Workload("softmax", 301, 203), Told())
