@@ -276,6 +276,9 @@ def measure_in_worker(
     cores (its affinity) and JAX's settings, and :data:`jaxplay.core.timing.BUDGET_SCALE`
     travels with the job.
 
+    Where no worker can start, it measures in this thread (:func:`measure`), and the page says
+    so (:meth:`Measurement.where`).
+
     Raises:
         SizeError, ExprError, TypeError: as :func:`jaxplay.jit.check`, here, before any worker
             (so a refusal keeps its type and where in the formula it is).
@@ -292,15 +295,21 @@ def measure_in_worker(
     with measure_lock.exclusive(progress):
         reference = sandbox.machine_reference(lambda: progress.stage(Stage.ROOFS.value, None))
         cores = len(measure_lock.usable_cores())
-        measured = sandbox.compute(
-            measure,
-            timeout_s=WORKER_TIMEOUT_S,
-            cpu_s=WORKER_TIMEOUT_S * cores,
-            on_stage=told,
-            workload=workload,
-            budget_s=budget_s,
-            reference=reference,
-        )
+        try:
+            measured = sandbox.compute(
+                measure,
+                timeout_s=WORKER_TIMEOUT_S,
+                cpu_s=WORKER_TIMEOUT_S * cores,
+                on_stage=told,
+                workload=workload,
+                budget_s=budget_s,
+                reference=reference,
+            )
+        except sandbox.TaskFailed as failed:
+            if failed.error.kind != "refused":
+                raise
+            # No worker could start here: measured in this thread, as without one (and said).
+            return measure(workload, progress, budget_s, reference=reference)
     if not isinstance(measured, Measurement) or measured.workload != workload:
         raise sandbox.TaskFailed(
             sandbox.RunError(kind="crashed", message=_("The worker measured something else."))

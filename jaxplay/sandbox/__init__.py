@@ -31,6 +31,7 @@ import atexit
 import contextlib
 import dataclasses
 import inspect
+import logging
 import threading
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -64,6 +65,8 @@ from jaxplay.sandbox._results import Task as Task
 #: never leaks to another visitor). A context value rather than an argument because sandboxed
 #: formulas are called from cached functions, whose arguments are their cache key.
 current_visitor: ContextVar[str | None] = ContextVar("jaxplay_visitor", default=None)
+
+log = logging.getLogger(__name__)
 
 _shared_pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
@@ -292,12 +295,12 @@ def compute(
     The worker is kept for the next job (up to ``MAX_COMPUTE_JOBS``, and while it has not grown
     by half a run's memory allowance), so what it compiled stays compiled, as it would in the
     server: a fresh process per measurement cost 28% more CPU (README, *Measuring in a
-    compute worker*). A job that fails ends it. Only our own functions, on values the server
-    chose, run in it; a visitor's code never does.
+    compute worker*). A job that fails ends it. Only our own functions, on input the server
+    checked, run in it; a visitor's code never does.
 
     Unlike :func:`call` it is nobody's run: no visitor's Code Lab limits (their runs a minute,
     one at a time) count it, and it runs without bubblewrap where there is none (our function,
-    on values the server chose). Nor does it wait behind visitors' runs for one of the pool's
+    on input the server checked). Nor does it wait behind visitors' runs for one of the pool's
     slots: the measurement lock its caller holds is its queue (``computing`` in
     :func:`status` counts it).
 
@@ -319,10 +322,17 @@ def compute(
     import typing
 
     from jaxplay.core import codec, timing
+    from jaxplay.sandbox import _protocol
 
-    returns = codec.dataclass_types(typing.get_type_hints(function).get("return"))
+    annotation = typing.get_type_hints(function).get("return")
+    returns = codec.dataclass_types(annotation)
     pool = get_pool()
-    limits = dataclasses.replace(pool.config.limits, timeout_s=timeout_s, cpu_s=cpu_s)
+    limits = dataclasses.replace(
+        pool.config.limits,
+        timeout_s=timeout_s,
+        cpu_s=cpu_s,
+        result_bytes=_protocol.MAX_MESSAGE_BYTES,
+    )
     task = Task(
         _target(function),
         {name: json.dumps(codec.encode(value)) for name, value in kwargs.items()},
@@ -331,7 +341,11 @@ def compute(
         budget_scale=timing.BUDGET_SCALE,
     )
     result = pool.run("", task=task, on_stage=on_stage, limits=limits, trusted=True)
-    return _decoded(result, tuple(returns), timeout_s)
+    value = _decoded(result, tuple(returns), timeout_s)
+    if isinstance(annotation, type) and not isinstance(value, annotation):
+        wrong = _("A malformed result: {error}").format(error=type(value).__name__)
+        raise TaskFailed(RunError(kind="crashed", message=wrong))
+    return value
 
 
 #: Wall-clock seconds one of a page's timed computations may take in the compute worker (each
@@ -349,6 +363,9 @@ def timed(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     function calls this with the jaxplay function it would have called. Nested in the page's
     own hold of the lock (its progress box) the hold here counts as the same measurement.
 
+    Where no worker can start (the pool refuses: none started, or it is shut down) the
+    function runs here, as it would without one, and the server's log says so.
+
     Raises:
         TaskFailed: in the worker, the function raised (``error.exc_type``) or the worker
             failed; here, whatever the function raises.
@@ -361,7 +378,15 @@ def timed(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     named = inspect.signature(function).bind(*args, **kwargs).arguments
     cpu_s = TIMED_TIMEOUT_S * len(measure_lock.usable_cores())
     with measure_lock.exclusive():
-        return compute(function, timeout_s=TIMED_TIMEOUT_S, cpu_s=cpu_s, **named)
+        try:
+            return compute(function, timeout_s=TIMED_TIMEOUT_S, cpu_s=cpu_s, **named)
+        except TaskFailed as failed:
+            if failed.error.kind != "refused":  # the function, or its run, failed
+                raise
+            why = failed.error.message
+        # No worker could start here (or the pool is shut down): timed here, as without one.
+        log.warning("jaxplay: no compute worker (%s); timing in the server", why)
+        return function(*args, **kwargs)
 
 
 _roofs: Any = None
@@ -396,7 +421,12 @@ def machine_reference(before: Callable[[], None] | None = None) -> Any:
             if before is not None:
                 before()
             cpu_s = TIMED_TIMEOUT_S * len(measure_lock.usable_cores())
-            roofs = compute(roofline.machine_reference, timeout_s=TIMED_TIMEOUT_S, cpu_s=cpu_s)
+            try:
+                roofs = compute(roofline.machine_reference, timeout_s=TIMED_TIMEOUT_S, cpu_s=cpu_s)
+            except TaskFailed as failed:
+                if failed.error.kind != "refused":
+                    raise
+                roofs = roofline.machine_reference()  # no worker could start: measured here
             if not isinstance(roofs, roofline.MachineReference):
                 raise TaskFailed(RunError(kind="crashed", message=_("No roofs came back.")))
             _roofs = roofs

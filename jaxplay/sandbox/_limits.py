@@ -61,7 +61,7 @@ def _set_limit(which: int, soft: int) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
-def apply_limits(limits: Limits, backend: str, keep_cpu_hard: bool = False) -> None:
+def apply_limits(limits: Limits, backend: str, kept: bool = False) -> None:
     """Lower this process's resource limits for the user's code (they can never be raised again).
 
     CPU time and address space count from what the warm-up already used, so the user gets the
@@ -69,29 +69,38 @@ def apply_limits(limits: Limits, backend: str, keep_cpu_hard: bool = False) -> N
     ranges it never touches, and ``MALLOC_ARENA_MAX=2`` (set by the pool) keeps the CPU
     worker's baseline near 0.6 GB instead of one 64 MB arena per thread.
 
-    ``keep_cpu_hard``: a worker that takes more than one job (the server's compute worker)
-    lowers only the soft CPU limit, which :func:`allow_cpu` moves on for each job.
+    ``kept``: a worker that takes job after job (the server's compute worker, our own code)
+    lowers only the soft limits that grow with what it keeps (CPU time, address space,
+    processes), which :func:`allow_job` moves on for each job.
     """
     _set_limit(resource.RLIMIT_CORE, 0)
     _set_limit(resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024)
     _set_limit(resource.RLIMIT_NOFILE, limits.open_files)
+    if kept:
+        allow_job(limits, backend)
+        return
     _set_limit(resource.RLIMIT_NPROC, _user_task_count() + limits.processes)
-    if keep_cpu_hard:
-        allow_cpu(limits.cpu_s)
-    else:
-        _lower_cpu(limits.cpu_s)
+    _lower_cpu(limits.cpu_s)
     if backend == "cpu":
         _set_limit(resource.RLIMIT_AS, vm_bytes() + limits.memory_mb * 1024 * 1024)
 
 
-def allow_cpu(cpu_s: float) -> None:
-    """Let this job use ``cpu_s`` more CPU seconds (the soft limit: SIGXCPU past it)."""
+def allow_job(limits: Limits, backend: str) -> None:
+    """A kept worker's next job gets a run's whole allowance again, counted from now: its CPU
+    seconds, its processes and (on CPU) its address space, as soft limits (past the CPU one,
+    SIGXCPU)."""
     used = resource.getrusage(resource.RUSAGE_SELF)
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = int(used.ru_utime + used.ru_stime + cpu_s) + 1
+    _set_soft(resource.RLIMIT_CPU, int(used.ru_utime + used.ru_stime + limits.cpu_s) + 1)
+    _set_soft(resource.RLIMIT_NPROC, _user_task_count() + limits.processes)
+    if backend == "cpu":
+        _set_soft(resource.RLIMIT_AS, vm_bytes() + limits.memory_mb * 1024 * 1024)
+
+
+def _set_soft(which: int, soft: int) -> None:
+    _, hard = resource.getrlimit(which)
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    resource.setrlimit(which, (soft, hard))
 
 
 def _lower_cpu(cpu_s: float) -> None:

@@ -612,7 +612,7 @@ class WorkerPool:
             worker.kill()
             self._drain(worker, output, open_fds - {worker.result_r})
         if message is None and error is None:
-            error = self._classify_exit(worker, output)
+            error = self._classify_exit(worker, output, limits)
         if message is not None and error is None:
             error = decode_error(message.get("error"))
             result = RunResult(
@@ -664,7 +664,7 @@ class WorkerPool:
                 else:
                     output.add(fd_names[fd], data)
 
-    def _classify_exit(self, worker: Worker, output: Output) -> RunError:
+    def _classify_exit(self, worker: Worker, output: Output, limits: Limits) -> RunError:
         """Why a worker ended without a result, from its exit status and its cgroup."""
         process = worker.launch.process
         code = process.returncode
@@ -681,7 +681,7 @@ class WorkerPool:
             return RunError(
                 kind="timeout",
                 message=_("The code used more than {seconds} CPU seconds.").format(
-                    seconds=f"{self.config.limits.cpu_s:g}"
+                    seconds=f"{limits.cpu_s:g}"
                 ),
             )
         if signum == signal.SIGABRT and any(

@@ -12,8 +12,10 @@ import json
 import os
 from typing import Any
 
-#: Largest message the server accepts from a worker (results carry small previews only).
-MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+#: Largest message the server accepts from a worker. A visitor's run is stopped at its own,
+#: smaller ``Limits.result_bytes`` before this; the server's compute jobs may send this much (the
+#: memory page's sampled gradients at its largest sizes came to about 6 MB).
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 _HEADER = 8
 
 

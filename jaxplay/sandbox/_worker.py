@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxplay.sandbox import _protocol as protocol
-from jaxplay.sandbox._limits import allow_cpu, apply_limits, statm, vm_bytes
+from jaxplay.sandbox._limits import allow_job, apply_limits, statm, vm_bytes
 from jaxplay.sandbox._results import ArgSpec, InspectRequest, Job, Limits, Task
 
 #: The file name user code runs under (tracebacks keep only frames from it).
@@ -496,7 +496,7 @@ def main(argv: list[str] | None = None, after_warm_up: dict[str, Any] | None = N
         os.close(opts.job_fd)
     # Inspectors are bound now, while only our code has run (see resolve_inspectors).
     inspectors = resolve_inspectors(job.inspect)
-    apply_limits(job.limits, info["backend"], keep_cpu_hard=more)
+    apply_limits(job.limits, info["backend"], kept=more)
     _redirect_output(opts.out_fd, opts.err_fd)
     while job.task is not None:
         start = time.perf_counter()
@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None, after_warm_up: dict[str, Any] | None = N
             os._exit(0)
         job = following
         more = job.more
-        allow_cpu(job.limits.cpu_s)
+        allow_job(job.limits, info["backend"])
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     start = time.perf_counter()
     value, error = run_source(job.source, namespace)

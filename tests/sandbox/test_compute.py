@@ -63,3 +63,59 @@ def test_a_function_that_fails_in_the_worker_says_how(monkeypatch: pytest.Monkey
     with pytest.raises(sandbox.TaskFailed) as failed:
         sandbox.timed(memory.analyse_chain, ops=("no-such-op",), size=32)
     assert failed.value.error.kind == "exception" and failed.value.error.exc_type == "ValueError"
+
+
+def test_a_large_result_comes_back_from_the_worker() -> None:
+    """The memory page's largest run on CPU (the seed model at 512, its gradient sampled)
+    sends about 6 MB back: more than a visitor's run may, within what a compute job may."""
+    from jaxplay.memory import _remat
+    from jaxplay.sandbox import _protocol
+
+    size = _remat.MAX_RUN_SIZE["cpu"]
+    result = sandbox.timed(memory.analyse_variant, "seed", "none", "scan", size, 10, True)
+    assert isinstance(result, memory.RematResult) and result.gradient is not None
+    assert sum(g.size for g in result.gradient) == memory.GRADIENT_SAMPLE
+    assert sandbox.Limits().result_bytes < _protocol.MAX_MESSAGE_BYTES
+
+
+def test_where_no_worker_can_start_the_work_is_timed_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    from jaxplay import jit
+    from jaxplay.jit import _measurement
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise sandbox.TaskFailed(sandbox.RunError(kind="refused", message="no worker"))
+
+    monkeypatch.setattr(sandbox, "compute", refused)
+    point = sandbox.timed(vmap.time_batch, n=4, budget_s=0.05)
+    assert isinstance(point, vmap.BatchPoint) and point.batch == 4
+    m = _measurement.measure_in_worker(jit.Workload("softmax", 6, 5))
+    assert not m.in_worker and "in the server process" in m.where()
+
+
+def test_a_kept_workers_next_job_gets_its_allowance_again() -> None:
+    """Soft limits only, moved on for each job: the address space a job may add counts from
+    what the worker holds when the job comes (run in a child: it changes its own limits)."""
+    import subprocess
+    import sys
+
+    child = r"""
+import resource
+from jaxplay.sandbox import _limits
+from jaxplay.sandbox._results import Limits
+before = resource.getrlimit(resource.RLIMIT_AS)[1]
+_limits.apply_limits(Limits(memory_mb=64), "cpu", kept=True)
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+assert hard == before and soft <= _limits.vm_bytes() + 65 * 2**20, (soft, hard)
+try:
+    block = bytearray(256 * 2**20)
+    raise SystemExit("256 MB fitted in 64")
+except MemoryError:
+    pass
+_limits.allow_job(Limits(memory_mb=512), "cpu")
+block = bytearray(256 * 2**20)
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
