@@ -255,11 +255,6 @@ def measure(
     )
 
 
-#: The limits of a compute worker's measurement: the lock's budget, one call past it, compiling
-#: and drawing the inputs, with room to spare; its CPU limit is this on every core it may use.
-WORKER_TIMEOUT_S = 60.0
-
-
 def measure_in_worker(
     workload: Workload,
     progress: measure_lock.Progress = measure_lock.UNWATCHED,
@@ -298,8 +293,10 @@ def measure_in_worker(
         try:
             measured = sandbox.compute(
                 measure,
-                timeout_s=WORKER_TIMEOUT_S,
-                cpu_s=WORKER_TIMEOUT_S * cores,
+                # The lock's budget, one call past it, compiling and drawing the inputs fit
+                # in a page's timed computation's limits with room to spare.
+                timeout_s=sandbox.TIMED_TIMEOUT_S,
+                cpu_s=sandbox.TIMED_TIMEOUT_S * cores,
                 on_stage=told,
                 workload=workload,
                 budget_s=budget_s,

@@ -199,7 +199,7 @@ def test_a_refusal_is_the_servers_and_a_worker_past_its_deadline_says_so(monkeyp
         _measurement.measure_in_worker(jit.Workload("softmax", 100_000, 1_000), progress)
     assert progress.of("stage") == [_measurement.STAGES[0]]
     sandbox.machine_reference()  # kept already: only the measurement runs late
-    monkeypatch.setattr(_measurement, "WORKER_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(sandbox, "TIMED_TIMEOUT_S", 0.2)
     with pytest.raises(sandbox.TaskFailed) as failed:
         _measurement.measure_in_worker(jit.Workload("softmax", 301, 203), Told())
     assert failed.value.error.kind == "timeout"
