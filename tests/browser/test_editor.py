@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 from tests.support.browser import (
     exception_texts,
     require_chromium,
+    screenshot,
     wait_for_run,
 )
 
@@ -60,7 +61,7 @@ def _printed(page, text: str, shot: str) -> None:
     try:
         block.first.wait_for(timeout=RUN_TIMEOUT_MS)
     finally:
-        page.screenshot(path=str(SHOTS / f"{shot}.png"))
+        screenshot(page, path=str(SHOTS / f"{shot}.png"))
     assert not exception_texts(page), f"exception; screenshot: {SHOTS / shot}.png"
 
 
@@ -159,7 +160,7 @@ def test_the_editor_loads_nothing_from_other_sites(app_url: str, page) -> None:
     _open(page, app_url)
     page.locator(".cm-content").click()
     page.keyboard.type("# typed\n")
-    page.screenshot(path=str(SHOTS / "offline.png"))
+    screenshot(page, path=str(SHOTS / "offline.png"))
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(app_url))
     foreign = [
         (kind, url)

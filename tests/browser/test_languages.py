@@ -24,6 +24,7 @@ from tests.support.browser import (
     act,
     exception_texts,
     require_chromium,
+    screenshot,
     wait_for_run,
     watch_runs,
 )
@@ -68,7 +69,7 @@ def test_a_translated_page_in_present_mode_renders_chinese_unclipped(app_url, zo
     page.mouse.move(0, 0)
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / f"{url_path}.png"
-    image = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+    image = Image.open(io.BytesIO(screenshot(page))).convert("RGB")
     image.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(shot, optimize=True)
     assert not exception_texts(page), f"{exception_texts(page)}; screenshot: {shot}"
     assert page.evaluate(GLYPHS_JS), f"Chinese drawn without a Chinese font; screenshot: {shot}"

@@ -20,6 +20,7 @@ from jaxplay.hosting import catalog
 from tests.support.browser import (
     exception_texts,
     require_chromium,
+    screenshot,
     streamlit_server,
     wait_for_run,
 )
@@ -187,7 +188,7 @@ def test_first_visit_by_a_shared_link_gets_the_page(page, spec: catalog.PageSpec
         title = "jaxplay" if spec is catalog.HOME else spec.title
         page.locator("h1").filter(has_text=title).first.wait_for(timeout=RUN_MS)
         shot = SHOTS / f"first-visit-{spec.url_path}.png"
-        page.screenshot(path=str(shot), full_page=True)
+        screenshot(page, path=str(shot), full_page=True)
         assert "Page not found" not in page.locator("body").inner_text(), shot
         assert not page.locator('[role="dialog"]').count(), f"a dialog is open; screenshot: {shot}"
         nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
@@ -209,5 +210,5 @@ def test_detector_catches_a_raising_page(page) -> None:
     with streamlit_server("tests/fixtures/broken_app.py") as url:
         page.goto(url + "/")
         wait_for_run(page)
-        page.screenshot(path=str(SHOTS / "broken.png"), full_page=True)
+        screenshot(page, path=str(SHOTS / "broken.png"), full_page=True)
         assert exception_texts(page), f"no exception box found; screenshot: {SHOTS / 'broken.png'}"

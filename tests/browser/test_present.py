@@ -40,6 +40,9 @@ from tests.support.browser import (
     wait_for_run,
     watch_runs,
 )
+from tests.support.browser import (
+    screenshot as window_png,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -130,7 +133,7 @@ def screenshot(page, name: str) -> Path:
     folder = TEMP if name.startswith("plain-") else SHOTS
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
-    image = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+    image = Image.open(io.BytesIO(window_png(page))).convert("RGB")
     image.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
     return path
 

@@ -17,6 +17,7 @@ from tests.support.browser import (
     act,
     exception_texts,
     require_chromium,
+    screenshot,
     streamlit_server,
     wait_for_run,
 )
@@ -56,7 +57,7 @@ def _params(page) -> dict[str, str]:
 
 def _check_clean(page, shot: str) -> None:
     path = SHOTS / f"{shot}.png"
-    page.screenshot(path=str(path), full_page=True)
+    screenshot(page, path=str(path), full_page=True)
     errors = exception_texts(page)
     assert not errors, f"exception: {errors}; screenshot: {path}"
     main = page.locator('[data-testid="stMain"]').inner_text()

@@ -89,3 +89,15 @@ class StillBrowser:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._browser, name)
+
+
+#: How long a screenshot may take. Playwright's own 30 s was once not enough in CI: the page was
+#: idle and its fonts loaded, yet chromium's software compositor, sharing two cores with the
+#: server under test, the compute worker and the other xdist worker's tests, drew no frame in
+#: time. The screenshots check text and layout, not speed.
+SCREENSHOT_MS = 120_000
+
+
+def screenshot(page: Any, **options: Any) -> bytes:
+    """``page.screenshot(**options)`` with :data:`SCREENSHOT_MS` to draw its frame."""
+    return page.screenshot(timeout=SCREENSHOT_MS, **options)
