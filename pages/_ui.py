@@ -212,9 +212,9 @@ def measuring(label: str) -> Iterator[Any]:
 def progress(running: str, done: str) -> Iterator[Callable[[int, int, str], None]]:
     """A measurement in steps: a :func:`measuring` box (the lock held) with a progress bar.
 
-    Yields ``step(finished, total, text)``, for the caller or the measurement's ``on_step`` to
-    report each step; when the block ends the bar goes and the box reads ``done``. The one way a
-    page shows a measurement's progress (with :func:`staged` for one that names its stages).
+    Yields ``step(finished, total, text)``, for :func:`measure_points` to report each step;
+    when the block ends the bar goes and the box reads ``done``. The one way a page shows a
+    measurement's progress (with :func:`staged` for one that names its stages).
     """
     with measuring(running) as status:
         bar = st.progress(0.0)

@@ -5,8 +5,8 @@ from pages import _ui
 import pandas as pd
 import streamlit as st
 
-from jaxplay import devices
-from jaxplay.core import markdown, roofline
+from jaxplay import devices, sandbox
+from jaxplay.core import figures, markdown, roofline
 from jaxplay.core.capture import Outcome
 from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.timing import format_seconds
@@ -196,12 +196,14 @@ def transfer_section() -> None:
         timing_sizes = ngettext(
             "Timing transfers of {n} size…", "Timing transfers of {n} sizes…", len(sizes)
         ).format(n=f"{len(sizes):,}")
-        of_sizes = _("{i} of {n} sizes")
-        with _ui.progress(timing_sizes, _("Transfers timed")) as step:
-            points = devices.transfer_sweep(
-                src, dst, sizes, on_step=lambda i, n: step(i, n, of_sizes.format(i=i, n=n))
-            )
-        st.session_state["devices_transfers"] = (src, dst, points)
+        points = _ui.measure_points(
+            timing_sizes,
+            _("Transfers timed"),
+            sizes,
+            lambda nbytes: sandbox.timed(devices.transfer_point, src, dst, nbytes),
+            figures.format_bytes,
+        )
+        st.session_state["devices_transfers"] = (src, dst, tuple(p for ps in points for p in ps))
     if "devices_transfers" in st.session_state:
         s, d, points = st.session_state["devices_transfers"]
         _ui.chart(
@@ -420,16 +422,14 @@ def scaling_tab() -> None:
             "Timing the step on {n} device counts…",
             len(counts),
         ).format(n=len(counts))
-        of_counts = _("{i} of {n} counts")
-        with _ui.progress(timing_counts, _("Timed")) as step:
-            st.session_state["devices_scaling"] = (
-                WHERE,
-                devices.scaling_sweep(
-                    counts,
-                    on_step=lambda i, k: step(i, k, of_counts.format(i=i, n=k)),
-                    platform=platform,
-                ),
-            )
+        points = _ui.measure_points(
+            timing_counts,
+            _("Timed"),
+            counts,
+            lambda n: sandbox.timed(devices.scaling_point, n, platform=platform),
+            devices_count,
+        )
+        st.session_state["devices_scaling"] = (WHERE, tuple(points))
     if SIMULATED:
         st.warning(
             _(

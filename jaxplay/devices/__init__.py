@@ -31,7 +31,7 @@ from ._devices import reports_memory as reports_memory
 from ._devices import silent_platforms as silent_platforms
 from ._devices import transfer_calls as transfer_calls
 from ._devices import transfer_figure as transfer_figure
-from ._devices import transfer_sweep as transfer_sweep
+from ._devices import transfer_point as transfer_point
 from ._explicit import StepRun as StepRun
 from ._explicit import describe_step as describe_step
 from ._explicit import explicit_script as explicit_script
@@ -52,5 +52,5 @@ from ._sharding import parse_ints as parse_ints
 from ._sharding import parse_names as parse_names
 from ._sharding import parse_spec as parse_spec
 from ._sharding import scaling_figure as scaling_figure
-from ._sharding import scaling_sweep as scaling_sweep
+from ._sharding import scaling_point as scaling_point
 from ._sharding import shard_layout as shard_layout

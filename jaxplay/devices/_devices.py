@@ -270,22 +270,16 @@ def transfer_calls(src_key: str, dst_key: str, nbytes: int) -> dict[str, Callabl
     return calls
 
 
-def transfer_sweep(
-    src_key: str,
-    dst_key: str,
-    sizes: tuple[int, ...],
-    budget_s: float = 0.2,
-    on_step: Callable[[int, int], None] | None = None,
+def transfer_point(
+    src_key: str, dst_key: str, nbytes: int, budget_s: float = 0.2
 ) -> tuple[TransferPoint, ...]:
-    """Time every route for every size (bytes); ``on_step(done, total)`` reports progress."""
-    points = []
-    total = len(sizes)
-    for i, nbytes in enumerate(sizes):
-        for route, call in transfer_calls(src_key, dst_key, nbytes).items():
-            points.append(TransferPoint(route, nbytes, timing.measure(call, budget_s=budget_s)))
-        if on_step is not None:
-            on_step(i + 1, total)
-    return tuple(points)
+    """Every route's transfer of ``nbytes`` between the two devices, timed: one point of the
+    page's sweep, measured apart so the page shows its progress between points (and each runs
+    in the compute worker, ``jaxplay.sandbox.timed``)."""
+    return tuple(
+        TransferPoint(route, nbytes, timing.measure(call, budget_s=budget_s))
+        for route, call in transfer_calls(src_key, dst_key, nbytes).items()
+    )
 
 
 def transfer_figure(points: tuple[TransferPoint, ...], where: str) -> go.Figure:

@@ -616,22 +616,15 @@ class ScalingPoint:
     loss: float
 
 
-def scaling_sweep(
-    counts: tuple[int, ...],
-    batch: int = 1024,
-    budget_s: float = 0.3,
-    on_step: Callable[[int, int], None] | None = None,
-    platform: str | None = None,
-) -> tuple[ScalingPoint, ...]:
-    """Time the data-parallel step for each device count (with ``timing.measure``)."""
-    points = []
-    for i, n in enumerate(counts):
-        step, args = data_parallel_step(n, batch=batch, platform=platform)
-        loss, _ = step(*args)
-        points.append(ScalingPoint(n, timing.measure(step, *args, budget_s=budget_s), float(loss)))
-        if on_step is not None:
-            on_step(i + 1, len(counts))
-    return tuple(points)
+def scaling_point(
+    devices: int, batch: int = 1024, budget_s: float = 0.3, platform: str | None = None
+) -> ScalingPoint:
+    """The data-parallel step on ``devices`` devices, timed (``timing.measure``) after a first
+    call that compiles it and gives the loss: one point of the page's sweep, measured apart so
+    the page shows its progress between points (each in the compute worker)."""
+    step, args = data_parallel_step(devices, batch=batch, platform=platform)
+    loss, _ = step(*args)
+    return ScalingPoint(devices, timing.measure(step, *args, budget_s=budget_s), float(loss))
 
 
 def scaling_figure(points: tuple[ScalingPoint, ...], where: str) -> go.Figure:

@@ -103,6 +103,27 @@ def test_scaling_tab_measures_and_warns() -> None:
     assert "Measured: 1 device " in _texts(at.caption) and said in _texts(at.caption)
 
 
+def test_the_sweeps_run_in_the_compute_worker_and_a_failure_is_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Transfers and scaling are timed in the compute worker, point by point: one that runs
+    out of time shows why, with no traceback, and no chart."""
+    from jaxplay import sandbox
+
+    monkeypatch.setattr(sandbox, "TIMED_TIMEOUT_S", 0.01)
+    at = open_page(SPEC, devices_tab="Scaling")
+    at.button(key="devices_scale").click().run()
+    assert not at.exception
+    errors = _texts(at.error)
+    assert "The measurement failed" in errors and "longer than 0.01 s" in errors, errors
+    assert not at.get("plotly_chart")
+    at = open_page(SPEC, devices_tab="Placement", devices_top_mib=1)
+    at.button(key="devices_measure_transfers").click().run()
+    assert not at.exception
+    assert "longer than 0.01 s" in _texts(at.error)
+    assert not at.get("plotly_chart")
+
+
 def test_multi_process_launch_shows_process_indices_not_host_pids() -> None:
     at = open_page(SPEC, devices_tab="Multi-process")
     assert_clean(at)

@@ -72,12 +72,10 @@ def test_transfer_calls_move_the_data_where_they_say() -> None:
         devices.transfer_calls("cpu:0", "cpu:1", devices.MAX_TRANSFER_BYTES + 1)
 
 
-def test_transfer_sweep_and_figure() -> None:
-    steps = []
-    points = devices.transfer_sweep(
-        "cpu:0", "cpu:1", (4096, 65536), budget_s=0.01, on_step=lambda i, n: steps.append((i, n))
-    )
-    assert steps == [(1, 2), (2, 2)]
+def test_transfer_points_and_figure() -> None:
+    sizes = (4096, 65536)
+    points = tuple(p for n in sizes for p in devices.transfer_point("cpu:0", "cpu:1", n, 0.01))
+    assert [(p.route, p.nbytes) for p in points[:3]] == [(r, 4096) for r in _devices.ROUTES]
     assert len(points) == 6
     for p in points:
         assert p.timing.median > 0

@@ -230,8 +230,8 @@ def test_device_counts() -> None:
     assert devices.device_counts(6) == (1, 2, 4, 6)
 
 
-def test_scaling_sweep_and_figure() -> None:
-    points = devices.scaling_sweep((1, 2), batch=64, budget_s=0.02)
+def test_scaling_points_and_figure() -> None:
+    points = tuple(devices.scaling_point(n, batch=64, budget_s=0.02) for n in (1, 2))
     assert [p.devices for p in points] == [1, 2]
     assert all(p.timing.median > 0 for p in points)
     assert np.isclose(points[0].loss, points[1].loss, rtol=1e-5)
