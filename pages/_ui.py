@@ -22,6 +22,7 @@ from jaxplay import sandbox
 from jaxplay.core import capture, figures, i18n, markdown, measure_lock
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import _
+from jaxplay.core.measure_lock import Turn as Turn  # pages' cached functions take a box's turn
 from jaxplay.hosting import catalog, publicmode, results
 
 T = TypeVar("T")
@@ -151,6 +152,27 @@ def queue_note(slot: Any, ahead: int) -> None:
     )
 
 
+@contextmanager
+def not_replayed() -> Iterator[None]:
+    """Draw what no cached function's replay may record.
+
+    A box's turn is taken inside the page's cached function that needs it (the box cannot know
+    beforehand whether a result is cached), so the box's queue note and throttle notice are
+    drawn while that function runs. Streamlit records every element a cached function draws
+    and replays it for the next visitor, into blocks that visitor does not have
+    (``CacheReplayClosureError``: their page crashed). What the box says to one visitor about
+    their wait is not part of the result: drawn here, it is not recorded. (Streamlit's own
+    flag; ``tests/pages/test_cached_functions.py`` checks a second visitor's replay.)
+    """
+    from streamlit.runtime.scriptrunner_utils.script_run_context import in_cached_function
+
+    token = in_cached_function.set(False)
+    try:
+        yield
+    finally:
+        in_cached_function.reset(token)
+
+
 class Waiting:
     """A measurement box as the measurement sees it: the page's
     :class:`jaxplay.core.measure_lock.Progress`, passed down the measurement path.
@@ -168,74 +190,69 @@ class Waiting:
         self.language = i18n.current()
         self.note = status.empty()
         self.queued_shown = False
+        #: The box's measurement turn, for its computations (``sandbox.timed``'s ``turn``).
+        self.turn = measure_lock.Turn(self, taken=self.unqueue)
+
+    def update(self, **kwargs: Any) -> None:
+        """``st.status.update``: the box's label, state, expansion."""
+        self.status.update(**kwargs)
 
     def stage(self, stage: str, fraction: float | None) -> None:
         """Show the stage that starts now in the box's label."""
         self.unqueue()
-        with i18n.speaking(self.language):
+        with i18n.speaking(self.language), not_replayed():
             self.status.update(label=f"{self.title}: {_(stage) if stage else stage}…")
 
     def queued(self, ahead: int) -> None:
         """Say that another visitor's measurement runs first, and where this one stands."""
         self.queued_shown = True
-        with i18n.speaking(self.language):
+        with i18n.speaking(self.language), not_replayed():
             queue_note(self.note, ahead)
 
     def unqueue(self) -> None:
         """Remove the queue note (this measurement's turn came)."""
         if self.queued_shown:
-            self.note.empty()
+            with not_replayed():
+                self.note.empty()
             self.queued_shown = False
 
     def throttled(self, wait_s: float) -> None:
         """Say that this visitor's measurement waits for the public server's per-visitor limit."""
-        with i18n.speaking(self.language):
+        with i18n.speaking(self.language), not_replayed():
             throttle_notice(wait_s)
 
 
 @contextmanager
-def measuring(label: str) -> Iterator[Any]:
-    """A status box for a measurement, which holds the measurement lock while the block runs.
+def measuring(label: str) -> Iterator[Waiting]:
+    """A status box for a measurement: yields its :class:`Waiting`, whose ``turn`` each of the
+    box's computations takes (``sandbox.timed(..., turn=box.turn)``, through a cached
+    function's ``_turn`` argument).
 
-    If another visitor is measuring, a note inside the box says where this one stands in the
-    queue until its turn comes (measurements take turns, so that neither slows the other down).
-    Yields the ``st.status`` container, for the caller to update.
+    The first computation that needs the measurement lock takes it, not the box: a visitor whose
+    results are all cached never waits behind another visitor's measurement, nor spends their
+    throttle. From then on the box's computations measure back to back, as one measurement,
+    until the box ends. While another visitor measures, a note inside the box says where this
+    one stands in the queue (measurements take turns, so that neither slows the other down).
     """
     with st.status(label) as status:
-        waiting = Waiting(label, status)
-        with measure_lock.exclusive(waiting):
-            waiting.unqueue()
-            yield status
-
-
-@contextmanager
-def progress(running: str, done: str) -> Iterator[Callable[[int, int, str], None]]:
-    """A measurement in steps: a :func:`measuring` box (the lock held) with a progress bar.
-
-    Yields ``step(finished, total, text)``, for :func:`measure_points` to report each step;
-    when the block ends the bar goes and the box reads ``done``. The one way a page shows a
-    measurement's progress (with :func:`staged` for one that names its stages).
-    """
-    with measuring(running) as status:
-        bar = st.progress(0.0)
-
-        def step(finished: int, total: int, text: str) -> None:
-            bar.progress(min(finished / max(total, 1), 1.0), text=text)
-
-        yield step
-        bar.empty()
-        status.update(label=done, state="complete", expanded=False)
+        box = Waiting(label, status)
+        try:
+            yield box
+        finally:
+            box.turn.release()
 
 
 def measure_points(
     running: str,
     done: str,
     steps: Sequence[T],
-    point: Callable[[T], R],
+    point: Callable[[T, Turn], R],
     describe: Callable[[T], str],
 ) -> list[R]:
-    """Measure ``point(step)`` for each step in turn, with :func:`progress` (``describe(step)``
-    says which step runs); the box then reads ``done``.
+    """Measure ``point(step, turn)`` for each step in a :func:`measuring` box with a progress
+    bar (``describe(step)`` says which step runs; ``turn`` is the box's, for the point's
+    computation); the box then reads ``done``. The one way a page shows a measurement's
+    progress (with :func:`staged` for one that names its stages).
 
     Why a loop here and not in one cached function: a cached function draws nothing (Streamlit
     replays its elements for the next visitor, which crashed pages), so each point is cached on
@@ -243,11 +260,14 @@ def measure_points(
     """
     points = []
     try:
-        with progress(running, done) as step:
+        with measuring(running) as box:
+            bar = st.progress(0.0)
             for i, value in enumerate(steps):
                 of = _("{step} ({i} of {n})").format(step=describe(value), i=i + 1, n=len(steps))
-                step(i, len(steps), of)
-                points.append(point(value))
+                bar.progress(i / max(len(steps), 1), text=of)
+                points.append(point(value, box.turn))
+            bar.empty()
+            box.update(label=done, state="complete", expanded=False)
     except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
         show_error(err, _("**The measurement failed:** "))
         stop()
@@ -288,7 +308,7 @@ class Stages(Waiting):
 def staged(title: str) -> Iterator[Stages]:
     """A status box with a progress bar for a measurement that reports its own stages.
 
-    Unlike :func:`measuring` it takes no lock: the measurement takes the measurement lock itself
+    Unlike :func:`measuring` it has no turn: the measurement takes the measurement lock itself
     (and may be one that another visitor started, whose stages this box then shows). Pass
     ``stages`` to it as its progress; call ``stages.done(...)`` when it returns, or
     ``stages.clear()`` when the input was refused.

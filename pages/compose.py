@@ -29,13 +29,13 @@ def samples(batch: int, features: int) -> compose.PerSample:
 
 
 @_ui.cached(max_entries=64, show_spinner=False)
-def jacobian_point(sweep: str, width: int) -> compose.JacobianPoint:
-    return sandbox.timed(compose.jacobian_point, sweep=sweep, width=width)
+def jacobian_point(sweep: str, width: int, _turn: _ui.Turn | None = None) -> compose.JacobianPoint:
+    return sandbox.timed(compose.jacobian_point, sweep=sweep, width=width, turn=_turn)
 
 
 @_ui.cached(max_entries=64, show_spinner=False)
-def hvp_point(method: str, n: int) -> compose.HvpPoint:
-    return sandbox.timed(compose.hvp_point, method=method, n=n)
+def hvp_point(method: str, n: int, _turn: _ui.Turn | None = None) -> compose.HvpPoint:
+    return sandbox.timed(compose.hvp_point, method=method, n=n, turn=_turn)
 
 
 @st.cache_data(max_entries=1, show_spinner=False)
@@ -157,7 +157,7 @@ def measured(sizes: compose.SizeSweep, chosen: tuple[int, ...], point, name: str
     points = _ui.measure_points(
         *sizes.progress(len(chosen)),
         sizes.steps(chosen),
-        lambda step: point(*step),
+        lambda step, turn: point(*step, _turn=turn),
         sizes.step_label,
     )
     sweep = sizes.collect(points)

@@ -200,7 +200,7 @@ def transfer_section() -> None:
             timing_sizes,
             _("Transfers timed"),
             sizes,
-            lambda nbytes: sandbox.timed(devices.transfer_point, src, dst, nbytes),
+            lambda nbytes, turn: sandbox.timed(devices.transfer_point, src, dst, nbytes, turn=turn),
             figures.format_bytes,
         )
         st.session_state["devices_transfers"] = (src, dst, tuple(p for ps in points for p in ps))
@@ -426,7 +426,7 @@ def scaling_tab() -> None:
             timing_counts,
             _("Timed"),
             counts,
-            lambda n: sandbox.timed(devices.scaling_point, n, platform=platform),
+            lambda n, turn: sandbox.timed(devices.scaling_point, n, platform=platform, turn=turn),
             devices_count,
         )
         st.session_state["devices_scaling"] = (WHERE, tuple(points))

@@ -25,10 +25,10 @@ st.write(
 
 
 @_ui.cached(max_entries=64, show_spinner=False)
-def sweep_point(*key: object) -> jit.SweepPoint:
+def sweep_point(*key: object, _turn: _ui.Turn | None = None) -> jit.SweepPoint:
     preset, rows, cols, dtype, formula, _measurement = key
     workload = jit.Workload(preset, rows, cols, dtype, formula)
-    return sandbox.timed(jit.sweep_point, workload=workload)
+    return sandbox.timed(jit.sweep_point, workload=workload, turn=_turn)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -210,7 +210,7 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
         _("Sweeping {n} sizes…").format(n=len(sizes)),
         _("{n} sizes measured on {device}").format(n=len(sizes), device=device),
         sizes,
-        lambda r: sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number),
+        lambda r, turn: sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number, _turn=turn),
         lambda r: _("rows = {rows}").format(rows=r),
     )
     _ui.chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")

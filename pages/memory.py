@@ -24,14 +24,15 @@ st.write(
 
 @_ui.cached(max_entries=20, show_spinner=False)
 def variant(
-    model: str, key: str, loop: str, size: int, depth: int, run: bool
+    model: str, key: str, loop: str, size: int, depth: int, run: bool, _turn: _ui.Turn | None = None
 ) -> memory.RematResult:
-    return sandbox.timed(memory.analyse_variant, model, key, loop, size, depth, run)
+    return sandbox.timed(memory.analyse_variant, model, key, loop, size, depth, run, turn=_turn)
 
 
 @_ui.cached(max_entries=8, show_spinner=False)
-def chain(ops: tuple[str, ...], size: int) -> memory.ChainReport:
-    return sandbox.timed(memory.analyse_chain, ops, size, reference=sandbox.machine_reference())
+def chain(ops: tuple[str, ...], size: int, _turn: _ui.Turn | None = None) -> memory.ChainReport:
+    reference = sandbox.machine_reference()
+    return sandbox.timed(memory.analyse_chain, ops, size, reference=reference, turn=_turn)
 
 
 def checkpointing() -> None:
@@ -58,7 +59,7 @@ def checkpointing() -> None:
         try:
             for i, k in enumerate(plan.keys, 1):
                 status.update(label=memory.step_label(i, len(plan.keys), k))
-                results.append(variant(model, k, loop, size, depth, plan.run))
+                results.append(variant(model, k, loop, size, depth, plan.run, _turn=status.turn))
         except Exception as err:  # e.g. the device runs out of memory at a large size
             status.update(label=_("Failed"), state="error")
             _ui.show_error(err, _("**The analysis failed:** "))
@@ -152,13 +153,12 @@ def fusion_panel() -> None:
         key="memory_preset",
         on_change=use_preset,
     )
-    problem = memory.check_chain(ops, size, platform)
-    if problem:
+    if problem := memory.check_chain(ops, size, platform):
         st.error(_("**Not run:** {reason}").format(reason=problem), icon=":material/block:")
         return
     with _ui.measuring(_("Compiling, then timing eager and jit…")) as status:
         try:
-            report = chain(tuple(ops), size)
+            report = chain(tuple(ops), size, _turn=status.turn)
         except Exception as err:  # e.g. the device runs out of memory at a large size
             status.update(label=_("Failed"), state="error")
             _ui.show_error(err, _("**The chain failed:** "))

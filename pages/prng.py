@@ -56,8 +56,8 @@ def parallel(seed: int, n_keys: int, n_per: int, reuse: bool) -> prng.ParallelSt
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def impl_timing(impl: str, n: int) -> prng.ImplTiming:
-    return sandbox.timed(prng.time_impl, impl=impl, n=n)
+def impl_timing(impl: str, n: int, _turn: _ui.Turn | None = None) -> prng.ImplTiming:
+    return sandbox.timed(prng.time_impl, impl=impl, n=n, turn=_turn)
 
 
 def seed_section(seed: int) -> None:
@@ -217,7 +217,7 @@ def derivation_view(seed: int) -> None:
     if st.button(_("Time deriving 1000 keys"), key="prng_time_derive"):
         with _ui.measuring(_("Timing three derivation schemes (jitted)…")) as status:
             try:
-                timed = sandbox.timed(prng.time_derivations, n=1000)
+                timed = sandbox.timed(prng.time_derivations, n=1000, turn=status.turn)
             except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
                 status.update(label=_("Failed"), state="error")
                 _ui.show_error(err, _("**The measurement failed:** "))
@@ -292,7 +292,7 @@ def impl_section(seed: int) -> None:
                 "{n} implementation timed", "{n} implementations timed", len(prng.IMPLS)
             ).format(n=f"{len(prng.IMPLS):,}"),
             prng.IMPLS,
-            lambda impl: impl_timing(impl, int(n_time)),
+            lambda impl, turn: impl_timing(impl, int(n_time), _turn=turn),
             str,
         )
         title = f"jit(normal)(key, ({rows[0].n:,},))"

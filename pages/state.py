@@ -21,10 +21,8 @@ st.write(
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def train(loop: str, seed: int, steps: int, hidden: int, optimizer: str, lr: float):
-    return sandbox.timed(
-        state.train, loop_key=loop, setup=state.Setup(seed, steps, hidden, optimizer, lr)
-    )
+def train(loop: str, setup: tuple[int, int, int, str, float], _turn: _ui.Turn | None = None):
+    return sandbox.timed(state.train, loop_key=loop, setup=state.Setup(*setup), turn=_turn)
 
 
 left, right = st.columns(2)
@@ -95,11 +93,11 @@ def train_and_show(setup: tuple[int, int, int, str, float], wrong_key: str) -> N
             label=_("Training with the state threaded ({n} jitted steps)…").format(n=int(steps))
         )
         try:
-            threaded = train("threaded", *setup)
+            threaded = train("threaded", setup, _turn=status.turn)
             status.update(
                 label=_("Training with hidden state ({kind})…").format(kind=_(wrong_loop.short))
             )
-            wrong = train(wrong_loop.key, *setup)
+            wrong = train(wrong_loop.key, setup, _turn=status.turn)
         except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
             status.update(label=_("Failed"), state="error")
             _ui.show_error(err, _("**The measurement failed:** "))

@@ -34,8 +34,8 @@ def outcome(
 
 
 @_ui.cached(max_entries=16, show_spinner=False)
-def batch_point(n: int) -> vmap.BatchPoint:
-    return sandbox.timed(vmap.time_batch, n=n, budget_s=BATCH_BUDGET_S)
+def batch_point(n: int, _turn: _ui.Turn | None = None) -> vmap.BatchPoint:
+    return sandbox.timed(vmap.time_batch, n=n, budget_s=BATCH_BUDGET_S, turn=_turn)
 
 
 @_ui.cached(max_entries=16, show_spinner=_("Convolving…"))
@@ -107,7 +107,9 @@ def speed_tab() -> None:
         # One cached call per size, the progress drawn here between them: a cached function
         # draws nothing (Streamlit replays it for the next visitor).
         running, done = vmap.timing_labels(len(chosen))
-        points = _ui.measure_points(running, done, chosen, batch_point, vmap.point_label)
+        points = _ui.measure_points(
+            running, done, chosen, lambda n, turn: batch_point(n, _turn=turn), vmap.point_label
+        )
         bt = vmap.combine(points)
         _ui.chart(vmap.batching_figure(bt), key="vmap_speed_chart")
         st.caption(vmap.batching_caption(bt))

@@ -238,3 +238,48 @@ def _locked(progress: Progress) -> Iterator[None]:
         yield
     finally:
         MEASURE_LOCK.release()
+
+
+class Turn:
+    """A page's measurement turn, taken when its first computation needs it and kept until
+    :meth:`release`.
+
+    Why: a page's box wraps several cached computations (a memory page's variants, a sweep's
+    points) that should count as one measurement, back to back, for the throttle and the queue.
+    Holding the lock around the box from its start made a visitor whose results were all cached
+    wait behind every other visitor's measurement (seconds, in a room) and spend their throttle.
+    A turn is passed to each computation (``jaxplay.sandbox.timed``'s ``turn``), which enters it
+    only when it computes: the first entry takes the lock with ``progress``, later ones find it
+    held.
+
+    Use it from one thread (the lock's nesting is per thread), and release it in that thread.
+    """
+
+    def __init__(self, progress: Progress = UNWATCHED, taken: Callable[[], None] | None = None):
+        """``taken`` is called once the lock is held (the box removes its queue note)."""
+        self.progress = progress
+        self._taken = taken
+        self._hold: contextlib.AbstractContextManager[None] | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether a computation took the turn (and it has not been released)."""
+        return self._hold is not None
+
+    def __enter__(self) -> Turn:
+        if self._hold is None:
+            hold = exclusive(self.progress)
+            hold.__enter__()
+            self._hold = hold
+            if self._taken is not None:
+                self._taken()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Kept: the next computation of the box measures in the same turn."""
+
+    def release(self) -> None:
+        """Give the lock back, if a computation took it."""
+        hold, self._hold = self._hold, None
+        if hold is not None:
+            hold.__exit__(None, None, None)

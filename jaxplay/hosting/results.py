@@ -443,7 +443,9 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
 
     Without a store (``JAXPLAY_RESULT_DB`` unset: one server process) the function runs as is.
     Arguments that are not plain values (strings, numbers, booleans, ``None``, tuples and lists
-    of them) also bypass the store.
+    of them) also bypass the store. Keyword arguments named with a leading underscore are not
+    part of the key, as for ``st.cache_data`` (a page's measurement turn: who waits, not what
+    is computed).
     """
     import functools
 
@@ -453,7 +455,7 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
         @functools.wraps(function)
         def inner(*args: Any, **kwargs: Any) -> T:
             store = configured_store()
-            inputs = [list(args), sorted(kwargs.items())]
+            inputs = [list(args), sorted((k, v) for k, v in kwargs.items() if k[:1] != "_")]
             if store is None or not _plain(inputs):
                 return function(*args, **kwargs)
             return store.get_or_compute(

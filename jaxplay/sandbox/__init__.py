@@ -37,7 +37,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from jaxplay.core import words
+from jaxplay.core import measure_lock, words
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import _
 from jaxplay.sandbox._config import MAX_SOURCE_CHARS as MAX_SOURCE_CHARS
@@ -354,14 +354,21 @@ def compute(
 TIMED_TIMEOUT_S = 60.0
 
 
-def timed(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+def timed(
+    function: Callable[..., Any],
+    /,
+    *args: Any,
+    turn: measure_lock.Turn | None = None,
+    **kwargs: Any,
+) -> Any:
     """``function(*args, **kwargs)`` where ``JAXPLAY_MEASURE_IN`` says: in the compute worker
     (:func:`compute`, the arguments bound to their names), this process's measurement lock held
     around it, or here as it is.
 
     For a page's timed computation (a sweep's point, a memory variant): the page's cached
-    function calls this with the jaxplay function it would have called. Nested in the page's
-    own hold of the lock (its progress box) the hold here counts as the same measurement.
+    function calls this with the jaxplay function it would have called, and the box's
+    :class:`jaxplay.core.measure_lock.Turn` as ``turn``. Only a computation takes the turn (a
+    cached result never gets here), and every computation of the box measures in it.
 
     Where no worker can start (the pool refuses: none started, or it is shut down) the
     function runs here, as it would without one, and the server's log says so.
@@ -370,14 +377,13 @@ def timed(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         TaskFailed: in the worker, the function raised (``error.exc_type``) or the worker
             failed; here, whatever the function raises.
     """
-    from jaxplay.core import measure_lock
     from jaxplay.hosting import settings
 
-    if settings.measure_in() != "worker":
-        return function(*args, **kwargs)
-    named = inspect.signature(function).bind(*args, **kwargs).arguments
-    cpu_s = TIMED_TIMEOUT_S * len(measure_lock.usable_cores())
-    with measure_lock.exclusive():
+    with turn or contextlib.nullcontext(), measure_lock.exclusive():
+        if settings.measure_in() != "worker":
+            return function(*args, **kwargs)
+        named = inspect.signature(function).bind(*args, **kwargs).arguments
+        cpu_s = TIMED_TIMEOUT_S * len(measure_lock.usable_cores())
         try:
             return compute(function, timeout_s=TIMED_TIMEOUT_S, cpu_s=cpu_s, **named)
         except TaskFailed as failed:
@@ -403,7 +409,7 @@ def machine_reference(before: Callable[[], None] | None = None) -> Any:
     then kept, so every page compares against the same roofs.
     """
     global _roofs
-    from jaxplay.core import measure_lock, roofline
+    from jaxplay.core import roofline
     from jaxplay.hosting import settings
 
     in_worker = settings.measure_in() == "worker"

@@ -30,6 +30,65 @@ def test_lock_is_reentrant_and_a_waiting_caller_is_told() -> None:
     assert measure_lock.waiting_count() == 0
 
 
+def test_a_turn_takes_the_lock_only_when_a_computation_enters_it() -> None:
+    """A box whose results are all cached never takes the lock (nor its throttle); its first
+    computation does, with the box's progress, and its later ones measure in the same turn."""
+    throttled: list[str] = []
+
+    def throttle(visitor: str) -> float:
+        throttled.append(visitor)
+        return 0.0
+
+    measure_lock.set_throttle(throttle)
+    try:
+        progress, taken = Told("visitor-a"), []
+        turn = measure_lock.Turn(progress, taken=lambda: taken.append(True))
+        assert not turn.held
+        turn.release()  # nothing computed: nothing to give back
+        assert measure_lock.MEASURE_LOCK.acquire(blocking=False)  # free all along
+        measure_lock.MEASURE_LOCK.release()
+        with turn, measure_lock.exclusive():  # a computation (sandbox.timed) enters the turn
+            assert turn.held
+        with turn, measure_lock.exclusive():  # the box's next one: the same measurement
+            pass
+        assert turn.held and taken == [True] and throttled == ["visitor-a"]
+        got = threading.Event()
+
+        def another_measurement() -> None:
+            with measure_lock.exclusive():
+                got.set()
+
+        other = threading.Thread(target=another_measurement)
+        other.start()
+        assert not got.wait(0.2)  # still held between the box's computations
+        turn.release()
+        other.join(5)
+        assert got.is_set() and not turn.held
+    finally:
+        measure_lock.set_throttle(None)
+
+
+def test_a_turn_waits_its_place_and_says_so() -> None:
+    progress = Told("visitor-b")
+    turn = measure_lock.Turn(progress)
+    entered = threading.Event()
+
+    def box() -> None:
+        with turn:
+            entered.set()
+        turn.release()
+
+    with measure_lock.exclusive():
+        worker = threading.Thread(target=box)
+        worker.start()
+        deadline = time.monotonic() + 5
+        while measure_lock.waiting_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert not entered.is_set()
+    worker.join(5)
+    assert entered.is_set() and progress.of("queued") == [1]
+
+
 _HOLDER = """
 import os, sys, time
 from jaxplay.core import measure_lock

@@ -201,6 +201,24 @@ def test_a_stored_function_runs_once_per_deployment(tmp_path: Path, monkeypatch)
     assert second.name == "a" and list(second.samples) == [0.0, 1.0, 4.0] == list(first.samples)
 
 
+def test_arguments_named_with_an_underscore_are_not_part_of_the_key(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """As for ``st.cache_data``: a page passes its box's measurement turn as ``_turn``, which
+    says who waits, not what is computed."""
+
+    @results.stored("demo.turned", Measured)
+    def square(name: str, n: int, _turn: object = None) -> Measured:
+        square.calls += 1  # type: ignore[attr-defined]
+        return Measured(name, np.arange(n, dtype=np.float32) ** 2)
+
+    square.calls = 0  # type: ignore[attr-defined]
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(tmp_path / "r.sqlite3"))
+    square("a", 3, _turn=object())
+    assert list(square("a", 3, _turn=object()).samples) == [0.0, 1.0, 4.0]
+    assert square.calls == 1  # type: ignore[attr-defined]
+
+
 def test_a_pages_result_is_computed_once_for_every_server_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

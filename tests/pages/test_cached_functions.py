@@ -11,20 +11,30 @@ or ``st.cache_resource`` may not call:
 * one of its parameters, or a variable of an enclosing function (a closure), nor pass a
   parameter on as a callback (``on_progress=_progress``) or take a ``Callable`` parameter.
 
-Progress and queue notes are drawn by the page around the call.
+Progress is drawn by the page around the call. A measurement box's queue note and throttle
+notice are the one exception: the box's turn is taken inside the cached function that needs the
+lock (only a computation waits for it), so the box draws them there, unrecorded
+(``_ui.not_replayed``); the last tests here check a second visitor's replay and that a cached
+view never waits for another visitor's measurement.
 """
 
 from __future__ import annotations
 
 import ast
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from jaxplay.core import measure_lock
+from jaxplay.hosting import catalog
+from tests.support.apptest import assert_clean, open_page
+
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py")])
 DRAWING_PACKAGES = ("streamlit", "pages")
-CACHES = ("cache_data", "cache_resource")
+CACHES = ("cache_data", "cache_resource", "cached")  # _ui.cached: st.cache_data and the store
 CALLBACK_KEYWORDS = ("callback", "progress", "status")
 
 
@@ -194,3 +204,72 @@ def test_the_check_passes_data_functions() -> None:
         "    return vz.time_batching(sizes, visitor=_visitor, name=label(sizes))\n"
     )
     assert problems(source) == []
+
+
+SLOW_STATE = {"state_seed": "4242", "state_steps": 20}  # settings no other test trains
+
+
+def _another_measurement() -> tuple[threading.Thread, threading.Event, threading.Event]:
+    """A thread holding the measurement lock (another visitor measuring) until a caller queues
+    behind it (then ``queued`` is set) or ``done`` is set; returns (thread, done, queued)."""
+    held, done, queued = threading.Event(), threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with measure_lock.exclusive():
+            held.set()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not done.is_set():
+                if measure_lock.waiting_count():
+                    queued.set()
+                    return
+                time.sleep(0.01)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert held.wait(10)
+    return thread, done, queued
+
+
+def test_a_view_that_waited_its_turn_replays_cleanly_for_the_next_visitor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first visitor's training waits behind another measurement: their box says so from
+    inside the cached function that took the turn. The next visitor with the same settings gets
+    the cached result replayed, without that note (recorded, it crashed their page)."""
+    from pages import _ui
+
+    notes: list[int] = []
+    original = _ui.queue_note
+    monkeypatch.setattr(
+        _ui, "queue_note", lambda slot, ahead: (notes.append(ahead), original(slot, ahead))
+    )
+    spec = catalog.find("state")
+    thread, done, _ = _another_measurement()
+    try:
+        first = open_page(spec, **SLOW_STATE)
+    finally:
+        done.set()
+        thread.join(10)
+    assert_clean(first)
+    assert notes == [1], "the first visitor never waited: the test checks nothing"
+    second = open_page(spec, **SLOW_STATE)
+    assert_clean(second)
+    assert not [e for e in second.info if "in the queue" in str(e.value)]
+
+
+@pytest.mark.parametrize(("address", "settings"), [("state", SLOW_STATE), ("memory", {})])
+def test_a_cached_view_never_waits_for_another_visitors_measurement(
+    address: str, settings: dict[str, object]
+) -> None:
+    """A view whose results are cached takes no turn: it renders while another visitor's
+    measurement holds the lock (it waited for it, seconds in a room, and spent its throttle)."""
+    spec = catalog.find(address)
+    assert_clean(open_page(spec, **settings))  # computed (or cached already)
+    thread, done, queued = _another_measurement()
+    try:
+        at = open_page(spec, **settings)
+    finally:
+        done.set()
+        thread.join(10)
+    assert_clean(at)
+    assert not queued.is_set(), "the cached view queued behind another visitor's measurement"

@@ -158,7 +158,7 @@ def test_pages_switch_views_and_show_progress_one_way(path: Path) -> None:
         if isinstance(node, ast.Attribute):
             on_st = isinstance(node.value, ast.Name) and node.value.id == "st"
             assert not (on_st and node.attr == "tabs"), f"{path.name} calls st.tabs"
-            # Progress the one way too: _ui.progress / measure_points / staged.
+            # Progress the one way too: _ui.measuring / measure_points / staged.
             assert not (on_st and node.attr == "progress"), f"{path.name} draws st.progress"
             assert not (on_st and node.attr == "status"), f"{path.name} draws st.status"
             assert node.attr != "open", f"{path.name} reads a tab's .open"
