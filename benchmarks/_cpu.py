@@ -116,11 +116,18 @@ def proc_stat(pid: int) -> tuple[int, int, int] | None:
 
 
 class ProcTree(threading.Thread):
-    """Samples the CPU time of a process and all its descendants, keeping exited ones."""
+    """Samples the CPU time of some processes and all their descendants, keeping exited ones.
 
-    def __init__(self, root: int, interval_s: float = 0.05) -> None:
+    Descendants are found by their parent (``/proc/<pid>/stat``), not through
+    ``/proc/<pid>/task/<pid>/children``: that file lists only what the process's *main* thread
+    started, and the server starts its sandbox (the fork server and every worker) from a thread
+    of its own, so a sampler reading it missed the workers' CPU (the room-load benchmark's
+    server figures did, until 2026-12-06).
+    """
+
+    def __init__(self, *roots: int, interval_s: float = 0.05) -> None:
         super().__init__(daemon=True, name="proc-tree")
-        self.root = root
+        self.roots = roots
         self.interval_s = interval_s
         self._seen: dict[tuple[int, int], int] = {}
         self._lock = threading.Lock()
@@ -142,7 +149,7 @@ class ProcTree(threading.Thread):
                 if stat is not None:
                     stats[int(name)] = stat
                     children[stat[0]].append(int(name))
-        stack = [self.root]
+        stack = list(self.roots)
         with self._lock:
             while stack:
                 pid = stack.pop()

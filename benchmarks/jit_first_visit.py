@@ -37,10 +37,10 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
+from benchmarks._cpu import ProcTree  # noqa: E402
 from jaxplay.hosting import serve  # noqa: E402
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 TIMEOUT_MS = 180_000
 QUIET_SHARE = 0.03
 QUIET_WINDOW_S = 1.0
@@ -53,36 +53,13 @@ _IDLE_JS = """() => {
 }"""
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(c) for c in text.split()]
-
-
-def tree_cpu_s(pid: int, seen: dict[int, float]) -> float:
-    """CPU seconds of ``pid`` and its descendants; ``seen`` keeps the last reading of every
-    process, so one that exited between two readings still counts with what it had used."""
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        seen[p] = (int(fields[11]) + int(fields[12])) / CLK_TCK
-        stack.extend(_children(p))
-    return sum(seen.values())
-
-
-def wait_quiet(pid: int, seen: dict[int, float], limit_s: float = 300.0) -> float:
+def wait_quiet(tree: ProcTree, limit_s: float = 300.0) -> float:
     """Wait until the server tree used under :data:`QUIET_SHARE` of a core for a whole window."""
     deadline = time.monotonic() + limit_s
-    before = tree_cpu_s(pid, seen)
+    before = tree.total_s()
     while time.monotonic() < deadline:
         time.sleep(QUIET_WINDOW_S)
-        now = tree_cpu_s(pid, seen)
+        now = tree.total_s()
         if now - before < QUIET_SHARE * QUIET_WINDOW_S:
             return now
         before = now
@@ -113,8 +90,8 @@ def one_server(root: Path, browser) -> dict[str, tuple[float, float]]:
     """(CPU seconds, wall seconds) of each step of :data:`STEPS` on a fresh server."""
     costs: dict[str, tuple[float, float]] = {}
     with server(root) as (url, pid):
-        seen: dict[int, float] = {}
-        cpu = wait_quiet(pid, seen)
+        tree = ProcTree(pid)
+        cpu = wait_quiet(tree)
         for visitor in (1, 2):
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
@@ -127,11 +104,11 @@ def one_server(root: Path, browser) -> dict[str, tuple[float, float]]:
                     nav.first.click()
                 rendered(page, "jaxplay" if name == "home" else "jit")
                 wall = time.perf_counter() - start
-                after = wait_quiet(pid, seen)
+                after = wait_quiet(tree)
                 costs[f"visitor {visitor}: {name}"] = (after - cpu, wall)
                 cpu = after
             context.close()
-            cpu = wait_quiet(pid, seen)
+            cpu = wait_quiet(tree)
     return costs
 
 

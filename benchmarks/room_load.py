@@ -55,9 +55,9 @@ sys.path.insert(0, str(ROOT))
 
 from pages._visitor import ProtocolError, Run, Visitor  # noqa: E402
 
+from benchmarks._cpu import ProcTree  # noqa: E402
 from jaxplay.hosting import catalog, serve, settings  # noqa: E402
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 MAX_VISITORS = 500
 #: The page each value change happens on and its number input's key.
 CHANGES = {"jit": "jit_rows", "grad": "grad_hi", "memory": "memory_size"}
@@ -200,39 +200,12 @@ class RoomVisitor(User):
 # --- the server's side ------------------------------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
-class TreeCpu:
-    """CPU seconds of some process trees; a process that exited keeps its last reading."""
-
-    def __init__(self, roots: list[int]) -> None:
-        self.roots = roots
-        self.seen: dict[int, float] = {}
-
-    def read(self) -> float:
-        stack = list(self.roots)
-        while stack:
-            pid = stack.pop()
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            self.seen[pid] = (int(fields[11]) + int(fields[12])) / CLK_TCK
-            stack.extend(_children(pid))
-        return sum(self.seen.values())
-
-
 class Watch:
     """Samples the server trees' CPU and the health endpoint's answer time in the background."""
 
     def __init__(self, url: str, roots: list[int]) -> None:
         self.url = url
-        self.cpu = TreeCpu(roots)
+        self.cpu = ProcTree(*roots)
         self.worst_health_s = 0.0
         self._greenlets = [gevent.spawn(self._health), gevent.spawn(self._sample)]
 
@@ -249,7 +222,7 @@ class Watch:
 
     def _sample(self) -> None:
         while True:
-            self.cpu.read()
+            self.cpu.scan()
             gevent.sleep(0.5)
 
     def stop(self) -> None:
@@ -338,14 +311,14 @@ def run(args: argparse.Namespace) -> dict:
                     runner.spawning_greenlet.join()
                 SHARED.stage = index
                 watch.worst_health_s = 0.0
-                cpu0, client0, t0 = watch.cpu.read(), _client_cpu_s(), time.monotonic()
+                cpu0, client0, t0 = watch.cpu.total_s(), _client_cpu_s(), time.monotonic()
                 gevent.sleep(args.stage_s)
                 SHARED.stage = -1
                 wall = time.monotonic() - t0
                 stage = {
                     "visitors": visitors,
                     "seconds": wall,
-                    "server_cores": (watch.cpu.read() - cpu0) / wall,
+                    "server_cores": (watch.cpu.total_s() - cpu0) / wall,
                     "client_cores": (_client_cpu_s() - client0) / wall,
                     "worst_health_s": watch.worst_health_s,
                 }
