@@ -19,8 +19,9 @@ changed behaviour) is shown as not true here, with what JAX did, instead of as a
 Sentence builders declare the claims they rest on with :func:`states` (or say why they state
 nothing about JAX with :func:`states_nothing`); a test fails on a builder that does neither.
 
-Checks run in the server process, beside visitors' work: they must be small (milliseconds to a
-second), and must change JAX's configuration only through its thread-local context managers
+Checks run in the server process, beside visitors' work, each holding the measurement lock (no
+measurement is timed beside one): they must be small (milliseconds to a few seconds; they run
+in one thread), and must change JAX's configuration only through its thread-local context managers
 (``with jax.debug_nans(True):``, ``with jax.enable_x64(True):``), never ``jax.config.update``.
 
 Example:
@@ -43,6 +44,8 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from jaxplay.core import measure_lock
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -214,12 +217,20 @@ _finished = threading.Event()
 
 
 def check_all(keys: Iterable[str] | None = None) -> dict[str, Result]:
-    """Run the checks of ``keys`` (every registered claim by default) now, in this thread."""
+    """Run the checks of ``keys`` (every registered claim by default) now, in this thread.
+
+    Each check holds the measurement lock (:func:`jaxplay.core.measure_lock.exclusive`, as
+    nobody's measurement): it is JAX work on this process's cores, and a measurement timed
+    beside it (in this process or its compute worker) would share them. All the checks take
+    about 30 s of one core; beside them, a jit page measurement that takes 3.5 s alone took
+    6 s in a room's first minute (2026-12-06). A measurement now waits for one check at most.
+    """
     chosen = list(REGISTRY) if keys is None else list(keys)
     done: dict[str, Result] = {}
     for key in chosen:
         try:
-            done[key] = REGISTRY[key].run()
+            with measure_lock.exclusive():
+                done[key] = REGISTRY[key].run()
         except Exception:  # pragma: no cover - Claim.run catches the check's own errors
             done[key] = Result(key, False, "?", traceback.format_exc(limit=1))
         with _lock:

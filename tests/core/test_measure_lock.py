@@ -89,6 +89,29 @@ def test_a_turn_waits_its_place_and_says_so() -> None:
     assert entered.is_set() and progress.of("queued") == [1]
 
 
+def test_the_claims_check_takes_turns_with_measurements(monkeypatch) -> None:
+    """A claim's check is JAX work on the measurement's cores: it waits for the lock."""
+    from jaxplay.core import claims
+
+    ran = threading.Event()
+
+    def check(_case: object) -> claims.Verdict:
+        ran.set()
+        return claims.Verdict(True, "ran")
+
+    key = "demo.waits_its_turn"
+    monkeypatch.setitem(claims.REGISTRY, key, claims.Claim(key, "a check", check, (None,)))
+    checking = threading.Thread(target=claims.check_all, args=([key],))
+    with measure_lock.exclusive():
+        checking.start()
+        deadline = time.monotonic() + 5
+        while measure_lock.waiting_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert measure_lock.waiting_count() == 1 and not ran.is_set()
+    checking.join(5)
+    assert ran.is_set()
+
+
 _HOLDER = """
 import os, sys, time
 from jaxplay.core import measure_lock
