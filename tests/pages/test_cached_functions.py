@@ -23,6 +23,8 @@ from __future__ import annotations
 import ast
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -209,9 +211,10 @@ def test_the_check_passes_data_functions() -> None:
 SLOW_STATE = {"state_seed": "4242", "state_steps": 20}  # settings no other test trains
 
 
-def _another_measurement() -> tuple[threading.Thread, threading.Event, threading.Event]:
-    """A thread holding the measurement lock (another visitor measuring) until a caller queues
-    behind it (then ``queued`` is set) or ``done`` is set; returns (thread, done, queued)."""
+@contextmanager
+def another_measurement() -> Iterator[threading.Event]:
+    """Another visitor measuring while the block runs: a thread holding the measurement lock
+    until a caller queues behind it (the event it yields is then set) or the block ends."""
     held, done, queued = threading.Event(), threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -227,7 +230,11 @@ def _another_measurement() -> tuple[threading.Thread, threading.Event, threading
     thread = threading.Thread(target=hold)
     thread.start()
     assert held.wait(10)
-    return thread, done, queued
+    try:
+        yield queued
+    finally:
+        done.set()
+        thread.join(10)
 
 
 def test_a_view_that_waited_its_turn_replays_cleanly_for_the_next_visitor(
@@ -244,12 +251,8 @@ def test_a_view_that_waited_its_turn_replays_cleanly_for_the_next_visitor(
         _ui, "queue_note", lambda slot, ahead: (notes.append(ahead), original(slot, ahead))
     )
     spec = catalog.find("state")
-    thread, done, _ = _another_measurement()
-    try:
+    with another_measurement():
         first = open_page(spec, **SLOW_STATE)
-    finally:
-        done.set()
-        thread.join(10)
     assert_clean(first)
     assert notes == [1], "the first visitor never waited: the test checks nothing"
     second = open_page(spec, **SLOW_STATE)
@@ -265,11 +268,7 @@ def test_a_cached_view_never_waits_for_another_visitors_measurement(
     measurement holds the lock (it waited for it, seconds in a room, and spent its throttle)."""
     spec = catalog.find(address)
     assert_clean(open_page(spec, **settings))  # computed (or cached already)
-    thread, done, queued = _another_measurement()
-    try:
+    with another_measurement() as queued:
         at = open_page(spec, **settings)
-    finally:
-        done.set()
-        thread.join(10)
     assert_clean(at)
     assert not queued.is_set(), "the cached view queued behind another visitor's measurement"
