@@ -31,7 +31,7 @@ def variant(
 
 @_ui.cached(max_entries=8, show_spinner=False)
 def chain(ops: tuple[str, ...], size: int, _turn: _ui.Turn | None = None) -> memory.ChainReport:
-    reference = sandbox.machine_reference()
+    reference = sandbox.machine_reference(turn=_turn)
     return sandbox.timed(memory.analyse_chain, ops, size, reference=reference, turn=_turn)
 
 

@@ -176,9 +176,9 @@ SETTINGS: tuple[Setting, ...] = (
         "JAXPLAY_CHECK_CLAIMS",
         "1",
         "`0` to skip checking the pages' statements about JAX against this server's JAX at "
-        "start-up (a background thread, about 30 s of one core, each check holding the "
-        "measurement lock so that no measurement is timed beside it; each page then shows how "
-        "its statements fared).",
+        "start-up (a background thread, about 30 s of one core on the 2-core development VM, "
+        "each check holding the measurement lock so that no measurement is timed beside it; "
+        "each page then shows how its statements fared).",
     ),
     Setting(
         "JAXPLAY_SNIPPET_DB",

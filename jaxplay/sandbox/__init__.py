@@ -399,14 +399,17 @@ _roofs: Any = None
 _roofs_lock = threading.Lock()
 
 
-def machine_reference(before: Callable[[], None] | None = None) -> Any:
+def machine_reference(
+    before: Callable[[], None] | None = None, turn: measure_lock.Turn | None = None
+) -> Any:
     """This machine's roofs (:class:`jaxplay.core.roofline.MachineReference`) for every page,
     measured once per server process where ``JAXPLAY_MEASURE_IN`` says: in the compute worker
     (this process's measurement lock held), or here
     (:func:`jaxplay.core.roofline.machine_reference`).
 
     ``before`` is called first when they are about to be measured (a page's stage); they are
-    then kept, so every page compares against the same roofs.
+    then kept, so every page compares against the same roofs. ``turn``: the page box's, taken
+    only if they are measured here (as :func:`timed` takes it).
     """
     global _roofs
     from jaxplay.core import roofline
@@ -418,7 +421,7 @@ def machine_reference(before: Callable[[], None] | None = None) -> Any:
         return known
     # The measurement lock first, then this one: the order a measurement that holds the lock
     # already (the jit page's) takes them in, so neither waits for the other.
-    with measure_lock.exclusive(), _roofs_lock:
+    with turn or contextlib.nullcontext(), measure_lock.exclusive(), _roofs_lock:
         if not in_worker:
             if before is not None and not roofline.measured():
                 before()

@@ -114,6 +114,17 @@ def test_fusion_panel_runs_a_preset_and_says_what_the_program_does():
     assert not [w for w in at.warning if IGNORED_NOTE in w.value]
 
 
+def test_the_chains_first_roofs_are_measured_in_the_visitors_turn(monkeypatch) -> None:
+    """A fresh server's first chain also measures the machine's roofs: in the box's turn, so
+    for its visitor (the page tests' conftest fails a measurement for nobody)."""
+    from jaxplay import sandbox
+
+    monkeypatch.setattr(sandbox, "_roofs", None)
+    at = open_page(SPEC, memory_panel="Fusion", memory_chain_size=24)
+    assert_clean(at)
+    assert sandbox._roofs is not None  # measured now, in the compute worker
+
+
 def test_a_link_to_a_chain_shows_its_preset_and_no_ignored_note():
     chain = list(memory.CHAIN_PRESETS["Fusion stops at a matmul"])
     at = _open_link({"memory_panel": "Fusion", "memory_chain_size": "16", "memory_chain": chain})
