@@ -144,9 +144,12 @@ class Record:
 class Meter:
     """The counters of one running server."""
 
-    def __init__(self, cgroup: CpuCgroup, tree: ProcTree, probe_file: Path) -> None:
+    def __init__(
+        self, cgroup: CpuCgroup, tree: ProcTree, server_pid: int, probe_file: Path
+    ) -> None:
         self.cgroup = cgroup
         self.tree = tree
+        self.server_pid = server_pid
         self.probe_file = probe_file
         self.lock_note = ""
 
@@ -165,7 +168,7 @@ class Meter:
 
     def _counters(self) -> tuple[float, float, float, float, float]:
         """(perf_counter, time, cgroup CPU-s, /proc CPU-s, the server process's own CPU-s)."""
-        stat = proc_stat(self.tree.root)
+        stat = proc_stat(self.server_pid)
         return (
             time.perf_counter(),
             time.time(),
@@ -306,7 +309,7 @@ def probed_server(
             raise RuntimeError(
                 f"{error}\n" + (workdir / f"server-{port}.log").read_text()[-3000:]
             ) from None
-        yield Server(server.url, server.process, Meter(cgroup, tree, probe_file))
+        yield Server(server.url, server.process, Meter(cgroup, tree, server.pid, probe_file))
     finally:
         tree.stop()
         server.stop()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -122,3 +123,24 @@ def test_capacity_is_the_smallest_of_the_cpu_gil_and_lock_bounds() -> None:
     assert room["lock_bound"] == pytest.approx(8 * c["lock_bound"])
     assert room["cpu_bound"] == pytest.approx(c["cpu_bound"])
     assert room["visitors"] == min(room["cpu_bound"], room["gil_bound"], room["lock_bound"])
+
+
+class _NoCgroup:
+    """A cgroup that could not be made (as on a host that refuses one): counters fall back."""
+
+    available = False
+
+
+def test_a_servers_meter_reads_its_own_process_and_its_tree(tmp_path) -> None:
+    """The meter's counters name the server's process explicitly: they once read an attribute the
+    shared sampler no longer had, and the benchmark failed at its first quiet second."""
+    from benchmarks.capacity import Meter
+
+    end = time.process_time() + 0.2
+    while time.process_time() < end:  # CPU of this process that both counters must see
+        pass
+    tree = _cpu.ProcTree(os.getpid())
+    meter = Meter(_NoCgroup(), tree, os.getpid(), tmp_path / "probe.json")
+    _wall, _stamp, _cgroup_s, tree_s, server_s = meter._counters()
+    assert server_s >= 0.2
+    assert tree_s >= server_s
