@@ -31,7 +31,10 @@ def require_chromium() -> None:
     if chromium_available():
         return
     if os.environ.get("CI"):
-        raise RuntimeError(f"CI needs chromium at {CHROMIUM} for the browser tests")
+        raise RuntimeError(
+            f"CI needs chromium at {CHROMIUM} for the browser tests"
+            " (apt-get install chromium-headless-shell)"
+        )
     pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
 
 
