@@ -332,20 +332,21 @@ def timing_code(workload: Workload, executables: int = FIRST_CALL_EXECUTABLES) -
     preset = PRESETS[workload.preset]
     name = preset.function.__name__ if preset.function is not None else "f"
     shape = (workload.rows, workload.cols)
+    dtype = f"jnp.{workload.dtype}"
     lines = [
-        "key_x, key_w, key_b = jax.random.split(jax.random.key(0), 3)",
-        f"x = jax.random.uniform(key_x, {shape}, jnp.{workload.dtype}, 0.5, 1.5)",
+        "rng = np.random.default_rng(0)",
+        f"x = jnp.asarray(rng.uniform(0.5, 1.5, {shape}), {dtype})",
     ]
     args = "x"
     if workload.preset == "layer":
         c = workload.cols
         lines += [
-            f"W = jax.random.uniform(key_w, ({c}, {c}), jnp.{workload.dtype}, -1/√{c}, 1/√{c})",
-            f"b = jax.random.uniform(key_b, ({c},), jnp.{workload.dtype}, -0.1, 0.1)",
+            f"W = jnp.asarray(rng.uniform(-1/√{c}, 1/√{c}, ({c}, {c})), {dtype})",
+            f"b = jnp.asarray(rng.uniform(-0.1, 0.1, ({c},)), {dtype})",
         ]
         args = "x, W, b"
     lines += [
-        f"timing.block([{args}])  # drawn asynchronously: wait for them before timing",
+        f"timing.block([{args}])  # copied to the device asynchronously: wait before timing",
         f"profile = timing.profile_jit({name}, {args}, budget_s={_effective(PROFILE_BUDGET_S)})",
         f"comparison = timing.compare_jit({name}, {args}, budget_s={_effective(COMPARE_BUDGET_S)})",
         f"article = article_timing({name}, {args}, loops={ARTICLE_LOOPS})",

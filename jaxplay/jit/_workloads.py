@@ -233,22 +233,27 @@ def function_of(workload: Workload) -> Callable[..., Any]:
 
 
 def inputs(workload: Workload) -> tuple[Any, ...]:
-    """The arguments, drawn from a fixed key: uniform in [0.5, 1.5) so log and sqrt stay finite.
+    """The arguments, drawn by NumPy from a fixed seed: uniform in [0.5, 1.5] so log and sqrt
+    stay finite (:func:`jaxplay.jit.timing_code` shows these lines).
 
-    Returned computed (blocked): JAX draws them asynchronously, and a draw still running when a
-    stopwatch starts would be timed as part of whatever comes next (it once made the first call
-    of the article's softmax look five times slower than the compile).
+    NumPy, not ``jax.random``: JAX compiles its random program for every new shape and draws
+    with threefry, slow on a CPU. For the article's 10,000 x 1,000 float32 that was 0.40-0.48
+    CPU-s against NumPy's 0.10, paid by every visitor's new size before anything is timed,
+    inside the measurement lock (measured on the development VM, 2026-12-06). The inputs are
+    not what the page times.
+
+    Returned computed (blocked) on the device: a transfer still running when a stopwatch starts
+    would be timed as part of whatever comes next (a draw once made the first call of the
+    article's softmax look five times slower than the compile).
     """
-    import jax
-
-    key_x, key_w, key_b = jax.random.split(jax.random.key(0), 3)
+    rng = np.random.default_rng(0)
     dtype = workload.dtype
-    x = jax.random.uniform(key_x, (workload.rows, workload.cols), dtype, 0.5, 1.5)
+    x = jnp.asarray(rng.uniform(0.5, 1.5, (workload.rows, workload.cols)), dtype)
     if workload.preset != "layer":
         return timing.block((x,))
     scale = 1.0 / math.sqrt(workload.cols)
-    w = jax.random.uniform(key_w, (workload.cols, workload.cols), dtype, -scale, scale)
-    b = jax.random.uniform(key_b, (workload.cols,), dtype, -0.1, 0.1)
+    w = jnp.asarray(rng.uniform(-scale, scale, (workload.cols, workload.cols)), dtype)
+    b = jnp.asarray(rng.uniform(-0.1, 0.1, (workload.cols,)), dtype)
     return timing.block((x, w, b))
 
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import math
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from jaxplay import jit
@@ -216,3 +222,18 @@ def test_where_a_measurement_ran_is_told_per_mode(monkeypatch) -> None:
     assert _measurement.MEASURERS["worker"] is _measurement.measure_in_worker
     here = _measurement.measure(SMALL, Told())
     assert not here.in_worker and "in the server process on" in here.where()
+
+
+@pytest.mark.parametrize("preset", ["softmax", "layer"])
+def test_the_inputs_shown_are_the_inputs_drawn(preset: str) -> None:
+    """The code shown draws its inputs as written: run, its arrays are the measured ones."""
+    workload = jit.Workload(preset, 7, 3, "bfloat16")
+    shown = jit.timing_code(workload).split("\ntiming.block")[0]
+    runnable = re.sub(r"√(\d+)", r"math.sqrt(\1)", shown)  # the page writes √3 for math.sqrt(3)
+    names: dict[str, object] = {"np": np, "jnp": jnp, "math": math}
+    exec(runnable, names)
+    drawn = jit.inputs(workload)
+    for name, array in zip(("x", "W", "b"), drawn, strict=False):
+        shown_array = names[name]
+        assert isinstance(shown_array, jax.Array) and shown_array.dtype == array.dtype
+        np.testing.assert_array_equal(np.asarray(shown_array), np.asarray(array))
