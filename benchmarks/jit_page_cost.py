@@ -73,7 +73,7 @@ def one_process() -> dict[str, dict[str, float]]:
             import jax
 
             key_x = jax.random.split(jax.random.key(0), 3)[0]
-            out["(not on the page) inputs by jax.random.uniform, as before"] = _timed(
+            out["(not on the page) jax.random inputs, as before"] = _timed(
                 lambda: jax.random.uniform(
                     key_x, (rows, 1000), "float32", 0.5, 1.5
                 ).block_until_ready()
