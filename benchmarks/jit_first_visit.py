@@ -16,6 +16,7 @@ started in the background is counted in that step. Each repeat is a fresh server
 
     .venv/bin/python benchmarks/jit_first_visit.py --repeats 3
     .venv/bin/python benchmarks/jit_first_visit.py --repeats 3 --root /tmp/jaxplay-before
+    .venv/bin/python benchmarks/jit_first_visit.py --repeats 3 --warm-up jit --no-claims
 
 Everything stays on 127.0.0.1.
 """
@@ -67,12 +68,14 @@ def wait_quiet(tree: ProcTree, limit_s: float = 300.0) -> float:
 
 
 @contextmanager
-def server(root: Path) -> Iterator[tuple[str, int]]:
-    """``streamlit run app.py`` from ``root`` on a free port, public mode; yields (url, pid)."""
+def server(root: Path, settings: dict[str, str]) -> Iterator[tuple[str, int]]:
+    """``streamlit run app.py`` from ``root`` on a free port, public mode, with ``settings``
+    (environment variables) besides; yields (url, pid)."""
     env = {
         "JAXPLAY_PUBLIC": "1",
         "JAXPLAY_VISITOR_KEY": "session",
         "PYTHONDONTWRITEBYTECODE": "1",
+        **settings,
     }
     with serve.Server(env=env, cwd=root, startup_s=120) as process:
         yield process.url, process.pid
@@ -86,10 +89,10 @@ def rendered(page: Page, title: str) -> None:
         raise RuntimeError(f"an exception box on {title}")
 
 
-def one_server(root: Path, browser) -> dict[str, tuple[float, float]]:
+def one_server(root: Path, browser, settings: dict[str, str]) -> dict[str, tuple[float, float]]:
     """(CPU seconds, wall seconds) of each step of :data:`STEPS` on a fresh server."""
     costs: dict[str, tuple[float, float]] = {}
-    with server(root) as (url, pid):
+    with server(root, settings) as (url, pid):
         tree = ProcTree(pid)
         cpu = wait_quiet(tree)
         for visitor in (1, 2):
@@ -116,19 +119,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="fresh servers")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve")
+    parser.add_argument(
+        "--warm-up",
+        help="JAXPLAY_WARM_UP for the server (default: its own, which in public mode warms every "
+        "page in the background from the first page served: that lands in visitor 1's home)",
+    )
+    parser.add_argument(
+        "--no-claims",
+        action="store_true",
+        help="JAXPLAY_CHECK_CLAIMS=0: no start-up check of the pages' statements",
+    )
     args = parser.parse_args()
     root = args.root.resolve()
+    settings = {"JAXPLAY_WARM_UP": args.warm_up} if args.warm_up else {}
+    if args.no_claims:
+        settings["JAXPLAY_CHECK_CLAIMS"] = "0"
     runs = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for i in range(args.repeats):
-            runs.append(one_server(root, browser))
+            runs.append(one_server(root, browser, settings))
             print(f"server {i + 1}: " + ", ".join(f"{k} {v[0]:.2f}" for k, v in runs[-1].items()))
         browser.close()
     commit = subprocess.run(
         ["git", "-C", str(root), "log", "-1", "--format=%h %s"], capture_output=True, text=True
     ).stdout.strip()
-    print(f"\n{root} ({commit or 'not a git checkout'})")
+    print(f"\n{root} ({commit or 'not a git checkout'}); settings: {settings or 'the defaults'}")
     print(f"{os.cpu_count()} cores, 1-minute load average {os.getloadavg()[0]:.1f} at the end")
     print(f"median of {len(runs)} fresh servers (min-max)")
     print(f"{'step':<18} {'server CPU-s':>12} {'(min-max)':>13} {'wall s':>7}")
