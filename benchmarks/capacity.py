@@ -582,7 +582,7 @@ async def measure_all(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--servers", type=int, default=3, help="fresh servers (cold repeats)")
     parser.add_argument("--cached-sessions", type=int, default=2, help="sessions after the first")
     parser.add_argument("--new-changes", type=int, default=2, help="new-value changes per page")

@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from playwright.sync_api import BrowserContext, Page, sync_playwright  # noqa: E402
 
 from benchmarks._cpu import ProcTree  # noqa: E402
 from jaxplay.hosting import serve  # noqa: E402
@@ -80,7 +80,7 @@ _FINISHED_JS = """() => {
 }"""
 
 
-def visit(browser, url: str) -> tuple[float, object]:
+def visit(browser, url: str) -> tuple[float, BrowserContext]:
     """Open ``url`` in a fresh session (its own cookies): seconds until the script finished,
     and the session's browser context (closed by the caller once the server is quiet: closing
     it earlier would end the session and stop its script)."""
@@ -118,7 +118,7 @@ def one_server(pages: list[str]) -> dict[tuple[str, str], tuple[float, float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--pages", nargs="+", default=["grad", "compose"])
     parser.add_argument("--servers", type=int, default=2, help="fresh servers, one after another")
     args = parser.parse_args()

@@ -254,7 +254,7 @@ def _spread(values: list[float], scale: float = 1.0, unit: str = "") -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--visitors", type=int, default=10)

@@ -35,6 +35,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -103,7 +104,7 @@ def check_pages() -> list[Check]:
     # As tests/conftest.py's autouse fixture: run pages through app.py's st.navigation.
     original = PagesManager.__init__
 
-    def init(self: PagesManager, *args: object, **kwargs: object) -> None:
+    def init(self: PagesManager, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
         PagesManager.uses_pages_directory = False
 
@@ -291,7 +292,7 @@ def print_table(checks: list[Check]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--concurrent", type=int, default=4, help="sandbox runs at once")
     parser.add_argument("--gib", type=float, default=1.0, help="GPU memory each run allocates")
     parser.add_argument("--no-pages", action="store_true", help="skip the AppTest page loop")

@@ -157,7 +157,7 @@ PROTOCOL_PAYLOADS = (
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--page-timeout", type=float, default=60.0)
     parser.add_argument("--quick", action="store_true", help="one link of each table")
     parser.add_argument("--only", help="only links whose name contains this")

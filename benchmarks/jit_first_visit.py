@@ -116,7 +116,7 @@ def one_server(root: Path, browser, settings: dict[str, str]) -> dict[str, tuple
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="fresh servers")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve")
     parser.add_argument(

@@ -30,7 +30,7 @@ from jaxplay.core import roofline, timing  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="independent comparisons")
     args = parser.parse_args()
     print(f"device: {roofline.device_label()}, jax {jax.__version__}")

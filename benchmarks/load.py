@@ -250,7 +250,7 @@ async def main_async(sessions: int, duration: float, warm_pages: bool = False) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10, help="concurrent browser sessions (K)")
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of load")
     parser.add_argument(

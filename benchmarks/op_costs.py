@@ -136,7 +136,7 @@ KINDS: dict[str, tuple[Callable[[int], float], tuple[int, ...], tuple[int, ...]]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small size per kind")
     parser.add_argument("--only", nargs="*", choices=list(KINDS), help="just these kinds")
     args = parser.parse_args()

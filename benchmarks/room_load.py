@@ -378,7 +378,7 @@ def report(stage: dict) -> None:
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--ramp", default="5,10,20,40", help="visitors per stage, e.g. 5,10,20")
     parser.add_argument("--stage-s", type=float, default=60.0)

@@ -133,7 +133,7 @@ def concurrent_visitors(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
     config = RunnerConfig.from_env()

@@ -134,7 +134,7 @@ def report(name: str, result: dict, files: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--loads", type=int, default=20)
     parser.add_argument("--page", default="jit", help="the page whose first view is fetched")

@@ -52,7 +52,8 @@ def timeit_speedup(fn, x, repeat: int = 7) -> float:
     jitted = jax.jit(fn)
     eager_call = lambda: fn(x).block_until_ready()
     jit_call = lambda: jitted(x).block_until_ready()
-    eager_call(), jit_call()
+    eager_call()  # compiles each op, and warms up
+    jit_call()  # compiles the program
     eager, jit = [], []
     for _ in range(repeat):
         eager.append(timeit_per_call(eager_call, 1))
@@ -61,7 +62,7 @@ def timeit_speedup(fn, x, repeat: int = 7) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternations of the two methods")
     args = parser.parse_args()
 
