@@ -237,10 +237,10 @@ def inputs(workload: Workload) -> tuple[Any, ...]:
     stay finite (:func:`jaxplay.jit.timing_code` shows these lines).
 
     NumPy, not ``jax.random``: JAX compiles its random program for every new shape and draws
-    with threefry, slow on a CPU. For the article's 10,000 x 1,000 float32 that was 0.40-0.48
-    CPU-s against NumPy's 0.10, paid by every visitor's new size before anything is timed,
-    inside the measurement lock (measured on the development VM, 2026-12-06). The inputs are
-    not what the page times.
+    with threefry, slow on a CPU. For the article's 10,000 x 1,000 float32 that was 0.58 CPU-s
+    against NumPy's 0.11 on two cores (``benchmarks/jit_page_cost.py``), 0.39-0.48 against
+    0.08-0.10 on one, paid by every visitor's new size inside the measurement lock before
+    anything is timed (the development VM, 2026-12-06). The inputs are not what the page times.
 
     Returned computed (blocked) on the device: a transfer still running when a stopwatch starts
     would be timed as part of whatever comes next (a draw once made the first call of the

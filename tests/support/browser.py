@@ -17,7 +17,7 @@ from benchmarks._browser import runs_done as runs_done
 from benchmarks._browser import wait_for_run as wait_for_run
 from benchmarks._browser import watch_runs as watch_runs
 from jaxplay.hosting import serve
-from jaxplay.hosting.chromium import CHROMIUM, chromium_available
+from jaxplay.hosting.chromium import CHROMIUM, FULL_CHROMIUM, HEADLESS_SHELL, chromium_available
 from jaxplay.hosting.chromium import CHROMIUM_ARGS as CHROMIUM_ARGS
 from jaxplay.hosting.chromium import free_port as free_port
 
@@ -32,8 +32,8 @@ def require_chromium() -> None:
         return
     if os.environ.get("CI"):
         raise RuntimeError(
-            f"CI needs chromium at {CHROMIUM} for the browser tests"
-            " (apt-get install chromium-headless-shell)"
+            f"CI needs chromium for the browser tests: {HEADLESS_SHELL}"
+            f" (apt-get install chromium-headless-shell) or {FULL_CHROMIUM}"
         )
     pytest.skip(f"no chromium at {CHROMIUM}", allow_module_level=True)
 

@@ -224,10 +224,11 @@ def test_where_a_measurement_ran_is_told_per_mode(monkeypatch) -> None:
     assert not here.in_worker and "in the server process on" in here.where()
 
 
-@pytest.mark.parametrize("preset", ["softmax", "layer"])
-def test_the_inputs_shown_are_the_inputs_drawn(preset: str) -> None:
+@pytest.mark.parametrize("dtype", jit.DTYPES)
+@pytest.mark.parametrize("preset", list(jit.PRESETS))
+def test_the_inputs_shown_are_the_inputs_drawn(preset: str, dtype: str) -> None:
     """The code shown draws its inputs as written: run, its arrays are the measured ones."""
-    workload = jit.Workload(preset, 7, 3, "bfloat16")
+    workload = jit.Workload(preset, 7, 3, dtype)
     shown = jit.timing_code(workload).split("\ntiming.block")[0]
     runnable = re.sub(r"√(\d+)", r"math.sqrt(\1)", shown)  # the page writes √3 for math.sqrt(3)
     names: dict[str, object] = {"np": np, "jnp": jnp, "math": math}
