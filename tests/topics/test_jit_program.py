@@ -43,7 +43,10 @@ def test_the_sentence_is_made_of_the_counts(softmax) -> None:
     assert "`exp` is computed once (the jaxpr computes it twice" in text
     assert "1,000,000 elements became 1,000 divisions" in text
     assert "5.0× the 4 MB of its arguments" in text
-    assert "cannot be one pass over the data: `div` needs the result of `reduce_sum`" in text
+    assert (
+        ". The work cannot be one pass over the data: `div` needs the result of `reduce_sum`"
+        in text
+    )
     assert "one pass" not in text.replace("cannot be one pass over the data", "")
     assert "dispatches each on its own" not in text  # the trace counts dispatches
 
@@ -67,6 +70,15 @@ def test_one_read_and_one_write_in_bytes_is_not_called_one_pass() -> None:
     assert "as many bytes as one read of the arguments and one write" in text
     assert "nothing in between" not in text
     assert "That counts bytes, not passes: the work cannot be one pass" in text
+
+
+def test_every_sentence_of_it_starts_with_a_capital(softmax) -> None:
+    """The sentences are joined from parts: each part must start as a sentence does."""
+    for program in (softmax, _program("formula", 1000, 1000, "x - jnp.max(x)")):
+        text = jit.program_sentence(program)
+        parts = [part.lstrip("*") for part in text.split(". ")[1:]]
+        starts = [part[:1] for part in parts if not part.startswith("`")]  # code keeps its case
+        assert starts and all(not start.islower() for start in starts), text
 
 
 def test_a_different_compiled_program_gives_a_different_sentence(softmax) -> None:
