@@ -65,6 +65,8 @@ _CREATE = """CREATE TABLE IF NOT EXISTS results (
     used DOUBLE PRECISION NOT NULL,
     computations BIGINT NOT NULL DEFAULT 0
 )"""
+#: The PostgreSQL advisory lock the table's creation holds ("jaxplay" in ASCII): see ``_setup``.
+_CREATE_LOCK = 0x6A6178706C6179
 
 
 class ResultError(RuntimeError):
@@ -169,8 +171,14 @@ class ResultStore:
                 kwargs={"autocommit": True, "connect_timeout": 2},
                 open=True,
             )
-        else:
-            Path(self.location).parent.mkdir(parents=True, exist_ok=True)
+            # A room's processes start at once, and PostgreSQL lets two concurrent
+            # CREATE TABLE IF NOT EXISTS race on its catalog: one fails with a unique violation
+            # (pg_type). Under this lock the first creates the table and the others find it.
+            with self._pool.connection(timeout=2.0) as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
+                conn.execute(_CREATE)
+            return
+        Path(self.location).parent.mkdir(parents=True, exist_ok=True)
         with self._connection() as db:
             db.execute(_CREATE)
 

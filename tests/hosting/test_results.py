@@ -127,8 +127,12 @@ def test_an_unusable_store_computes_without_it(tmp_path: Path) -> None:
 
 
 def _burst_worker(location: str, log: str, barrier: object) -> str:
+    # The four open the store at once too (a room's processes start together: PostgreSQL's
+    # CREATE TABLE IF NOT EXISTS once raced here), and a worker that fails breaks the barrier
+    # for the others instead of leaving them waiting.
+    barrier.wait(timeout=120)  # type: ignore[attr-defined]
     store = results.ResultStore(location, "env-a", poll_s=0.02)
-    barrier.wait()  # type: ignore[attr-defined]
+    barrier.wait(timeout=120)  # type: ignore[attr-defined]
 
     def compute() -> str:
         with open(log, "a", encoding="utf-8") as f:
@@ -149,6 +153,26 @@ def test_a_burst_of_processes_computes_once(location: str, tmp_path: Path) -> No
             got = pool.starmap(_burst_worker, [(location, str(log), barrier)] * 4)
     assert got == ['"the result"'] * 4
     assert log.read_text(encoding="utf-8").count("computed") == 1
+
+
+def _open_store(location: str, barrier: object) -> str:
+    barrier.wait(timeout=120)  # type: ignore[attr-defined]
+    try:
+        results.ResultStore(location, "env-a").close()
+    except Exception as err:  # reported, not raised: every worker's outcome is compared
+        return f"{type(err).__name__}: {err}"
+    return "opened"
+
+
+def test_a_room_starting_at_once_opens_a_new_postgresql_store(postgres_url: str) -> None:
+    """Eight processes creating the table at once: PostgreSQL's CREATE TABLE IF NOT EXISTS lets
+    two of them race on its catalog (a unique violation) unless they take turns."""
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager:
+        barrier = manager.Barrier(8)
+        with context.Pool(8) as pool:
+            got = pool.starmap(_open_store, [(postgres_url, barrier)] * 8)
+    assert got == ["opened"] * 8
 
 
 def test_the_fingerprint_names_jax_the_device_and_the_host() -> None:
