@@ -264,18 +264,12 @@ def program_sentence(program: CompiledProgram) -> str:
         parts.append(claims.qualify("jit.cost_analysis_bytes", text + _(".")))
     if p.waits_for is not None:
         op, reduction = p.waits_for
+        waits = _(
+            "The work cannot be one pass over the data: `{op}` needs the result of "
+            "`{reduction}`, which exists only after a whole pass over that reduction's input."
+        )
         if once:  # after "as many bytes as one read ...": the bytes are not the passes
-            waits = _("That counts bytes, not passes: ") + _(
-                "the work cannot be one pass over the data: `{op}` needs the result of "
-                "`{reduction}`, which exists only after a whole pass over that reduction's "
-                "input."
-            )
-        else:
-            waits = _(
-                "The work cannot be one pass over the data: `{op}` needs the result of "
-                "`{reduction}`, which exists only after a whole pass over that reduction's "
-                "input."
-            )
+            waits = _("That counts bytes, not passes.") + " " + waits
         parts.append(
             claims.qualify("jit.cost_analysis_bytes", waits.format(op=op, reduction=reduction))
         )

@@ -69,7 +69,7 @@ def test_one_read_and_one_write_in_bytes_is_not_called_one_pass() -> None:
     text = jit.program_sentence(program)
     assert "as many bytes as one read of the arguments and one write" in text
     assert "nothing in between" not in text
-    assert "That counts bytes, not passes: the work cannot be one pass" in text
+    assert "That counts bytes, not passes. The work cannot be one pass" in text
 
 
 def test_every_sentence_of_it_starts_with_a_capital(softmax) -> None:
