@@ -179,8 +179,12 @@ class ResultStore:
                 conn.execute(_CREATE)
             return
         Path(self.location).parent.mkdir(parents=True, exist_ok=True)
-        with self._connection() as db:
-            db.execute(_CREATE)
+
+        def create() -> None:
+            with self._connection() as db:
+                db.execute(_CREATE)
+
+        _retry_locked(create)
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
@@ -190,9 +194,7 @@ class ResultStore:
             return
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.location, timeout=10.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA busy_timeout=10000")
+            conn = _retry_locked(lambda: _open_sqlite(self.location))
             self._local.conn = conn
         yield _Sqlite(conn)
 
@@ -251,23 +253,16 @@ class ResultStore:
         deadline = time.monotonic() + timeout_s
         try:
             while True:
-                with self._connection() as db:
-                    row = db.one(
-                        "SELECT state, value, finished, lease_until FROM results WHERE key = ?",
-                        (key,),
-                    )
-                    if row is not None and row[0] == "done" and not force:
-                        try:
-                            value = self._decode(row[1], allowed)
-                        except (ValueError, TypeError, ResultError) as err:
-                            # Not what this server writes: measured anew, never shown.
-                            log.warning("a stored result could not be read: %s", err)
-                            force = True
-                            continue
-                        db.execute("UPDATE results SET used = ? WHERE key = ?", (time.time(), key))
-                        return Stored(value, float(row[2]), False)
-                    if self._claim(db, key, kind, force):
-                        break
+                claimed = _retry_locked(
+                    lambda force=force: self._read_or_claim(key, kind, allowed, force)
+                )
+                if isinstance(claimed, Stored):
+                    return claimed
+                if claimed == "force":
+                    force = True
+                    continue
+                if claimed is True:
+                    break
                 if time.monotonic() > deadline:
                     raise ResultError(f"waited {timeout_s:.0f} s for another process's result")
                 if waiting is not None:
@@ -281,6 +276,26 @@ class ResultStore:
                 return self._without_store(err, compute)
             raise
         return self._compute_leased(key, compute)
+
+    def _read_or_claim(
+        self, key: str, kind: str, allowed: tuple[type, ...], force: bool
+    ) -> Stored | bool | str:
+        """The stored result; else True when this caller took the lease, False when another
+        holds it, or ``"force"`` when what is stored cannot be read and must be measured anew."""
+        with self._connection() as db:
+            row = db.one(
+                "SELECT state, value, finished, lease_until FROM results WHERE key = ?", (key,)
+            )
+            if row is not None and row[0] == "done" and not force:
+                try:
+                    value = self._decode(row[1], allowed)
+                except (ValueError, TypeError, ResultError) as err:
+                    # Not what this server writes: measured anew, never shown.
+                    log.warning("a stored result could not be read: %s", err)
+                    return "force"
+                db.execute("UPDATE results SET used = ? WHERE key = ?", (time.time(), key))
+                return Stored(value, float(row[2]), False)
+            return bool(self._claim(db, key, kind, force))
 
     def computations(self, kind: str, inputs: Any) -> int:
         """How many times the result of ``kind`` for ``inputs`` was computed (for tests)."""
@@ -377,6 +392,35 @@ class ResultStore:
     def _without_store(self, err: BaseException, compute: Callable[[], T]) -> Stored:
         log.warning("result store unavailable, computing without it: %s", err)
         return Stored(compute(), time.time(), computed_here=True)
+
+
+def _open_sqlite(location: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(location, timeout=10.0, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=10000")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _retry_locked(op: Callable[[], T], timeout_s: float = 10.0) -> T:
+    """``op()``, again while SQLite refuses it as locked, for at most ``timeout_s``.
+
+    Why: SQLite waits for a lock (the busy timeout) except where waiting could deadlock, and
+    refuses at once there: switching a new file to WAL, or upgrading a read to a write while
+    another connection writes. A room's processes opening a new store together met it (CI: one
+    of four failed with "database is locked"); the snippet store retries the same way.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return op()
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.02)
 
 
 class _Sqlite:
