@@ -2,16 +2,21 @@
 
 ``benchmarks/capacity.py`` says the jit page's first visit and each new workload (a changed
 size, function or dtype, or "Measure again") are the costliest actions a visitor takes. This
-splits that cost into the page's parts, each called as ``pages/jit.py`` calls it: the stages
-(``profile_jit``), eager vs jit (``compare_jit``), the article's stopwatch (``article_timing``),
-the roofline's machine reference, and the per-session compile-cache lab and side-effects demo.
+splits that cost into the page's parts, each called as the page calls it: its measurement
+(``jaxplay.jit._measurement.measure``: the inputs, each stage of jit, the first call taken apart,
+the compiled program), measured for every new setting; its race
+(``jaxplay.jit._measurement.race``: eager against jit and the article's stopwatch), measured when
+the "Eager vs jit" or "Article vs honest" tab opens; the roofline's machine reference (once per
+server); and the per-session compile-cache lab and side-effects demo.
 
 Each repetition is a fresh Python process, like a fresh server whose home page already started
 JAX: it warms JAX up (not counted), then measures the parts for the page's default workload
 (the article's softmax, 10000 x 1000, float32), then for a new workload (rows + 1), which finds
-the machine reference and the demos cached. CPU seconds are the process's (all threads).
+the machine reference and the demos cached. CPU seconds are the process's (all threads). The
+measurements run in this process (as ``JAXPLAY_MEASURE_IN=server``), so the figures are the
+work itself, without a compute worker's messages.
 
-    .venv/bin/python benchmarks/jit_page_cost.py --repeats 3
+    .venv/bin/python benchmarks/jit_page_cost.py --repeats 5
 """
 
 from __future__ import annotations
@@ -29,10 +34,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: As pages/jit.py's PROFILE_BUDGET_S and COMPARE_BUDGET_S.
-PROFILE_BUDGET_S = 0.3
-COMPARE_BUDGET_S = 0.5
-
 
 def _timed(call: Callable[[], Any]) -> dict[str, float]:
     cpu, wall = time.process_time(), time.perf_counter()
@@ -49,39 +50,24 @@ def one_process() -> dict[str, dict[str, float]]:
     import jax.numpy as jnp
 
     from jaxplay import jit as jit_lab
-    from jaxplay.core import roofline, timing
+    from jaxplay.core import roofline
+    from jaxplay.jit import _measurement
 
     (jnp.ones(8) * 2).block_until_ready()  # JAX started, as the server's home page leaves it
+    reference: list[Any] = []
 
     def parts(rows: int, first: bool) -> dict[str, dict[str, float]]:
         w = jit_lab.Workload("softmax", rows, 1000, "float32", jit_lab.DEFAULT_FORMULA)
-        fn = jit_lab.function_of(w)
-        args: list[Any] = []
-        out = {"inputs": _timed(lambda: args.extend(jit_lab.inputs(w)))}
-        out["profile_jit (Stages, Roofline)"] = _timed(
-            lambda: timing.profile_jit(fn, *args, budget_s=PROFILE_BUDGET_S)
-        )
-        out["compare_jit (Eager vs jit)"] = _timed(
-            lambda: timing.compare_jit(fn, *args, budget_s=COMPARE_BUDGET_S)
-        )
-        out["article_timing (Article vs honest)"] = _timed(
-            lambda: jit_lab.article_timing(fn, *args, loops=10)
-        )
-        if not first:
-            # How the page drew its inputs until 2026-12-06: JAX's random program, compiled for
-            # the new shape, then threefry. Drawn once at another shape first, so that what is
-            # timed is what a new size cost the page then, not this process's first draw.
-            import jax
-
-            key_x = jax.random.split(jax.random.key(0), 3)[0]
-            jax.random.uniform(key_x, (8, 1000), "float32", 0.5, 1.5).block_until_ready()
-            out["(not on the page) jax.random inputs, as before"] = _timed(
-                lambda: jax.random.uniform(
-                    key_x, (rows, 1000), "float32", 0.5, 1.5
-                ).block_until_ready()
-            )
+        out = {}
         if first:
-            out["machine_reference (Roofline)"] = _timed(roofline.machine_reference)
+            out[ROOFS] = _timed(lambda: reference.append(roofline.machine_reference()))
+        measured: list[Any] = []
+        out[MEASURE] = _timed(
+            lambda: measured.append(_measurement.measure(w, reference=reference[0]))
+        )
+        compile_s = measured[0].profile.compile_total_s
+        out[RACE] = _timed(lambda: _measurement.race(w, compile_s=compile_s))
+        if first:
             out["side effects demo"] = _timed(
                 lambda: (
                     jit_lab.impure_counter_demo(2),
@@ -97,6 +83,11 @@ def one_process() -> dict[str, dict[str, float]]:
         **{f"first visit: {k}": v for k, v in parts(10_000, True).items()},
         **{f"new workload: {k}": v for k, v in parts(10_001, False).items()},
     }
+
+
+ROOFS = "machine reference (Roofline, once per server)"
+MEASURE = "measure (Stages, Roofline: every new setting)"
+RACE = "race (Eager vs jit, Article vs honest: when one opens)"
 
 
 def main() -> None:
@@ -130,11 +121,19 @@ def main() -> None:
             f"{statistics.median(wall):7.2f}"
         )
     for prefix in totals:
-        sums = [
-            sum(v["cpu_s"] for k, v in r.items() if k.startswith(prefix) and "(not" not in k)
-            for r in runs
-        ]
-        print(f"{prefix + ', all parts on the page':<68} {statistics.median(sums):7.2f}")
+        for total, left_out in (
+            (", all parts on the page", ()),
+            (", the Stages tab (the default) only", (RACE,)),
+        ):
+            sums = [
+                sum(
+                    v["cpu_s"]
+                    for k, v in r.items()
+                    if k.startswith(prefix) and not k.endswith(left_out)
+                )
+                for r in runs
+            ]
+            print(f"{prefix + total:<68} {statistics.median(sums):7.2f}")
 
 
 if __name__ == "__main__":

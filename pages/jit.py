@@ -166,22 +166,30 @@ def stages_tab(m: jit.Measurement, shared: jit.SharedResult, workload: jit.Workl
     )
 
 
-def compare_tab(m: jit.Measurement, workload: jit.Workload) -> None:
-    comp = m.comparison
+def compare_tab(raced: jit.SharedResult, workload: jit.Workload) -> None:
+    r = raced.value
+    comp = r.comparison
     if comp is None:
-        st.info(m.cut_note(), icon=":material/timer_off:")
+        st.info(r.cut_note(), icon=":material/timer_off:")
         return
     a, b = st.columns(2)
     a.metric(_("speedup: eager median / jit median"), f"{comp.speedup:.2f}×")
     b.metric(_("from the quartiles"), f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
-    _ui.chart(jit.distribution_figure(comp, m.device), key="jit_dist_chart")
+    _ui.chart(jit.distribution_figure(comp, r.device), key="jit_dist_chart")
     st.caption(
         _("Eager: {eager}. jit: {jitted}.").format(
             eager=comp.eager.describe(), jitted=comp.jitted.describe()
         )
     )
     _ui.show_code(
-        jit.function_source(workload), timing.compare_jit, label=_("Show the code that ran")
+        jit.function_source(workload), jit.race_code(workload), label=_("Show the code that ran")
+    )
+    st.caption(jit.provenance(raced, _ui.visitor_id()))
+    st.button(
+        _("Measure again"),
+        key="jit_race_remeasure",
+        on_click=st.session_state.__setitem__,
+        args=("jit_race_force", jit.key_of(workload)),
     )
 
 
@@ -218,10 +226,10 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
     _ui.show_code(jit.sweep_point, jit.crossover, label=_("Show the code that ran"))
 
 
-def article_tab(m: jit.Measurement) -> None:
-    art, comp = m.article, m.comparison
+def article_tab(m: jit.Measurement, r: jit.Race) -> None:
+    art, comp = r.article, r.comparison
     if art is None or comp is None:
-        st.info(m.cut_note(), icon=":material/timer_off:")
+        st.info(r.cut_note(), icon=":material/timer_off:")
         return
     a, b, c = st.columns(3)
     a.metric(
@@ -508,13 +516,53 @@ def measured(draw):
     return view
 
 
+def race_of(m: jit.Measurement) -> jit.SharedResult | None:
+    """Eager against jit and the article's stopwatch of this setting: kept, or measured now,
+    its stages shown (``None``: it failed, and the page said why)."""
+    force = st.session_state.pop("jit_race_force", None) == jit.key_of(workload)
+    kept = None if force else jit.shared_race(workload)
+    if kept is not None:
+        return kept
+    with _ui.staged(_("Measuring eager against jit")) as stages:
+        try:
+            kept = jit.race_shared(m, stages, force=force, owner=N_("another visitor"))
+        except sandbox.TaskFailed as err:
+            stages.clear()
+            _ui.show_error(markdown.escape(err.explain(_("Measuring this function"))))
+            return None
+        except Exception as err:  # the function raised at this size after all
+            stages.clear()
+            _ui.show_error(err, _("**The function failed:** "))
+            return None
+    r = kept.value
+    stages.done(
+        _("Eager against jit measured on {device}, {where}, in {seconds}").format(
+            device=r.device, where=r.where(), seconds=timing.format_seconds(r.seconds)
+        )
+    )
+    return kept
+
+
+def raced(draw):
+    """A view that needs eager against jit: measured when such a view first opens for this
+    setting (most of a new setting's cost, so not before), then kept like the measurement."""
+
+    def view() -> None:
+        if failure is not None or shared is None:
+            st.caption(_("Nothing measured: fix the input above."))
+        elif (kept := race_of(shared.value)) is not None:
+            draw(shared.value, kept)
+
+    return view
+
+
 #: The page's views, in the order of its tabs: what XLA and the clock show of this setting,
 #: two of the article's examples, and three demos beyond the article, each in a fresh process.
 VIEWS = {
     _("Stages"): measured(lambda m: stages_tab(m, shared, workload)),
-    _("Eager vs jit"): measured(lambda m: compare_tab(m, workload)),
+    _("Eager vs jit"): raced(lambda m, r: compare_tab(r, workload)),
     _("Size sweep"): measured(lambda m: sweep_tab(workload, shared.number, m.device)),
-    _("Article vs honest"): measured(article_tab),
+    _("Article vs honest"): raced(lambda m, r: article_tab(m, r.value)),
     _("Roofline"): measured(lambda m: roofline_tab(m, preset)),
     _("Compile cache"): cache_tab,
     _("Side effects"): side_effects_tab,

@@ -1,8 +1,9 @@
 """The jit page: what compiling buys and costs, measured honestly.
 
 Workloads (the article's softmax, an elementwise chain, a tanh layer, a typed formula) with their
-limits and size sweep (``_workloads``); one staged measurement per workload, shared by every visitor
-(``_measurement`` over ``_shared``); what the compiled program is (``_program``) and what its
+limits and size sweep (``_workloads``); two staged measurements per workload, shared by every
+visitor (``_measurement`` over ``_shared``), and the code and provenance shown beside them
+(``_shown``); what the compiled program is (``_program``) and what its
 first call includes (``_first_call``); the article's ``time.time()`` stopwatch beside the honest
 harness (``_stopwatch``); a visitor's own compile cache (``_cache_lab``); side effects and
 ``jax.debug.print`` under jit (``_side_effects``); beyond the article, run in a sandboxed worker
@@ -35,11 +36,12 @@ from ._figures import sweep_figure as sweep_figure
 from ._first_call import first_call_sentence as first_call_sentence
 from ._measurement import DEFAULT_WORKLOAD as DEFAULT_WORKLOAD
 from ._measurement import Measurement as Measurement
+from ._measurement import Race as Race
 from ._measurement import key_of as key_of
 from ._measurement import measure_shared as measure_shared
-from ._measurement import provenance as provenance
+from ._measurement import race_shared as race_shared
 from ._measurement import shared_measurement as shared_measurement
-from ._measurement import timing_code as timing_code
+from ._measurement import shared_race as shared_race
 from ._measurement import warm_up as warm_up
 from ._program import kernel_table as kernel_table
 from ._program import memory_table as memory_table
@@ -47,6 +49,9 @@ from ._program import program_sentence as program_sentence
 from ._sandboxed import SANDBOXED as SANDBOXED
 from ._sandboxed import SANDBOXED_NOTES as SANDBOXED_NOTES
 from ._shared import SharedResult as SharedResult
+from ._shown import provenance as provenance
+from ._shown import race_code as race_code
+from ._shown import timing_code as timing_code
 from ._side_effects import debug_print_demo as debug_print_demo
 from ._side_effects import debug_printed as debug_printed
 from ._side_effects import impure_counter_demo as impure_counter_demo

@@ -1,9 +1,12 @@
 """Everything the jit page measures for one workload, in stages, shared by every visitor.
 
-Why a module of its own: the page's measured tabs (stages, eager against jit, the article's
-stopwatch, the roofline) all come from one measurement of the chosen function and size, which
-costs seconds. It runs here as named stages the page shows while they happen, draws the inputs
-once for all of them, and is kept once per setting in :data:`MEASUREMENTS`
+Why a module of its own: the page's measured tabs come from two measurements of the chosen
+function and size, which cost seconds. :func:`measure` is what the first tab and the roofline
+show (each stage of jit, the first call taken apart, the compiled program); :func:`race` is eager
+against jit and the article's stopwatch, measured only when a tab that shows them opens: it was
+most of a new setting's cost (2.5 of 3.2 CPU-s, README *The jit page's cost*), paid by every
+visitor who changed the size whether or not they looked at it. Each runs as named stages the page
+shows while they happen and is kept once per setting in :data:`MEASUREMENTS` and :data:`RACES`
 (:class:`~jaxplay.jit._shared.SharedResults`): every visitor with the same settings gets the same
 result, and a visitor who arrives while it is being measured waits for it (seeing its stages)
 instead of measuring it again. :func:`warm_up` measures the page's default view once in the
@@ -17,10 +20,12 @@ import dataclasses
 import enum
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from jaxplay import sandbox
-from jaxplay.core import claims, codec, measure_lock, roofline, timing
+from jaxplay.core import codec, measure_lock, roofline, timing
 from jaxplay.core.compilation import Step
 from jaxplay.core.i18n import N_, _
 from jaxplay.hosting import environment, results, settings
@@ -28,7 +33,9 @@ from jaxplay.jit._first_call import FirstCall, first_call_anatomy
 from jaxplay.jit._program import CompiledProgram, read_program
 from jaxplay.jit._shared import Report, SharedResult, SharedResults
 from jaxplay.jit._stopwatch import ArticleTiming, article_timing
-from jaxplay.jit._workloads import PRESETS, Workload, check, function_of, inputs
+from jaxplay.jit._workloads import Workload, check, function_of, inputs
+
+V = TypeVar("V")
 
 #: Sampling time of the steady state (``profile_jit``) and of eager against jit.
 PROFILE_BUDGET_S = 0.3
@@ -64,8 +71,23 @@ class Stage(enum.Enum):
     ROOFS = N_("measuring this machine's roofs (once per server)")
 
 
-#: The stages' words, in order.
-STAGES: tuple[str, ...] = tuple(stage.value for stage in Stage)
+#: The stages of :func:`measure`, in order.
+_MEASURE_ORDER = (
+    Stage.CHECKING,
+    Stage.INPUTS,
+    Stage.TRACING,
+    Stage.LOWERING,
+    Stage.COMPILING,
+    Stage.FIRST_CALL,
+    Stage.STEADY,
+    Stage.ANATOMY,
+    Stage.ROOFS,
+)
+#: The stages of :func:`race`, in order.
+_RACE_ORDER = (Stage.CHECKING, Stage.INPUTS, Stage.WARMING_UP, Stage.SAMPLING, Stage.STOPWATCH)
+#: The words of :func:`measure`'s stages and of :func:`race`'s, in order.
+STAGES: tuple[str, ...] = tuple(stage.value for stage in _MEASURE_ORDER)
+RACE_STAGES: tuple[str, ...] = tuple(stage.value for stage in _RACE_ORDER)
 #: The stage of :func:`measure` each step of ``profile_jit`` and ``compare_jit`` is.
 _TIMING_STAGES = {
     Step.TRACING: Stage.TRACING,
@@ -78,17 +100,29 @@ _TIMING_STAGES = {
 }
 
 
+class _Placed:
+    """Where a measurement ran (a mixin of :class:`Measurement` and :class:`Race`)."""
+
+    cores: tuple[int, ...]
+    in_worker: bool
+
+    def where(self) -> str:
+        """Where it was measured, for the sentence after it: ``in a compute worker on 2 cores
+        (0‑1)``."""
+        cores = environment.cores_text(frozenset(self.cores))
+        if self.in_worker:
+            return _("in a compute worker on {cores}").format(cores=cores)
+        return _("in the server process on {cores}").format(cores=cores)
+
+
 @dataclass(frozen=True, eq=False)
-class Measurement:
-    """What the jit page shows for one workload, all measured in one go.
+class Measurement(_Placed):
+    """What the jit page's first tab and roofline show for one workload, measured in one go.
 
     Attributes:
         workload: what was measured.
         device: where, e.g. ``"cpu (cpu)"``.
         profile: each stage of jit (its executable's arguments dropped: the inputs are not kept).
-        comparison: eager against jit, interleaved samples (``None``: cut before it started).
-        article: the article's ``time.time()`` measurement of the same function and size
-            (``None``: cut, the time budget did not leave room for its calls).
         first_call: first and second calls of fresh executables (``None``: cut).
         program: counts from the compiled program (kernels, bytes, ops).
         reference: this machine's measured roofs.
@@ -104,8 +138,6 @@ class Measurement:
     workload: Workload
     device: str
     profile: timing.JitProfile
-    comparison: timing.JitComparison | None
-    article: ArticleTiming | None
     first_call: FirstCall | None
     program: CompiledProgram
     reference: roofline.MachineReference
@@ -115,35 +147,57 @@ class Measurement:
     cores: tuple[int, ...] = ()
     in_worker: bool = False
 
-    def where(self) -> str:
-        """Where it was measured, for the sentence after it: ``in a compute worker on 2 cores
-        (0‑1)``."""
-        cores = environment.cores_text(frozenset(self.cores))
-        if self.in_worker:
-            return _("in a compute worker on {cores}").format(cores=cores)
-        return _("in the server process on {cores}").format(cores=cores)
+    def cut_note(self) -> str:
+        """What the time budget cut, in a sentence (empty when nothing was)."""
+        return _cut_note(self.cut, [(_("the first call taken apart"), self.first_call)])
+
+
+@dataclass(frozen=True, eq=False)
+class Race(_Placed):
+    """Eager against jit, and the article's stopwatch, for one workload (:func:`race`).
+
+    Attributes:
+        workload: what was measured.
+        device: where, e.g. ``"cpu (cpu)"``.
+        comparison: eager against jit, interleaved samples (``None``: cut before it started).
+        article: the article's ``time.time()`` measurement of the same function and size
+            (``None``: cut, the time budget did not leave room for its calls).
+        seconds, cut, locked_s, cores, in_worker: as :class:`Measurement`'s.
+    """
+
+    workload: Workload
+    device: str
+    comparison: timing.JitComparison | None
+    article: ArticleTiming | None
+    seconds: float
+    cut: bool = False
+    locked_s: float = 0.0
+    cores: tuple[int, ...] = ()
+    in_worker: bool = False
 
     def cut_note(self) -> str:
         """What the time budget cut, in a sentence (empty when nothing was)."""
-        if not self.cut:
-            return ""
-        missing = [
-            name
-            for name, part in (
+        return _cut_note(
+            self.cut,
+            [
                 (_("eager against jit"), self.comparison),
                 (_("the article's stopwatch"), self.article),
-                (_("the first call taken apart"), self.first_call),
-            )
-            if part is None
-        ]
-        text = _(
-            "Cut at the measurement's time budget ({budget} s, so that one visitor's measurement "
-            "cannot keep everyone else waiting): what is shown was measured, with fewer samples "
-            "than usual"
-        ).format(budget=f"{MEASUREMENT_BUDGET_S:g}")
-        if not missing:
-            return text + _(".")
-        return text + _("; not measured: {parts}.").format(parts=_(", ").join(missing))
+            ],
+        )
+
+
+def _cut_note(cut: bool, parts: list[tuple[str, object]]) -> str:
+    if not cut:
+        return ""
+    missing = [name for name, part in parts if part is None]
+    text = _(
+        "Cut at the measurement's time budget ({budget} s, so that one visitor's measurement "
+        "cannot keep everyone else waiting): what is shown was measured, with fewer samples "
+        "than usual"
+    ).format(budget=f"{MEASUREMENT_BUDGET_S:g}")
+    if not missing:
+        return text + _(".")
+    return text + _("; not measured: {parts}.").format(parts=_(", ").join(missing))
 
 
 def key_of(workload: Workload) -> tuple[str, int, int, str, str]:
@@ -177,20 +231,11 @@ def measure(
         Exception: whatever the function raised when called.
     """
 
-    order = list(Stage)
-
-    def stage(now: Stage) -> None:
-        progress.stage(now.value, order.index(now) / len(order))
-
-    def timing_stage(step: Step) -> None:
-        stage(_TIMING_STAGES[step])
-
+    stage = _teller(progress, _MEASURE_ORDER)
     start = time.perf_counter()
     stage(Stage.CHECKING)
     check(workload)
     fn = function_of(workload)
-    comparison: timing.JitComparison | None = None
-    article: ArticleTiming | None = None
     anatomy: FirstCall | None = None
     with measure_lock.exclusive(progress):
         locked = time.perf_counter()
@@ -202,32 +247,19 @@ def measure(
             *args,
             budget_s=PROFILE_BUDGET_S,
             lock=False,
-            on_stage=timing_stage,
+            on_stage=lambda step: stage(_TIMING_STAGES[step]),
             deadline=deadline,
         )
-        if not deadline.expired:
-            comparison = timing.compare_jit(
-                fn,
-                *args,
-                budget_s=COMPARE_BUDGET_S,
-                lock=False,
-                on_stage=timing_stage,
-                deadline=deadline,
-            )
-        # The last two parts make a fixed number of calls: each runs only if those calls fit in
-        # what is left of the budget, judged by the calls just measured.
         call_s = max(profile.first_call_s, profile.steady.median)
-        stage(Stage.STOPWATCH)
-        if deadline.allows(2 * ARTICLE_LOOPS * call_s + profile.compile_total_s):
-            article = article_timing(fn, *args, loops=ARTICLE_LOOPS, lock=False)
         stage(Stage.ANATOMY)
         # A slow call (a large matmul) gets one fresh executable, not three: the anatomy's
-        # calls must not cost more than the rest of the measurement.
+        # calls must not cost more than the rest of the measurement. It runs only if its calls
+        # fit in what is left of the budget, judged by the calls just measured.
         fresh = FIRST_CALL_EXECUTABLES if profile.steady.median < 0.05 else 1
         if deadline.allows((fresh + 1) * (2 * call_s + profile.compile_total_s)):
             anatomy = first_call_anatomy(fn, *args, executables=fresh, lock=False)
         program = read_program(profile, fn, *args)
-        cut = deadline.cut or None in (comparison, article, anatomy)
+        cut = deadline.cut or anatomy is None
         locked_s = time.perf_counter() - locked
         # The machine's roofs (measured once per process, about a second) under this hold of
         # the lock: the visitor's measurement, not an outermost one for nobody that would escape
@@ -243,8 +275,6 @@ def measure(
         workload=workload,
         device=roofline.device_label(),
         profile=plain_profile,
-        comparison=comparison,
-        article=article,
         first_call=anatomy,
         program=program,
         reference=reference,
@@ -253,6 +283,69 @@ def measure(
         locked_s=locked_s,
         cores=tuple(sorted(measure_lock.usable_cores())),
     )
+
+
+def race(
+    workload: Workload,
+    progress: measure_lock.Progress = measure_lock.UNWATCHED,
+    budget_s: float = MEASUREMENT_BUDGET_S,
+    compile_s: float = 0.0,
+) -> Race:
+    """Eager against jit, then the article's stopwatch, of ``workload`` in this process, stage
+    by stage (as :func:`measure`).
+
+    Arguments:
+        workload, progress, budget_s: as :func:`measure`'s.
+        compile_s: what compiling the function took in its :func:`measure` (the article's jit
+            loop compiles inside its stopwatch): the stopwatch runs only if its calls and that
+            compile fit in what is left of the budget.
+
+    Raises:
+        As :func:`measure`.
+    """
+    stage = _teller(progress, _RACE_ORDER)
+    start = time.perf_counter()
+    stage(Stage.CHECKING)
+    check(workload)
+    fn = function_of(workload)
+    article: ArticleTiming | None = None
+    with measure_lock.exclusive(progress):
+        locked = time.perf_counter()
+        deadline = timing.Deadline(budget_s)
+        stage(Stage.INPUTS)
+        args = timing.block(inputs(workload))
+        comparison = timing.compare_jit(
+            fn,
+            *args,
+            budget_s=COMPARE_BUDGET_S,
+            lock=False,
+            on_stage=lambda step: stage(_TIMING_STAGES[step]),
+            deadline=deadline,
+        )
+        stage(Stage.STOPWATCH)
+        loops_s = ARTICLE_LOOPS * (comparison.eager.median + comparison.jitted.median)
+        if deadline.allows(loops_s + compile_s):
+            article = article_timing(fn, *args, loops=ARTICLE_LOOPS, lock=False)
+        locked_s = time.perf_counter() - locked
+    return Race(
+        workload=workload,
+        device=roofline.device_label(),
+        comparison=comparison,
+        article=article,
+        seconds=time.perf_counter() - start,
+        cut=deadline.cut or article is None,
+        locked_s=locked_s,
+        cores=tuple(sorted(measure_lock.usable_cores())),
+    )
+
+
+def _teller(progress: measure_lock.Progress, order: tuple[Stage, ...]) -> Callable[[Stage], None]:
+    """Tells ``progress`` a stage as it starts, with the share of ``order`` done before it."""
+
+    def stage(now: Stage) -> None:
+        progress.stage(now.value, order.index(now) / len(order))
+
+    return stage
 
 
 def measure_in_worker(
@@ -280,19 +373,55 @@ def measure_in_worker(
         jaxplay.sandbox.TaskFailed: the function raised in the worker (``error.exc_type``),
             or the worker failed (deadline, memory, no worker could start).
     """
+
+    def roofs() -> dict[str, object]:
+        # The server's roofs, measured once per process: the worker is given them.
+        return {
+            "reference": sandbox.machine_reference(lambda: progress.stage(Stage.ROOFS.value, None))
+        }
+
+    measured = _in_worker(measure, STAGES, workload, progress, budget_s, roofs)
+    assert isinstance(measured, Measurement)
+    return measured
+
+
+def race_in_worker(
+    workload: Workload,
+    progress: measure_lock.Progress = measure_lock.UNWATCHED,
+    budget_s: float = MEASUREMENT_BUDGET_S,
+    compile_s: float = 0.0,
+) -> Race:
+    """:func:`race` in a compute worker, as :func:`measure_in_worker` (and for the same reasons:
+    its stopwatch loops are Python)."""
+    job: dict[str, object] = {"compile_s": compile_s}
+    raced = _in_worker(race, RACE_STAGES, workload, progress, budget_s, lambda: job)
+    assert isinstance(raced, Race)
+    return raced
+
+
+def _in_worker(
+    here: Callable[..., Measurement | Race],
+    stages: tuple[str, ...],
+    workload: Workload,
+    progress: measure_lock.Progress,
+    budget_s: float,
+    under_lock: Callable[[], dict[str, object]],
+) -> Measurement | Race:
+    """``here(workload, budget_s=budget_s, **under_lock())`` in a compute worker, holding the
+    measurement lock around it (``under_lock`` runs first, under the lock)."""
     progress.stage(Stage.CHECKING.value, 0.0)
     check(workload)
 
     def told(stage: str, fraction: float | None) -> None:
-        if stage in STAGES:  # a worker's frame: only our own stages are shown
+        if stage in stages:  # a worker's frame: only our own stages are shown
             progress.stage(stage, fraction)
 
     with measure_lock.exclusive(progress):
-        reference = sandbox.machine_reference(lambda: progress.stage(Stage.ROOFS.value, None))
+        job = under_lock()
         cores = len(measure_lock.usable_cores())
         try:
             measured = sandbox.compute(
-                measure,
+                here,
                 # The lock's budget, one call past it, compiling and drawing the inputs fit
                 # in a page's timed computation's limits with room to spare.
                 timeout_s=sandbox.TIMED_TIMEOUT_S,
@@ -300,59 +429,24 @@ def measure_in_worker(
                 on_stage=told,
                 workload=workload,
                 budget_s=budget_s,
-                reference=reference,
+                **job,
             )
         except sandbox.TaskFailed as failed:
             if failed.error.kind != "refused":
                 raise
             # No worker could start here: measured in this thread, as without one (and said).
-            return measure(workload, progress, budget_s, reference=reference)
-    if not isinstance(measured, Measurement) or measured.workload != workload:
+            return here(workload, progress, budget_s, **job)
+    if not isinstance(measured, Measurement | Race) or measured.workload != workload:
         raise sandbox.TaskFailed(
             sandbox.RunError(kind="crashed", message=_("The worker measured something else."))
         )
     return dataclasses.replace(measured, in_worker=True)
 
 
-#: Where :func:`measure_shared` measures, by ``JAXPLAY_MEASURE_IN``
+#: Where :func:`measure_shared` and :func:`race_shared` measure, by ``JAXPLAY_MEASURE_IN``
 #: (:func:`jaxplay.hosting.settings.measure_in`).
 MEASURERS = {"worker": measure_in_worker, "server": measure}
-
-
-def _effective(budget_s: float) -> str:
-    """A sampling budget as this process spends it: ``JAXPLAY_MEASURE_SCALE`` multiplies every
-    budget inside :mod:`timing`, so the code shown names the product, the call that reproduces
-    the measurement in a Python where the scale is 1."""
-    return f"{budget_s * timing.BUDGET_SCALE:g}"
-
-
-@claims.states_nothing("code that measures: not a statement")
-def timing_code(workload: Workload, executables: int = FIRST_CALL_EXECUTABLES) -> str:
-    """The calls :func:`measure` made for ``workload``, with its values filled in."""
-    preset = PRESETS[workload.preset]
-    name = preset.function.__name__ if preset.function is not None else "f"
-    shape = (workload.rows, workload.cols)
-    dtype = f"jnp.{workload.dtype}"
-    lines = [
-        "rng = np.random.default_rng(0)",
-        f"x = jnp.asarray(rng.uniform(0.5, 1.5, {shape}), {dtype})",
-    ]
-    args = "x"
-    if workload.preset == "layer":
-        c = workload.cols
-        lines += [
-            f"W = jnp.asarray(rng.uniform(-1/√{c}, 1/√{c}, ({c}, {c})), {dtype})",
-            f"b = jnp.asarray(rng.uniform(-0.1, 0.1, ({c},)), {dtype})",
-        ]
-        args = "x, W, b"
-    lines += [
-        f"timing.block([{args}])  # copied to the device asynchronously: wait before timing",
-        f"profile = timing.profile_jit({name}, {args}, budget_s={_effective(PROFILE_BUDGET_S)})",
-        f"comparison = timing.compare_jit({name}, {args}, budget_s={_effective(COMPARE_BUDGET_S)})",
-        f"article = article_timing({name}, {args}, loops={ARTICLE_LOOPS})",
-        f"anatomy = first_call_anatomy({name}, {args}, executables={executables})",
-    ]
-    return "\n".join(lines)
+RACERS = {"worker": race_in_worker, "server": race}
 
 
 #: One measurement per setting, shared by every visitor (the inputs are not kept, so eight
@@ -381,23 +475,71 @@ def measure_shared(
     ``force`` measures anew and replaces the kept one for everyone ("Measure again").
     """
 
-    def run(tell: Report) -> Measurement:
+    def here(told: measure_lock.Progress) -> Measurement:
+        return MEASURERS[settings.measure_in()](workload, told)
+
+    kind = "jit.measurement"
+    return _shared(kind, MEASUREMENTS, Measurement, here, workload, progress, force, owner)
+
+
+#: One race per setting, as :data:`MEASUREMENTS`.
+RACES: SharedResults[Race] = SharedResults(
+    max_entries=8, keep=frozenset({key_of(DEFAULT_WORKLOAD)})
+)
+
+
+def shared_race(workload: Workload) -> SharedResult[Race] | None:
+    """The shared race of ``workload`` if one is kept (never measures)."""
+    return RACES.get(key_of(workload))
+
+
+def race_shared(
+    measured: Measurement,
+    progress: measure_lock.Progress = measure_lock.UNWATCHED,
+    *,
+    force: bool = False,
+    owner: str = N_("a visitor"),
+) -> SharedResult[Race]:
+    """The shared race of the workload ``measured`` is of, as :func:`measure_shared` (its
+    compile time judges whether the article's stopwatch fits in the budget)."""
+    compile_s = measured.profile.compile_total_s
+
+    def here(told: measure_lock.Progress) -> Race:
+        return RACERS[settings.measure_in()](measured.workload, told, compile_s=compile_s)
+
+    workload = measured.workload
+    return _shared("jit.race", RACES, Race, here, workload, progress, force, owner)
+
+
+def _shared(
+    kind: str,
+    kept: SharedResults[V],
+    value_type: type[V],
+    here: Callable[[measure_lock.Progress], V],
+    workload: Workload,
+    progress: measure_lock.Progress,
+    force: bool,
+    owner: str,
+) -> SharedResult[V]:
+    """``here``'s result for ``workload``: kept in ``kept``, joined while in progress, read
+    from the result store (``kind``) or measured now."""
+
+    def run(tell: Report) -> V:
         told = _ToldToAll(progress, tell)
-        measure_here = MEASURERS[settings.measure_in()]
         store = results.configured_store()
         if store is None:
-            return measure_here(workload, told)
+            return here(told)
         # Several server processes: one measurement of these settings for all of them.
         return store.get_or_compute(  # type: ignore[no-any-return]
-            "jit.measurement",
+            kind,
             list(key_of(workload)),
-            lambda: measure_here(workload, told),
-            codec.dataclass_types(Measurement),
+            lambda: here(told),
+            codec.dataclass_types(value_type),
             force=force,
             waiting=lambda: tell(N_("another server process is measuring these settings"), None),
         ).value
 
-    return MEASUREMENTS.get_or_measure(
+    return kept.get_or_measure(
         key_of(workload), run, progress.stage, force=force, owner=owner, visitor=progress.visitor
     )
 
@@ -428,38 +570,6 @@ _warm_up_lock = threading.Lock()
 _warm_up_thread: threading.Thread | None = None
 
 
-@claims.states_nothing("who measured what and when: our own record")
-def provenance(
-    result: SharedResult[Measurement], viewer: str | None = None, now: float | None = None
-) -> str:
-    """Where the shown measurement comes from, for a caption (every figure from ``result``).
-
-    ``viewer`` is the visitor looking at it: "for you" when they started the measurement.
-    """
-    ago = max(0.0, (time.time() if now is None else now) - result.finished)
-    if ago < 120:
-        when = _("{n} s ago").format(n=f"{ago:.0f}")
-    else:
-        when = _("{n} min ago").format(n=f"{ago / 60:.0f}")
-    if viewer is not None and result.visitor == viewer:
-        owner = _("you")
-    elif result.owner == "a visitor":
-        owner = _("another visitor")
-    else:
-        owner = _(result.owner)  # one of the owners marked with N_ (page, start-up)
-    m = result.value
-    again = (
-        ""
-        if result.number <= 1
-        else _(" (measurement {n} of these settings)").format(n=result.number)
-    )
-    return _(
-        "Measured {when} for {owner} on {device}, in {seconds} s{again}. Everyone who opens "
-        "these settings sees this measurement; **Measure again** measures anew, and what it "
-        "measures replaces this one for everyone."
-    ).format(when=when, owner=owner, device=m.device, seconds=f"{m.seconds:.1f}", again=again)
-
-
 def warm_up(workload: Workload = DEFAULT_WORKLOAD) -> threading.Thread:
     """Measure ``workload`` once in a background thread (the first call starts it; later calls
     return the same thread). A visitor who opens the page meanwhile joins that measurement."""
@@ -470,7 +580,9 @@ def warm_up(workload: Workload = DEFAULT_WORKLOAD) -> threading.Thread:
             def run() -> None:
                 # A failure is not kept: the first visitor's own measurement will report it.
                 with contextlib.suppress(Exception):
-                    measure_shared(workload, owner=N_("everyone, at the server's start-up"))
+                    everyone = N_("everyone, at the server's start-up")
+                    measured = measure_shared(workload, owner=everyone)
+                    race_shared(measured.value, owner=everyone)
 
             _warm_up_thread = threading.Thread(target=run, name="jaxplay-jit-warm-up", daemon=True)
             _warm_up_thread.start()

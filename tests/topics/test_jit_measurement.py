@@ -1,4 +1,5 @@
-"""The jit page's one measurement per workload: its stages, what it keeps, and sharing it."""
+"""The jit page's two measurements per workload (its stages; eager against jit and the article's
+stopwatch): their stages, what they keep, and sharing them."""
 
 from __future__ import annotations
 
@@ -38,10 +39,40 @@ def test_every_stage_is_reported_in_order_with_its_share_of_the_whole(measured) 
     assert fractions == sorted(fractions) and fractions[0] == 0 and fractions[-1] < 1
 
 
+@pytest.fixture(scope="module")
+def raced(measured) -> tuple[jit.Race, list[tuple[str, float | None]]]:
+    seen: list[tuple[str, float | None]] = []
+
+    class Seen(Told):
+        def stage(self, stage: str, fraction: float | None) -> None:
+            seen.append((stage, fraction))
+
+    m, _ = measured
+    return _measurement.race(SMALL, Seen(), compile_s=m.profile.compile_total_s), seen
+
+
+def test_the_race_reports_its_own_stages_in_order(raced) -> None:
+    r, seen = raced
+    assert [stage for stage, _ in seen] == list(_measurement.RACE_STAGES)
+    fractions = [f for _, f in seen]
+    assert fractions == sorted(fractions) and fractions[0] == 0 and fractions[-1] < 1
+    assert not set(_measurement.RACE_STAGES[2:]) & set(_measurement.STAGES)  # told apart
+    assert r.workload == SMALL and r.comparison.speedup > 0 and r.article.loops == 10
+    assert not r.cut and r.cut_note() == ""
+
+
+def test_the_race_skips_the_stopwatch_that_does_not_fit_and_says_so() -> None:
+    """The article's jit loop compiles inside its stopwatch: a compile longer than what is left
+    of the budget leaves the stopwatch out, and the note names it."""
+    r = _measurement.race(SMALL, Told(), budget_s=5.0, compile_s=60.0)
+    assert r.comparison is not None and r.article is None and r.cut
+    assert "not measured: the article's stopwatch." in r.cut_note()
+
+
 def test_a_measurement_holds_every_part_and_not_the_inputs(measured) -> None:
     m, _ = measured
     assert m.workload == SMALL and m.profile.aot.call_args == () and m.profile.aot.compiled is None
-    assert m.comparison.speedup > 0 and m.article.loops == 10
+    assert not hasattr(m, "comparison")  # eager against jit is the race's: measured on demand
     assert len(m.first_call.first) == jit._measurement.FIRST_CALL_EXECUTABLES
     assert m.program.function == "naive_softmax" and m.program.signature == "float32[12,7]"
     assert m.reference.copy_bandwidth_gbps > 0
@@ -74,8 +105,11 @@ def test_visitors_share_one_measurement_and_warm_up_fills_it_before_they_come() 
     assert _measurement.MEASUREMENTS.measured == before + 1
     kept = jit.shared_measurement(workload)
     assert kept is not None and "at the server's start-up" in kept.owner
+    race = jit.shared_race(workload)  # the page's default view's other tabs: warmed too
+    assert race is not None and "at the server's start-up" in race.owner
     for visitor in ("alice", "bob"):
         assert jit.measure_shared(workload, owner=visitor) is kept
+        assert jit.race_shared(kept.value, owner=visitor) is race
     assert _measurement.MEASUREMENTS.measured == before + 1
 
 
@@ -96,6 +130,11 @@ def test_the_code_shown_is_the_code_run(monkeypatch) -> None:
     assert "(7, 3)" in code and "timing.block([x, W, b])" in code
     assert f"profile_jit(tanh_layer, x, W, b, budget_s={jit._measurement.PROFILE_BUDGET_S})" in code
     assert "first_call_anatomy(tanh_layer, x, W, b, executables=1)" in code
+    assert "compare_jit" not in code and "article_timing" not in code  # the race's
+    race = jit.race_code(jit.Workload("layer", 7, 3))
+    assert race.split("\ncomparison")[0] == code.split("\nprofile")[0]  # the same inputs
+    assert f"compare_jit(tanh_layer, x, W, b, budget_s={jit._measurement.COMPARE_BUDGET_S})" in race
+    assert f"article_timing(tanh_layer, x, W, b, loops={jit._measurement.ARTICLE_LOOPS})" in race
 
 
 def test_the_code_shown_names_the_budgets_a_scaled_server_spent(monkeypatch) -> None:
@@ -104,7 +143,9 @@ def test_the_code_shown_names_the_budgets_a_scaled_server_spent(monkeypatch) -> 
     monkeypatch.setattr(timing, "BUDGET_SCALE", 0.05)
     code = jit.timing_code(jit.Workload("softmax", 7, 3))
     assert "profile_jit(naive_softmax, x, budget_s=0.015)" in code
-    assert "compare_jit(naive_softmax, x, budget_s=0.025)" in code
+    assert "compare_jit(naive_softmax, x, budget_s=0.025)" in jit.race_code(
+        jit.Workload("softmax", 7, 3)
+    )
 
 
 def test_the_inputs_are_computed_before_anything_times_them(monkeypatch) -> None:
@@ -174,7 +215,7 @@ def test_a_compute_worker_measures_while_the_server_holds_the_lock(in_worker) ->
     shown = [s for s in rest if s != _measurement.Stage.ROOFS.value]
     assert shown == [s for s in _measurement.STAGES if s != _measurement.Stage.ROOFS.value]
     assert not any(free[1:])
-    assert m.in_worker and m.workload == SMALL and m.comparison.speedup > 0
+    assert m.in_worker and m.workload == SMALL and m.first_call is not None
     assert m.cores == tuple(sorted(measure_lock.usable_cores()))
     assert "in a compute worker on" in m.where() and m.reference.copy_bandwidth_gbps > 0
 
@@ -192,8 +233,11 @@ def test_a_compute_worker_times_in_its_own_process(monkeypatch) -> None:
     monkeypatch.setattr(timing, "compare_jit", broken)
     monkeypatch.setattr(jit._measurement.roofline, "machine_reference", broken)
     m = _measurement.measure_in_worker(jit.Workload("chain", 5, 3), Told())
-    assert m.in_worker and m.profile.steady.median > 0 and m.comparison is not None
+    assert m.in_worker and m.profile.steady.median > 0
     assert m.reference == roofs
+    r = _measurement.race_in_worker(jit.Workload("chain", 5, 3), Told(), compile_s=0.01)
+    assert r.in_worker and r.comparison is not None and r.article is not None
+    assert "in a compute worker on" in r.where()
 
 
 def test_a_refusal_is_the_servers_and_a_worker_past_its_deadline_says_so(monkeypatch) -> None:
@@ -220,8 +264,10 @@ def test_where_a_measurement_ran_is_told_per_mode(monkeypatch) -> None:
     assert settings.measure_in({}) == "worker"
     assert settings.measure_in({"JAXPLAY_MEASURE_IN": "server"}) == "server"
     assert _measurement.MEASURERS["worker"] is _measurement.measure_in_worker
+    assert _measurement.RACERS["worker"] is _measurement.race_in_worker
     here = _measurement.measure(SMALL, Told())
     assert not here.in_worker and "in the server process on" in here.where()
+    assert not _measurement.race(SMALL, Told()).in_worker
 
 
 @pytest.mark.parametrize("dtype", jit.DTYPES)
