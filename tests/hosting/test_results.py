@@ -381,3 +381,23 @@ def test_the_jit_measurement_is_made_once_for_every_server_process(
     assert store.computations("jit.measurement", list(jit.key_of(workload))) == 1
     assert second.profile.steady.samples == first.profile.steady.samples
     assert second.program == first.program and second.device == first.device
+
+
+def test_the_jit_race_is_made_once_for_every_server_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eager against jit and the article's stopwatch, measured when their tab opens, are kept
+    for every process like the measurement: the second process reads the first one's."""
+    from jaxplay import jit
+
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(tmp_path / "results.sqlite3"))
+    workload = jit.Workload("chain", 11, 3, "float32", jit.DEFAULT_FORMULA)
+    measured = jit.measure_shared(workload).value
+    first = jit.race_shared(measured).value
+    _measurement.RACES.clear()  # the second process has kept nothing
+    second = jit.race_shared(measured).value
+    store = results.shared_store()
+    assert store is not None
+    assert store.computations("jit.race", list(jit.key_of(workload))) == 1
+    assert second.comparison.eager.samples == first.comparison.eager.samples
+    assert second.article == first.article and second.device == first.device
