@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from jaxplay import sandbox
-from jaxplay.core import codec, measure_lock, roofline, timing
+from jaxplay.core import claims, codec, measure_lock, roofline, timing
 from jaxplay.core.compilation import Step
 from jaxplay.core.i18n import N_, _
 from jaxplay.hosting import environment, results, settings
@@ -186,6 +186,7 @@ class Race(_Placed):
         )
 
 
+@claims.states_nothing("what our own time budget left out of this measurement")
 def _cut_note(cut: bool, parts: list[tuple[str, object]]) -> str:
     if not cut:
         return ""

@@ -50,6 +50,7 @@ def _input_lines(workload: Workload) -> tuple[list[str], str]:
     return lines, "x, W, b"
 
 
+@claims.states_nothing("code that measures: not a statement")
 def _calls(workload: Workload, calls: list[str]) -> str:
     """The input lines, then ``calls`` (each with ``{f}`` and ``{args}`` to fill in)."""
     preset = PRESETS[workload.preset]
