@@ -406,21 +406,29 @@ def _open_sqlite(location: str) -> sqlite3.Connection:
 
 
 def _retry_locked(op: Callable[[], T], timeout_s: float = 10.0) -> T:
-    """``op()``, again while SQLite refuses it as locked, for at most ``timeout_s``.
+    """``op()``, again while SQLite refuses it at once as locked, for at most ``timeout_s``.
 
     Why: SQLite waits for a lock (the busy timeout) except where waiting could deadlock, and
     refuses at once there: switching a new file to WAL, or upgrading a read to a write while
     another connection writes. A room's processes opening a new store together met it (CI: one
-    of four failed with "database is locked"); the snippet store retries the same way.
+    of four failed with "database is locked"); the snippet store retries the same way. A
+    refusal after waiting out the busy timeout is not retried: the database is held, and the
+    caller computes without it rather than wait again.
     """
     deadline = time.monotonic() + timeout_s
     while True:
+        started = time.monotonic()
         try:
             return op()
         except sqlite3.OperationalError as err:
-            if "locked" not in str(err) or time.monotonic() >= deadline:
+            waited = time.monotonic() - started
+            if "locked" not in str(err) or waited >= _AT_ONCE_S or time.monotonic() >= deadline:
                 raise
         time.sleep(0.02)
+
+
+#: A refusal sooner than this after asking is SQLite's at-once refusal, not its busy timeout.
+_AT_ONCE_S = 1.0
 
 
 class _Sqlite:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -401,3 +402,32 @@ def test_the_jit_race_is_made_once_for_every_server_process(
     assert store.computations("jit.race", list(jit.key_of(workload))) == 1
     assert second.comparison.eager.samples == first.comparison.eager.samples
     assert second.article == first.article and second.device == first.device
+
+
+def test_sqlites_at_once_refusal_is_retried_and_its_busy_timeout_is_not(monkeypatch) -> None:
+    """A refusal at once (where waiting could deadlock) is retried; one after waiting out the
+    busy timeout is not, so a held database costs a visitor one timeout, not several."""
+    calls: list[int] = []
+
+    def refused_twice() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return "done"
+
+    assert results._retry_locked(refused_twice) == "done" and len(calls) == 3
+    monkeypatch.setattr(results, "_AT_ONCE_S", 0.05)
+    waited: list[int] = []
+
+    def timed_out() -> str:
+        waited.append(1)
+        time.sleep(0.06)  # as SQLite's busy timeout, scaled down
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(sqlite3.OperationalError):
+        results._retry_locked(timed_out)
+    assert len(waited) == 1
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        results._retry_locked(
+            lambda: (_ for _ in ()).throw(sqlite3.OperationalError("no such table"))
+        )
