@@ -166,12 +166,14 @@ def stages_tab(m: jit.Measurement, shared: jit.SharedResult, workload: jit.Workl
     )
 
 
-def compare_tab(raced: jit.SharedResult, workload: jit.Workload) -> None:
-    r = raced.value
+def compare_tab(kept: jit.SharedResult, workload: jit.Workload) -> None:
+    r = kept.value
     comp = r.comparison
     if comp is None:
         st.info(r.cut_note(), icon=":material/timer_off:")
         return
+    if r.cut:
+        st.warning(r.cut_note(), icon=":material/timer_off:")
     a, b = st.columns(2)
     a.metric(_("speedup: eager median / jit median"), f"{comp.speedup:.2f}×")
     b.metric(_("from the quartiles"), f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
@@ -184,10 +186,16 @@ def compare_tab(raced: jit.SharedResult, workload: jit.Workload) -> None:
     _ui.show_code(
         jit.function_source(workload), jit.race_code(workload), label=_("Show the code that ran")
     )
-    st.caption(jit.provenance(raced, _ui.visitor_id()))
+    race_footer(kept, workload, "jit_race_remeasure")
+
+
+def race_footer(kept: jit.SharedResult, workload: jit.Workload, key: str) -> None:
+    """Who measured eager against jit when, and its own Measure again (the Stages tab's measures
+    the stages anew, not this)."""
+    st.caption(jit.provenance(kept, _ui.visitor_id()))
     st.button(
         _("Measure again"),
-        key="jit_race_remeasure",
+        key=key,
         on_click=st.session_state.__setitem__,
         args=("jit_race_force", jit.key_of(workload)),
     )
@@ -226,11 +234,15 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
     _ui.show_code(jit.sweep_point, jit.crossover, label=_("Show the code that ran"))
 
 
-def article_tab(m: jit.Measurement, r: jit.Race) -> None:
+def article_tab(m: jit.Measurement, kept: jit.SharedResult) -> None:
+    r = kept.value
     art, comp = r.article, r.comparison
     if art is None or comp is None:
         st.info(r.cut_note(), icon=":material/timer_off:")
+        race_footer(kept, m.workload, "jit_article_remeasure")
         return
+    if r.cut:
+        st.warning(r.cut_note(), icon=":material/timer_off:")
     a, b, c = st.columns(3)
     a.metric(
         _("article: naive loop ({n} calls)").format(n=art.loops),
@@ -250,6 +262,7 @@ def article_tab(m: jit.Measurement, r: jit.Race) -> None:
     st.caption(_("Both measured on the function and size chosen above."))
     _ui.show_code(jit.ARTICLE_TIMING_CODE, label=_("The article's code, as written"))
     _ui.show_code(jit.article_timing, label=_("Show the code that ran"))
+    race_footer(kept, m.workload, "jit_article_remeasure")
 
 
 def roofline_tab(m: jit.Measurement, preset: str) -> None:
@@ -519,8 +532,8 @@ def measured(draw):
 def race_of(m: jit.Measurement) -> jit.SharedResult | None:
     """Eager against jit and the article's stopwatch of this setting: kept, or measured now,
     its stages shown (``None``: it failed, and the page said why)."""
-    force = st.session_state.pop("jit_race_force", None) == jit.key_of(workload)
-    kept = None if force else jit.shared_race(workload)
+    force = st.session_state.pop("jit_race_force", None) == jit.key_of(m.workload)
+    kept = None if force else jit.shared_race(m.workload)
     if kept is not None:
         return kept
     with _ui.staged(_("Measuring eager against jit")) as stages:
@@ -535,10 +548,12 @@ def race_of(m: jit.Measurement) -> jit.SharedResult | None:
             _ui.show_error(err, _("**The function failed:** "))
             return None
     r = kept.value
+    cut = _(" (cut at its time budget)") if r.cut else ""
     stages.done(
         _("Eager against jit measured on {device}, {where}, in {seconds}").format(
             device=r.device, where=r.where(), seconds=timing.format_seconds(r.seconds)
         )
+        + cut
     )
     return kept
 
@@ -562,7 +577,7 @@ VIEWS = {
     _("Stages"): measured(lambda m: stages_tab(m, shared, workload)),
     _("Eager vs jit"): raced(lambda m, r: compare_tab(r, workload)),
     _("Size sweep"): measured(lambda m: sweep_tab(workload, shared.number, m.device)),
-    _("Article vs honest"): raced(lambda m, r: article_tab(m, r.value)),
+    _("Article vs honest"): raced(article_tab),
     _("Roofline"): measured(lambda m: roofline_tab(m, preset)),
     _("Compile cache"): cache_tab,
     _("Side effects"): side_effects_tab,

@@ -160,6 +160,28 @@ def test_measure_again_measures_anew_for_everyone(spec) -> None:
     assert any("measurement 2 of these settings" in c.value for c in later.caption)
 
 
+def test_eager_against_jit_is_measured_when_its_tab_opens_and_again_on_request(spec) -> None:
+    """A new setting on the Stages tab measures no race (most of its cost); the Eager vs jit
+    tab measures it, the Article tab reads the same one, and its Measure again measures it anew
+    for everyone."""
+    settings = {"jit_preset": "chain", "jit_rows": 15, "jit_cols": 5}
+    before = _measurement.RACES.measured
+    assert_clean(open_page(spec, **settings))
+    assert _measurement.RACES.measured == before
+    at = _in_tab(spec, "Eager vs jit", **settings)
+    assert _measurement.RACES.measured == before + 1
+    assert _metrics(at)["speedup: eager median / jit median"].endswith("×")
+    assert any("comparison = timing.compare_jit(" in c.value for c in at.code)
+    article = _in_tab(spec, "Article vs honest", **settings)
+    assert _measurement.RACES.measured == before + 1
+    assert any("Everyone who opens these settings" in c.value for c in article.caption)
+    assert article.button(key="jit_article_remeasure") is not None
+    at.button(key="jit_race_remeasure").click().run()
+    assert_clean(at)
+    assert _measurement.RACES.measured == before + 2
+    assert any("measurement 2 of these settings" in c.value for c in at.caption)
+
+
 def test_the_stages_tab_explains_the_first_call_and_the_compiled_program(spec) -> None:
     at = open_page(spec, **SMALL)
     texts = " ".join(m.value for m in at.markdown)

@@ -267,7 +267,26 @@ def test_where_a_measurement_ran_is_told_per_mode(monkeypatch) -> None:
     assert _measurement.RACERS["worker"] is _measurement.race_in_worker
     here = _measurement.measure(SMALL, Told())
     assert not here.in_worker and "in the server process on" in here.where()
-    assert not _measurement.race(SMALL, Told()).in_worker
+
+
+def test_where_no_worker_can_start_both_measure_in_the_server(monkeypatch) -> None:
+    """A refused worker is not a failure: the measurement and the race run in this thread, and
+    say so."""
+    from jaxplay import sandbox
+
+    sandbox.machine_reference()  # kept already: only the measurements ask for a worker
+    ran: list[str] = []
+
+    def refused(function: object, /, **kwargs: object) -> None:
+        ran.append(getattr(function, "__name__", "?"))
+        raise sandbox.TaskFailed(sandbox.RunError(kind="refused", message="no worker"))
+
+    monkeypatch.setattr(sandbox, "compute", refused)
+    m = _measurement.measure_in_worker(SMALL, Told())
+    r = _measurement.race_in_worker(SMALL, Told(), compile_s=m.profile.compile_total_s)
+    assert ran == ["measure", "race"]
+    assert not m.in_worker and "in the server process on" in m.where()
+    assert not r.in_worker and r.comparison is not None and r.workload == SMALL
 
 
 @pytest.mark.parametrize("dtype", jit.DTYPES)
