@@ -4,7 +4,7 @@ Why a module of its own: the page's measured tabs come from two measurements of 
 function and size, which cost seconds. :func:`measure` is what the first tab and the roofline
 show (each stage of jit, the first call taken apart, the compiled program); :func:`race` is eager
 against jit and the article's stopwatch, measured only when a tab that shows them opens: it was
-most of a new setting's cost (2.5 of 3.2 CPU-s, README *The jit page's cost*), paid by every
+most of a new setting's cost (2.60 of 3.72 CPU-s, README *The jit page's cost*), paid by every
 visitor who changed the size whether or not they looked at it. Each runs as named stages the page
 shows while they happen and is kept once per setting in :data:`MEASUREMENTS` and :data:`RACES`
 (:class:`~jaxplay.jit._shared.SharedResults`): every visitor with the same settings gets the same
