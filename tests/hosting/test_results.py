@@ -21,6 +21,7 @@ import pytest
 from jaxplay.core import codec
 from jaxplay.hosting import results
 from jaxplay.jit import _measurement
+from tests.support import stores
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,27 +128,6 @@ def test_an_unusable_store_computes_without_it(tmp_path: Path) -> None:
     assert store.get_or_compute("k", (1,), lambda: "still", []).value == "still"
 
 
-def _burst_worker(location: str, log: str, barrier: object) -> str:
-    # The four open the store at once too (a room's processes start together: PostgreSQL's
-    # CREATE TABLE IF NOT EXISTS once raced here), and a worker that fails breaks the barrier
-    # for the others instead of leaving them waiting.
-    try:
-        barrier.wait(timeout=120)  # type: ignore[attr-defined]
-        store = results.ResultStore(location, "env-a", poll_s=0.02)
-        barrier.wait(timeout=120)  # type: ignore[attr-defined]
-    except Exception:
-        barrier.abort()  # type: ignore[attr-defined]
-        raise
-
-    def compute() -> str:
-        with open(log, "a", encoding="utf-8") as f:
-            f.write("computed\n")
-        time.sleep(0.5)
-        return "the result"
-
-    return json.dumps(store.get_or_compute("page.default", ("a",), compute, []).value)
-
-
 def test_a_burst_of_processes_computes_once(location: str, tmp_path: Path) -> None:
     """Four server processes opening the same page at once: one measures, three wait for it."""
     log = tmp_path / "computed.log"
@@ -155,20 +135,9 @@ def test_a_burst_of_processes_computes_once(location: str, tmp_path: Path) -> No
     with context.Manager() as manager:
         barrier = manager.Barrier(4)
         with context.Pool(4) as pool:
-            got = pool.starmap(_burst_worker, [(location, str(log), barrier)] * 4)
+            got = pool.starmap(stores.burst_worker, [(location, str(log), barrier)] * 4)
     assert got == ['"the result"'] * 4
     assert log.read_text(encoding="utf-8").count("computed") == 1
-
-
-def _open_store(locations: list[str], barrier: object) -> str:
-    for location in locations:
-        try:
-            barrier.wait(timeout=120)  # type: ignore[attr-defined]
-            results.ResultStore(location, "env-a").close()
-        except Exception as err:  # reported, not raised: every worker's outcome is compared
-            barrier.abort()  # type: ignore[attr-defined]  # the others stop waiting for this one
-            return f"{type(err).__name__}: {err}"
-    return "opened"
 
 
 def test_a_room_starting_at_once_opens_a_new_store(location: str) -> None:
@@ -183,7 +152,7 @@ def test_a_room_starting_at_once_opens_a_new_store(location: str) -> None:
     with context.Manager() as manager:
         barrier = manager.Barrier(8)
         with context.Pool(8) as pool:
-            got = pool.starmap(_open_store, [(locations, barrier)] * 8)
+            got = pool.starmap(stores.open_store, [(locations, barrier)] * 8)
     assert got == ["opened"] * 8
 
 

@@ -5,6 +5,8 @@
 - :mod:`tests.support.markdown_check`, :mod:`tests.support.page_texts`: Markdown as Streamlit
   renders it, and the hostile links a run's texts would show;
 - :mod:`tests.support.postgres`: a throwaway PostgreSQL server.
+- :mod:`tests.support.stores`: what a room's processes do with the result store, started at once
+  by the tests (it imports no JAX: each spawned process imports it).
 
 What the benchmarks use too lives in ``jaxplay.hosting`` (``chromium``, ``hostile_links``, the
 launcher ``serve``), in ``pages/_visitor.py`` (the protocol client the warm-up drives) and in
