@@ -51,6 +51,9 @@ MAX_VALUE_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 #: How long a lease lasts without renewal; its owner renews it every third of this while working.
 DEFAULT_LEASE_S = 30.0
+#: How long a store that failed is left alone before it is tried again: a held or broken
+#: database would otherwise cost every computation its timeout (a memory page view makes four).
+RETRY_AFTER_S = 60.0
 SCHEMA_VERSION = 1
 
 _CREATE = """CREATE TABLE IF NOT EXISTS results (
@@ -156,6 +159,7 @@ class ResultStore:
         self._local = threading.local()
         self._pool: Any = None
         self._owner = secrets.token_hex(8)
+        self._down_until = 0.0
         self._setup()
 
     # --- connections: one SQLite connection per thread, or a PostgreSQL pool ---------------
@@ -250,6 +254,8 @@ class ResultStore:
         """
         allowed = tuple(allowed)
         key = result_key(kind, inputs, self.environment)
+        if time.monotonic() < self._down_until:  # failed a moment ago: not tried again yet
+            return Stored(compute(), time.time(), computed_here=True)
         deadline = time.monotonic() + timeout_s
         try:
             while True:
@@ -269,11 +275,13 @@ class ResultStore:
                     waiting()
                 force = False  # another caller is computing it anew: its result is ours
                 time.sleep(self.poll_s)
-        except (sqlite3.Error, ResultError, OSError) as err:
+        except ResultError as err:  # waited too long for another caller: the store works
             return self._without_store(err, compute)
+        except (sqlite3.Error, OSError) as err:
+            return self._without_store(err, compute, failed=True)
         except Exception as err:  # psycopg's errors, a pool timeout
             if type(err).__module__.startswith(("psycopg", "psycopg_pool")):
-                return self._without_store(err, compute)
+                return self._without_store(err, compute, failed=True)
             raise
         return self._compute_leased(key, compute)
 
@@ -389,8 +397,16 @@ class ResultStore:
             raise ResultError("a stored result is larger than any this server writes")
         return codec.decode(json.loads(text), allowed)
 
-    def _without_store(self, err: BaseException, compute: Callable[[], T]) -> Stored:
-        log.warning("result store unavailable, computing without it: %s", err)
+    def _without_store(
+        self, err: BaseException, compute: Callable[[], T], failed: bool = False
+    ) -> Stored:
+        if failed:
+            self._down_until = time.monotonic() + RETRY_AFTER_S
+            log.warning(
+                "result store unavailable, computing without it for %.0f s: %s", RETRY_AFTER_S, err
+            )
+        else:
+            log.warning("computing without the result store: %s", err)
         return Stored(compute(), time.time(), computed_here=True)
 
 
@@ -469,6 +485,8 @@ def default_location(environ: Mapping[str, str] | None = None) -> str:
 
 
 _shared: dict[str, ResultStore] = {}
+#: Location -> when a store that could not be opened there may be tried again.
+_failed: dict[str, float] = {}
 _shared_lock = threading.Lock()
 
 
@@ -478,9 +496,12 @@ def shared_store() -> ResultStore | None:
     location = default_location()
     with _shared_lock:
         if location not in _shared:
+            if time.monotonic() < _failed.get(location, 0.0):
+                return None  # it failed a moment ago: not tried for every computation
             try:
                 _shared[location] = ResultStore(location, fingerprint())
             except Exception as err:
+                _failed[location] = time.monotonic() + RETRY_AFTER_S
                 log.warning("no shared result store at %s: %s", location, err)
                 return None
         return _shared[location]

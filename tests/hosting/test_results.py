@@ -400,3 +400,43 @@ def test_sqlites_at_once_refusal_is_retried_and_its_busy_timeout_is_not(monkeypa
         results._retry_locked(
             lambda: (_ for _ in ()).throw(sqlite3.OperationalError("no such table"))
         )
+
+
+def test_a_store_that_failed_is_left_alone_for_a_while(tmp_path: Path, monkeypatch) -> None:
+    """A held or broken database would cost every computation its timeout: after a failure the
+    store is not asked again until RETRY_AFTER_S has passed; what is computed meanwhile is
+    still returned."""
+    store = _store(str(tmp_path / "r.sqlite3"))
+    asked: list[int] = []
+
+    def broken(*args: object) -> object:
+        asked.append(1)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store, "_read_or_claim", broken)
+    assert store.get_or_compute("k", (1,), lambda: "one", []).value == "one"
+    assert store.get_or_compute("k", (2,), lambda: "two", []).value == "two"
+    assert asked == [1]  # the second did not wait on the broken store
+    store._down_until = 0.0  # RETRY_AFTER_S later
+    assert store.get_or_compute("k", (3,), lambda: "three", []).value == "three"
+    assert asked == [1, 1]
+
+
+def test_a_store_that_cannot_be_opened_is_not_opened_for_every_computation(
+    tmp_path: Path, monkeypatch
+) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("JAXPLAY_RESULT_DB", str(tmp_path / "a-file" / "results.sqlite3"))
+    opened: list[int] = []
+    real = results.ResultStore
+
+    def counted(*args: object, **kwargs: object) -> results.ResultStore:
+        opened.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(results, "ResultStore", counted)
+    monkeypatch.setattr(results, "_failed", {})
+    assert results.configured_store() is None and results.configured_store() is None
+    assert opened == [1]
+    monkeypatch.setattr(results, "_failed", {})  # RETRY_AFTER_S later
+    assert results.configured_store() is None and opened == [1, 1]
