@@ -20,9 +20,9 @@ import dataclasses
 import enum
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from jaxplay import sandbox
 from jaxplay.core import claims, codec, measure_lock, roofline, timing
@@ -234,15 +234,8 @@ def measure(
 
     stage = _teller(progress, _MEASURE_ORDER)
     start = time.perf_counter()
-    stage(Stage.CHECKING)
-    check(workload)
-    fn = function_of(workload)
     anatomy: FirstCall | None = None
-    with measure_lock.exclusive(progress):
-        locked = time.perf_counter()
-        deadline = timing.Deadline(budget_s)
-        stage(Stage.INPUTS)
-        args = timing.block(inputs(workload))
+    with _held(workload, progress, budget_s, stage) as (fn, args, deadline, locked):
         profile = timing.profile_jit(
             fn,
             *args,
@@ -306,15 +299,8 @@ def race(
     """
     stage = _teller(progress, _RACE_ORDER)
     start = time.perf_counter()
-    stage(Stage.CHECKING)
-    check(workload)
-    fn = function_of(workload)
     article: ArticleTiming | None = None
-    with measure_lock.exclusive(progress):
-        locked = time.perf_counter()
-        deadline = timing.Deadline(budget_s)
-        stage(Stage.INPUTS)
-        args = timing.block(inputs(workload))
+    with _held(workload, progress, budget_s, stage) as (fn, args, deadline, locked):
         comparison = timing.compare_jit(
             fn,
             *args,
@@ -338,6 +324,26 @@ def race(
         locked_s=locked_s,
         cores=tuple(sorted(measure_lock.usable_cores())),
     )
+
+
+@contextlib.contextmanager
+def _held(
+    workload: Workload,
+    progress: measure_lock.Progress,
+    budget_s: float,
+    stage: Callable[[Stage], None],
+) -> Iterator[tuple[Callable[..., Any], tuple[Any, ...], timing.Deadline, float]]:
+    """How both measurements start: ``workload`` checked (before any wait), then, holding the
+    measurement lock, its inputs drawn; yields its function, its inputs, the budget's deadline
+    and when the lock was taken (``time.perf_counter``: the budget counts from then)."""
+    stage(Stage.CHECKING)
+    check(workload)
+    fn = function_of(workload)
+    with measure_lock.exclusive(progress):
+        locked = time.perf_counter()
+        deadline = timing.Deadline(budget_s)
+        stage(Stage.INPUTS)
+        yield fn, tuple(timing.block(inputs(workload))), deadline, locked
 
 
 def _teller(progress: measure_lock.Progress, order: tuple[Stage, ...]) -> Callable[[Stage], None]:
