@@ -169,9 +169,6 @@ def stages_tab(m: jit.Measurement, shared: jit.SharedResult, workload: jit.Workl
 def compare_tab(kept: jit.SharedResult, workload: jit.Workload) -> None:
     r = kept.value
     comp = r.comparison
-    if comp is None:
-        st.info(r.cut_note(), icon=":material/timer_off:")
-        return
     if r.cut:
         st.warning(r.cut_note(), icon=":material/timer_off:")
     a, b = st.columns(2)
@@ -237,7 +234,7 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
 def article_tab(m: jit.Measurement, kept: jit.SharedResult) -> None:
     r = kept.value
     art, comp = r.article, r.comparison
-    if art is None or comp is None:
+    if art is None:
         st.info(r.cut_note(), icon=":material/timer_off:")
         race_footer(kept, m.workload, "jit_article_remeasure")
         return

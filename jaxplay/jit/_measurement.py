@@ -159,7 +159,7 @@ class Race(_Placed):
     Attributes:
         workload: what was measured.
         device: where, e.g. ``"cpu (cpu)"``.
-        comparison: eager against jit, interleaved samples (``None``: cut before it started).
+        comparison: eager against jit, interleaved samples (fewer when ``cut``).
         article: the article's ``time.time()`` measurement of the same function and size
             (``None``: cut, the time budget did not leave room for its calls).
         seconds, cut, locked_s, cores, in_worker: as :class:`Measurement`'s.
@@ -167,7 +167,7 @@ class Race(_Placed):
 
     workload: Workload
     device: str
-    comparison: timing.JitComparison | None
+    comparison: timing.JitComparison
     article: ArticleTiming | None
     seconds: float
     cut: bool = False
@@ -177,13 +177,7 @@ class Race(_Placed):
 
     def cut_note(self) -> str:
         """What the time budget cut, in a sentence (empty when nothing was)."""
-        return _cut_note(
-            self.cut,
-            [
-                (_("eager against jit"), self.comparison),
-                (_("the article's stopwatch"), self.article),
-            ],
-        )
+        return _cut_note(self.cut, [(_("the article's stopwatch"), self.article)])
 
 
 @claims.states_nothing("what our own time budget left out of this measurement")
