@@ -718,10 +718,19 @@ def show_outcome(result: capture.Outcome, what: str | None = None) -> None:
         st.warning(markdown.code(scrub(warning)), icon=":material/warning:")
 
 
-def chart(fig: Any, **kwargs: Any) -> None:
+def chart(figure: Any, *args: Any, key: str, **kwargs: Any) -> None:
     """Draw a Plotly figure, its lines in the one palette (colour and dash, see
-    :func:`jaxplay.core.figures.distinguish`); every page draws its charts through this."""
-    st.plotly_chart(figures.distinguish(fig), **kwargs)
+    :func:`jaxplay.core.figures.distinguish`); every page draws its charts through this.
+
+    ``figure`` is the jaxplay function that builds it, called with ``args``: built once for
+    the room per arguments and language (:func:`jaxplay.core.figures.built`, why there), or a
+    figure the page built itself. ``kwargs`` go to ``st.plotly_chart``.
+    """
+    if callable(figure):
+        figure = figures.built(figure, args, i18n.current())
+    else:
+        figure = figures.distinguish(figure)
+    st.plotly_chart(figure, key=key, **kwargs)
 
 
 def cached(*, max_entries: int, show_spinner: bool | str = False) -> Callable[[F], F]:

@@ -161,7 +161,7 @@ def measured(sizes: compose.SizeSweep, chosen: tuple[int, ...], point, name: str
         sizes.step_label,
     )
     sweep = sizes.collect(points)
-    _ui.chart(sizes.figure(sweep), key=f"compose_{name}_chart")
+    _ui.chart(sizes.figure, sweep, key=f"compose_{name}_chart")
     return sizes.sentences(sweep)
 
 

@@ -207,7 +207,9 @@ def transfer_section() -> None:
     if "devices_transfers" in st.session_state:
         s, d, points = st.session_state["devices_transfers"]
         _ui.chart(
-            devices.transfer_figure(points, f"{s} → {d}"),
+            devices.transfer_figure,
+            points,
+            f"{s} → {d}",
             key="devices_transfer_chart",
         )
         if s.startswith("cpu") and d.startswith("cpu"):
@@ -258,7 +260,7 @@ def sharding_tab() -> None:
             st.caption(_("JAX's own message:"))
             wrapped(err.jax_error, None)
     else:
-        _ui.chart(devices.layout_figure(result), key="devices_layout_chart")
+        _ui.chart(devices.layout_figure, result, key="devices_layout_chart")
         blocks = len(result.blocks)
         st.caption(
             ngettext(
@@ -440,7 +442,7 @@ def scaling_tab() -> None:
         )
     if "devices_scaling" in st.session_state:
         where, points = st.session_state["devices_scaling"]
-        _ui.chart(devices.scaling_figure(points, where), key="devices_scaling_chart")
+        _ui.chart(devices.scaling_figure, points, where, key="devices_scaling_chart")
         one, most = points[0], points[-1]
         ratio = most.timing.median / one.timing.median
         verdict = (

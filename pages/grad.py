@@ -143,7 +143,7 @@ def plot_tab() -> None:
     except sandbox.TaskFailed as err:
         failed(err, _("Differentiating this formula to order {order}").format(order=order))
     else:
-        _ui.chart(grad.derivative_figure(drawn), key="grad_curves")
+        _ui.chart(grad.derivative_figure, drawn, key="grad_curves")
         for kink in drawn.kinks:
             st.warning(markdown.escape(kink.describe()), icon=":material/warning:")
         if drawn.kinks_total > len(drawn.kinks):
@@ -190,7 +190,7 @@ def check_tab() -> None:
             hide_index=True,
             key="grad_check_table",
         )
-        _ui.chart(grad.check_figure(gc), key="grad_check_chart")
+        _ui.chart(grad.check_figure, gc, key="grad_check_chart")
         st.caption(
             _(
                 "Central difference of the previous autodiff derivative, step h = {step}. Try "
@@ -262,7 +262,7 @@ def rule_tab() -> None:
         bind="query-params",
     )
     cmp = custom(float(factor), neg)
-    _ui.chart(grad.custom_vjp_figure(cmp), key="grad_custom_chart")
+    _ui.chart(grad.custom_vjp_figure, cmp, key="grad_custom_chart")
     if cmp.agree:
         st.success(_("The custom rule agrees with JAX's own derivative of the same forward."))
     else:
@@ -324,7 +324,7 @@ def stop_tab() -> None:
     demo = stops(float(x_at))
     st.dataframe(pd.DataFrame(demo.table()), hide_index=True, key="grad_stop_table")
     ste = demo.rows[-1]
-    _ui.chart(grad.stop_gradient_figure(demo), key="grad_stop_chart")
+    _ui.chart(grad.stop_gradient_figure, demo, key="grad_stop_chart")
     st.caption(
         _(
             "The straight-through estimator: at x = {x} it returns round(x) = {value} and "
@@ -406,7 +406,7 @@ def pytrees_tab() -> None:
             "`jax.hessian`, or one Hessian-vector product per basis vector (no {n}×{n} matrix)."
         ).format(arrays=len(diag.blocks), n=n)
     )
-    _ui.chart(grad.hessian_diagonal_figure(diag), key="grad_hessian_chart")
+    _ui.chart(grad.hessian_diagonal_figure, diag, key="grad_hessian_chart")
     _ui.show_code(grad.complex_loss, grad.gradient_tree, grad.hvp, grad.hessian_diagonal)
 
 

@@ -123,7 +123,7 @@ def stages_tab(m: jit.Measurement, shared: jit.SharedResult, workload: jit.Workl
     prof = m.profile
     if m.cut:
         st.warning(m.cut_note(), icon=":material/timer_off:")
-    _ui.chart(jit.stage_figure(prof, m.device), key="jit_stage_chart")
+    _ui.chart(jit.stage_figure, prof, m.device, key="jit_stage_chart")
     a, b, c = st.columns(3)
     a.metric(_("trace + lower + compile"), timing.format_seconds(prof.compile_total_s))
     b.metric(_("first call"), timing.format_seconds(prof.first_call_s))
@@ -174,7 +174,7 @@ def compare_tab(kept: jit.SharedResult, workload: jit.Workload) -> None:
     a, b = st.columns(2)
     a.metric(_("speedup: eager median / jit median"), f"{comp.speedup:.2f}×")
     b.metric(_("from the quartiles"), f"{comp.speedup_low:.2f}× – {comp.speedup_high:.2f}×")
-    _ui.chart(jit.distribution_figure(comp, r.device), key="jit_dist_chart")
+    _ui.chart(jit.distribution_figure, comp, r.device, key="jit_dist_chart")
     st.caption(
         _("Eager: {eager}. jit: {jitted}.").format(
             eager=comp.eager.describe(), jitted=comp.jitted.describe()
@@ -226,7 +226,7 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
         lambda r, turn: sweep_point(w.preset, r, w.cols, w.dtype, w.formula, number, _turn=turn),
         lambda r: _("rows = {rows}").format(rows=r),
     )
-    _ui.chart(jit.sweep_figure(points, calls, device), key="jit_sweep_chart")
+    _ui.chart(jit.sweep_figure, points, calls, device, key="jit_sweep_chart")
     st.markdown(jit.sweep_verdict(points, calls))
     _ui.show_code(jit.sweep_point, jit.crossover, label=_("Show the code that ran"))
 
@@ -254,7 +254,7 @@ def article_tab(m: jit.Measurement, kept: jit.SharedResult) -> None:
         _("honest: {speedup}").format(speedup=f"{comp.speedup:.3g}×"),
         "off",
     )
-    _ui.chart(jit.article_figure(art, comp), key="jit_article_chart")
+    _ui.chart(jit.article_figure, art, comp, key="jit_article_chart")
     st.markdown(jit.article_explanation(art, comp.eager.median, m.profile.compile_total_s))
     st.caption(_("Both measured on the function and size chosen above."))
     _ui.show_code(jit.ARTICLE_TIMING_CODE, label=_("The article's code, as written"))
@@ -446,7 +446,7 @@ def persistent_cache_tab(workload: jit.Workload) -> None:
     rounds = st.slider(_("rounds"), 1, 5, 2, key="jit_cache_rounds", bind="query-params")
     demo = sandboxed("compile_cache", workload, _("Compile in two processes"), rounds=rounds)
     if demo is not None:
-        _ui.chart(jit.cache_figure(demo), key="jit_pcache_chart")
+        _ui.chart(jit.cache_figure, demo, key="jit_pcache_chart")
         st.markdown(jit.cache_sentence(demo))
         st.caption(
             _("Settings of each process: {settings}").format(

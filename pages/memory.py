@@ -73,7 +73,7 @@ def checkpoint_results(
 ) -> None:
     """Each variant's memory and time, the table, the story, and each variant's residuals."""
     if run:
-        _ui.chart(memory.memory_time_figure(results, device), key="memory_chart")
+        _ui.chart(memory.memory_time_figure, results, device, key="memory_chart")
         st.caption(_("Down and to the left is better: less memory and less time."))
     table = memory.summary_table(results)
     summary = pd.DataFrame(table.rows)
@@ -175,7 +175,7 @@ def fusion_results(report: memory.ChainReport, ops: list[str]) -> None:
     columns, labels = memory.eager_vs_jit_table(report)
     st.table(pd.DataFrame(columns, index=labels))
     st.markdown(memory.fusion_story(report))
-    _ui.chart(memory.chain_figure(report), key="memory_chain_chart")
+    _ui.chart(memory.chain_figure, report, key="memory_chain_chart")
     st.caption(memory.bytes_caption(report))
     st.write(memory.bandwidth_story(report))
     st.subheader(_("What XLA fused"))

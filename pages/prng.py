@@ -102,7 +102,9 @@ def key_tree_view(seed: int) -> None:
         format_func=lambda name: key_tree.node(name).label,
     )
     _ui.chart(
-        prng.key_tree_figure(key_tree, picked),
+        prng.key_tree_figure,
+        key_tree,
+        picked,
         key="prng_tree_chart",
         on_select=pick_node,
         selection_mode="points",
@@ -344,12 +346,12 @@ def parallel_section(seed: int) -> None:
         cols[2].metric(_("skewness"), f"{stats.skewness:.3f}")
         cols[3].metric(_("excess kurtosis"), f"{stats.excess_kurtosis:.3f}")
         cols[4].metric(_("correlations inside ±1.96/√n"), f"{stats.within_band:.0%}")
-        _ui.chart(prng.samples_heatmap(stats.samples), key="prng_heatmap")
-        _ui.chart(prng.histograms_figure(stats.samples), key="prng_hist")
+        _ui.chart(prng.samples_heatmap, stats.samples, key="prng_heatmap")
+        _ui.chart(prng.histograms_figure, stats.samples, key="prng_hist")
         corr_title = _("Correlation of the first 8 streams (* outside ±{band})").format(
             band=f"{stats.band:.2f}"
         )
-        _ui.chart(prng.correlation_figure(stats, corr_title), key="prng_corr")
+        _ui.chart(prng.correlation_figure, stats, corr_title, key="prng_corr")
         _ui.show_code(prng.article_parallel)
 
 
@@ -479,7 +481,7 @@ def threading_pitfall(seed: int) -> None:
     st.subheader(_("4 · Threading the key through a training loop"))
     steps = st.slider(_("Steps"), 10, 300, 60, key="prng_steps", bind="query-params")
     runs = cached("training_runs", seed, steps)
-    _ui.chart(prng.training_figure(runs), key="prng_training_chart")
+    _ui.chart(prng.training_figure, runs, key="prng_training_chart")
     threaded, dropped = runs
     st.caption(
         _(

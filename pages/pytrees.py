@@ -133,7 +133,9 @@ def show_anatomy(found: pytrees.Anatomy) -> None:
             icon=":material/sort_by_alpha:",
         )
     _ui.chart(
-        pytrees.tree_figure(found.nodes, _("The tree as jax.tree.structure sees it")),
+        pytrees.tree_figure,
+        found.nodes,
+        _("The tree as jax.tree.structure sees it"),
         key="pytrees_tree_chart",
     )
     st.markdown(_("**`jax.tree.flatten(tree)`**: the leaves in order, and the structure"))
@@ -204,7 +206,9 @@ def classes_tab() -> None:
         )
     st.code(f"jax.tree.structure(layer) = {demo.structure}", language=None, wrap_lines=True)
     _ui.chart(
-        pytrees.tree_figure(demo.nodes, f"layer = make_layer({name})"),
+        pytrees.tree_figure,
+        demo.nodes,
+        f"layer = make_layer({name})",
         key="pytrees_class_chart",
     )
     for text, outcome in demo.outcomes:
@@ -297,7 +301,9 @@ def empty_demo(none_is_leaf: bool) -> pytrees.EmptyDemo:
 def empty_tab() -> None:
     found = anatomy("none", "", "double")
     _ui.chart(
-        pytrees.tree_figure(found.nodes, _("none_and_empty(): grey nodes hold no leaf")),
+        pytrees.tree_figure,
+        found.nodes,
+        _("none_and_empty(): grey nodes hold no leaf"),
         key="pytrees_empty_chart",
     )
     none_is_leaf = st.toggle(

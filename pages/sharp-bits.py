@@ -87,7 +87,7 @@ if run.expected_error:
     st.caption(_("As written, this variant raises `{error}`.").format(error=run.expected_error))
 _ui.show_outcome(run.outcome, what=f"`{variant.fn.__name__}(…)`")
 if case.figure is not None:
-    _ui.chart(case.figure(variant.key, params), key=f"sharp_{case.key}_chart")
+    _ui.chart(case.figure, variant.key, params, key=f"sharp_{case.key}_chart")
 if variant.shown_note:
     st.info(variant.shown_note, icon=":material/lightbulb:")
 _ui.code_lab_button(run.snippet, key=f"sharp_open_{case.key}", label=_("Open in Code Lab"))

@@ -133,9 +133,8 @@ def show_losses(
     if wrong.distinct_losses == 1:
         st.info(state.explain_stuck(wrong_loop.key), icon=":material/lightbulb:")
     _ui.chart(
-        state.loss_figure(
-            [(_("state threaded"), threaded.losses), (_(wrong_loop.title).lower(), wrong.losses)]
-        ),
+        state.loss_figure,
+        [(_("state threaded"), threaded.losses), (_(wrong_loop.title).lower(), wrong.losses)],
         key="state_loss_chart",
     )
 

@@ -604,7 +604,7 @@ def loops_tab() -> None:
     lengths = tuple(2**k for k in range(0, 11) if 2**k <= longest)
     with st.spinner(_("Tracing each loop at each length…")):
         rows = growth(lengths)
-    _ui.chart(tracing.loop_growth_figure(rows), key="tracing_loop_chart")
+    _ui.chart(tracing.loop_growth_figure, rows, key="tracing_loop_chart")
     ends = sorted({r.length for r in rows})
     for length in dict.fromkeys((ends[0], ends[-1])):
         counts = _(", ").join(

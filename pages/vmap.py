@@ -111,7 +111,7 @@ def speed_tab() -> None:
             running, done, chosen, lambda n, turn: batch_point(n, _turn=turn), vmap.point_label
         )
         bt = vmap.combine(points)
-        _ui.chart(vmap.batching_figure(bt), key="vmap_speed_chart")
+        _ui.chart(vmap.batching_figure, bt, key="vmap_speed_chart")
         st.caption(vmap.batching_caption(bt))
     elif chosen:
         st.info(_("Times the article's Python loop, vmap and jit(vmap) at each batch size."))
@@ -163,7 +163,7 @@ def convolution_tab() -> None:
     except ValueError as err:
         st.warning(markdown.escape(err), icon=":material/block:")
     else:
-        _ui.chart(vmap.conv_figure(cr), key="vmap_conv_chart")
+        _ui.chart(vmap.conv_figure, cr, key="vmap_conv_chart")
         for column, (label, value) in zip(st.columns(2), vmap.agreement_metrics(cr), strict=True):
             column.metric(label, value)
         # A table whose cells wrap: what each level maps is a sentence.

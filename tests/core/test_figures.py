@@ -147,3 +147,67 @@ def test_a_tree_grows_right_with_its_leaves_downwards_in_order() -> None:
     assert len(bent_x) == 4 * (len(paths) - 1)
     # The bent line leaves the parent, then runs level into the child.
     assert all(bent_y[i + 1] == bent_y[i + 2] for i in range(0, len(bent_y), 4))
+
+
+# --- built: a figure built once per builder, arguments and language ---------------------------
+
+BUILDS: list[tuple] = []
+
+
+def line_of(n: int, title: str) -> go.Figure:
+    BUILDS.append((n, title))
+    return go.Figure(go.Scatter(y=list(range(n)), mode="lines"), layout={"title": title})
+
+
+def line_tagged(n: int, tag: object) -> go.Figure:
+    BUILDS.append((n, tag))
+    return go.Figure(go.Scatter(y=list(range(n)), mode="lines"))
+
+
+@pytest.fixture
+def fresh() -> None:
+    figures.forget_built()
+    BUILDS.clear()
+
+
+@pytest.mark.usefixtures("fresh")
+def test_built_once_per_arguments_and_language_and_in_the_palette() -> None:
+    first = figures.built(line_of, (3, "t"), "en")
+    assert figures.built(line_of, (3, "t"), "en") is first
+    assert first.data[0].line.color == figures.PALETTE[0]  # distinguished
+    assert BUILDS == [(3, "t")]
+    assert figures.built(line_of, (3, "t"), "zh") is not first  # its words may differ
+    assert figures.built(line_of, (4, "t"), "en").data[0].y == (0, 1, 2, 3)
+    assert BUILDS == [(3, "t"), (3, "t"), (4, "t")]
+
+
+@pytest.mark.usefixtures("fresh")
+def test_built_keeps_the_most_recent_few(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(figures, "MAX_BUILT", 2)
+    figures.built(line_of, (1, "t"), "en")
+    figures.built(line_of, (2, "t"), "en")
+    figures.built(line_of, (1, "t"), "en")  # drawn again: the most recent now
+    figures.built(line_of, (3, "t"), "en")  # drops 2, the least recently drawn
+    figures.built(line_of, (1, "t"), "en")
+    assert BUILDS == [(1, "t"), (2, "t"), (3, "t")]
+    figures.built(line_of, (2, "t"), "en")
+    assert BUILDS[-1] == (2, "t")
+
+
+@pytest.mark.usefixtures("fresh")
+def test_built_every_time_without_a_name_or_data() -> None:
+    """A local function or lambda could share its name with another; a lock is not data."""
+    import threading
+
+    def local(n: int) -> go.Figure:
+        return line_of(n, "local")
+
+    figures.built(local, (1,), "en")
+    figures.built(local, (1,), "en")
+    figures.built(lambda: line_of(1, "lambda"), (), "en")
+    figures.built(lambda: line_of(1, "lambda"), (), "en")
+    assert BUILDS == [(1, "local")] * 2 + [(1, "lambda")] * 2
+    lock = threading.Lock()
+    figures.built(line_tagged, (1, lock), "en")
+    figures.built(line_tagged, (1, lock), "en")
+    assert BUILDS[-2:] == [(1, lock)] * 2
