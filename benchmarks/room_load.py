@@ -85,6 +85,7 @@ class Record:
     kind: str
     seconds: float
     error: str | None
+    page: str = ""  # where a value changed (the new values' wait is reported per page too)
 
 
 @dataclass
@@ -134,7 +135,7 @@ class RoomVisitor(User):
         }
         self._act(VIEW, lambda: self.visitor.open(catalog.page_name(random.choice(args.pages))))
 
-    def _act(self, kind: str, action) -> Run | None:
+    def _act(self, kind: str, action, page: str = "") -> Run | None:
         stage = SHARED.stage
         SHARED.in_flight += 1
         started = time.monotonic()
@@ -149,7 +150,7 @@ class RoomVisitor(User):
         finally:
             SHARED.in_flight -= 1
         seconds = time.monotonic() - started
-        SHARED.records.append(Record(stage, kind, seconds, error))
+        SHARED.records.append(Record(stage, kind, seconds, error, page))
         self.environment.events.request.fire(
             request_type="WS",
             name=kind,
@@ -200,7 +201,7 @@ class RoomVisitor(User):
                 new = random.random() < args.new_share
                 value = change_value(self.visitor.widgets, key, new)
                 kind = CHANGE_NEW if new else CHANGE_CHOSEN
-                self._act(kind, lambda: self.visitor.change(key, value))
+                self._act(kind, lambda: self.visitor.change(key, value), self.visitor.page)
 
     def on_stop(self) -> None:
         self.visitor.close()
@@ -248,20 +249,32 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+def waits(mine: list[Record]) -> dict[str, float | int]:
+    """Count, errors and the p50/p95 wait of some records."""
+    answered = [r.seconds for r in mine if r.error is None]
+    return {
+        "count": len(mine),
+        "errors": sum(r.error is not None for r in mine),
+        "p50_s": statistics.median(answered) if answered else float("nan"),
+        "p95_s": percentile(answered, 0.95) if answered else float("nan"),
+    }
+
+
 def summarize(stage: int, records: list[Record]) -> dict[str, dict[str, float | int]]:
     kinds: dict[str, dict[str, float | int]] = {}
     for kind in KINDS:
         mine = [r for r in records if r.stage == stage and r.kind == kind]
-        if not mine:
-            continue
-        waits = [r.seconds for r in mine if r.error is None]
-        kinds[kind] = {
-            "count": len(mine),
-            "errors": sum(r.error is not None for r in mine),
-            "p50_s": statistics.median(waits) if waits else float("nan"),
-            "p95_s": percentile(waits, 0.95) if waits else float("nan"),
-        }
+        if mine:
+            kinds[kind] = waits(mine)
     return kinds
+
+
+def new_values_by_page(stage: int, records: list[Record]) -> dict[str, dict[str, float | int]]:
+    """The new values' waits per page: which page's fresh measurements a room waits for."""
+    mine = [r for r in records if r.stage == stage and r.kind == CHANGE_NEW]
+    return {
+        page: waits([r for r in mine if r.page == page]) for page in sorted({r.page for r in mine})
+    }
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -350,6 +363,7 @@ def run(args: argparse.Namespace) -> dict:
     held_rooms = []
     for index, stage in enumerate(result["stages"]):
         stage["kinds"] = summarize(index, SHARED.records)
+        stage["new_values_by_page"] = new_values_by_page(index, SHARED.records)
         stage["held"] = held(stage["kinds"], args.p95_limit)
         report(stage)
     for stage in result["stages"]:
@@ -378,9 +392,11 @@ def report(stage: dict) -> None:
         f"{stage['server_cores']:.2f} cores, health worst {stage['worst_health_s']:.2f} s, "
         f"client {stage['client_cores']:.2f} cores -> {'held' if stage['held'] else 'NOT held'}"
     )
-    for kind, row in stage["kinds"].items():
+    rows = [(kind, row) for kind, row in stage["kinds"].items()]
+    rows += [(f"  new values, {page}", row) for page, row in stage["new_values_by_page"].items()]
+    for name, row in rows:
         print(
-            f"     {kind:<28} {row['count']:5d}  p50 {row['p50_s']:6.2f} s  "
+            f"     {name:<28} {row['count']:5d}  p50 {row['p50_s']:6.2f} s  "
             f"p95 {row['p95_s']:6.2f} s  errors {row['errors']}"
         )
     sys.stdout.flush()

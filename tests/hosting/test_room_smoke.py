@@ -45,6 +45,11 @@ def test_a_tiny_room_load_run_counts_its_actions_and_sees_no_error(tmp_path: Pat
     changes = [k for k in kinds if k.startswith("value change")]
     assert sum(kinds[k]["count"] for k in changes) >= 1, kinds
     assert all(row["errors"] == 0 for row in kinds.values()), kinds
+    # The new values again, per page they were chosen on: the same ones, each counted once.
+    by_page = stage["new_values_by_page"]
+    assert set(by_page) <= {"jit", "grad", "memory"}, by_page
+    new = kinds.get("value change, new value", {"count": 0})["count"]
+    assert sum(row["count"] for row in by_page.values()) == new, (by_page, kinds)
     assert result["errors"] == []
     assert stage["server_cores"] > 0
     assert "largest room held" in done.stdout
