@@ -24,6 +24,7 @@ processes of one machine, or a ``postgresql://`` URL for several machines (``JAX
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -528,9 +529,6 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
     part of the key, as for ``st.cache_data`` (a page's measurement turn: who waits, not what
     is computed).
     """
-    import functools
-
-    allowed = codec.dataclass_types(returns)
 
     def wrap(function: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(function)
@@ -540,12 +538,20 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
             if store is None or not _plain(inputs):
                 return function(*args, **kwargs)
             return store.get_or_compute(
-                kind, inputs, lambda: function(*args, **kwargs), allowed
+                kind, inputs, lambda: function(*args, **kwargs), _allowed(returns)
             ).value  # type: ignore[no-any-return]
 
         return inner
 
     return wrap
+
+
+@functools.lru_cache(maxsize=256)
+def _allowed(returns: Any) -> frozenset[type]:
+    """:func:`jaxplay.core.codec.dataclass_types` of a return type, worked out once: a page
+    wraps its cached functions again on every rerun (Streamlit runs its file again), and
+    walking the dataclasses' fields cost about 0.5 ms of a page view."""
+    return codec.dataclass_types(returns)
 
 
 def _plain(value: Any, depth: int = 0) -> bool:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxplay.core import measure_lock
+from jaxplay.core import measure_lock, timing
 from jaxplay.hosting import catalog
 from tests.support.apptest import assert_clean, open_page
 
@@ -272,3 +272,29 @@ def test_a_cached_view_never_waits_for_another_visitors_measurement(
         at = open_page(spec, **settings)
     assert_clean(at)
     assert not queued.is_set(), "the cached view queued behind another visitor's measurement"
+
+
+def test_a_rerun_s_cached_function_resolves_its_return_type_once(monkeypatch) -> None:
+    """A page defines its cached functions again on every rerun, from the same code: their
+    return type (what the shared store may read back) is resolved the first time only."""
+    from pages import _ui
+
+    import types
+    import typing
+
+    def measured(n: int) -> timing.Timing:
+        raise AssertionError("not called")
+
+    resolved: list[object] = []
+    real = typing.get_type_hints
+
+    def counting(obj, *args, **kwargs):
+        resolved.append(obj)
+        return real(obj, *args, **kwargs)
+
+    monkeypatch.setattr(typing, "get_type_hints", counting)
+    monkeypatch.setattr(_ui, "_RETURNS", {})
+    again = types.FunctionType(measured.__code__, measured.__globals__, "measured")
+    assert _ui._returns(measured) is timing.Timing
+    assert _ui._returns(again) is timing.Timing
+    assert resolved == [measured]
