@@ -359,7 +359,7 @@ def measure_button(
     return bool(chosen) and st.session_state.get(f"{key}_for") == chosen
 
 
-#: Each cached function's return type, by its code (see :func:`_returns`).
+#: Each cached function's return type, by its code, file and annotation (see :func:`_returns`).
 _RETURNS: dict[Any, Any] = {}
 
 
@@ -371,11 +371,14 @@ def _returns(function: Callable[..., Any]) -> Any:
     import typing
 
     code = function.__code__
-    if code not in _RETURNS:
-        if len(_RETURNS) >= 1024:  # a page edited while served compiles anew: stay bounded
-            _RETURNS.clear()
-        _RETURNS[code] = typing.get_type_hints(function).get("return")
-    return _RETURNS[code]
+    # Code objects compare by their bytecode, not their file or annotations: both go in the key.
+    key = (code, code.co_filename, function.__annotations__.get("return"))
+    if key in _RETURNS:
+        return _RETURNS[key]
+    if len(_RETURNS) >= 1024:  # a page edited while served compiles anew: stay bounded
+        _RETURNS.clear()
+    returns = _RETURNS[key] = typing.get_type_hints(function).get("return")
+    return returns
 
 
 #: Session key of the widget keys of this run's closed tabs (set by :func:`lazy_tabs`, read and

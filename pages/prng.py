@@ -351,7 +351,7 @@ def parallel_section(seed: int) -> None:
         corr_title = _("Correlation of the first 8 streams (* outside ±{band})").format(
             band=f"{stats.band:.2f}"
         )
-        _ui.chart(prng.correlation_figure, stats, corr_title, key="prng_corr")
+        _ui.chart(prng.correlation_figure, stats.corr, stats.band, corr_title, key="prng_corr")
         _ui.show_code(prng.article_parallel)
 
 

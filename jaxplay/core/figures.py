@@ -25,6 +25,7 @@ import hashlib
 import html
 import math
 import pickle
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -288,9 +289,11 @@ def distinguish(fig: go.Figure) -> go.Figure:
 
 
 #: How many built figures :func:`built` keeps (the least recently drawn goes first): a page's
-#: figure is tens of kB to a few MB (the PRNG page's heatmap of samples), so at most some
-#: hundred MB.
+#: figure holds what it plots (Plotly copies it), tens to a few hundred kB.
 MAX_BUILT = 128
+#: Arguments whose pickle is larger than this are not digested (hashing them would cost more
+#: than building the figure): the figure is built every time.
+MAX_DIGESTED_BYTES = 1 << 20
 _built: OrderedDict[tuple[str, str, str], go.Figure] = OrderedDict()
 _built_lock = threading.Lock()
 
@@ -307,15 +310,13 @@ def built(build: Callable[..., go.Figure], args: tuple, language: str) -> go.Fig
     one the builder's words are in (:func:`jaxplay.core.i18n.current`): the same arguments
     draw another figure in another language.
 
-    Built every time, unkept: a builder without a name of its own (a lambda, a local function:
-    two of them could share one) or arguments that are not data (that do not pickle).
+    Built every time, unkept: a builder that is not a module's function under its own name (a
+    lambda, a local function, a bound method, a page's function: two of them could share a
+    name), and arguments that are not data (that do not pickle) or are larger than
+    :data:`MAX_DIGESTED_BYTES`.
     """
-    name = f"{build.__module__}.{build.__qualname__}"
-    try:
-        digest = hashlib.blake2b(pickle.dumps(args, protocol=5), digest_size=16).hexdigest()
-    except (pickle.PicklingError, TypeError, AttributeError):
-        digest = None
-    if digest is None or "<" in name:
+    name, digest = _own_name(build), _digest(args)
+    if name is None or digest is None:
         return distinguish(build(*args))
     key = (name, language, digest)
     with _built_lock:
@@ -328,6 +329,34 @@ def built(build: Callable[..., go.Figure], args: tuple, language: str) -> go.Fig
         while len(_built) > MAX_BUILT:
             _built.popitem(last=False)
     return fig
+
+
+def _own_name(build: Callable[..., Any]) -> str | None:
+    """``module.qualname`` of a function that its module holds under that name, else None."""
+    module_name = getattr(build, "__module__", None)
+    qualname = getattr(build, "__qualname__", None)
+    if not isinstance(module_name, str) or not isinstance(qualname, str):
+        return None
+    if module_name == "__main__":  # a Streamlit page's function: every page is __main__
+        return None
+    found: Any = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return f"{module_name}.{qualname}" if found is build else None
+
+
+def _digest(args: tuple) -> str | None:
+    """A digest of a builder's arguments (their pickle), or None when they are not data or
+    too large to be worth it."""
+    if sum(getattr(arg, "nbytes", 0) for arg in args) > MAX_DIGESTED_BYTES:  # an array: no copy
+        return None
+    try:
+        pickled = pickle.dumps(args, protocol=5)
+    except Exception:  # not data (a lock, a deleted array, ...): built every time
+        return None
+    if len(pickled) > MAX_DIGESTED_BYTES:
+        return None
+    return hashlib.blake2b(pickled, digest_size=16).hexdigest()
 
 
 def forget_built() -> None:

@@ -530,6 +530,8 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
     is computed).
     """
 
+    allowed = _allowed(returns)
+
     def wrap(function: Callable[..., T]) -> Callable[..., T]:
         @functools.wraps(function)
         def inner(*args: Any, **kwargs: Any) -> T:
@@ -538,7 +540,7 @@ def stored(kind: str, returns: Any) -> Callable[[Callable[..., T]], Callable[...
             if store is None or not _plain(inputs):
                 return function(*args, **kwargs)
             return store.get_or_compute(
-                kind, inputs, lambda: function(*args, **kwargs), _allowed(returns)
+                kind, inputs, lambda: function(*args, **kwargs), allowed
             ).value  # type: ignore[no-any-return]
 
         return inner

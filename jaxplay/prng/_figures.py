@@ -18,7 +18,6 @@ from jaxplay.core.figures import log_axis, timing_bars, tree_edges, tree_layout
 from jaxplay.core.i18n import _, ngettext
 from jaxplay.prng._pitfalls import TrainingRun
 from jaxplay.prng._seeds import key_hex
-from jaxplay.prng._streams import ParallelStats
 from jaxplay.prng._trees import KeyTree
 
 #: Heatmaps show at most this many streams × samples (the browser, not JAX, is the limit).
@@ -181,12 +180,15 @@ def histograms_figure(samples: np.ndarray, bins: int = 40) -> go.Figure:
     return fig
 
 
-def correlation_figure(stats: ParallelStats, title: str) -> go.Figure:
-    """Correlation matrix of the first streams; cells outside ±band are marked with a star."""
-    corr = stats.corr
+def correlation_figure(corr: np.ndarray, band: float, title: str) -> go.Figure:
+    """Correlation matrix of the first streams; cells outside ±``band`` are marked with a star.
+
+    The matrix and its band, not the whole :class:`ParallelStats`: a page's chart is kept by a
+    digest of its builder's arguments (:func:`jaxplay.core.figures.built`), and the samples
+    beside them are up to 8 MB."""
     marks = [
         [
-            f"{corr[i, j]:.2f}" + ("*" if i != j and abs(corr[i, j]) > stats.band else "")
+            f"{corr[i, j]:.2f}" + ("*" if i != j and abs(corr[i, j]) > band else "")
             for j in range(corr.shape[1])
         ]
         for i in range(corr.shape[0])

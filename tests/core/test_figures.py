@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 
@@ -211,3 +213,34 @@ def test_built_every_time_without_a_name_or_data() -> None:
     figures.built(line_tagged, (1, lock), "en")
     figures.built(line_tagged, (1, lock), "en")
     assert BUILDS[-2:] == [(1, lock)] * 2
+
+
+class Drawer:
+    def line(self, n: int) -> go.Figure:
+        return line_of(n, "method")
+
+
+@dataclass
+class Holding:
+    values: np.ndarray
+
+
+@pytest.mark.usefixtures("fresh")
+def test_built_every_time_for_a_method_a_partial_or_large_arguments(monkeypatch) -> None:
+    """A bound method's name is its class's, whatever its object; a partial has none; hashing
+    a large argument would cost more than the figure."""
+    import functools
+
+    drawer = Drawer()
+    figures.built(drawer.line, (1,), "en")
+    figures.built(drawer.line, (1,), "en")
+    figures.built(functools.partial(line_of, 2), ("partial",), "en")
+    figures.built(functools.partial(line_of, 2), ("partial",), "en")
+    assert BUILDS == [(1, "method")] * 2 + [(2, "partial")] * 2
+    monkeypatch.setattr(figures, "MAX_DIGESTED_BYTES", 1000)
+    BUILDS.clear()
+    for _ in range(2):
+        figures.built(line_tagged, (1, np.zeros(200)), "en")  # 1,600 bytes: not even pickled
+        figures.built(line_tagged, (2, Holding(np.zeros(200))), "en")  # its pickle is too large
+        figures.built(line_tagged, (3, np.zeros(10)), "en")  # small: kept
+    assert [n for n, _tag in BUILDS] == [1, 2, 3, 1, 2]

@@ -295,6 +295,22 @@ def test_a_rerun_s_cached_function_resolves_its_return_type_once(monkeypatch) ->
     monkeypatch.setattr(typing, "get_type_hints", counting)
     monkeypatch.setattr(_ui, "_RETURNS", {})
     again = types.FunctionType(measured.__code__, measured.__globals__, "measured")
+    again.__annotations__ = dict(measured.__annotations__)  # as the rerun's `def` sets them
     assert _ui._returns(measured) is timing.Timing
     assert _ui._returns(again) is timing.Timing
     assert resolved == [measured]
+
+
+def test_equal_code_with_another_return_type_resolves_its_own(monkeypatch) -> None:
+    """Code objects compare by their bytecode: two pages' functions of one body (or a return
+    type edited while served) still get their own return types."""
+    from pages import _ui
+
+    monkeypatch.setattr(_ui, "_RETURNS", {})
+    made = []
+    for file, returns in (("a.py", "timing.Timing"), ("b.py", "timing.JitComparison")):
+        scope: dict = {"timing": timing}
+        exec(compile(f"def measured(n) -> {returns}:\n    return n\n", file, "exec"), scope)
+        made.append(scope["measured"])
+    assert _ui._returns(made[0]) is timing.Timing
+    assert _ui._returns(made[1]) is timing.JitComparison

@@ -6,12 +6,23 @@ from __future__ import annotations
 
 import json
 
+import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from jaxplay import pytrees
-from jaxplay.core import figures
+from jaxplay.core import figures, i18n
 from jaxplay.hosting import catalog
 from tests.support.apptest import open_page
+
+#: What :func:`counted_chart` built, in order: (n, title, language).
+BUILT: list[tuple[int, str, str]] = []
+
+
+def counted_chart(n: int, title: str) -> go.Figure:
+    """A builder of a module's own (a page's functions live in ``__main__``: never kept)."""
+    BUILT.append((n, title, i18n.current()))
+    return go.Figure(go.Scatter(y=list(range(n))), layout={"title": i18n._(title)})
+
 
 SCRIPT = """
 import plotly.graph_objects as go
@@ -19,25 +30,25 @@ import streamlit as st
 
 from jaxplay.core import i18n
 from pages import _ui
+from tests.pages.test_charts import counted_chart
 
-built = st.session_state.setdefault("built", [])
 
-
-def counted_test_chart(n, title):
-    built.append((n, title, i18n.current()))
-    return go.Figure(go.Scatter(y=list(range(n))), layout={"title": i18n._(title)})
+def page_chart(n):
+    return go.Figure(go.Bar(y=[n, n]))
 
 
 i18n.use(st.session_state.get("language", "en"))
 n = st.number_input("n", 1, 10, 3, key="n")
-_ui.chart(counted_test_chart, n, "Memory & fusion", key="counted")
+_ui.chart(counted_chart, n, "Memory & fusion", key="counted")
 _ui.chart(lambda: go.Figure(go.Bar(y=[n])), key="lambda")
-_ui.chart(counted_test_chart, n, "Memory & fusion", key="again")
+_ui.chart(page_chart, n, key="page")
+_ui.chart(counted_chart, n, "Memory & fusion", key="again")
 """
 
 
 def script() -> AppTest:
     figures.forget_built()
+    BUILT.clear()
     return AppTest.from_string(SCRIPT, default_timeout=60)
 
 
@@ -50,10 +61,10 @@ def test_the_same_arguments_draw_the_figure_built_before() -> None:
     at.run()
     assert not at.exception
     # Built once for both charts of the run, and not again when the page reruns.
-    assert at.session_state["built"] == [(3, "Memory & fusion", "en")]
+    assert BUILT == [(3, "Memory & fusion", "en")]
     first = specs(at)
     at.run()
-    assert at.session_state["built"] == [(3, "Memory & fusion", "en")]
+    assert BUILT == [(3, "Memory & fusion", "en")]
     assert specs(at) == first
     assert first[0]["data"][0]["y"] == [0, 1, 2]
 
@@ -62,25 +73,28 @@ def test_new_arguments_or_another_language_build_it_again() -> None:
     at = script()
     at.run()
     at.number_input(key="n").set_value(5).run()
-    assert at.session_state["built"][-1] == (5, "Memory & fusion", "en")
+    assert BUILT[-1] == (5, "Memory & fusion", "en")
     assert specs(at)[0]["data"][0]["y"] == [0, 1, 2, 3, 4]
     at.number_input(key="n").set_value(3).run()  # chosen before: built already
-    assert len(at.session_state["built"]) == 2
+    assert len(BUILT) == 2
     at.session_state["language"] = "zh"
     at.run()
-    assert at.session_state["built"][-1] == (3, "Memory & fusion", "zh")
+    assert BUILT[-1] == (3, "Memory & fusion", "zh")
     assert specs(at)[0]["layout"]["title"]["text"] == "内存与融合"
 
 
-def test_a_lambda_is_built_every_run() -> None:
-    """A lambda's name is every lambda's: it could not tell two charts apart, so it is built
-    each time (as is a builder whose arguments are not data)."""
+def test_a_lambda_or_a_page_s_function_is_built_every_run() -> None:
+    """A lambda's name is every lambda's, and every page's functions live in ``__main__``:
+    neither could tell two charts apart, so both are built each time."""
     at = script()
     at.run()
-    bars = [s for s in specs(at) if s["data"][0]["type"] == "bar"]
+
+    def bars(at: AppTest) -> list[list[int]]:
+        return [s["data"][0]["y"] for s in specs(at) if s["data"][0]["type"] == "bar"]
+
+    assert bars(at) == [[3], [3, 3]]
     at.number_input(key="n").set_value(4).run()
-    bars_after = [s for s in specs(at) if s["data"][0]["type"] == "bar"]
-    assert bars[0]["data"][0]["y"] == [3] and bars_after[0]["data"][0]["y"] == [4]
+    assert bars(at) == [[4], [4, 4]]
 
 
 def test_a_page_chart_is_the_builders_figure() -> None:

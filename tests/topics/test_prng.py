@@ -436,7 +436,7 @@ def test_parallel_figures_show_the_samples() -> None:
     assert abs(np.max(density) - _figures.normal_pdf(np.zeros(1))[0]) < 0.05
     grid = np.linspace(-8, 8, 4001)
     assert abs(np.trapezoid(_figures.normal_pdf(grid), grid) - 1) < 1e-6
-    corr = prng.correlation_figure(stats, "t")
+    corr = prng.correlation_figure(stats.corr, stats.band, "t")
     np.testing.assert_array_equal(np.asarray(corr.data[0].z), stats.corr)
 
 
