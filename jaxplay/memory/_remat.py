@@ -499,7 +499,7 @@ def analyse_variant(
     # Shapes only: tracing and compiling need no data, so a compile-only analysis allocates nothing.
     shapes = jax.eval_shape(lambda: model.inputs(size, depth))
     residuals = saved_residuals(loss, *shapes)
-    roles = residual_roles(model_key, variant_key, loop, depth)
+    roles = dict(residual_roles(model_key, variant_key, loop, depth))
     if roles is not None and sum(roles.values()) != len(residuals):
         roles = None  # the small copy saved other values: say nothing rather than guess
     grad = jax.grad(loss, argnums=model.argnums)
@@ -562,19 +562,11 @@ ROLES: tuple[tuple[str, str], ...] = (
 )
 
 
-def residual_roles(model_key: str, variant_key: str, loop: str, depth: int) -> dict[str, int]:
-    """How the gradient uses what is saved: residuals counted by role (:data:`ROLES`).
-
-    Worked out once per model, variant, loop and depth in a process (:func:`_residual_roles`):
-    the size does not change it, and linearizing the 2×2 copy op by op costs 0.03–0.06 CPU-s per
-    variant, about a tenth of a new size's analysis.
-    """
-    return dict(_residual_roles(model_key, variant_key, loop, depth))
-
-
 @functools.lru_cache(maxsize=64)
-def _residual_roles(model_key: str, variant_key: str, loop: str, depth: int) -> dict[str, int]:
-    """:func:`residual_roles`, worked out (callers get a copy: this dict is the cache's).
+def residual_roles(model_key: str, variant_key: str, loop: str, depth: int) -> dict[str, int]:
+    """How the gradient uses what is saved: residuals counted by role (:data:`ROLES`); the
+    cache's own dict, once per setting (the size does not change it; 0.03–0.06 CPU-s a variant,
+    about a tenth of a new size's analysis): copy it to change it.
 
     ``jax.linearize`` of the same stack on a 2×2 copy (the residuals' structure does not depend
     on the size, and 2×2 costs nothing at any depth): its linear function closes over the saved
