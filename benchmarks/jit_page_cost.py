@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -33,6 +32,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._fresh import child_runs  # noqa: E402
 
 
 def _timed(call: Callable[[], Any]) -> dict[str, float]:
@@ -43,7 +45,6 @@ def _timed(call: Callable[[], Any]) -> dict[str, float]:
 
 def one_process() -> dict[str, dict[str, float]]:
     """The parts' costs in this (fresh) process, as JSON-ready numbers."""
-    sys.path.insert(0, str(ROOT))
     from jaxplay.hosting import environment
 
     environment.configure()
@@ -98,16 +99,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(one_process()))
         return
-    runs = []
-    for _ in range(args.repeats):
-        out = subprocess.run(
-            [sys.executable, __file__, "--child"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        )
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    runs = child_runs(__file__, args.repeats)
     print(f"median of {args.repeats} fresh processes (min-max); CPU of all threads, and wall")
     load = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, 1-minute load average {load:.1f} at the end")

@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -39,6 +38,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._fresh import child_runs  # noqa: E402
+
 MODEL, LOOP, DEPTH, SIZE = "seed", "scan", 10, 128
 PARTS = (
     "residuals",
@@ -61,7 +64,6 @@ def _cpu(call: Callable[[], Any]) -> tuple[float, Any]:
 
 def one_process() -> dict[str, float]:
     """CPU seconds per line of the table, in this (fresh) process."""
-    sys.path.insert(0, str(ROOT))
     from jaxplay.hosting import environment
 
     environment.configure()
@@ -138,18 +140,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(one_process()))
         return
-    env = {**os.environ, "JAXPLAY_MEASURE_SCALE": "1"}
-    runs = []
-    for _ in range(args.repeats):
-        out = subprocess.run(
-            [sys.executable, __file__, "--child"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-            env=env,
-        )
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    runs = child_runs(__file__, args.repeats, {"JAXPLAY_MEASURE_SCALE": "1"})
     load = os.getloadavg()[0]
     print(f"median of {args.repeats} fresh processes (min-max), CPU-s of all threads")
     print(f"machine: {os.cpu_count()} cores, 1-minute load average {load:.1f} at the end")
