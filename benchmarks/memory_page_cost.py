@@ -11,8 +11,10 @@ whole, then its parts one by one, each the function it calls, in the order it ca
   size paid before 2026-12-07, apart from the sum);
 - *inputs*: the model's parameters and input, drawn at the size;
 - *trace + lower*, *compile*, *first call*: ``timing.profile_jit``'s own stages;
-- *steady sampling*: the rest of ``profile_jit``: the warm-up call and the samples of the steady
-  state, as long as the sampling budget (0.2 s per variant at ``JAXPLAY_MEASURE_SCALE=1``);
+- *steady sampling*: the rest of ``profile_jit`` (its CPU less its stopwatches): the warm-up
+  call, the calibration and the samples of the steady state, as long as the sampling budget
+  (0.2 s per variant at ``JAXPLAY_MEASURE_SCALE=1``), and the compiled program's texts and
+  analyses;
 - *gradient*: the gradient computed again and sampled for the page's check.
 
 Each repetition is a fresh Python process whose JAX has started (not counted). It analyses the

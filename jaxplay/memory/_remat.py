@@ -565,8 +565,9 @@ ROLES: tuple[tuple[str, str], ...] = (
 @functools.lru_cache(maxsize=64)
 def residual_roles(model_key: str, variant_key: str, loop: str, depth: int) -> dict[str, int]:
     """How the gradient uses what is saved: residuals counted by role (:data:`ROLES`); the
-    cache's own dict, once per setting (the size does not change it; 0.03–0.06 CPU-s a variant,
-    about a tenth of a new size's analysis): copy it to change it.
+    cache's own dict, once per setting in the measuring process, the compute worker while it
+    lives (the size does not change it; about a tenth of a new size's analysis, README › *The
+    memory page's cost*): copy it to change it.
 
     ``jax.linearize`` of the same stack on a 2×2 copy (the residuals' structure does not depend
     on the size, and 2×2 costs nothing at any depth): its linear function closes over the saved
