@@ -288,13 +288,18 @@ def distinguish(fig: go.Figure) -> go.Figure:
     return fig
 
 
-#: How many built figures :func:`built` keeps (the least recently drawn goes first): a page's
-#: figure holds what it plots (Plotly copies it), tens to a few hundred kB.
+#: How many built figures :func:`built` keeps (the least recently drawn goes first).
 MAX_BUILT = 128
+#: ... and how much their arguments' pickles may add up to. A figure holds what it plots, in
+#: Plotly's own copies, so its arguments' size measures it (the PRNG page's histograms of 1 MB
+#: of samples keep 0.3 MB); a count alone would allow 128 of just under
+#: :data:`MAX_DIGESTED_BYTES`.
+MAX_BUILT_BYTES = 8 << 20
 #: Arguments whose pickle is larger than this are not digested (hashing them would cost more
 #: than building the figure): the figure is built every time.
 MAX_DIGESTED_BYTES = 1 << 20
-_built: OrderedDict[tuple[str, str, str], go.Figure] = OrderedDict()
+_built: OrderedDict[tuple[str, str, str], tuple[go.Figure, int]] = OrderedDict()
+_built_bytes = 0
 _built_lock = threading.Lock()
 
 
@@ -315,19 +320,23 @@ def built(build: Callable[..., go.Figure], args: tuple, language: str) -> go.Fig
     name), and arguments that are not data (that do not pickle) or are larger than
     :data:`MAX_DIGESTED_BYTES`.
     """
-    name, digest = _own_name(build), _digest(args)
-    if name is None or digest is None:
+    global _built_bytes
+    name, digested = _own_name(build), _digest(args)
+    if name is None or digested is None:
         return distinguish(build(*args))
+    digest, size = digested
     key = (name, language, digest)
     with _built_lock:
         if key in _built:
             _built.move_to_end(key)
-            return _built[key]
+            return _built[key][0]
     fig = distinguish(build(*args))  # outside the lock: two builds of one key agree
     with _built_lock:
-        _built[key] = fig
-        while len(_built) > MAX_BUILT:
-            _built.popitem(last=False)
+        if key not in _built:
+            _built[key] = (fig, size)
+            _built_bytes += size
+        while len(_built) > MAX_BUILT or _built_bytes > MAX_BUILT_BYTES:
+            _built_bytes -= _built.popitem(last=False)[1][1]
     return fig
 
 
@@ -345,9 +354,9 @@ def _own_name(build: Callable[..., Any]) -> str | None:
     return f"{module_name}.{qualname}" if found is build else None
 
 
-def _digest(args: tuple) -> str | None:
-    """A digest of a builder's arguments (their pickle), or None when they are not data or
-    too large to be worth it."""
+def _digest(args: tuple) -> tuple[str, int] | None:
+    """A digest of a builder's arguments (their pickle) and the pickle's size, or None when
+    they are not data or too large to be worth it."""
     if sum(getattr(arg, "nbytes", 0) for arg in args) > MAX_DIGESTED_BYTES:  # an array: no copy
         return None
     try:
@@ -356,13 +365,15 @@ def _digest(args: tuple) -> str | None:
         return None
     if len(pickled) > MAX_DIGESTED_BYTES:
         return None
-    return hashlib.blake2b(pickled, digest_size=16).hexdigest()
+    return hashlib.blake2b(pickled, digest_size=16).hexdigest(), len(pickled)
 
 
 def forget_built() -> None:
     """Drop every figure :func:`built` keeps (tests)."""
+    global _built_bytes
     with _built_lock:
         _built.clear()
+        _built_bytes = 0
 
 
 def contrast(first: str, second: str) -> float:

@@ -197,6 +197,21 @@ def test_built_keeps_the_most_recent_few(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 @pytest.mark.usefixtures("fresh")
+def test_built_keeps_no_more_than_its_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept figures' arguments stay within a budget of bytes, not only a count: a few large
+    ones fill it, and the least recently drawn go first until the rest fit."""
+    monkeypatch.setattr(figures, "MAX_BUILT_BYTES", 5_500)
+    for n in range(3):
+        figures.built(line_tagged, (n, np.zeros(200)), "en")  # pickles of 1,731 bytes: three fit
+    figures.built(line_tagged, (0, np.zeros(200)), "en")  # all three fit: drawn again
+    assert [n for n, _tag in BUILDS] == [0, 1, 2]
+    figures.built(line_tagged, (3, np.zeros(200)), "en")  # the fourth drops 1, then 2 is next
+    figures.built(line_tagged, (1, np.zeros(200)), "en")
+    assert [n for n, _tag in BUILDS] == [0, 1, 2, 3, 1]
+    assert sum(size for _fig, size in figures._built.values()) == figures._built_bytes <= 5_500
+
+
+@pytest.mark.usefixtures("fresh")
 def test_built_every_time_without_a_name_or_data() -> None:
     """A local function or lambda could share its name with another; a lock is not data."""
     import threading
