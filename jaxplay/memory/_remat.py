@@ -500,7 +500,7 @@ def analyse_variant(
     shapes = jax.eval_shape(lambda: model.inputs(size, depth))
     residuals = saved_residuals(loss, *shapes)
     roles = dict(residual_roles(model_key, variant_key, loop, depth))
-    if roles is not None and sum(roles.values()) != len(residuals):
+    if sum(roles.values()) != len(residuals):
         roles = None  # the small copy saved other values: say nothing rather than guess
     grad = jax.grad(loss, argnums=model.argnums)
     if not run:
