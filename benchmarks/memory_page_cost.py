@@ -1,9 +1,9 @@
 """What the memory page computes for a new size, variant by variant and part by part.
 
 A room's new value on the memory page (a size below its default, which the page analyses as it
-opens) is the costliest value change a visitor makes (README, *Room load*). The page analyses
-each checked checkpointing variant with ``jaxplay.memory.analyse_variant``; this times that call
-whole, then its parts one by one, each the function it calls, in the order it calls them:
+opens) is the costliest value change a visitor makes (docs/benchmarks.md, *Room load*). The page
+analyses each checked checkpointing variant with ``jaxplay.memory.analyse_variant``; this times that
+call whole, then its parts one by one, each the function it calls, in the order it calls them:
 
 - *residuals*: ``saved_residuals``, what the gradient saves (traced from shapes);
 - *roles*: ``residual_roles``, what each residual is for (a 2×2 copy linearized; cached per

@@ -1,17 +1,16 @@
 """Everything the jit page measures for one workload, in stages, shared by every visitor.
 
-Why a module of its own: the page's measured tabs come from two measurements of the chosen
-function and size, which cost seconds. :func:`measure` is what the first tab and the roofline
-show (each stage of jit, the first call taken apart, the compiled program); :func:`race` is eager
-against jit and the article's stopwatch, measured only when a tab that shows them opens: it was
-most of a new setting's cost (2.60 of 3.72 CPU-s, README *The jit page's cost*), paid by every
+Why a module of its own: the page's measured tabs come from two measurements of the chosen function
+and size, which cost seconds. :func:`measure` is what the first tab and the roofline show (each
+stage of jit, the first call taken apart, the compiled program); :func:`race` is eager against jit
+and the article's stopwatch, measured only when a tab that shows them opens: it was most of a new
+setting's cost (2.60 of 3.72 CPU-s, docs/benchmarks.md, *The jit page's cost*), paid by every
 visitor who changed the size whether or not they looked at it. Each runs as named stages the page
 shows while they happen and is kept once per setting in :data:`MEASUREMENTS` and :data:`RACES`
 (:class:`~jaxplay.jit._shared.SharedResults`): every visitor with the same settings gets the same
 result, and a visitor who arrives while it is being measured waits for it (seeing its stages)
 instead of measuring it again. :func:`warm_up` measures the page's default view once in the
-background when a public server starts, so the first visitor of the page does not pay for it.
-"""
+background when a public server starts, so the first visitor of the page does not pay for it."""
 
 from __future__ import annotations
 

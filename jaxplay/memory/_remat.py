@@ -566,8 +566,8 @@ ROLES: tuple[tuple[str, str], ...] = (
 def residual_roles(model_key: str, variant_key: str, loop: str, depth: int) -> dict[str, int]:
     """How the gradient uses what is saved: residuals counted by role (:data:`ROLES`); the
     cache's own dict, once per setting in the measuring process, the compute worker while it
-    lives (the size does not change it; about a tenth of a new size's analysis, README › *The
-    memory page's cost*): copy it to change it.
+    lives (the size does not change it; about a tenth of a new size's analysis, docs/benchmarks.md,
+    *The memory page's cost*): copy it to change it.
 
     ``jax.linearize`` of the same stack on a 2×2 copy (the residuals' structure does not depend
     on the size, and 2×2 costs nothing at any depth): its linear function closes over the saved

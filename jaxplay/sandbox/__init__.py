@@ -294,9 +294,9 @@ def compute(
 
     The worker is kept for the next job (up to ``MAX_COMPUTE_JOBS``, and while it has not grown
     by half a run's memory allowance), so what it compiled stays compiled, as it would in the
-    server: a fresh process per measurement cost 28% more CPU (README, *Measuring in a
-    compute worker*). A job that fails ends it. Only our own functions, on input the server
-    checked, run in it; a visitor's code never does.
+    server: a fresh process per measurement cost 28% more CPU (docs/benchmarks.md,
+    *Measuring in a compute worker*). A job that fails ends it. Only our own functions, on
+    input the server checked, run in it; a visitor's code never does.
 
     Unlike :func:`call` it is nobody's run: no visitor's Code Lab limits (their runs a minute,
     one at a time) count it, and it runs without bubblewrap where there is none (our function,

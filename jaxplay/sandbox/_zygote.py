@@ -124,7 +124,7 @@ def fill_warm_up_cache(timeout_s: float = 60.0) -> dict[str, Any] | None:
     """Compile the worker's first computation once, into a cache every run reads read-only.
 
     Why: every run's process starts a backend and pays its first dispatch, lowering and compiles
-    (README › Benchmarks); they are the same each time, so a run loads them instead.
+    (docs/benchmarks.md, *Fork server*); they are the same each time, so a run loads them instead.
     The zygote itself still starts no backend: a child forked for this only (before any run,
     running only :func:`jaxplay.sandbox._worker.first_computation`, no visitor's code or data)
     writes JAX's persistent compilation cache into a new private directory. Runs see that
