@@ -435,9 +435,9 @@ def scaling_tab() -> None:
     if SIMULATED:
         st.warning(
             _(
-                "Simulated CPU devices share this machine's cores: more devices add no compute "
-                "here, so no speedup is to be expected. On a multi-GPU machine the chart shows the "
-                "real thing."
+                "Simulated CPU devices share this machine's cores: more devices add no cores, "
+                "so the chart measures these cores shared out among the devices, not what "
+                "separate devices would gain. On a multi-GPU machine it shows the real thing."
             )
         )
     if "devices_scaling" in st.session_state:
@@ -446,7 +446,7 @@ def scaling_tab() -> None:
         one, most = points[0], points[-1]
         ratio = most.timing.median / one.timing.median
         verdict = (
-            _("{ratio}× slower (the overhead of splitting)").format(ratio=f"{ratio:.2f}")
+            _("{ratio}× slower").format(ratio=f"{ratio:.2f}")
             if ratio > 1
             else _("{ratio}× faster").format(ratio=f"{1 / ratio:.2f}")
         )

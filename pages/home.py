@@ -120,6 +120,7 @@ st.dataframe(
 st.caption(
     _(
         "Simulated CPU devices come from `JAXPLAY_CPU_DEVICES` (default 8): they share this "
-        "machine's cores, so they show how sharding works, not a speedup."
+        "machine's cores, so they show how sharding works, not what separate devices would "
+        "gain."
     )
 )

@@ -16,8 +16,9 @@ DEFAULT = jit.DEFAULT_WORKLOAD
 st.title(":material/speed: jit")
 st.write(
     _(
-        "`jax.jit` traces a function once per new input signature (shapes, dtypes), hands the "
-        "whole program to XLA, and reuses the compiled result. Pick a function and a size: see "
+        "`jax.jit` traces a function once per new input signature (shapes, dtypes, weak "
+        "types, static arguments' values), hands the whole program to XLA, and reuses the "
+        "compiled result. Pick a function and a size: see "
         "each stage, eager against jit, where jit starts to pay, and why the article's stopwatch "
         "got a different answer."
     )

@@ -18,7 +18,7 @@ st.title(":material/account_tree: " + _("Tracing & jaxpr"))
 st.write(
     _(
         "`jit` runs your Python with **tracers** in place of arrays, once per new input signature "
-        "(shapes and dtypes), and records a **jaxpr**; "
+        "(shapes, dtypes, weak types, static arguments' values), and records a **jaxpr**; "
         "JAX lowers it to **StableHLO**, and XLA optimizes that into the **HLO** it runs. Pick a "
         "function and a source line to see what each stage made of it."
     )
@@ -308,6 +308,10 @@ def equations_view(staged: tracing.Staged) -> None:
             "{n} equations ({top} at the top level, the rest in sub-jaxprs).",
             len(rows),
         ).format(n=f"{len(rows):,}", top=top)
+        if top < len(rows)
+        else ngettext("{n} equation.", "{n} equations, all at the top level.", len(rows)).format(
+            n=f"{len(rows):,}"
+        )
     )
     frame = pd.DataFrame(
         {

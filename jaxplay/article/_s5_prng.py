@@ -93,8 +93,9 @@ print(jax.random.normal(sub, (3,)))
 """,
         explanation=N_(
             "`jax.random.key(seed)` with x64 off keeps the low 32 bits, silently. "
-            "`jnp.array(seed)` raises `OverflowError` instead. Choose a 32-bit seed (or reduce "
-            "it yourself, visibly) so the stream does not depend on `jax_enable_x64`; "
+            "`jnp.array(seed)` raises `OverflowError` instead. Choose a seed from 0 to "
+            "2**32 − 1 (the fix's `seed % 2**32` does so, visibly) so the stream does not "
+            "depend on `jax_enable_x64`; "
             "`jax.random.key` makes typed keys, the recommended style."
         ),
     ),

@@ -78,6 +78,30 @@ def _reading_matches(case: tuple[str, tuple[Any, ...], tuple[int, int]]) -> Verd
 
 
 @claims.claim(
+    "devices.scalar_is_whole_on_every_device",
+    N_(
+        "A scalar placed on a mesh (a collective's sum, say) has a type with no axes, and every "
+        "device holds the whole value."
+    ),
+    cases=("explicit", "auto"),
+)
+def _scalar(axes: str) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh, shape = _mesh(axes, (2, 2))
+    x = jax.device_put(jnp.float32(3.0), NamedSharding(mesh, P()))
+    blocks = {(tuple(s.data.shape), float(s.data)) for s in x.addressable_shards}
+    said = _explicit.read_type(str(jax.typeof(x)), shape, auto=axes == "auto")
+    return Verdict(
+        blocks == {((), 3.0)} and "a scalar, whole on every device" in said,
+        f"{len(x.addressable_shards)} devices hold {blocks}; the page said: {said!r}",
+    )
+
+
+@claims.claim(
     "devices.auto_type_records_no_sharding",
     N_(
         "On Auto axes an array split over the mesh has a type with no `@`: the type does not "

@@ -360,7 +360,11 @@ _DIMS = re.compile(r"\d+(?:@(?:\w+|\([\w,]+\)))?")
 _TYPE = re.compile(r"^(?P<dtype>[a-z]+\d*)\[(?P<dims>[^\]]*)\]$")
 
 
-@claims.states("devices.type_reading_matches_shards", "devices.auto_type_records_no_sharding")
+@claims.states(
+    "devices.type_reading_matches_shards",
+    "devices.auto_type_records_no_sharding",
+    "devices.scalar_is_whole_on_every_device",
+)
 def read_type(
     text: str,
     mesh_shape: tuple[int, ...],
@@ -384,6 +388,8 @@ def read_type(
     dims = found.group("dims")
     if ",".join(_DIMS.findall(dims)) != dims.replace(" ", ""):
         return ""
+    if not dims.strip():
+        return _("`{type}`: a scalar, whole on every device.").format(type=text)
     if auto:
         return _read_auto(text, [int(d.partition("@")[0]) for d in _DIMS.findall(dims)], block)
     for axis, dim in enumerate(_DIMS.findall(dims)):

@@ -208,9 +208,7 @@ def first_call_sentence(anatomy: FirstCall, first_s: float, steady_s: float) -> 
             ).format(theirs=theirs),
         )
     elif extra > 0:
-        text += _(
-            " So most of {theirs} comes after the call returned, while the device works."
-        ).format(theirs=theirs)
+        text += _(" So most of {theirs} comes after the call returned.").format(theirs=theirs)
     else:
         text += _(" Here the first call costs no more than the second.")
     calls_first, calls_second = a.python_calls

@@ -108,6 +108,34 @@ def _barriers(_: None) -> Verdict:
 
 
 @claims.claim(
+    "memory.checkpoint_under_grad_drops_the_forward_pass",
+    N_(
+        "Under `grad`, a function checkpointed whole lowers to as many of its ops as without "
+        "checkpoint: the loss's value is not used, so JAX leaves out the forward pass and the "
+        "recomputation is the only one; `value_and_grad`, which uses the value, lowers both."
+    ),
+)
+def _forward_dropped(_: None) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+
+    def f(x):
+        return jnp.sum(jnp.sin(jnp.sin(x) @ jnp.sin(x).T))
+
+    def sines(transform, fn):
+        return jax.jit(transform(fn)).lower(jnp.ones((4, 4))).as_text().count("stablehlo.sine")
+
+    plain, whole = sines(jax.grad, f), sines(jax.grad, jax.checkpoint(f))
+    valued = sines(jax.value_and_grad, jax.checkpoint(f))
+    plain_valued = sines(jax.value_and_grad, f)
+    return Verdict(
+        whole == plain and valued > plain_valued,
+        f"sine ops lowered: grad {plain} plain, {whole} checkpointed; value_and_grad "
+        f"{plain_valued} plain, {valued} checkpointed",
+    )
+
+
+@claims.claim(
     "memory.checkpoint_saves_fewer_residuals",
     N_(
         "Under `jax.checkpoint` the backward pass saves fewer residuals (only the inputs by "

@@ -88,7 +88,11 @@ def residual_story(result: RematResult) -> str:
     return text
 
 
-@claims.states("memory.checkpoint_lowers_to_barriers", "memory.checkpoint_saves_fewer_residuals")
+@claims.states(
+    "memory.checkpoint_lowers_to_barriers",
+    "memory.checkpoint_saves_fewer_residuals",
+    "memory.checkpoint_under_grad_drops_the_forward_pass",
+)
 def remat_story(
     results: Sequence[RematResult], model: Model, loop: str, platform: str
 ) -> list[str]:
@@ -138,11 +142,37 @@ def remat_story(
             if r.ops[0] > ref.ops[0]
             else _("JAX's lowered program has {ops}, as many as without checkpoint")
         ).format(ops=lowered_ops, reference=ref.ops[0])
-        if r.temp_bytes == ref.temp_bytes and r.barriers[1] == 0 and r.ops[1] == ref.ops[1]:
+        same = r.temp_bytes == ref.temp_bytes and r.ops[1] == ref.ops[1]
+        if same and r.ops[0] == ref.ops[0]:
+            said = (
+                _(
+                    "{head}: {lowered}, behind {barriers}: no extra {op}. `grad` uses no value "
+                    "of the forward pass, so JAX leaves out the forward pass outside the "
+                    "checkpoint, and the checkpoint's rerun in the backward pass is the only "
+                    "forward pass. The compiled program has {compiled}, the same as without "
+                    "checkpoint, and the temp memory is the same."
+                )
+                if r.variant.scope == "layer"  # checkpointed whole: nothing of it runs before
+                else _(
+                    "{head}: {lowered}, behind {barriers}: no extra {op}, so XLA has nothing "
+                    "to merge. The compiled program has {compiled}, the same as without "
+                    "checkpoint, and the temp memory is the same."
+                )
+            )
+            paras.append(
+                said.format(
+                    head=head,
+                    lowered=lowered,
+                    barriers=_barriers(r.barriers[0]),
+                    op=op,
+                    compiled=compiled_ops,
+                )
+            )
+        elif same and r.barriers[1] == 0:
             paras.append(
                 _(
                     "{head}: {lowered}, behind {barriers}. XLA:{platform} removed every barrier "
-                    "and merged any recomputation back into the forward pass: the compiled "
+                    "and merged the recomputation back into the forward pass: the compiled "
                     "program has {compiled}, the same as without checkpoint, so the temp memory "
                     "is the same. A `lax.scan` loop (Loop above) keeps the recomputation apart."
                 ).format(

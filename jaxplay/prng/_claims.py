@@ -174,6 +174,23 @@ def _seed_rule(seed: int) -> Verdict:
 
 
 @claims.claim(
+    "prng.unsigned_32_bit_seed_ignores_x64",
+    N_(
+        "A seed from 0 to 2**32 - 1 gives the same key with x64 off and on; a negative one does "
+        "not (its high word is 0 with x64 off, 0xffffffff with it on)."
+    ),
+    cases=(0, 42, 2**31 + 7, 2**32 - 1, _seeds.ARTICLE_SEED % 2**32, -1, -5),
+)
+def _unsigned_seed(seed: int) -> Verdict:
+    info = _seeds.describe_seed(seed)
+    same = info.x32.key_data == info.x64.key_data
+    return Verdict(
+        same == (seed >= 0),
+        f"seed {seed}: x64 off {info.x32.key_data}, on {info.x64.key_data}",
+    )
+
+
+@claims.claim(
     "prng.seed_range",
     N_("A seed outside the signed 64-bit range raises OverflowError with x64 off and on."),
     cases=(2**63, -(2**63) - 1),

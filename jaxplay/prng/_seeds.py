@@ -233,13 +233,14 @@ def seed_rule(info: SeedInfo) -> str:
     JAX converts the seed to a signed integer of the default width (32 bits with x64 off, 64 with
     it on) and stores ``[seed >>> 32, seed & 0xFFFFFFFF]``, where ``>>>`` is a *logical* shift:
     zeros come in from the left. An arithmetic shift (Python's ``>>``, which copies the sign bit)
-    would make the high word of a negative 32-bit seed 0xffffffff; JAX's is 0.
+    would make the high word of a negative seed 0xffffffff with x64 off; JAX's is 0 (with x64 on
+    the seed is a 64-bit integer, and a negative one's high word is 0xffffffff).
     """
     rule = _(
         "The rule: JAX converts the seed to a signed integer of the default width (32 bits with "
         "x64 off, 64 with it on) and stores `[seed >>> 32, seed & 0xFFFFFFFF]`, where `>>>` is a "
-        "*logical* shift right: zeros come in from the left, so a 32-bit seed always has high "
-        "word 0."
+        "*logical* shift right: zeros come in from the left, so with x64 off the high word is "
+        "always 0."
     )
     if not info.in_range or info.x32.key_data is None or info.x64.key_data is None:
         return rule

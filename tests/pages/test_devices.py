@@ -80,6 +80,8 @@ def test_collectives_tab() -> None:
     assert_clean(at)
     assert "NameError" in _texts(at.error) and "unbound axis name: batch" in _texts(at.code)
     assert "equals numpy" in _texts(at.success)
+    # The default collective's result is a scalar: its reading says so (never "`float32[]`: .").
+    assert "a scalar, whole on every device." in _texts(at.markdown)
     at.segmented_control(key="devices_collective").set_value("ppermute").run()
     at.selectbox(key="devices_xla").set_value(1).run()
     assert_clean(at)
@@ -93,7 +95,7 @@ def test_collectives_tab() -> None:
 def test_scaling_tab_measures_and_warns() -> None:
     at = open_page(SPEC, devices_tab="Scaling")
     assert_clean(at)
-    assert "no speedup is to be expected" in _texts(at.warning)
+    assert "not what separate devices would gain" in _texts(at.warning)
     at.button(key="devices_scale").click().run()
     assert_clean(at)
     assert at.get("plotly_chart")

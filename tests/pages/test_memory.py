@@ -70,6 +70,24 @@ def test_unrolled_loop_says_xla_merged_the_recomputation_back():
     assert "4 × matmul operands" in story and "4 × derivative factors" in story
 
 
+def test_a_layer_checkpointed_whole_recomputes_nothing_under_grad():
+    """Checkpointed whole, the layer's lowered gradient has no extra op: the forward pass outside
+    the checkpoint is left out (its value is unused), so XLA merged nothing; the page says that,
+    not that XLA merged a recomputation away."""
+    at = open_page(SPEC, memory_size=8, memory_depth=2, memory_loop="unrolled")
+    assert_clean(at)
+    whole = next(m.value for m in at.markdown if m.value.startswith("**checkpoint(whole layer)**"))
+    counts = re.search(
+        r"has (\d+) `sine` ops, as many as without checkpoint, behind 1 optimization barrier: "
+        r"no extra `sine`\. `grad` uses no value of the forward pass.*? The compiled program has "
+        r"(\d+) `sine` ops, the same as without checkpoint",
+        whole,
+    )
+    assert counts, whole
+    assert counts.group(1) == counts.group(2)
+    assert "merged" not in whole
+
+
 def test_sizes_are_bounded_by_the_widgets():
     at = open_page(SPEC, memory_size=8, memory_depth=1, memory_variants=["none"])
     size, depth = at.number_input(key="memory_size"), at.number_input(key="memory_depth")

@@ -57,6 +57,15 @@ def test_views_render() -> None:
     )
 
 
+def test_the_equation_count_names_sub_jaxprs_only_where_there_are_some() -> None:
+    flat = open_page(SPEC, tracing_preset="softmax", tracing_view="Equations")
+    n = len(flat.dataframe[0].value)
+    assert f"{n} equations, all at the top level." in [c.value for c in flat.caption]
+    nested = open_page(SPEC, tracing_preset="scan", tracing_view="Equations")
+    captions = " ".join(c.value for c in nested.caption)
+    assert "at the top level, the rest in sub-jaxprs)." in captions
+
+
 def test_diff_unified_and_side_by_side() -> None:
     at = open_page(SPEC, tracing_view="Diff", tracing_diff_mode="unified")
     assert_clean(at)

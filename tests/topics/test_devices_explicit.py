@@ -42,6 +42,7 @@ def test_the_types_are_jaxs(runs) -> None:
         ("float32[32,16@j]", (2, 2), "axis 1 (16) is split over mesh axis `j` (2): 2 pieces of 8"),
         ("float32[32@(i,j),16]", (2, 4), "split over mesh axes `i` (2) × `j` (4): 8 pieces of 4"),
         ("float32[16]", (2, 4), "axis 0 (16) is whole on every device"),
+        ("float32[]", (4,), "`float32[]`: a scalar, whole on every device."),
     ],
 )
 def test_a_type_is_read_out_with_each_devices_block(text: str, shape, said: str) -> None:
