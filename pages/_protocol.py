@@ -5,7 +5,8 @@ Streamlit dispatches every ``BackMsg`` a browser sends in ``AppSession.handle_ba
 check of who may send which: any client can send ``clear_cache`` and empty every visitor's
 caches. :func:`install` wraps that one method, once per process (``app.py`` calls it on every
 run; the second call finds the wrapper and returns). The wrapper asks the rule at each message,
-so the guard follows ``JAXPLAY_PUBLIC`` as the rest of public mode does.
+so the guard follows ``JAXPLAY_PUBLIC`` as the rest of public mode does. A rerun's widget
+values are checked in every mode (:func:`jaxplay.hosting.protocol.widget_refusal`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,17 @@ from jaxplay.hosting import protocol
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
+#: Widget key -> the most labels its choice takes (``max_selections``), as the pages declare it
+#: (:func:`most_chosen`): the guard keeps a client's longer choice to it.
+_MOST_CHOSEN: dict[str, int] = {}
+
+
+def most_chosen(key: str, most: int) -> int:
+    """Record that the choice widget ``key`` takes at most ``most`` labels; returns ``most`` (for
+    the widget's ``max_selections``). Streamlit raises on a longer choice sent as a widget value
+    (one sent in a link it cuts), so the guard cuts it first."""
+    _MOST_CHOSEN[key] = most
+    return most
 
 
 def _operation(msg: Any) -> str | None:
@@ -44,6 +56,12 @@ def install() -> None:
             if reason is not None:
                 log.warning("ignored a client's %s message (public mode: %s)", msg_type, reason)
                 return None
+            if msg_type == "rerun_script":
+                widgets = msg.rerun_script.widget_states.widgets
+                reason = protocol.widget_refusal(widgets, _MOST_CHOSEN)
+                if reason is not None:
+                    log.warning("ignored a client's rerun: %s", reason)
+                    return None
             return original(self, msg)
 
         handle_backmsg._jaxplay_guard = True  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ Every page imports this module first: importing it also does the server process'
 from __future__ import annotations
 
 import pages._startup  # noqa: F401  (first: the process's start-up, once)
+from pages._protocol import most_chosen as most_chosen  # a choice's max_selections, for the guard
 
 import functools
 import inspect

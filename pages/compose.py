@@ -143,11 +143,11 @@ def per_sample_tab() -> None:
 
 
 def picked(sizes: compose.SizeSweep, key: str) -> tuple[int, ...]:
-    """The sizes the visitor picked for a sweep, smallest first."""
+    """The sizes the visitor picked for a sweep, smallest first, each once whatever was sent."""
     chosen = st.multiselect(
         _(sizes.label), sizes.choices, sizes.default, key=key, bind="query-params"
     )
-    return tuple(sorted(chosen))
+    return tuple(sorted(set(chosen)))
 
 
 def measured(sizes: compose.SizeSweep, chosen: tuple[int, ...], point, name: str) -> list[str]:

@@ -142,7 +142,7 @@ def fusion_panel() -> None:
         format_func=_,
         key="memory_chain",
         bind="query-params",
-        max_selections=memory.MAX_CHAIN_OPS,
+        max_selections=_ui.most_chosen("memory_chain", memory.MAX_CHAIN_OPS),
     )
     # The preset is derived from the chain (which the link carries), so a link reproduces both.
     st.session_state["memory_preset"] = memory.preset_of(ops)

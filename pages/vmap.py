@@ -126,7 +126,7 @@ def convolution_tab() -> None:
         list(vmap.DEFAULT_IMAGES),
         format_func=_,
         key="vmap_images",
-        max_selections=vmap.MAX_IMAGES,
+        max_selections=_ui.most_chosen("vmap_images", vmap.MAX_IMAGES),
         bind="query-params",
     )
     size = b.slider(
@@ -138,7 +138,7 @@ def convolution_tab() -> None:
         list(vmap.DEFAULT_KERNELS),
         format_func=_,
         key="vmap_kernels",
-        max_selections=vmap.MAX_KERNELS,
+        max_selections=_ui.most_chosen("vmap_kernels", vmap.MAX_KERNELS),
         bind="query-params",
     )
     custom = vmap.DEFAULT_CUSTOM_KERNEL

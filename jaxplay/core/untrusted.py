@@ -9,6 +9,8 @@ in what it keeps plus one pass over what it is given.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -20,6 +22,14 @@ CUT = "…"
 MAX_JSON_DEPTH = 64
 MAX_JSON_ITEMS = 1_000_000
 MAX_JSON_TEXT = 200_000
+#: The most arrays and objects, and values in all, of a JSON text a client sends before it is
+#: parsed (:func:`json_text_refusal`). Our widgets' JSON is a few small objects (the editor's
+#: text is one string, however long); a megabyte of ``{},`` parses into hundreds of MB.
+MAX_JSON_CONTAINERS = 10_000
+MAX_JSON_VALUES = 100_000
+#: A JSON string literal, escapes included.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
 
 
 def text(value: Any, chars: int, default: str = "") -> str:
@@ -93,3 +103,33 @@ def _head(values: Iterable[T], budget: list[int]) -> list[T]:
             break
         out.append(v)
     return out
+
+
+def json_text_refusal(text: str) -> str | None:
+    """Why a JSON text a client sent is refused before anything parses it, or ``None``.
+
+    Refused: more than :data:`MAX_JSON_CONTAINERS` arrays and objects or about
+    :data:`MAX_JSON_VALUES` values, nesting deeper than :data:`MAX_JSON_DEPTH`, or text that is
+    not JSON. Counted outside its strings, so a long string (the code in an editor) is one value.
+    One regular-expression pass strips the strings; the counts are C loops over what is left; the
+    depth walk and the parse run only on a text within the counts, so the check's own cost and
+    memory are linear in the text and the parse's are bounded.
+    """
+    skeleton = _JSON_STRING.sub('""', text)
+    containers = skeleton.count("[") + skeleton.count("{")
+    if containers > MAX_JSON_CONTAINERS:
+        return f"{containers:,} arrays and objects (at most {MAX_JSON_CONTAINERS:,})"
+    values = skeleton.count(",") + skeleton.count(":")
+    if values > MAX_JSON_VALUES:
+        return f"about {values:,} values (at most {MAX_JSON_VALUES:,})"
+    depth = deepest = 0
+    for bracket in _BRACKET.findall(skeleton):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_JSON_DEPTH:
+        return f"nested {deepest} deep (at most {MAX_JSON_DEPTH})"
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError) as error:
+        return f"not JSON ({type(error).__name__})"
+    return None

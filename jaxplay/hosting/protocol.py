@@ -24,14 +24,19 @@ menu). Streamlit 1.67 accepts these (``AppSession.handle_backmsg`` and the webso
 
 In public mode the ones that reach past the visitor's own session, or that a visitor of a
 deployed app has no use for, are no-ops (:data:`REFUSED`); the rest only touch the sender's own
-session. ``pages._protocol`` installs the guard over Streamlit; this module holds the rule, so
-that it is tested without a server.
+session. In every mode a rerun's widget values are checked before Streamlit decodes them
+(:func:`widget_refusal`): Streamlit parses a component's JSON whatever its size and keeps a
+choice's repeated labels, and a browser sends neither, so only a scripted client is refused.
+``pages._protocol`` installs the guard over Streamlit; this module holds the rules, so that they
+are tested without a server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from jaxplay.core import untrusted
 from jaxplay.hosting import settings
 
 #: Message types a public server ignores, with the reason (written to the log).
@@ -66,3 +71,50 @@ def refusal(
     if msg_type == "backend_operation_request":
         return REFUSED_OPERATIONS.get(operation or "")
     return REFUSED.get(msg_type or "")
+
+
+#: The most labels a multi-choice widget's value may hold (multiselect, multi pills): no widget of
+#: the app offers as many options.
+MAX_CHOICES = 256
+#: The most numbers an array value may hold (a range slider sends two).
+MAX_NUMBERS = 256
+
+
+def widget_refusal(
+    widgets: Iterable[Any], most_chosen: Mapping[str, int] | None = None
+) -> str | None:
+    """Why a rerun's widget values are refused before Streamlit decodes them, or ``None``.
+
+    ``widgets`` are the rerun's ``WidgetState`` messages. A multi-choice value with a label
+    repeated loses the repeats here, in place: a browser never repeats one, and a page that
+    loops over the chosen items (a Compose sweep, the Memory page's variants) looped once per
+    copy, 200,000 copies for minutes of the server's interpreter. A choice longer than its
+    widget's ``max_selections`` (``most_chosen``: widget key -> the most) keeps its first ones,
+    as Streamlit keeps a link's (from a message it raised instead). Refused: a multi-choice value
+    of more than :data:`MAX_CHOICES` labels, an array of more than :data:`MAX_NUMBERS` numbers,
+    and a JSON value :func:`jaxplay.core.untrusted.json_text_refusal` refuses (Streamlit parses a
+    component's JSON before the page sees it: 8 MB of small objects held 200 MB).
+    """
+    for state in widgets:
+        kind = state.WhichOneof("value")
+        if kind == "string_array_value":
+            labels = state.string_array_value.data
+            if len(labels) > MAX_CHOICES:
+                return f"a choice of {len(labels):,} labels (at most {MAX_CHOICES})"
+            most = next(
+                (n for key, n in (most_chosen or {}).items() if state.id.endswith("-" + key)),
+                None,
+            )
+            unique = list(dict.fromkeys(labels))[:most]
+            if len(unique) < len(labels):
+                del labels[:]
+                labels.extend(unique)
+        elif kind in ("double_array_value", "int_array_value"):
+            count = len(getattr(state, kind).data)
+            if count > MAX_NUMBERS:
+                return f"an array of {count:,} numbers (at most {MAX_NUMBERS})"
+        elif kind in ("json_value", "json_trigger_value"):
+            why = untrusted.json_text_refusal(getattr(state, kind))
+            if why is not None:
+                return f"a JSON value of {why}"
+    return None

@@ -24,9 +24,9 @@ def _variants(n: int) -> str:
 
 
 def variants_to_run(chosen: Sequence[str]) -> tuple[str, ...]:
-    """The variants a run analyses, in order: no checkpoint first whatever the visitor chose
-    (its gradient is the reference the others are compared with), then the others chosen."""
-    return ("none", *(key for key in chosen if key != "none"))
+    """The variants a run analyses, in order, each once: no checkpoint first whatever the visitor
+    chose (its gradient is the reference the others are compared with), then the others chosen."""
+    return tuple(dict.fromkeys(("none", *chosen)))
 
 
 @claims.states_nothing("our own limit on the sizes run and timed on this platform")

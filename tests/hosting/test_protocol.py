@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import pages._protocol
 
+import json
+
 import pytest
 import streamlit as st
 from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.runtime.app_session import AppSession
 
 from jaxplay.hosting import catalog, protocol, snippets
@@ -162,3 +165,84 @@ def test_a_client_message_is_bounded_near_what_the_app_needs() -> None:
     limit_mb = config["server"]["maxMessageSize"]
     largest = len(json.dumps("\u4e2d" * sandbox.MAX_SOURCE_CHARS, ensure_ascii=True).encode())
     assert largest < limit_mb * 2**20 <= 10 * 2**20, (largest, limit_mb)
+
+
+def _rerun(*states: WidgetState) -> BackMsg:
+    message = BackMsg()
+    message.rerun_script.widget_states.widgets.extend(states)
+    return message
+
+
+def _choice(*labels: str) -> WidgetState:
+    state = WidgetState(id="$$ID-choice-compose_widths")
+    state.string_array_value.data.extend(labels)
+    return state
+
+
+def _json(text: str) -> WidgetState:
+    return WidgetState(id="$$ID-editor-code_lab_editor", json_value=text)
+
+
+def test_a_choice_loses_its_repeated_labels_in_place() -> None:
+    """A browser never repeats a label; a scripted client that did made a page loop per copy."""
+    message = _rerun(_choice("4", "8", "4", "4", "16", "8"))
+    assert protocol.widget_refusal(message.rerun_script.widget_states.widgets) is None
+    assert list(message.rerun_script.widget_states.widgets[0].string_array_value.data) == [
+        "4",
+        "8",
+        "16",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("state", "said"),
+    [
+        (_choice(*(str(i) for i in range(protocol.MAX_CHOICES + 1))), "a choice of 257 labels"),
+        (
+            WidgetState(id="x", double_array_value={"data": [1.0] * (protocol.MAX_NUMBERS + 1)}),
+            "an array of 257 numbers",
+        ),
+        (_json('{"value": "x = 1", "junk": [' + ",".join(["{}"] * 20_000) + "]}"), "arrays"),
+        (_json("[" * 100 + "]" * 100), "nested 100 deep"),
+        (_json("[" + ",".join(["1"] * 200_000) + "]"), "values"),
+        (_json("{not json"), "not JSON"),
+    ],
+)
+def test_a_widget_value_no_browser_sends_is_refused(state: WidgetState, said: str) -> None:
+    refused = protocol.widget_refusal([state])
+    assert refused is not None and said in refused
+
+
+def test_the_editors_long_code_is_one_value() -> None:
+    """Four megabytes of code in the editor is one JSON string: the page cuts it and says so."""
+    code = "x = [1, {2: 3}]\n" * 260_000
+    assert protocol.widget_refusal([_json(json.dumps({"value": code}))]) is None
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_the_guard_drops_a_refused_rerun_in_every_mode(
+    monkeypatch: pytest.MonkeyPatch, public: bool
+) -> None:
+    if public:
+        monkeypatch.setenv("JAXPLAY_PUBLIC", "1")
+    else:
+        monkeypatch.delenv("JAXPLAY_PUBLIC", raising=False)
+    handled: list[BackMsg] = []
+
+    def streamlits(self: AppSession, msg: BackMsg) -> None:
+        handled.append(msg)
+
+    monkeypatch.setattr(AppSession, "handle_backmsg", streamlits)
+    pages._protocol.install()  # the guard over the recording stand-in for Streamlit's handler
+    _Session().handle_backmsg(_rerun(_json("[" * 100 + "]" * 100)))
+    _Session().handle_backmsg(_rerun(_choice("4", "4", "8")))
+    assert len(handled) == 1
+    widgets = handled[0].rerun_script.widget_states.widgets
+    assert list(widgets[0].string_array_value.data) == ["4", "8"]
+
+
+def test_a_choice_longer_than_its_widget_takes_keeps_its_first_labels() -> None:
+    """As Streamlit keeps a link's; from a widget value it raised instead (an error page)."""
+    state = _choice("a", "b", "a", "c", "d")
+    assert protocol.widget_refusal([state], {"other": 1, "compose_widths": 2}) is None
+    assert list(state.string_array_value.data) == ["a", "b"]

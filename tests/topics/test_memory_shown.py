@@ -174,3 +174,5 @@ def test_variants_to_run_keeps_the_visitors_order() -> None:
         "per_round",
         "whole",
     )
+    # Each once, whatever a scripted client repeated (5,000 copies drew 35,000 messages).
+    assert _remat_run.variants_to_run(["whole"] * 5000 + ["none", "whole"]) == ("none", "whole")

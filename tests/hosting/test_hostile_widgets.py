@@ -1,0 +1,106 @@
+"""A scripted client's widget values, checked before Streamlit decodes them (``pages/_protocol``).
+
+A browser never repeats a label in a choice nor sends a component thousands of small JSON
+objects; a script speaking Streamlit's protocol can. Repeated labels made the Compose page time
+200,000 copies of one width (82 s of the server's interpreter, every visitor stalled), and 8 MB
+of ``{}`` in the Code Lab editor's value held 200 MB after its socket closed. Here a real server
+gets those messages from :class:`pages._visitor.Visitor`: the repeats are dropped before the
+page sees them, a refused message runs nothing, and the server keeps serving.
+"""
+
+from __future__ import annotations
+
+from pages._visitor import ProtocolError, Visitor
+
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jaxplay import vmap
+from jaxplay.hosting import protocol, serve
+
+ENV = {"JAXPLAY_WARM_UP": "off", "JAXPLAY_CHECK_CLAIMS": "0"}
+#: How long a refused message is waited for: the server answers it with nothing.
+REFUSED_WAIT_S = 4.0
+
+
+@pytest.fixture(scope="module")
+def room() -> Iterator[serve.Room]:
+    with serve.Room(1, env=ENV) as room:
+        yield room
+
+
+def _resident_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def _healthy(url: str) -> bool:
+    with urllib.request.urlopen(url + "/_stcore/health", timeout=10) as response:
+        return response.status == 200
+
+
+def test_a_choice_repeated_in_a_message_is_measured_once(room: serve.Room) -> None:
+    visitor = Visitor(room.url)
+    try:
+        visitor.open("compose", "compose_tab=jacfwd+vs+jacrev")
+        visitor.change("compose_widths", ["4"] * 200)
+        run = visitor.click("compose_jac_measure")
+    finally:
+        visitor.close()
+    assert not run.errors, run.errors
+    assert "Timing jit(jacfwd) and jit(jacrev) at 1 width" in run.labels, run.labels
+
+
+def test_a_choice_longer_than_its_widget_takes_is_cut_as_a_links_is(room: serve.Room) -> None:
+    visitor = Visitor(room.url)
+    try:
+        visitor.open("vmap", "vmap_tab=Nested+vmap%3A+2-D+convolution")
+        run = visitor.change("vmap_images", list(vmap.PATTERNS))
+    finally:
+        visitor.close()
+    # Streamlit raised on it ("This app has encountered an error"); the guard keeps the first
+    # four (tests/hosting/test_protocol.py), and the page draws them.
+    assert len(vmap.PATTERNS) > vmap.MAX_IMAGES
+    assert not run.errors, run.errors
+    assert run.status.endswith("SUCCESSFULLY"), run.status
+
+
+@pytest.mark.parametrize(
+    ("address", "query", "value"),
+    [
+        ("compose", "compose_tab=jacfwd+vs+jacrev", [str(i) for i in range(300)]),
+        ("code-lab", "", {"value": "x = 1", "junk": [{}] * 50_000}),
+    ],
+    ids=["too-many-labels", "json-of-small-objects"],
+)
+def test_a_refused_value_runs_nothing_and_the_server_serves_on(
+    room: serve.Room, address: str, query: str, value: object
+) -> None:
+    visitor = Visitor(room.url)
+    try:
+        visitor.open(address, query)
+        key = (
+            "compose_widths"
+            if address == "compose"
+            else next(w.key for w in visitor.widgets.values() if w.kind == "bidi_component")
+        )
+        before = _resident_mb(room.pids[0])
+        visitor.timeout_s = REFUSED_WAIT_S
+        with pytest.raises(ProtocolError, match="timed out|did not finish"):
+            visitor.change(key, value)
+        grown = _resident_mb(room.pids[0]) - before
+    finally:
+        visitor.close()
+    assert grown < 50, f"the server grew {grown:.0f} MB"
+    assert _healthy(room.url)
+    again = Visitor(room.url)
+    try:
+        assert not again.open(address, query).errors
+    finally:
+        again.close()
+    assert protocol.MAX_CHOICES < 300
