@@ -153,7 +153,10 @@ def preview_matrix(summary: ArraySummary) -> list[list[float]] | None:
             isinstance(v, int | float) and not isinstance(v, str) for v in row
         ):
             return None
-        rows.append([float(v) for v in row])
+        try:
+            rows.append([float(v) for v in row])
+        except OverflowError:  # an integer too large for a float: a forged result's
+            return None
     return rows
 
 

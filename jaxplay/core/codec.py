@@ -39,6 +39,9 @@ MAX_TEXT = 1_000_000
 #: Most entries of one decoded list, tuple or array (more is a ``ValueError``: a result's
 #: arrays and rows are far smaller, and a cut array would no longer match its shape).
 MAX_ITEMS = 1_000_000
+#: A dataclass field's metadata key for the most items it may hold when decoded, below
+#: :data:`MAX_ITEMS` (``field(metadata={MAX_ITEMS_KEY: 10_000})``): checked before its items are.
+MAX_ITEMS_KEY = "max_items"
 _DTYPES = frozenset({"float64", "float32", "int64", "int32", "bool", "complex128", "complex64"})
 
 
@@ -104,6 +107,8 @@ def _decode(data: Any, classes: dict[str, type], depth: int) -> Any:
         given = {k for k in data if k != _CLASS}
         if given != names:
             raise ValueError(f"{cls.__name__} fields do not match: {sorted(given ^ names)}")
+        for f in dataclasses.fields(cls):
+            _within(data[f.name], f.metadata.get(MAX_ITEMS_KEY), f"{cls.__name__}.{f.name}")
         fields = {k: _decode(data[k], classes, depth + 1) for k in names}
         for name, hint in _hints(cls).items():
             if name in fields and not _conforms(fields[name], hint):
@@ -136,7 +141,7 @@ def _conforms(value: Any, hint: Any) -> bool:
     if origin is typing.Literal:
         return value in args
     if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return isinstance(value, int | float) and not isinstance(value, bool) and _fits(value)
     if hint is int:
         return isinstance(value, int) and not isinstance(value, bool)
     if hint in (str, bool, np.ndarray) or (
@@ -162,6 +167,25 @@ def _conforms(value: Any, hint: Any) -> bool:
 
 def _name(hint: Any) -> str:
     return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
+def _fits(value: int | float) -> bool:
+    """Whether ``value`` converts to a float: a JSON integer may have 400 digits."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def _within(raw: Any, most: int | None, name: str) -> None:
+    """Refuse a list (or tuple) field of a dataclass holding more than ``most`` items before its
+    items are decoded one by one (a field's metadata :data:`MAX_ITEMS_KEY` says ``most``)."""
+    if most is None:
+        return
+    items = raw.get(_TUPLE) if isinstance(raw, dict) else raw
+    if isinstance(items, list) and len(items) > most:
+        raise ValueError(f"{name} holds {len(items):,} items (at most {most:,})")
 
 
 def _capped(items: list[Any]) -> list[Any]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -109,6 +109,10 @@ def block(tree: Any) -> Any:
     return tree
 
 
+#: The most samples a :class:`Timing` may hold when it comes back from a worker.
+MAX_SAMPLES = 10_000
+
+
 @dataclass(frozen=True)
 class Timing:
     """Per-call times (seconds) of a steady-state measurement.
@@ -121,7 +125,9 @@ class Timing:
             for, perhaps none: then every statistic is NaN).
     """
 
-    samples: tuple[float, ...]
+    #: At most :data:`MAX_SAMPLES` when decoded (``codec.MAX_ITEMS_KEY``): a measurement takes
+    #: 200 at most, and a forged result of a million cost the server seconds to decode and sum up.
+    samples: tuple[float, ...] = field(metadata={"max_items": MAX_SAMPLES})
     number: int
     warmup: int
     cut: bool = False

@@ -53,6 +53,7 @@ from jaxplay.sandbox._results import (
     decode_arrays,
     decode_error,
     decode_repr,
+    duration,
     refused,
 )
 
@@ -622,9 +623,7 @@ class WorkerPool:
                 truncated=output.over,
                 value_repr=decode_repr(message.get("value_repr")),
                 arrays=decode_arrays(message.get("arrays")),
-                duration_s=float(message["duration_s"])
-                if isinstance(message.get("duration_s"), int | float)
-                else elapsed,
+                duration_s=duration(message.get("duration_s"), elapsed),
                 error=error,
                 inspections=inspectors.decode(
                     message.get("inspections"), inspect.inspectors if inspect else ()

@@ -220,9 +220,21 @@ def _opt_int(value: Any) -> int | None:
 
 
 def _opt_float(value: Any) -> float | None:
+    """A float, or ``None`` for anything else (an integer of 400 digits included: a forged
+    result's ``float()`` raised OverflowError in the page)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def duration(value: Any, default: float) -> float:
+    """A run's reported duration in seconds if it is a finite, non-negative number, else
+    ``default`` (the time the server measured)."""
+    seconds = _opt_float(value)
+    return seconds if seconds is not None and 0 <= seconds < float("inf") else default
 
 
 def _preview(value: Any, depth: int = 0) -> Any:

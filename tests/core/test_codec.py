@@ -68,3 +68,21 @@ def test_every_field_must_hold_its_declared_type() -> None:
     ]:
         with pytest.raises(ValueError, match=field):
             codec.decode({**codec.encode(good), field: value}, (Typed, Point))
+
+
+def test_a_float_field_refuses_an_integer_too_large_for_a_float() -> None:
+    """JSON integers have no size limit; a forged 400-digit one raised OverflowError later."""
+    with pytest.raises(ValueError, match="Point.x is not a float"):
+        codec.decode({"__dataclass__": "Point", "x": 10**400, "label": "a"}, (Point,))
+
+
+def test_a_timings_samples_are_bounded_before_they_are_decoded() -> None:
+    """A measurement takes at most 200 samples; a forged million cost seconds to decode."""
+    from jaxplay.core import timing
+
+    def timing_of(n: int) -> dict:
+        return codec.encode(timing.Timing(tuple(1e-3 for _ in range(n)), 1, 1))
+
+    assert len(codec.decode(timing_of(200), (timing.Timing,)).samples) == 200
+    with pytest.raises(ValueError, match=r"Timing.samples holds 10,001 items \(at most 10,000\)"):
+        codec.decode(timing_of(timing.MAX_SAMPLES + 1), (timing.Timing,))

@@ -31,6 +31,22 @@ def test_arrays_become_rows_and_heatmaps() -> None:
     assert [name for name, _ in code_lab.heatmaps((vector, matrix, text))] == ["m"]
 
 
+def test_a_forged_results_numbers_too_large_for_a_float_are_dropped() -> None:
+    """Visitor code can write the worker's result itself: a 400-digit integer where a float
+    belongs raised OverflowError in the page; such a number is no number."""
+    from jaxplay.sandbox._results import duration
+
+    huge = 10**400
+    (array,) = decode_arrays(
+        [{"name": "v", "shape": [2], "dtype": "f", "preview": [huge, 1], "min": huge}]
+    )
+    assert array.min is None
+    assert code_lab.preview_matrix(array) is None and code_lab.preview_figure(array) is None
+    assert code_lab.array_table((array,))[0]["min"] is None
+    assert duration(huge, 1.5) == 1.5 and duration(float("inf"), 1.5) == 1.5
+    assert duration(-1, 1.5) == 1.5 and duration(0.25, 1.5) == 0.25
+
+
 def test_the_eager_vs_jit_inspection_in_words() -> None:
     eager = timing.Timing(samples=(1e-3, 2e-3, 3e-3), number=1, warmup=0)
     jitted = timing.Timing(samples=(1e-3, 1e-3, 1e-3), number=1, warmup=0)
