@@ -16,6 +16,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.runtime.app_session import AppSession
 
+from jaxplay.core import untrusted
 from jaxplay.hosting import catalog, protocol, snippets
 from tests.support.apptest import open_page
 
@@ -246,3 +247,13 @@ def test_a_choice_longer_than_its_widget_takes_keeps_its_first_labels() -> None:
     state = _choice("a", "b", "a", "c", "d")
     assert protocol.widget_refusal([state], {"other": 1, "compose_widths": 2}) is None
     assert list(state.string_array_value.data) == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "text", ['"\\' * 500_000, '"' * 1_000_000, '"\\\\' * 300_000, "\\" * 1_000_000]
+)
+def test_the_json_check_reads_each_character_once(text: str) -> None:
+    """Strings that never close: a scan that could fail from every quote was quadratic (32 KB
+    took 3.3 s on the event loop every visitor waits on; these megabytes, hours)."""
+    refused = untrusted.json_text_refusal(text)
+    assert refused is not None and "not JSON" in refused
