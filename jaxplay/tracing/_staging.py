@@ -13,12 +13,13 @@ server, which never runs that function itself.
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import claims, hlo, jax_private, untrusted
+from jaxplay.core import claims, hlo, jax_private, markdown, untrusted
 from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.tracing._inputs import InputSpec, shape_structs
 from jaxplay.tracing._jaxpr_tree import (
@@ -151,6 +152,11 @@ _NAME_CHARS = 200
 _FIELD_CHARS = 4_000
 
 
+#: What a primitive's name may hold (``dot_general``, ``custom_jvp_call``, ``pjit``): a forged
+#: one with Markdown in it is shown as ``?``.
+_PRIMITIVE = re.compile(r"[\w.\-]{1,200}")
+
+
 def _short(value: str) -> str:
     """A name (a variable, a primitive, a fusion), capped."""
     return untrusted.text(value, _NAME_CHARS)
@@ -188,7 +194,7 @@ def _capped_block(block: Block, budget: list[int], depth: int) -> Block:
             raise ValueError(f"more than {MAX_EQUATIONS:,} equations")
         return Eqn(
             path=_short(e.path),
-            primitive=_short(e.primitive),
+            primitive=_short(e.primitive) if _PRIMITIVE.fullmatch(e.primitive) else "?",
             params=_field(e.params),
             inputs=_atoms(e.inputs),
             outputs=_atoms(e.outputs),
@@ -333,7 +339,8 @@ def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str])
     import re
 
     top = staged.jaxpr.eqns
-    listed = _(", ").join(f"`{eqn.primitive}`" for eqn in top)
+    # A worker's names are a visitor's code's to forge: each one a code span it cannot close.
+    listed = _(", ").join(markdown.code(eqn.primitive) for eqn in top)
     text = ngettext(
         "The jaxpr has {n} equation at the top level: {listed}.",
         "The jaxpr has {n} equations at the top level: {listed}.",
@@ -346,7 +353,8 @@ def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str])
         i = inputs.get(eqn.inputs[0].name)
         if i is None or i >= len(args):
             continue
-        name = names[i] if i < len(names) else _("arg {i}").format(i=i)
+        known = i < len(names) and names[i].isidentifier()  # a worker's names: identifiers only
+        name = names[i] if known else _("arg {i}").format(i=i)
         found = re.search(r"new_dtype=(\w+)", eqn.params)
         new = found.group(1) if found else _("another dtype")
         weak_out = "weak_type=True" in eqn.params

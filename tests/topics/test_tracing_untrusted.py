@@ -234,3 +234,19 @@ def test_the_recompilation_labs_rows_are_checked_before_parsing() -> None:
     for words, rows in refused.items():
         with pytest.raises(ValueError, match=words):
             tracing.lab_calls(rows)
+
+
+def test_a_forged_primitive_name_is_no_link_in_the_story() -> None:
+    """A Code Lab run can rewrite the worker's staging: a primitive named with a backtick and a
+    link closed the story's code span, and the link (or a tracking image) went live."""
+    import dataclasses
+
+    staged = tracing.stage(lambda x: x * 2.0, [tracing.InputSpec((3,), "float32")])
+    forged = "sin` [**sign in again**](http://127.0.0.1:9/login) ![t](http://127.0.0.1:9/t.png) `x"
+    eqns = tuple(dataclasses.replace(e, primitive=forged) for e in staged.jaxpr.eqns)
+    staged = dataclasses.replace(staged, jaxpr=dataclasses.replace(staged.jaxpr, eqns=eqns))
+    specs = [tracing.InputSpec((3,), "float32")]
+    shown = _staging.jaxpr_story(staged, specs, ["x"])
+    assert "`` sin` [**sign in again**]" in shown  # one code span its backticks cannot close
+    capped = _staging.jaxpr_story(staged.capped(), specs, ["x"])
+    assert "http" not in capped and "`?`" in capped
