@@ -38,6 +38,16 @@ def _operation(msg: Any) -> str | None:
     return msg.backend_operation_request.WhichOneof("payload")
 
 
+def _kinds(session: Any) -> dict[str, str]:
+    """The session's widgets, by id, and the value field each was registered with (Streamlit's
+    own record; empty where this Streamlit keeps it elsewhere: pinned below 1.68)."""
+    try:
+        metadata = session._session_state._new_widget_state.widget_metadata
+        return {wid: meta.value_type for wid, meta in metadata.items()}
+    except AttributeError:
+        return {}
+
+
 def install() -> None:
     """Wrap ``AppSession.handle_backmsg`` with the public-mode refusal (a no-op after once)."""
     from streamlit.runtime.app_session import AppSession
@@ -58,7 +68,7 @@ def install() -> None:
                 return None
             if msg_type == "rerun_script":
                 widgets = msg.rerun_script.widget_states.widgets
-                reason = protocol.widget_refusal(widgets, _MOST_CHOSEN)
+                reason = protocol.widget_refusal(widgets, _MOST_CHOSEN, _kinds(self))
                 if reason is not None:
                     log.warning("ignored a client's rerun: %s", reason)
                     return None

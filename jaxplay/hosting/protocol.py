@@ -80,8 +80,14 @@ MAX_CHOICES = 256
 MAX_NUMBERS = 256
 
 
+#: How every widget id Streamlit makes begins (a made-up one raised in the page's own code).
+WIDGET_ID_PREFIX = "$$ID-"
+
+
 def widget_refusal(
-    widgets: Iterable[Any], most_chosen: Mapping[str, int] | None = None
+    widgets: Iterable[Any],
+    most_chosen: Mapping[str, int] | None = None,
+    kinds: Mapping[str, str] | None = None,
 ) -> str | None:
     """Why a rerun's widget values are refused before Streamlit decodes them, or ``None``.
 
@@ -93,10 +99,18 @@ def widget_refusal(
     as Streamlit keeps a link's (from a message it raised instead). Refused: a multi-choice value
     of more than :data:`MAX_CHOICES` labels, an array of more than :data:`MAX_NUMBERS` numbers,
     and a JSON value :func:`jaxplay.core.untrusted.json_text_refusal` refuses (Streamlit parses a
-    component's JSON before the page sees it: 8 MB of small objects held 200 MB).
+    component's JSON before the page sees it: 8 MB of small objects held 200 MB). Refused too:
+    an id Streamlit would not make, and a value of another kind than its widget's (``kinds``:
+    widget id -> the value field it was registered with), which raised in Streamlit's own
+    code (an error page; the sidebar's language switch broke every page of the session).
     """
     for state in widgets:
         kind = state.WhichOneof("value")
+        if not state.id.startswith(WIDGET_ID_PREFIX):
+            return f"a widget id Streamlit does not make ({len(state.id):,} characters)"
+        expected = (kinds or {}).get(state.id)
+        if expected is not None and kind is not None and kind != expected:
+            return f"a {kind} for a widget of {expected}"
         if kind == "string_array_value":
             labels = state.string_array_value.data
             if len(labels) > MAX_CHOICES:

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import websocket
+from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from jaxplay import vmap
 from jaxplay.hosting import protocol, serve
@@ -104,3 +106,25 @@ def test_a_refused_value_runs_nothing_and_the_server_serves_on(
     finally:
         again.close()
     assert protocol.MAX_CHOICES < 300
+
+
+def test_a_value_of_the_wrong_kind_is_refused_and_the_session_goes_on(room: serve.Room) -> None:
+    """An int sent for the sidebar's language switch raised in Streamlit's code on every page."""
+    visitor = Visitor(room.url)
+    try:
+        visitor.open("sharp-bits")
+        language = visitor.widgets["language"]
+        message = BackMsg()
+        message.rerun_script.page_name = "sharp-bits"
+        state = message.rerun_script.widget_states.widgets.add()
+        state.id, state.int_value = language.id, 7
+        visitor.send(message)
+        visitor.timeout_s = REFUSED_WAIT_S
+        with pytest.raises(websocket.WebSocketTimeoutException):  # no run: nothing comes back
+            visitor._read_run()
+        visitor.timeout_s = 120
+        visitor.reconnect()
+        run = visitor.open("sharp-bits")
+    finally:
+        visitor.close()
+    assert not run.errors, run.errors

@@ -200,13 +200,16 @@ def test_a_choice_loses_its_repeated_labels_in_place() -> None:
     [
         (_choice(*(str(i) for i in range(protocol.MAX_CHOICES + 1))), "a choice of 257 labels"),
         (
-            WidgetState(id="x", double_array_value={"data": [1.0] * (protocol.MAX_NUMBERS + 1)}),
+            WidgetState(
+                id="$$ID-x", double_array_value={"data": [1.0] * (protocol.MAX_NUMBERS + 1)}
+            ),
             "an array of 257 numbers",
         ),
         (_json('{"value": "x = 1", "junk": [' + ",".join(["{}"] * 20_000) + "]}"), "arrays"),
         (_json("[" * 100 + "]" * 100), "nested 100 deep"),
         (_json("[" + ",".join(["1"] * 200_000) + "]"), "values"),
         (_json("{not json"), "not JSON"),
+        (WidgetState(id="x" * 100_000, string_value="a"), "a widget id Streamlit does not make"),
     ],
 )
 def test_a_widget_value_no_browser_sends_is_refused(state: WidgetState, said: str) -> None:
@@ -257,3 +260,16 @@ def test_the_json_check_reads_each_character_once(text: str) -> None:
     took 3.3 s on the event loop every visitor waits on; these megabytes, hours)."""
     refused = untrusted.json_text_refusal(text)
     assert refused is not None and "not JSON" in refused
+
+
+def test_a_value_of_another_kind_than_its_widgets_is_refused() -> None:
+    """An int for the sidebar's language switch raised in Streamlit's own code, on every page."""
+    kinds = {"$$ID-abc-language": "string_array_value"}
+    wrong = WidgetState(id="$$ID-abc-language", int_value=3)
+    assert protocol.widget_refusal([wrong], kinds=kinds) == (
+        "a int_value for a widget of string_array_value"
+    )
+    right = WidgetState(id="$$ID-abc-language")
+    right.string_array_value.data.append("中文")
+    cleared = WidgetState(id="$$ID-abc-language")
+    assert protocol.widget_refusal([right, cleared], kinds=kinds) is None
