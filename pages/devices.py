@@ -443,22 +443,7 @@ def scaling_tab() -> None:
     if "devices_scaling" in st.session_state:
         where, points = st.session_state["devices_scaling"]
         _ui.chart(devices.scaling_figure, points, where, key="devices_scaling_chart")
-        one, most = points[0], points[-1]
-        ratio = most.timing.median / one.timing.median
-        verdict = (
-            _("{ratio}× slower").format(ratio=f"{ratio:.2f}")
-            if ratio > 1
-            else _("{ratio}× faster").format(ratio=f"{1 / ratio:.2f}")
-        )
-        st.caption(
-            _("Measured: {one} {one_time} per step, {most} {most_time}: {verdict}.").format(
-                one=devices_count(one.devices),
-                one_time=format_seconds(one.timing.median),
-                most=devices_count(most.devices),
-                most_time=format_seconds(most.timing.median),
-                verdict=verdict,
-            )
-        )
+        st.caption(devices.scaling_sentence(points))
     _ui.show_code(devices.mlp_loss, devices.data_parallel_step, label=_("Show the code that ran"))
 
 
@@ -558,7 +543,8 @@ def show_cluster(res: devices.ClusterRun) -> None:
         st.dataframe(pd.DataFrame(res.device_rows()), hide_index=True, key="devices_global")
         st.dataframe(pd.DataFrame(res.psum_rows()), hide_index=True, key="devices_psums")
         n_all = res.num_processes * res.local_devices
-        total = f"{res.expected_psum:g} (numpy: 1 + 2 + … + {n_all})"
+        terms = " + ".join(map(str, range(1, n_all + 1))) if n_all <= 4 else f"1 + 2 + … + {n_all}"
+        total = f"{res.expected_psum:g} ({terms})"
         if res.psum_correct:
             st.success(_("Every process got psum = {total}.").format(total=total))
         else:

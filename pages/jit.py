@@ -431,7 +431,7 @@ def donation_tab(workload: jit.Workload) -> None:
             shown = f"{result.reuse_code}\n# {result.reuse_error}:\n# {result.reuse_message}"
             st.code(_ui.scrub(shown), language=None, wrap_lines=True)
         else:
-            st.markdown(_("Using `x` again worked: nothing was donated on this backend."))
+            st.markdown(jit.reuse_sentence(result))
     _ui.show_code(jit.donation_demo, jit.DonationRun, label=_("Show the code that ran"))
 
 

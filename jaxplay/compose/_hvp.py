@@ -122,11 +122,13 @@ class HvpSweep:
     max_rel_diff: float
     device: str
 
-    def fastest(self, i: int) -> tuple[str, float]:
-        """The fastest method at the i-th dimension, and how many times slower the slowest was."""
-        medians = {m: self.timings[m][i].median for m in self.timings}
-        best = min(medians, key=medians.__getitem__)
-        return best, max(medians.values()) / medians[best]
+    def fastest(self, i: int) -> tuple[str, float, bool]:
+        """The fastest method at the i-th dimension by median, how many times slower the slowest
+        was, and whether it beat every other beyond both spreads (quartile ranges apart)."""
+        at = {m: self.timings[m][i] for m in self.timings}
+        best = min(at, key=lambda m: at[m].median)
+        clear = all(at[best].clearly_faster_than(t) for m, t in at.items() if m != best)
+        return best, max(t.median for t in at.values()) / at[best].median, clear
 
 
 def forward_over_reverse_hvp(f, x, v):
@@ -283,7 +285,9 @@ def jit_hvp_why(made: JitHvp, agreement: float) -> str:
         "`jit(hvp, static_argnums=0)` (f becomes part of the cache key) or a closure "
         "`jit(lambda x, v: hvp(f, x, v))`. Both equal the un-jitted hvp: **{agree}**. hvp "
         "vs `hessian(f)(x) @ v` at n={n}: relative difference {diff}."
-    ).format(agree=made.fixes_agree, n=AGREEMENT_N, diff=f"{agreement:.1g}")
+    ).format(
+        agree=_("yes") if made.fixes_agree else _("no"), n=AGREEMENT_N, diff=f"{agreement:.1g}"
+    )
 
 
 def hvp_steps(dims: Sequence[int]) -> list[tuple[str, int]]:
@@ -314,10 +318,18 @@ def hvp_progress(k: int) -> tuple[str, str]:
 def hvp_summary(sweep: HvpSweep) -> str:
     """The largest dimension's times, the fastest way, and how far the ways are apart."""
     last = len(sweep.dims) - 1
-    best, spread = sweep.fastest(last)
-    return _(
-        "At n={n}: {times}. Fastest: {best}, {spread}× faster than the slowest. Largest "
-        "relative difference from the full Hessian's H·v: {diff}."
+    best, spread, clear = sweep.fastest(last)
+    return (
+        _(
+            "At n={n}: {times}. Fastest: {best}, {spread}× faster than the slowest. Largest "
+            "relative difference from the full Hessian's H·v: {diff}."
+        )
+        if clear
+        else _(
+            "At n={n}: {times}. No clear fastest: {best} has the lowest median, but its "
+            "quartile range overlaps another's. Largest relative difference from the full "
+            "Hessian's H·v: {diff}."
+        )
     ).format(
         n=sweep.dims[last],
         times=_("; ").join(

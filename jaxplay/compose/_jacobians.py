@@ -70,11 +70,15 @@ class JacobianSweep:
     max_abs_diff: float
     device: str
 
-    def faster(self, sweep: str, i: int) -> tuple[str, float]:
-        """Which mode was faster at the i-th width of a sweep, and by what factor."""
-        fwd = self.timings[(sweep, "jacfwd")][i].median
-        rev = self.timings[(sweep, "jacrev")][i].median
-        return ("jacfwd", rev / fwd) if fwd < rev else ("jacrev", fwd / rev)
+    def faster(self, sweep: str, i: int) -> tuple[str, float] | None:
+        """Which mode was faster at the i-th width of a sweep beyond both spreads, and by what
+        factor of medians; ``None`` where their interquartile ranges overlap."""
+        fwd, rev = self.timings[(sweep, "jacfwd")][i], self.timings[(sweep, "jacrev")][i]
+        if fwd.clearly_faster_than(rev):
+            return "jacfwd", rev.median / fwd.median
+        if rev.clearly_faster_than(fwd):
+            return "jacrev", fwd.median / rev.median
+        return None
 
 
 SWEEPS = (N_("wide input"), N_("wide output"))
@@ -241,15 +245,30 @@ def jacobian_progress(n: int) -> tuple[str, str]:
     return running, done
 
 
+@claims.states_nothing("compares the times measured here, beyond their spreads")
 def jacobian_verdicts(sweep: JacobianSweep) -> list[str]:
-    """Which mode won each sweep at its widest width, and by how much (Markdown, one a sweep)."""
+    """Which mode won each sweep at its widest width, and by how much (Markdown, one a sweep):
+    a winner only beyond both spreads, and none where the Jacobian is square (both sweeps are
+    then the same problem)."""
     wide = len(sweep.widths) - 1
+    width = sweep.widths[wide]
+    if width <= sweep.narrow:
+        return [
+            _(
+                "At {width} the Jacobian is {width}×{width} in both sweeps (the narrow side is "
+                "{narrow}): neither is wide. Pick a width above {narrow}."
+            ).format(width=width, narrow=sweep.narrow)
+        ]
     verdicts = []
     for name in SWEEPS:
-        winner, factor = sweep.faster(name, wide)
+        won = sweep.faster(name, wide)
         verdicts.append(
             _("{sweep} ({width}): **{winner}** is {factor}× faster.").format(
-                sweep=_(name), width=sweep.widths[wide], winner=winner, factor=f"{factor:.1f}"
+                sweep=_(name), width=width, winner=won[0], factor=f"{won[1]:.1f}"
             )
+            if won
+            else _(
+                "{sweep} ({width}): no clear winner: the two times' quartile ranges overlap."
+            ).format(sweep=_(name), width=width)
         )
     return verdicts

@@ -155,6 +155,12 @@ class Timing:
     def q3(self) -> float:
         return self._stat(lambda v: np.percentile(v, 75))
 
+    def clearly_faster_than(self, other: Timing) -> bool:
+        """Whether this was faster than ``other`` beyond both spreads: its third quartile below
+        the other's first (their interquartile ranges do not overlap). A verdict of "faster"
+        from medians alone flips between runs when the spreads overlap."""
+        return self.q3 < other.q1
+
     @property
     def iqr(self) -> float:
         """Interquartile range: the spread of the middle half of the samples."""

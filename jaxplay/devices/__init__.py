@@ -53,4 +53,5 @@ from ._sharding import parse_names as parse_names
 from ._sharding import parse_spec as parse_spec
 from ._sharding import scaling_figure as scaling_figure
 from ._sharding import scaling_point as scaling_point
+from ._sharding import scaling_sentence as scaling_sentence
 from ._sharding import shard_layout as shard_layout

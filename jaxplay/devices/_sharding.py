@@ -654,3 +654,35 @@ def scaling_figure(points: tuple[ScalingPoint, ...], where: str) -> go.Figure:
         legend={"orientation": "h", "y": -0.25},
     )
     return fig
+
+
+@claims.states_nothing("compares the step times measured here, beyond their spreads")
+def scaling_sentence(points: tuple[ScalingPoint, ...]) -> str:
+    """The fewest devices' step time against the most devices', with their quartile ranges, and
+    a verdict only where the ranges do not overlap (Markdown)."""
+    one, most = points[0], points[-1]
+    a, b = one.timing, most.timing
+
+    def devices(n: int) -> str:
+        return ngettext("{n} device", "{n} devices", n).format(n=f"{n:,}")
+
+    def spread(t: timing.Timing) -> str:
+        return _("{median} per step (quartiles {q1}–{q3})").format(
+            median=timing.format_seconds(t.median),
+            q1=timing.format_seconds(t.q1),
+            q3=timing.format_seconds(t.q3),
+        )
+
+    if b.clearly_faster_than(a):
+        verdict = _("{ratio}× faster").format(ratio=f"{a.median / b.median:.2f}")
+    elif a.clearly_faster_than(b):
+        verdict = _("{ratio}× slower").format(ratio=f"{b.median / a.median:.2f}")
+    else:
+        verdict = _("no clear difference: the quartile ranges overlap")
+    return _("Measured: {one} {one_time}, {most} {most_time}: {verdict}.").format(
+        one=devices(one.devices),
+        one_time=spread(a),
+        most=devices(most.devices),
+        most_time=spread(b),
+        verdict=verdict,
+    )

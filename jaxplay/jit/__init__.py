@@ -28,6 +28,7 @@ from ._donation import DonationRun as DonationRun
 from ._donation import donation_demo as donation_demo
 from ._donation import donation_sentence as donation_sentence
 from ._donation import donation_table as donation_table
+from ._donation import reuse_sentence as reuse_sentence
 from ._figures import article_figure as article_figure
 from ._figures import distribution_figure as distribution_figure
 from ._figures import roofline_figure as roofline_figure

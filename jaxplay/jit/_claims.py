@@ -81,7 +81,7 @@ def _donation_peak(case: tuple[str, str, str]) -> Verdict:
     return Verdict(ok, f"XLA's peak: {a} without donation, {b} with; the page said: {text!r}")
 
 
-#: What an output of ``x`` (float32[64,32]) can be: (code, an output of the same bytes).
+#: What an output of ``x`` (float32[64,32]) can be: (code, whether it can take x's buffer).
 ALIAS_CASES = (
     ("x.T * 2", True),
     ("(x * 2).reshape(-1)", True),
@@ -89,13 +89,16 @@ ALIAS_CASES = (
     ("(x * 2).astype(jnp.int32)", True),
     ("x[:32] * 2", False),
     ("jnp.sum(x, axis=1)", False),
+    ("(x * 2).astype(jnp.float16)", False),  # as many elements, half as wide
+    ("jnp.concatenate([x, x]).astype(jnp.bfloat16)", False),  # as many bytes, twice the elements
 )
 
 
 @claims.claim(
     "jit.donation_aliases_same_size",
-    "A donated argument's buffer is reused by any output with as many bytes (a transpose, a "
-    "reshape, another dtype of the same width), not only one of the same shape and dtype.",
+    "A donated argument's buffer is reused by an output with as many elements, each as wide (a "
+    "transpose, a reshape, another dtype of the same width), not only one of the same shape and "
+    "dtype; as many bytes in other elements is not enough.",
     cases=ALIAS_CASES,
 )
 def _aliases(case: tuple[str, bool]) -> Verdict:
@@ -117,7 +120,8 @@ def _aliases(case: tuple[str, bool]) -> Verdict:
         unused = _donation.donation_sentence(
             _donation.donation_demo("formula", 64, 32, "float32", "jnp.sum(x, axis=1)")
         )
-        holds = "as many bytes as `x`" in unused and "shape and dtype" not in unused
+        holds = "as many elements as `x`, each as wide" in unused
+        holds = holds and "shape and dtype" not in unused
         return Verdict(holds, f"the page said: {unused!r}")
     return Verdict(holds, f"{code}: XLA aliased {aliased} of x's {x.nbytes} bytes")
 

@@ -213,8 +213,8 @@ def cache_sentence(demo: CacheDemo) -> str:
     text += _(
         " JAX reported a cache hit in {hits} of {n} second processes and in {cold_hits} of {n} "
         "first ones. Tracing and lowering are not cached: {first_trace} in the first process, "
-        "{second_trace} in the second. Starting Python and importing JAX and the page's code "
-        "took {imported} in the second process, which no cache saves."
+        "{second_trace} in the second. Importing JAX and the page's code took {imported} in "
+        "the second process, which no cache saves."
     ).format(
         hits=hits,
         n=n,

@@ -184,9 +184,9 @@ def donation_sentence(result: DonationResult) -> str:
         text = claims.qualify(
             "jit.donation_aliases_same_size",
             _(
-                "XLA aliased nothing here: no output has as many bytes as `x` (an output of the "
-                "same size can reuse its buffer whatever its shape or dtype), so the donation "
-                "could not be used (JAX's warning below says so)."
+                "XLA aliased nothing here: no output has as many elements as `x`, each as wide "
+                "(such an output can reuse its buffer whatever its shape or dtype), so the "
+                "donation could not be used (JAX's warning below says so)."
             ),
         )
     live = {"plain": format_bytes(p.live_after), "donated": format_bytes(d.live_after)}
@@ -240,3 +240,11 @@ DONATION_SOURCES = (
     N_("² the bytes of every live jax.Array (jax.live_arrays())"),
     N_("³ the device's memory_stats()['bytes_in_use']"),
 )
+
+
+@claims.states("jit.donation_aliases_same_size")
+def reuse_sentence(result: DonationResult) -> str:
+    """What using ``x`` again after the donated call did, when it worked (Markdown)."""
+    if result.donated.alias_bytes <= 0:
+        return _("Using `x` again worked: JAX did not delete it, as its donation was not used.")
+    return _("Using `x` again worked: JAX did not delete it.")

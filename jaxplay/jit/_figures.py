@@ -16,9 +16,9 @@ import plotly.graph_objects as go
 
 from jaxplay.core import roofline, timing
 from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line, traces
-from jaxplay.core.i18n import N_, _
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.jit._stopwatch import ArticleTiming
-from jaxplay.jit._workloads import SweepPoint, crossover
+from jaxplay.jit._workloads import SweepPoint, crossings
 
 EAGER = "#d62728"
 JIT = "#1f77b4"
@@ -117,12 +117,15 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
             x=xs,
             y=[p.amortized_jit_s(calls) for p in ordered],
             mode="lines+markers",
-            name=_("jit incl. compile, per call over {calls} calls").format(calls=calls),
+            name=ngettext(
+                "jit incl. compile, per call over {calls} call",
+                "jit incl. compile, per call over {calls} calls",
+                calls,
+            ).format(calls=f"{calls:,}"),
             line={"color": AMORTIZED, "dash": "dash"},
         )
     )
-    cross = crossover(ordered, calls)
-    if cross is not None:
+    for cross, _jit_ahead in crossings(ordered, calls):
         fig.add_vline(
             x=cross,
             line={"color": "gray", "dash": "dot"},

@@ -312,34 +312,43 @@ def sweep_point(workload: Workload, budget_s: float = 0.1) -> SweepPoint:
     )
 
 
-def _log_crossing(xs: list[float], diff: list[float]) -> float | None:
-    """First x where ``diff`` changes sign, interpolated on log-log axes."""
+def _log_crossings(xs: list[float], diff: list[float]) -> list[tuple[float, bool]]:
+    """Every x where ``diff`` changes sign, interpolated on log-log axes, and whether it turns
+    negative there."""
+    found = []
     for i in range(1, len(xs)):
         a, b = diff[i - 1], diff[i]
-        if a == 0:
-            return xs[i - 1]
         if (a < 0) != (b < 0):
             t = a / (a - b)
-            return float(
-                math.exp(math.log(xs[i - 1]) + t * (math.log(xs[i]) - math.log(xs[i - 1])))
-            )
-    return None
+            x = math.exp(math.log(xs[i - 1]) + t * (math.log(xs[i]) - math.log(xs[i - 1])))
+            found.append((float(x), b < 0))
+    return found
 
 
-def crossover(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> float | None:
-    """Elements where jit, compile included and spread over ``calls`` calls, starts beating eager.
+def crossings(
+    points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int
+) -> list[tuple[float, bool]]:
+    """Every size (elements) where jit, compile included and spread over ``calls`` calls, and
+    eager change places, smallest first, each with whether jit is ahead above it.
 
     Per call in steady state jit is rarely slower than eager; the price is the compile. Over a
-    fixed number of calls (the article's loop makes 10) eager wins at small sizes, where the
-    compile cannot be earned back, and jit wins at large ones. ``None`` if the curves do not
-    cross within the sweep.
+    fixed number of calls (the article's loop makes 10) eager tends to win at small sizes, where
+    the compile cannot be earned back, and jit at large ones; a measured run may cross more than
+    once, or the other way.
     """
     ordered = sorted(points, key=lambda p: p.elements)
     xs = [float(p.elements) for p in ordered]
     diff = [
         math.log(p.amortized_jit_s(calls)) - math.log(p.comparison.eager.median) for p in ordered
     ]
-    return _log_crossing(xs, diff)
+    return _log_crossings(xs, diff)
+
+
+def crossover(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> float | None:
+    """Elements where jit, compile included, overtakes eager for good: the one crossing of the
+    sweep, when there is one and jit is ahead above it; ``None`` otherwise."""
+    found = crossings(points, calls)
+    return found[0][0] if len(found) == 1 and found[0][1] else None
 
 
 def break_even_calls(point: SweepPoint) -> float | None:
@@ -358,26 +367,40 @@ def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int)
     """Where jit, compile included, starts to beat eager, and when it pays at the largest size."""
     if not points:
         return _("Nothing was swept.")
-    cross = crossover(points, calls)
-    if cross is not None:
+    found = crossings(points, calls)
+    over = ngettext("Over {calls} call", "Over {calls} calls", calls).format(calls=f"{calls:,}")
+    if len(found) == 1:
+        at = f"{found[0][0]:,.0f}"
+        verdict = (
+            _(
+                "{over}, jit with its compile overtakes eager at about **{elements} elements**: "
+                "below that the compile is not earned back, above it jit wins."
+            )
+            if found[0][1]
+            else _(
+                "{over}, eager overtakes jit with its compile at about **{elements} elements**: "
+                "below that jit wins, above it eager does."
+            )
+        ).format(over=over, elements=at)
+    elif found:
         verdict = _(
-            "Over {calls} calls, jit with its compile overtakes eager at about **{elements} "
-            "elements**: below that the compile is never earned back, above it jit wins."
-        ).format(calls=calls, elements=f"{cross:,.0f}")
+            "{over} the curves cross {n} times, at about {elements} elements: neither wins over "
+            "the whole range."
+        ).format(over=over, n=len(found), elements=_(", ").join(f"{x:,.0f}" for x, _up in found))
     else:
         smallest = min(points, key=lambda p: p.elements)
         jit_wins = smallest.amortized_jit_s(calls) < smallest.comparison.eager.median
         verdict = (
             _(
-                "Over {calls} calls the curves do not cross in this range: jit wins at every "
-                "size. Try fewer calls or a wider range of sizes."
+                "{over} the curves do not cross in this range: jit wins at every size. Try "
+                "fewer calls or a wider range of sizes."
             )
             if jit_wins
             else _(
-                "Over {calls} calls the curves do not cross in this range: eager wins at every "
-                "size. Try more calls or a wider range of sizes."
+                "{over} the curves do not cross in this range: eager wins at every size. Try "
+                "more calls or a wider range of sizes."
             )
-        ).format(calls=calls)
+        ).format(over=over)
     largest = max(points, key=lambda p: p.elements)
     needed = break_even_calls(largest)
     if needed is None:

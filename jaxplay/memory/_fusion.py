@@ -388,22 +388,23 @@ def bandwidth_story(report: ChainReport) -> str:
         "The jitted chain reached {gbps} GB/s, {share} of this device's copy bandwidth. "
     ).format(gbps=f"{report.jit_gbps:.3g}", share=f"{share:.0%}")
     array_mib = report.size * report.size * 4 / 2**20
-    if max(report.jit_gbps, report.eager_gbps) > roof:
-        text += _(
-            "Above the roof: each {mib} MiB array fits in the CPU's caches, so this is cache "
-            "bandwidth rather than memory's; a larger size shows memory's. "
+    if share > 1:
+        return text + _(
+            "Above the roof: faster than this device copies a large array, which {mib} MiB "
+            "arrays can be when they stay in the CPU's caches; a larger size shows memory's "
+            "bandwidth."
         ).format(mib=f"{array_mib:.3g}")
     if share >= 0.5:
         return text + _(
-            "Near the roof, the chain is memory-bound: time follows bytes, so fewer bytes is "
-            "the speedup."
+            "Near the roof: the chain moves its bytes about as fast as this device copies "
+            "memory, so the bytes it moves set its time."
         )
     transcendentals = (report.cost or {}).get("transcendentals", 0.0)
     if transcendentals > 0:
         return text + _(
-            "Well below the roof, memory is not the limit: `cost_analysis()` counts {n} "
-            "transcendental ops per call (sin, exp, tanh…, costly on a CPU), so saving bytes "
-            "saves little time. Cheap ops (multiply, add, abs) show the effect of fusion best."
+            "Well below the roof: at this size memory bandwidth does not set the time. "
+            "`cost_analysis()` counts {n} transcendental ops per call (sin, exp, tanh…): the "
+            "chain computes as well as moves bytes."
         ).format(n=f"{transcendentals:,.0f}")
     return text + _("Well below the roof: at this size, memory bandwidth does not set the time.")
 

@@ -201,8 +201,13 @@ def test_measuring_jacobians_names_the_faster_mode() -> None:
     at.button(key="compose_jac_measure").click().run()
     assert_clean(at)
     assert len(at.get("plotly_chart")) == 1
-    verdicts = [m for m in _texts(at.markdown) if "× faster" in m]
-    assert len(verdicts) == 2 and all("jacfwd" in v or "jacrev" in v for v in verdicts)
+    # A winner only beyond both quartile ranges (at the suite's tiny budgets often a tie).
+    verdicts = [m for m in _texts(at.markdown) if m.startswith(("wide input", "wide output"))]
+    assert len(verdicts) == 2
+    assert all(
+        ("× faster" in v and ("jacfwd" in v or "jacrev" in v)) or "no clear winner" in v
+        for v in verdicts
+    )
 
 
 def test_measuring_hvps_compares_three_ways() -> None:
@@ -211,4 +216,4 @@ def test_measuring_hvps_compares_three_ways() -> None:
     assert_clean(at)
     summary = next(c for c in _texts(at.caption) if c.startswith("At n=16:"))
     assert all(m in summary for m in cp.HVP_METHODS)
-    assert "Fastest: " in summary
+    assert "Fastest: " in summary or "No clear fastest: " in summary

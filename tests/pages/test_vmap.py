@@ -84,7 +84,7 @@ def test_measure_twice_in_two_sessions() -> None:
         assert_clean(at)
         assert len(at.get("plotly_chart")) == 1
         captions = _texts(at.caption)
-        assert any("the three give the same numbers at batch 1, 4." in c for c in captions)
+        assert any("the three agree at batch 1, 4 (within" in c for c in captions)
 
 
 def test_visitor_text_in_the_boxes_renders_as_text() -> None:

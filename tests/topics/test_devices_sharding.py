@@ -240,3 +240,18 @@ def test_scaling_points_and_figure() -> None:
     assert list(measured.y) == pytest.approx([p.timing.median * 1e3 for p in points])
     assert list(reference.y) == pytest.approx([points[0].timing.median * 1e3 / n for n in (1, 2)])
     assert "not measured" in reference.name
+
+
+def test_the_scaling_verdict_needs_the_quartile_ranges_apart() -> None:
+    """Medians alone said "1.20× faster" on one run and 2.2× slower on the next."""
+    from jaxplay.core import timing
+
+    def point(n: int, *samples: float) -> _sharding.ScalingPoint:
+        return _sharding.ScalingPoint(n, timing.Timing(samples, 1, 1), 0.0)
+
+    faster = devices.scaling_sentence((point(1, 4.0, 4.1, 4.2), point(8, 2.0, 2.1, 2.2)))
+    assert "1.95× faster" in faster and "quartiles" in faster
+    slower = devices.scaling_sentence((point(1, 2.0, 2.1, 2.2), point(8, 4.0, 4.1, 4.2)))
+    assert "1.95× slower" in slower
+    tied = devices.scaling_sentence((point(1, 2.0, 3.0, 4.0), point(8, 2.5, 2.9, 3.5)))
+    assert "no clear difference" in tied and "faster" not in tied and "slower" not in tied

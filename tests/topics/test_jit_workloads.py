@@ -180,3 +180,20 @@ def test_roofline_places_the_point_at_xlas_intensity(profile) -> None:
     assert max(roof.y) == pytest.approx(reference.matmul_gflops)
     assert reference.device in fig.layout.title.text
     assert len(jit.roofline_figure(reference, None, 1.0, "f").data) == 1
+
+
+def test_a_sweep_that_crosses_the_other_way_or_twice_says_so() -> None:
+    """The verdict follows the run's points: eager ahead again at large sizes is not "jit wins"."""
+    # jit (compile 0.1 s over 10 calls: +0.01 s a call) ahead at 1,000 and 100,000 elements only.
+    back = [
+        _point(1_000, 0.1, 0.05, 0.1),
+        _point(10_000, 0.1, 0.095, 0.1),
+        _point(100_000, 0.3, 0.1, 0.1),
+    ]
+    found = jit.crossover(back, calls=10), _workloads.crossings(back, calls=10)
+    assert found[0] is None and [up for _x, up in found[1]] == [False, True]
+    assert "the curves cross 2 times" in jit.sweep_verdict(back, 10)
+    other_way = back[:2]
+    verdict = jit.sweep_verdict(other_way, 10)
+    assert "eager overtakes jit with its compile" in verdict and "above it jit wins" not in verdict
+    assert jit.sweep_verdict(back, 1).startswith("Over 1 call,")  # not "1 calls"

@@ -69,7 +69,7 @@ def _timing(agree: bool, disagree_at: tuple[int, ...] = ()) -> _batching.BatchTi
 
 def test_the_caption_lists_every_size_when_the_three_agree_and_only_the_differing_ones() -> None:
     agreed = vmap.batching_caption(_timing(True))
-    assert agreed.startswith("D=784, H=256; the three give the same numbers at batch 1, 4, 16.")
+    assert agreed.startswith("D=784, H=256; the three agree at batch 1, 4, 16 (within")
     differed = vmap.batching_caption(_timing(False, (16,)))
     assert "the three **differ** at batch 16." in differed and "1, 4" not in differed
 
