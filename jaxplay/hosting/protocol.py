@@ -80,6 +80,15 @@ MAX_CHOICES = 256
 MAX_NUMBERS = 256
 
 
+#: Value fields a widget may be sent in interchangeably: a number box registers a double and
+#: the browser sends an integer box's value as an int.
+_FAMILIES = {"int_value": "double_value", "int_array_value": "double_array_value"}
+
+
+def _family(kind: str) -> str:
+    return _FAMILIES.get(kind, kind)
+
+
 #: How every widget id Streamlit makes begins (a made-up one raised in the page's own code).
 WIDGET_ID_PREFIX = "$$ID-"
 
@@ -109,7 +118,7 @@ def widget_refusal(
         if not state.id.startswith(WIDGET_ID_PREFIX):
             return f"a widget id Streamlit does not make ({len(state.id):,} characters)"
         expected = (kinds or {}).get(state.id)
-        if expected is not None and kind is not None and kind != expected:
+        if expected is not None and kind is not None and _family(kind) != _family(expected):
             return f"a {kind} for a widget of {expected}"
         if kind == "string_array_value":
             labels = state.string_array_value.data

@@ -273,3 +273,6 @@ def test_a_value_of_another_kind_than_its_widgets_is_refused() -> None:
     right.string_array_value.data.append("中文")
     cleared = WidgetState(id="$$ID-abc-language")
     assert protocol.widget_refusal([right, cleared], kinds=kinds) is None
+    # A number box registers a double; the browser sends an integer box's value as an int.
+    number = WidgetState(id="$$ID-n-prng_n_keys", int_value=500)
+    assert protocol.widget_refusal([number], kinds={number.id: "double_value"}) is None
