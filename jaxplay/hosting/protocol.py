@@ -89,8 +89,9 @@ def _family(kind: str) -> str:
     return _FAMILIES.get(kind, kind)
 
 
-#: How every widget id Streamlit makes begins (a made-up one raised in the page's own code).
-WIDGET_ID_PREFIX = "$$ID-"
+#: How every widget id Streamlit makes begins (a made-up one raised in the page's own code): an
+#: element's, and a component's event trigger's (``$$STREAMLIT_INTERNAL_KEY_<id>__<event>``).
+WIDGET_ID_PREFIXES = ("$$ID-", "$$STREAMLIT_INTERNAL_KEY_")
 
 
 def widget_refusal(
@@ -115,7 +116,7 @@ def widget_refusal(
     """
     for state in widgets:
         kind = state.WhichOneof("value")
-        if not state.id.startswith(WIDGET_ID_PREFIX):
+        if not state.id.startswith(WIDGET_ID_PREFIXES):
             return f"a widget id Streamlit does not make ({len(state.id):,} characters)"
         expected = (kinds or {}).get(state.id)
         if expected is not None and kind is not None and _family(kind) != _family(expected):

@@ -276,3 +276,7 @@ def test_a_value_of_another_kind_than_its_widgets_is_refused() -> None:
     # A number box registers a double; the browser sends an integer box's value as an int.
     number = WidgetState(id="$$ID-n-prng_n_keys", int_value=500)
     assert protocol.widget_refusal([number], kinds={number.id: "double_value"}) is None
+    # The editor's Run: a component's event trigger, under Streamlit's internal prefix.
+    run = WidgetState(id="$$STREAMLIT_INTERNAL_KEY_$$ID-e-code_lab_editor__run")
+    run.json_trigger_value = '{"event": "run", "value": "print(1)"}'
+    assert protocol.widget_refusal([run], kinds={run.id: "json_trigger_value"}) is None
