@@ -263,7 +263,7 @@ def test_the_hvp_words() -> None:
     )
     assert cp.as_written_sentence(made) == "**As written:** `TypeError: not a valid JAX type`"
     why = cp.jit_hvp_why(made, 2.5e-8)
-    assert "Both equal the un-jitted hvp: **True**" in why
+    assert "Both equal the un-jitted hvp: **yes**" in why
     assert f"at n={cp.AGREEMENT_N}: relative difference 2e-08." in why
     assert _hvp.hvp_steps((16, 64)) == [(m, n) for n in (16, 64) for m in cp.HVP_METHODS]
     assert _hvp.hvp_step_label(("hessian(f)(x) @ v", 16)) == "hessian(f)(x) @ v, n=16"
