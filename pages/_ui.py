@@ -489,42 +489,56 @@ def capped(text: str, limit: int, what: str, where: Any = None) -> str:
     return text[:limit]
 
 
-def data_editor_key(key: str, rows: int, cell_chars: int = 100) -> str:
-    """The key to give ``st.data_editor`` so that edits the browser sent beyond ``rows`` rows
-    or ``cell_chars`` characters a cell are dropped before Streamlit applies them.
+#: What a data editor's malformed edits raise in Streamlit's own code, decoding or applying them
+#: (a row or column the table has not, a list where rows belong, text that is not JSON): a
+#: browser never sends them, a scripted client can.
+MALFORMED_EDITS = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
+def table_editor(frame: Any, *, key: str, rows: int, cell_chars: int = 100, **kw: Any) -> Any:
+    """``st.data_editor(frame, key=...)`` whose edits are bounded and whose malformed edits are
+    dropped, with a message, instead of breaking the page. Every page's table editor goes
+    through here.
 
     Streamlit applies a data editor's edits (added, edited and deleted rows, as JSON) one row at
     a time in the server's Python, before the page sees the table: 100,000 added rows in one
-    8 MB message would hold the server for minutes. Edits over the bounds are left behind under
-    the old key (a new editor starts from the page's rows) and the page says so.
+    8 MB message would hold the server for minutes. Edits over ``rows`` rows or ``cell_chars``
+    characters a cell, and edits Streamlit cannot apply (it raised an error page), are left
+    behind under the old key: a new editor starts from ``frame`` and the page says so.
     """
     generation = int(st.session_state.get(f"_{key}_generation", 0))
     current = key if generation == 0 else f"{key}_{generation}"
-    edits = st.session_state.get(current)
-    if not isinstance(edits, dict):
-        return current
+    try:
+        over = _edits_over(st.session_state.get(current), rows, cell_chars)
+        if not over:
+            return st.data_editor(frame, key=current, **kw)
+    except MALFORMED_EDITS:
+        over = True
+    st.session_state[f"_{key}_generation"] = generation + 1
+    st.warning(
+        _(
+            "The table's edits were over what it takes ({rows} rows, {cells} characters a "
+            "cell) or could not be read: they were dropped, and the table starts again from its "
+            "rows."
+        ).format(rows=rows, cells=cell_chars),
+        icon=":material/block:",
+    )
+    return st.data_editor(frame, key=f"{key}_{generation + 1}", **kw)
+
+
+def _edits_over(edits: Any, rows: int, cell_chars: int) -> bool:
+    """Whether a data editor's ``edits`` (Streamlit's decoded state, or ``None``) are over the
+    bounds; raises one of :data:`MALFORMED_EDITS` for a shape a browser never sends."""
+    if edits is None:
+        return False
     counts = [len(edits.get(part) or ()) for part in ("added_rows", "edited_rows", "deleted_rows")]
     cells = [
         *(edits.get("added_rows") or ())[: rows + 1],
         *(edits.get("edited_rows") or {}).values(),
     ]
-    long_cell = any(
-        len(str(value)) > cell_chars
-        for cell in cells[: 2 * rows + 2]
-        if isinstance(cell, dict)
-        for value in list(cell.values())[:16]
+    return max(counts) > rows or any(
+        len(str(value)) > cell_chars for cell in cells for value in list(cell.values())[:16]
     )
-    if max(counts) <= rows and not long_cell:
-        return current
-    st.session_state[f"_{key}_generation"] = generation + 1
-    st.warning(
-        _(
-            "The table's edits were over what it takes ({rows} rows, {cells} characters a "
-            "cell): they were dropped, and the table starts again from its rows."
-        ).format(rows=rows, cells=cell_chars),
-        icon=":material/block:",
-    )
-    return f"{key}_{generation + 1}"
 
 
 def text_box(

@@ -532,7 +532,7 @@ def recompilation_tab() -> None:
             lesson=_(scenario.lesson)
         )
     )
-    table = st.data_editor(
+    table = _ui.table_editor(
         pd.DataFrame(scenario.editor_columns()),
         num_rows="dynamic",
         column_config={
@@ -544,7 +544,8 @@ def recompilation_tab() -> None:
                 options=list(tracing.STATIC_VALUES), required=True
             ),
         },
-        key=_ui.data_editor_key(f"tracing_calls_{key}", tracing.MAX_LAB_CALLS),
+        key=f"tracing_calls_{key}",
+        rows=tracing.MAX_LAB_CALLS,
     )
     redefine = st.toggle(
         _("Redefine the function before each call"),

@@ -78,6 +78,10 @@ def refusal(
 MAX_CHOICES = 256
 #: The most numbers an array value may hold (a range slider sends two).
 MAX_NUMBERS = 256
+#: The most characters a text value may hold: the longest a widget of the app takes is the code
+#: editor's plain text box (``sandbox.MAX_SOURCE_CHARS``, 100,000). A data editor's edits come as
+#: text too, which Streamlit decodes as JSON whatever its size: 8 MB of empty rows held 200 MB.
+MAX_TEXT_CHARS = 200_000
 
 
 #: Value fields a widget may be sent in interchangeably: a number box registers a double and
@@ -108,7 +112,8 @@ def widget_refusal(
     widget's ``max_selections`` (``most_chosen``: widget key -> the most) keeps its first ones,
     as Streamlit keeps a link's (from a message it raised instead). Refused: a multi-choice value
     of more than :data:`MAX_CHOICES` labels, an array of more than :data:`MAX_NUMBERS` numbers,
-    and a JSON value :func:`jaxplay.core.untrusted.json_text_refusal` refuses (Streamlit parses a
+    a text of more than :data:`MAX_TEXT_CHARS` characters (a data editor's JSON among them), and
+    a JSON value :func:`jaxplay.core.untrusted.json_text_refusal` refuses (Streamlit parses a
     component's JSON before the page sees it: 8 MB of small objects held 200 MB). Refused too:
     an id Streamlit would not make, and a value of another kind than its widget's (``kinds``:
     widget id -> the value field it was registered with), which raised in Streamlit's own
@@ -133,6 +138,11 @@ def widget_refusal(
             if len(unique) < len(labels):
                 del labels[:]
                 labels.extend(unique)
+        elif kind == "string_value":
+            if len(state.string_value) > MAX_TEXT_CHARS:
+                return (
+                    f"a text of {len(state.string_value):,} characters (at most {MAX_TEXT_CHARS:,})"
+                )
         elif kind in ("double_array_value", "int_array_value"):
             count = len(getattr(state, kind).data)
             if count > MAX_NUMBERS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pages._protocol
 
 import json
+import tracemalloc
 
 import pytest
 import streamlit as st
@@ -16,6 +17,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.runtime.app_session import AppSession
 
+from jaxplay import sandbox
 from jaxplay.core import untrusted
 from jaxplay.hosting import catalog, protocol, snippets
 from tests.support.apptest import open_page
@@ -210,11 +212,35 @@ def test_a_choice_loses_its_repeated_labels_in_place() -> None:
         (_json("[" + ",".join(["1"] * 200_000) + "]"), "values"),
         (_json("{not json"), "not JSON"),
         (WidgetState(id="x" * 100_000, string_value="a"), "a widget id Streamlit does not make"),
+        (
+            WidgetState(
+                id="$$ID-x-tracing_calls_article",
+                string_value='{"added_rows": [' + ",".join(["{}"] * 2_600_000) + "]}",
+            ),
+            "a text of 7,800,017 characters",
+        ),
     ],
 )
 def test_a_widget_value_no_browser_sends_is_refused(state: WidgetState, said: str) -> None:
     refused = protocol.widget_refusal([state])
     assert refused is not None and said in refused
+
+
+def test_the_longest_text_a_widget_takes_is_let_through() -> None:
+    """The code editor's plain text box takes the sandbox's longest source; a data editor's
+    JSON at the text bound decodes cheaply (a tenth of the 200 MB that 8 MB of rows held)."""
+    code = "x" * sandbox.MAX_SOURCE_CHARS
+    assert protocol.widget_refusal([WidgetState(id="$$ID-x-code", string_value=code)]) is None
+    rows = '{"added_rows": [' + ",".join(["{}"] * (protocol.MAX_TEXT_CHARS // 3 - 10)) + "]}"
+    assert len(rows) <= protocol.MAX_TEXT_CHARS
+    assert protocol.widget_refusal([WidgetState(id="$$ID-x-t", string_value=rows)]) is None
+    tracemalloc.start()
+    try:
+        assert json.loads(rows)["added_rows"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000
 
 
 def test_the_editors_long_code_is_one_value() -> None:

@@ -99,6 +99,27 @@ def test_the_spec_tokenizer_is_linear() -> None:
     assert err.value.col == 8
 
 
+@pytest.mark.parametrize(
+    "edits",
+    [
+        {"edited_rows": {99: {"x shape": "3"}}},  # a row the table has not
+        {"edited_rows": {0: {"no such column": "3"}}},
+        {"deleted_rows": [40]},
+        {"added_rows": [5]},  # a number where a row belongs
+        {"added_rows": 5},
+    ],
+)
+def test_table_edits_streamlit_cannot_apply_are_dropped_with_a_message(edits: dict) -> None:
+    """A browser sends only rows and columns the table has; a scripted client's others raised in
+    Streamlit's own code (an error page for that visitor, the page's state lost)."""
+    at = open_page(
+        catalog.find("tracing"), tracing_tab="Recompilation", tracing_calls_article=edits
+    )
+    assert_clean(at)
+    assert any("could not be read" in w.value for w in at.warning)
+    assert {m.label: m.value for m in at.metric}["Compilations"] == "2"
+
+
 def test_a_500kb_partition_spec_link_on_the_page() -> None:
     at = open_page(catalog.find("devices"), devices_tab="Sharding", devices_spec=SPEC_500K)
     assert_clean(at)
@@ -108,12 +129,12 @@ def test_a_500kb_partition_spec_link_on_the_page() -> None:
 
 def test_every_data_editor_bounds_its_edits() -> None:
     """A data editor's edits are the browser's JSON, applied by Streamlit row by row: every
-    ``st.data_editor`` takes its key from ``_ui.data_editor_key``, which drops edits over bounds."""
+    table editor is ``_ui.table_editor``, which drops edits over bounds or malformed."""
     calls = [
-        (path.name, source.count("data_editor("), source.count("_ui.data_editor_key("))
+        (path.name, source.count("data_editor("), source.count("_ui.table_editor("))
         for path in sorted(PAGES.glob("*.py"))
         if path.name != "_ui.py"
         for source in [path.read_text(encoding="utf-8")]
     ]
-    assert [name for name, editors, keyed in calls if editors > keyed] == []
-    assert sum(editors for _, editors, _ in calls) >= 1
+    assert [name for name, editors, _ in calls if editors] == []
+    assert sum(keyed for _, _, keyed in calls) >= 1
