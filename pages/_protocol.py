@@ -6,7 +6,8 @@ check of who may send which: any client can send ``clear_cache`` and empty every
 caches. :func:`install` wraps that one method, once per process (``app.py`` calls it on every
 run; the second call finds the wrapper and returns). The wrapper asks the rule at each message,
 so the guard follows ``JAXPLAY_PUBLIC`` as the rest of public mode does. A rerun's widget
-values are checked in every mode (:func:`jaxplay.hosting.protocol.widget_refusal`).
+values are checked in every mode, and a refused value is dropped from the rerun
+(:func:`jaxplay.hosting.protocol.drop_refused`).
 """
 
 from __future__ import annotations
@@ -68,10 +69,8 @@ def install() -> None:
                 return None
             if msg_type == "rerun_script":
                 widgets = msg.rerun_script.widget_states.widgets
-                reason = protocol.widget_refusal(widgets, _MOST_CHOSEN, _kinds(self))
-                if reason is not None:
-                    log.warning("ignored a client's rerun: %s", reason)
-                    return None
+                for why in protocol.drop_refused(widgets, _MOST_CHOSEN, _kinds(self)):
+                    log.warning("dropped a widget value of a client's rerun: %s", why)
             return original(self, msg)
 
         handle_backmsg._jaxplay_guard = True  # type: ignore[attr-defined]

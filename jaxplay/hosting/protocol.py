@@ -25,7 +25,7 @@ menu). Streamlit 1.67 accepts these (``AppSession.handle_backmsg`` and the webso
 In public mode the ones that reach past the visitor's own session, or that a visitor of a
 deployed app has no use for, are no-ops (:data:`REFUSED`); the rest only touch the sender's own
 session. In every mode a rerun's widget values are checked before Streamlit decodes them
-(:func:`widget_refusal`): Streamlit parses a component's JSON whatever its size and keeps a
+(:func:`drop_refused`): Streamlit parses a component's JSON whatever its size and keeps a
 choice's repeated labels, and a browser sends neither, so only a scripted client is refused.
 ``pages._protocol`` installs the guard over Streamlit; this module holds the rules, so that they
 are tested without a server.
@@ -96,6 +96,27 @@ def _family(kind: str) -> str:
 #: How every widget id Streamlit makes begins (a made-up one raised in the page's own code): an
 #: element's, and a component's event trigger's (``$$STREAMLIT_INTERNAL_KEY_<id>__<event>``).
 WIDGET_ID_PREFIXES = ("$$ID-", "$$STREAMLIT_INTERNAL_KEY_")
+
+
+def drop_refused(
+    widgets: Any,
+    most_chosen: Mapping[str, int] | None = None,
+    kinds: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Remove from a rerun's ``widgets`` (its repeated ``WidgetState`` field, in place) each
+    value :func:`widget_refusal` refuses; returns why, one reason a value.
+
+    The rest of the rerun goes on: Streamlit keeps a widget's last value where the message has
+    none, so the page answers (a dropped rerun left the browser waiting, "Running…" for ever,
+    had a browser's value ever been refused) and runs with the values it already had.
+    """
+    reasons: list[str] = []
+    for at in reversed(range(len(widgets))):
+        reason = widget_refusal([widgets[at]], most_chosen, kinds)
+        if reason is not None:
+            del widgets[at]
+            reasons.append(reason)
+    return reasons[::-1]
 
 
 def widget_refusal(

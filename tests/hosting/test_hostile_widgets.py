@@ -5,27 +5,25 @@ objects; a script speaking Streamlit's protocol can. Repeated labels made the Co
 200,000 copies of one width (82 s of the server's interpreter, every visitor stalled), and 8 MB
 of ``{}`` in the Code Lab editor's value held 200 MB after its socket closed. Here a real server
 gets those messages from :class:`pages._visitor.Visitor`: the repeats are dropped before the
-page sees them, a refused message runs nothing, and the server keeps serving.
+page sees them, a refused value is dropped from its rerun (which runs with the values the page
+already had, so the client gets its answer), and the server keeps serving.
 """
 
 from __future__ import annotations
 
-from pages._visitor import ProtocolError, Visitor
+from pages._visitor import Visitor
 
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import websocket
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from jaxplay import vmap
 from jaxplay.hosting import protocol, serve
 
 ENV = {"JAXPLAY_WARM_UP": "off", "JAXPLAY_CHECK_CLAIMS": "0"}
-#: How long a refused message is waited for: the server answers it with nothing.
-REFUSED_WAIT_S = 4.0
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +78,7 @@ def test_a_choice_longer_than_its_widget_takes_is_cut_as_a_links_is(room: serve.
     ],
     ids=["too-many-labels", "json-of-small-objects"],
 )
-def test_a_refused_value_runs_nothing_and_the_server_serves_on(
+def test_a_refused_value_is_dropped_and_the_page_answers_with_what_it_had(
     room: serve.Room, address: str, query: str, value: object
 ) -> None:
     visitor = Visitor(room.url)
@@ -92,23 +90,19 @@ def test_a_refused_value_runs_nothing_and_the_server_serves_on(
             else next(w.key for w in visitor.widgets.values() if w.kind == "bidi_component")
         )
         before = _resident_mb(room.pids[0])
-        visitor.timeout_s = REFUSED_WAIT_S
-        with pytest.raises(ProtocolError, match="timed out|did not finish"):
-            visitor.change(key, value)
+        run = visitor.change(key, value)
         grown = _resident_mb(room.pids[0]) - before
     finally:
         visitor.close()
+    # Applied, 300 labels raised in Streamlit's code (an error) and 50,000 objects held memory.
+    assert not run.errors, run.errors
+    assert run.status.endswith("SUCCESSFULLY"), run.status
     assert grown < 50, f"the server grew {grown:.0f} MB"
     assert _healthy(room.url)
-    again = Visitor(room.url)
-    try:
-        assert not again.open(address, query).errors
-    finally:
-        again.close()
     assert protocol.MAX_CHOICES < 300
 
 
-def test_a_value_of_the_wrong_kind_is_refused_and_the_session_goes_on(room: serve.Room) -> None:
+def test_a_value_of_the_wrong_kind_is_dropped_and_the_session_goes_on(room: serve.Room) -> None:
     """An int sent for the sidebar's language switch raised in Streamlit's code on every page."""
     visitor = Visitor(room.url)
     try:
@@ -119,12 +113,9 @@ def test_a_value_of_the_wrong_kind_is_refused_and_the_session_goes_on(room: serv
         state = message.rerun_script.widget_states.widgets.add()
         state.id, state.int_value = language.id, 7
         visitor.send(message)
-        visitor.timeout_s = REFUSED_WAIT_S
-        with pytest.raises(websocket.WebSocketTimeoutException):  # no run: nothing comes back
-            visitor._read_run()
-        visitor.timeout_s = 120
-        visitor.reconnect()
-        run = visitor.open("sharp-bits")
+        run = visitor._read_run()
     finally:
         visitor.close()
+    # Applied, the value raised in Streamlit's own code (an error); dropped, the page answers.
     assert not run.errors, run.errors
+    assert run.status.endswith("SUCCESSFULLY"), run.status

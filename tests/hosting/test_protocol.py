@@ -250,9 +250,11 @@ def test_the_editors_long_code_is_one_value() -> None:
 
 
 @pytest.mark.parametrize("public", [True, False])
-def test_the_guard_drops_a_refused_rerun_in_every_mode(
+def test_the_guard_drops_a_refused_value_and_the_rerun_goes_on(
     monkeypatch: pytest.MonkeyPatch, public: bool
 ) -> None:
+    """In every mode; the rerun's other values reach Streamlit, which keeps the widget's last
+    value (a dropped rerun left a browser "Running…" for ever)."""
     if public:
         monkeypatch.setenv("JAXPLAY_PUBLIC", "1")
     else:
@@ -264,11 +266,25 @@ def test_the_guard_drops_a_refused_rerun_in_every_mode(
 
     monkeypatch.setattr(AppSession, "handle_backmsg", streamlits)
     pages._protocol.install()  # the guard over the recording stand-in for Streamlit's handler
-    _Session().handle_backmsg(_rerun(_json("[" * 100 + "]" * 100)))
-    _Session().handle_backmsg(_rerun(_choice("4", "4", "8")))
+    _Session().handle_backmsg(_rerun(_json("[" * 100 + "]" * 100), _choice("4", "4", "8")))
     assert len(handled) == 1
     widgets = handled[0].rerun_script.widget_states.widgets
+    assert [w.WhichOneof("value") for w in widgets] == ["string_array_value"]
     assert list(widgets[0].string_array_value.data) == ["4", "8"]
+
+
+def test_each_refused_value_is_dropped_with_its_reason() -> None:
+    message = _rerun(
+        WidgetState(id="made-up", string_value="a"),
+        _choice("4", "8"),
+        _json("[" * 100 + "]" * 100),
+    )
+    widgets = message.rerun_script.widget_states.widgets
+    reasons = protocol.drop_refused(widgets)
+    assert len(reasons) == 2, reasons
+    assert reasons[0].startswith("a widget id Streamlit does not make"), reasons
+    assert reasons[1].startswith("a JSON value of") and "nested 100 deep" in reasons[1], reasons
+    assert [w.id for w in widgets] == [_choice("4").id]
 
 
 def test_a_choice_longer_than_its_widget_takes_keeps_its_first_labels() -> None:
