@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from jaxplay.core import claims, hlo, markdown, timing, words
@@ -88,6 +89,8 @@ class CompiledProgram:
         bytes_accessed: XLA's ``cost_analysis`` estimate per call (None if not reported).
         input_bytes: bytes of the arguments.
         output_bytes: bytes of the result.
+        distinct: for each primitive of ``counts``, its equations of different inputs or
+            parameters (two ``exp(x)`` of the same ``x`` are one: a repeat XLA can merge).
     """
 
     function: str
@@ -102,6 +105,7 @@ class CompiledProgram:
     bytes_accessed: float | None
     input_bytes: int
     output_bytes: int
+    distinct: Mapping[str, int] = field(default_factory=dict)
 
 
 def _nbytes(tree: Any) -> int:
@@ -149,12 +153,20 @@ def read_program(profile: timing.JitProfile, fn: Any, *args: Any) -> CompiledPro
     )
     inside = [i for f in fusions.values() for i in f.instructions] + ops
     counts: dict[str, tuple[int, int]] = {}
+    distinct: dict[str, int] = {}
     for eqn in eqns:
         name = eqn.primitive.name
         if name in COUNTED and name not in counts:
             in_jaxpr = sum(1 for e in eqns if e.primitive.name == name)
             compiled = sum(1 for i in inside if i.opcode == COUNTED[name])
             counts[name] = (in_jaxpr, compiled)
+            distinct[name] = len(
+                {
+                    (tuple(map(str, e.invars)), str(e.params))
+                    for e in eqns
+                    if e.primitive == eqn.primitive
+                }
+            )
     divided_eager = sum(
         math.prod(v.aval.shape) for e in eqns if e.primitive.name == "div" for v in e.outvars
     )
@@ -175,6 +187,7 @@ def read_program(profile: timing.JitProfile, fn: Any, *args: Any) -> CompiledPro
         bytes_accessed=cost.get("bytes accessed"),
         input_bytes=_nbytes(args),
         output_bytes=int(sum(math.prod(a.shape) * a.dtype.itemsize for a in out)),
+        distinct=distinct,
     )
 
 
@@ -224,21 +237,43 @@ def program_sentence(program: CompiledProgram) -> str:
     else:
         parts[-1] += _(".")
     for name, (in_jaxpr, compiled) in p.counts.items():
-        if compiled < in_jaxpr:
+        times = {"name": name, "compiled": words.times(compiled), "in_jaxpr": words.times(in_jaxpr)}
+        if compiled == 0 < in_jaxpr:  # log(exp(x)) is x to XLA, 1/sqrt(x) an rsqrt
+            parts.append(
+                _(
+                    "`{name}` is not in the compiled program (the jaxpr computes it {in_jaxpr}): "
+                    "XLA's algebraic simplifier rewrote it into other operations, or away."
+                ).format(**times)
+            )
+        elif compiled == p.distinct.get(name) and compiled < in_jaxpr:
             parts.append(
                 _(
                     "`{name}` is computed {compiled} (the jaxpr computes it {in_jaxpr}: XLA "
                     "removed the repeat)."
-                ).format(name=name, compiled=words.times(compiled), in_jaxpr=words.times(in_jaxpr))
+                ).format(**times)
+            )
+        elif compiled < in_jaxpr:
+            parts.append(
+                _(
+                    "`{name}` is computed {compiled} (the jaxpr computes it {in_jaxpr}): XLA "
+                    "merged repeats or rewrote some into other operations."
+                ).format(**times)
             )
         elif compiled > in_jaxpr:
             parts.append(
                 _(
                     "`{name}` appears {compiled} in the compiled program against {in_jaxpr} in "
                     "the jaxpr: XLA recomputes it inside more than one kernel rather than store it."
-                ).format(name=name, compiled=words.times(compiled), in_jaxpr=words.times(in_jaxpr))
+                ).format(**times)
             )
-    if p.divided_eager and p.divided_compiled < p.divided_eager and p.divide_as_multiply:
+    if p.divided_eager and not p.divided_compiled and p.divide_as_multiply:
+        parts.append(
+            _(
+                "The divide of {eager} elements became a multiply: no division is left, XLA "
+                "computed the divisor's reciprocal while compiling (the divisor is a constant)."
+            ).format(eager=f"{p.divided_eager:,}")
+        )
+    elif p.divided_eager and p.divided_compiled < p.divided_eager and p.divide_as_multiply:
         parts.append(
             _(
                 "The divide of {eager} elements became {compiled} divisions (reciprocals) and a "

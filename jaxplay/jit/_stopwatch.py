@@ -109,8 +109,13 @@ def article_explanation(article: ArticleTiming, eager_median_s: float, compile_s
             ": the clock saw the dispatch, and the unfinished work spilled into the jit loop's "
             "clock."
         )
-    else:
+    elif per_call <= 2 * eager_median_s:
         text += _(": about the same here, so little of the work spilled over.")
+    else:
+        text += _(
+            ": slower than a call that is waited for, so this one unrepeated run was disturbed "
+            "(the machine's other work, or a first call's cost) more than the dispatch shows."
+        )
     text += _(
         " The jit loop also pays its first call's tracing and compilation inside its {n} calls "
         "(the profile measured {compile} for them), and one run of {n} calls has no spread to "

@@ -352,11 +352,13 @@ def crossover(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> 
 
 
 def break_even_calls(point: SweepPoint) -> float | None:
-    """Calls after which jit's compile has paid for itself at this size (None: never)."""
-    saving = point.comparison.eager.median - point.comparison.jitted.median
-    if saving <= 0:
+    """Calls after which jit's compile has paid for itself at this size; ``None`` where jit is
+    not clearly faster per call (their quartile ranges overlap, or eager is faster): a saving
+    within the noise would be divided into the compile as if it were sure."""
+    eager, jitted = point.comparison.eager, point.comparison.jitted
+    if not jitted.clearly_faster_than(eager):
         return None
-    return point.compile_s / saving
+    return point.compile_s / (eager.median - jitted.median)
 
 
 # --- the page's explanations (claims the tests check) -------------------------------------------
@@ -404,9 +406,15 @@ def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int)
     largest = max(points, key=lambda p: p.elements)
     needed = break_even_calls(largest)
     if needed is None:
-        return verdict + _(" At {elements} elements jit is not faster per call at all.").format(
-            elements=f"{largest.elements:,}"
-        )
+        eager, jitted = largest.comparison.eager, largest.comparison.jitted
+        return verdict + (
+            _(" At {elements} elements jit is slower per call: its compile never pays for itself.")
+            if eager.clearly_faster_than(jitted)
+            else _(
+                " At {elements} elements jit and eager are not clearly apart per call (their "
+                "quartile ranges overlap): no number of calls is sure to pay for the compile."
+            )
+        ).format(elements=f"{largest.elements:,}")
     n = math.ceil(needed)
     return verdict + ngettext(
         " At {elements} elements the compile pays for itself after about **{n} call**.",

@@ -140,3 +140,32 @@ def test_the_dispatch_claim_reads_the_article_pages_words_too(monkeypatch) -> No
     monkeypatch.setattr(article, "EXAMPLES", (old, *article.EXAMPLES[1:]))
     result = claim.run()
     assert not result.holds and "article page" in result.observed
+
+
+def test_an_op_xla_rewrote_away_is_not_called_a_repeat() -> None:
+    """``log(exp(x))`` is ``x`` to XLA's simplifier: no repeat was removed, and the sentence
+    said one was ("computed 0 times ... XLA removed the repeat")."""
+    program = _program("formula", 100, 100, "jnp.log(jnp.exp(x))")
+    assert program.counts == {"exp": (1, 0), "log": (1, 0)}
+    text = jit.program_sentence(program)
+    assert "`exp` is not in the compiled program (the jaxpr computes it once)" in text
+    assert "repeat" not in text and "0 times" not in text
+
+
+def test_a_divide_by_a_constant_is_a_multiply_with_no_division_left() -> None:
+    """The reciprocal of ``2`` is folded while compiling: "0 divisions (reciprocals)" was said."""
+    program = _program("formula", 100, 100, "x / 2")
+    assert program.divided_eager == 10_000 and program.divided_compiled == 0
+    assert program.divide_as_multiply
+    text = jit.program_sentence(program)
+    assert "The divide of 10,000 elements became a multiply: no division is left" in text
+    assert "0 divisions" not in text
+
+
+def test_a_repeat_is_told_from_the_jaxprs_own_equations(softmax) -> None:
+    """The softmax's two ``exp`` take the same ``x``: one distinct, computed once."""
+    assert softmax.distinct["exp"] == 1
+    rewritten = dataclasses.replace(softmax, distinct={"exp": 2})
+    text = jit.program_sentence(rewritten)
+    assert "XLA merged repeats or rewrote some into other operations" in text
+    assert "removed the repeat" not in text

@@ -32,3 +32,7 @@ def test_article_explanation_is_made_of_both_measurements() -> None:
     waited = jit.article_explanation(_stopwatch.ArticleTiming(0.1, 0.3, 5), 0.012, 0.25)
     assert "20 ms per call, against 12 ms" in waited and "about the same here" in waited
     assert "inside its 5 calls" in waited
+    # Three times a waited-for call is not "about the same": the one run was disturbed.
+    slow = jit.article_explanation(_stopwatch.ArticleTiming(0.03, 0.05, 10), 0.001, 0.25)
+    assert "3 ms per call, against 1 ms" in slow and "about the same" not in slow
+    assert "slower than a call that is waited for" in slow

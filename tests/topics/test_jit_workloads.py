@@ -115,6 +115,20 @@ def test_crossover_is_where_jit_with_its_compile_overtakes_eager() -> None:
     assert "jit wins at every size" in jit.sweep_verdict(points[2:], 10)
     assert _workloads.break_even_calls(points[0]) == pytest.approx(1.0 / (0.01 - 0.005))
     assert _workloads.break_even_calls(_point(5, 1.0, 2.0, 1.0)) is None
+    slower = jit.sweep_verdict([_point(5, 1.0, 2.0, 1.0)], 10)
+    assert "At 5 elements jit is slower per call: its compile never pays for itself." in slower
+
+
+def test_a_saving_within_the_noise_is_no_break_even() -> None:
+    """Medians 1 % apart with overlapping quartiles: "pays for itself after about 1,000 calls"
+    was said of noise."""
+    tie = timing.JitComparison(
+        timing.Timing((0.0090, 0.0101, 0.0110), 1, 1), timing.Timing((0.0089, 0.0100, 0.0111), 1, 1)
+    )
+    point = jit.SweepPoint(1_000, 1_000, tie, 0.01)
+    assert _workloads.break_even_calls(point) is None
+    verdict = jit.sweep_verdict([point], 10)
+    assert "jit and eager are not clearly apart per call" in verdict and "pays" not in verdict
 
 
 def test_sweep_point_measures_both_and_a_compile() -> None:
