@@ -148,13 +148,7 @@ def plot_tab() -> None:
             st.warning(markdown.escape(kink.describe()), icon=":material/warning:")
         if drawn.kinks_total > len(drawn.kinks):
             st.caption(_("…and {n} more.").format(n=drawn.kinks_total - len(drawn.kinks)))
-        st.caption(
-            _(
-                "Each curve is `vmap(grad(grad(…f)))` over {points} points. Autodiff "
-                "differentiates the branch it took, so at a kink it reports one side's value; a "
-                "circle pair marks where a curve jumps by more than its own slope explains."
-            ).format(points=drawn.x.size)
-        )
+        st.caption(grad.curves_caption(drawn.x.size))
         _ui.show_code(grad.nth_derivative, grad.derivative_curves, grad.find_kinks)
 
 

@@ -117,13 +117,13 @@ def show_losses(
     a, b = st.columns(2)
     # A lower loss is better (inverse colours); a loss that did not move gets no arrow at all.
     a.metric(
-        _("Threaded: loss after {n} steps").format(n=len(threaded.losses)),
+        _("Threaded: loss at step {n}").format(n=len(threaded.losses)),
         f"{threaded.last:.4f}",
         state.loss_change_words(threaded),
         delta_color="inverse",
     )
     b.metric(
-        _("Hidden state: loss after {n} steps").format(n=len(wrong.losses)),
+        _("Hidden state: loss at step {n}").format(n=len(wrong.losses)),
         f"{wrong.last:.4f}",
         state.loss_change_words(wrong) or _("unchanged from the first step"),
         delta_color="inverse" if state.loss_change_words(wrong) else "off",

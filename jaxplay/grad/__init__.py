@@ -27,6 +27,7 @@ from ._curves import ORDER_NAMES as ORDER_NAMES
 from ._curves import PRESETS as PRESETS
 from ._curves import DerivativeCurves as DerivativeCurves
 from ._curves import check_grid as check_grid
+from ._curves import curves_caption as curves_caption
 from ._curves import derivative_curves as derivative_curves
 from ._curves import derivative_figure as derivative_figure
 from ._curves import find_kinks as find_kinks

@@ -5,7 +5,7 @@ from __future__ import annotations
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
 from jaxplay.core.i18n import N_
-from jaxplay.grad import _custom_jvp
+from jaxplay.grad import _curves, _custom_jvp
 
 #: The transforms that need a forward-mode (JVP) rule: a ``custom_vjp`` function refuses them.
 FORWARD = ("jax.jvp(f, (x,), (1.0,))[1]", "jacfwd(f)(x)", "hessian(f)(x)", "jax.linearize")
@@ -43,3 +43,37 @@ def _stop_gradient(x: float) -> Verdict:
 
     got = float(jax.grad(lambda v: jax.lax.stop_gradient(v) * v)(x))
     return Verdict(abs(got - x) < 1e-6, f"JAX gave {got} at x = {x}")
+
+
+#: Kinks of functions the formula box offers: (formula, where, how JAX's derivative there
+#: relates to the two sides'). ``where`` and ``relu`` differentiate the branch they took;
+#: ``maximum``, ``minimum`` and ``clip`` at a tie give each side half.
+KINKS = (
+    ("jnp.where(x > 0, x, 0.0)", 0.0, "one side"),
+    ("jax.nn.relu(x)", 0.0, "one side"),
+    ("jnp.abs(x)", 0.0, "one side"),
+    ("jnp.maximum(x, 0.0)", 0.0, "the average"),
+    ("jnp.minimum(x, 1.0)", 1.0, "the average"),
+    ("jnp.clip(x, -1.0, 1.0)", 1.0, "the average"),
+)
+
+
+@claims.claim(
+    "grad.a_kink_gets_one_side_or_the_average",
+    N_(
+        "At a kink, `grad` gives one side's derivative for `where`, `relu` and `abs`, and the "
+        "average of the two sides' for `maximum`, `minimum` and `clip` at a tie."
+    ),
+    cases=KINKS,
+)
+def _kinks(case: tuple[str, float, str]) -> Verdict:
+    import jax
+
+    formula, x0, rule = case
+    d = jax.grad(_curves.scalar_function(formula))  # as the formula box parses it
+    at, left, right = float(d(x0)), float(d(x0 - 0.25)), float(d(x0 + 0.25))
+    expected = {left, right} if rule == "one side" else {(left + right) / 2}
+    return Verdict(
+        left != right and at in expected,
+        f"grad of {formula} at {x0} is {at}; the sides' are {left} and {right}",
+    )

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import plotly.graph_objects as go
 
+from jaxplay.core import claims
 from jaxplay.core.expr import ExprError, Expression, parse
 from jaxplay.core.figures import plain
 from jaxplay.core.i18n import N_, _
@@ -117,6 +118,18 @@ class Kink:
             lo=f"{self.x_left:.4g}",
             hi=f"{self.x_right:.4g}",
         )
+
+
+@claims.states("grad.a_kink_gets_one_side_or_the_average")
+def curves_caption(points: int) -> str:
+    """What the curves are, and what autodiff gives at a kink (Markdown)."""
+    return _(
+        "Each curve is `vmap(grad(grad(…f)))` over {points} points. Autodiff differentiates "
+        "the operations that ran, so at a kink it gives a value of its own: one side's "
+        "derivative for `where`, `relu` and `abs`, the average of the two sides' for "
+        "`maximum`, `minimum` and `clip` at a tie. A circle pair marks where a curve jumps by "
+        "more than its own slope explains."
+    ).format(points=points)
 
 
 @dataclass(frozen=True)

@@ -238,12 +238,12 @@ def explain_runs(threaded: TrainingRun, hidden: TrainingRun) -> str:
     )
     hidden_sentence = (
         _(
-            "The hidden-state version's loss **stays at {loss}** after {steps} steps "
+            "The hidden-state version's loss **stays at {loss}** through step {steps} "
             "({values}), its step compiled {times}."
         )
         if hidden.distinct_losses == 1
         else _(
-            "The hidden-state version's loss went to **{loss}** after {steps} steps "
+            "The hidden-state version's loss went to **{loss}** by step {steps} "
             "({values}), its step compiled {times}."
         )
     ).format(
@@ -253,8 +253,9 @@ def explain_runs(threaded: TrainingRun, hidden: TrainingRun) -> str:
         times=words.times(hidden.compiles),
     )
     return _(
-        "{start} With the state threaded, the loss went to **{loss}** after {steps} steps "
-        "({values}), and `jit` compiled the step {times}. {hidden}"
+        "{start} With the state threaded, the loss went to **{loss}** by step {steps} (a "
+        "step's loss is measured before its update; {values}), and `jit` compiled the step "
+        "{times}. {hidden}"
     ).format(
         start=start,
         loss=f"{threaded.last:.4f}",
@@ -328,6 +329,6 @@ def training_snippet(loop_key: str, setup: Setup) -> str:
         f"{update.__name__}, {setup.lr}, {setup.steps}, {_model.BATCH_SIZE}",
         ")",
         'print("loss at the first step:", losses[0])',
-        f'print("loss after {setup.steps} steps:", losses[-1])',
+        f'print("loss at step {setup.steps}, before its update:", losses[-1])',
         'print("full-data loss of the trained params:", loss_fn(trained, x, y))',
     )

@@ -20,6 +20,8 @@ PAIRS = (
     ("float32", "bfloat16"),
     ("uint8", "int8"),
     ("bool", "float16"),
+    ("bfloat16", "float16"),
+    ("int8", "uint8"),
     (W, W),
 )
 
@@ -29,7 +31,8 @@ PAIRS = (
     N_(
         "The jaxpr story names exactly the arguments the staged jaxpr converts, and the dtype it "
         "converts them to: a Python float takes the array's dtype only within the same kind (with "
-        "an integer array, the array is converted to a weak float32)."
+        "an integer array, the array is converted to a weak float32); an argument is said to take "
+        "the other operand's type only where the other has that type."
     ),
     cases=PAIRS,
 )
@@ -48,5 +51,19 @@ def _conversions(pair: tuple[str, str]) -> Verdict:
                 converted[name] = found.group(1)
     said = set(re.findall(r"`(\w+)`(?: \(\w+\))? (?:is converted|is weakly typed)", text))
     wrong = [f"{n} → {d}" for n, d in converted.items() if f"`{n}`" not in text or d not in text]
-    holds = not wrong and said == set(converted)
+    # "The other operand's type" only where the target is the other argument's dtype (a weak
+    # float's is float32), and "no argument has that type" where it is neither's.
+    others = [_others_type(pair[1 - preset.arg_names.index(n)], d) for n, d in converted.items()]
+    other_said = "the other operand's type" in text or "the other operand's dtype" in text
+    neither_said = "no argument has that type" in text
+    holds = (
+        not wrong
+        and said == set(converted)
+        and other_said == any(others)
+        and neither_said == (not all(others))
+    )
     return Verdict(holds, f"the jaxpr converts {converted}; the story: {text!r}")
+
+
+def _others_type(other: str, target: str) -> bool:
+    return target == other or (other == W and target == "float32")

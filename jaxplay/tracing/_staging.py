@@ -335,7 +335,8 @@ def stage(
 def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str]) -> str:
     """The top level of the staged jaxpr counted from it, and each argument JAX converted before
     using it, with why: a weakly typed argument (a Python float) takes the other operand's dtype;
-    a strongly typed one is promoted (Markdown, in the visitor's language)."""
+    a strongly typed one is promoted, to the other operand's type or to one neither has
+    (Markdown, in the visitor's language)."""
     import re
 
     top = staged.jaxpr.eqns
@@ -375,11 +376,19 @@ def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str])
                     "it to the other operand's type."
                 ).format(name=name, dtype=args[i].dtype, new=new)
             ]
-        else:
+        elif any(a.dtype == new for j, a in enumerate(args) if j != i):
             said = [
                 _(
                     "`{name}` ({dtype}) is converted to {new} first: JAX promotes it to the other "
                     "operand's type."
+                ).format(name=name, dtype=args[i].dtype, new=new)
+            ]
+        else:  # bfloat16 with float16, int8 with uint8: both go up to a type neither has
+            said = [
+                _(
+                    "`{name}` ({dtype}) is converted to {new} first: no argument has that type; "
+                    "JAX promotes the operands to the smallest type on its promotion lattice "
+                    "that holds them all."
                 ).format(name=name, dtype=args[i].dtype, new=new)
             ]
         for sentence in said:  # sentences follow with a space in English, none in Chinese

@@ -3,6 +3,8 @@ hidden-state versions, and the Code Lab buttons."""
 
 from __future__ import annotations
 
+import pytest
+
 from jaxplay import state
 from jaxplay.hosting import catalog
 from tests.support.apptest import assert_clean, editor_text, open_page
@@ -20,14 +22,20 @@ def test_default_view_states_the_runs_numbers() -> None:
     threaded = state.train("threaded", state.Setup(0, 30, 8, "adam", 0.03))
     wrong = state.train("globals", state.Setup(0, 30, 8, "adam", 0.03))
     shown = texts(at.markdown)
-    assert f"the loss went to **{threaded.last:.4f}** after 30 steps" in shown
-    assert f"loss **stays at {wrong.last:.4f}** after 30 steps (1 different value)" in shown
+    assert f"the loss went to **{threaded.last:.4f}** by step 30 (a step's loss is measured " in (
+        shown
+    )
+    assert f"loss **stays at {wrong.last:.4f}** through step 30 (1 different value)" in shown
     assert "compiled the step once" in shown
     assert "read the params, the optimizer state and the key from the globals once" in texts(
         at.info
     )
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Threaded: loss after 30 steps"] == f"{threaded.last:.4f}"
+    assert metrics["Threaded: loss at step 30"] == f"{threaded.last:.4f}"
+    # "Before its update": step 30's loss is that of the parameters 29 steps trained.
+    before = state.train("threaded", state.Setup(0, 29, 8, "adam", 0.03))
+    assert threaded.last == pytest.approx(float(before.after.value or "nan"), rel=1e-5)
+    assert threaded.last != pytest.approx(float(threaded.after.value or "nan"), rel=1e-5)
     assert len(at.get("plotly_chart")) == 1
 
 
@@ -35,7 +43,7 @@ def test_other_settings_other_sentence() -> None:
     at = open_page(SPEC, state_steps=20, state_optimizer="momentum", state_lr=0.1, state_seed="3")
     assert_clean(at)
     threaded = state.train("threaded", state.Setup(3, 20, 8, "momentum", 0.1))
-    assert f"the loss went to **{threaded.last:.4f}** after 20 steps" in texts(at.markdown)
+    assert f"the loss went to **{threaded.last:.4f}** by step 20" in texts(at.markdown)
 
 
 def test_self_mutated_inside_jit_leaks_tracers() -> None:

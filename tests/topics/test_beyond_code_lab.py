@@ -57,7 +57,7 @@ def _snippets() -> dict[str, tuple[str, str | None, str]]:
         found[f"state-{loop.key}"] = (
             state.training_snippet(loop.key, setup),
             "UnexpectedTracerError" if loop.key == "self" else None,
-            "loss after 30 steps:",
+            "loss at step 30, before its update:",
         )
     return found
 
