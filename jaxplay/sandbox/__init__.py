@@ -474,9 +474,11 @@ def defined_functions(source: str) -> list[str]:
 
 def function_arities(source: str) -> tuple[tuple[str, int], ...]:
     """The functions ``source`` defines at top level, each with the positional arguments it needs:
-    a ``def``, ``f = lambda ...``, or ``f = something(g, ...)`` such as ``jax.jit(g)`` (counted
-    from ``g``; 1 when it cannot be told). The one reading of a visitor's functions: the Code Lab
-    offers them for inspection, the Tracing page stages one.
+    a ``def``, ``f = lambda ...``, or ``f = something(g, ...)`` of a function ``g`` defined above
+    or a lambda, such as ``jax.jit(g)`` or ``jax.jit(jax.grad(g))`` (counted from ``g``). An
+    assignment of anything else (``x = jnp.ones(3)``, ``key = jax.random.key(0)``) is no
+    function. The one reading of a visitor's functions: the Code Lab offers them for
+    inspection, the Tracing page stages one.
 
     Parsed with ``ast``, never run. Raises ``SyntaxError`` (``ValueError`` for a null byte) for
     code that does not parse, so a page can say where.
@@ -487,18 +489,24 @@ def function_arities(source: str) -> tuple[tuple[str, int], ...]:
         return len([*args.posonlyargs, *args.args]) - len(args.defaults)
 
     counts: dict[str, int] = {}
+
+    def arity(value: ast.expr, depth: int = 0) -> int | None:
+        """The arguments the function ``value`` needs, or ``None`` if it is none we can tell."""
+        if isinstance(value, ast.Lambda):
+            return needed(value.args)
+        if isinstance(value, ast.Name):
+            return counts.get(value.id)
+        if isinstance(value, ast.Call) and value.args and depth < 16:
+            return arity(value.args[0], depth + 1)  # a transform of a function
+        return None
+
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             counts[node.name] = needed(node.args)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda | ast.Call):
-            value = node.value
-            if isinstance(value, ast.Lambda):
-                count = needed(value.args)
-            elif value.args and isinstance(value.args[0], ast.Name):
-                count = counts.get(value.args[0].id, 1)
-            else:
-                count = 1
-            counts.update((t.id, count) for t in node.targets if isinstance(t, ast.Name))
+            count = arity(node.value)
+            if count is not None:
+                counts.update((t.id, count) for t in node.targets if isinstance(t, ast.Name))
     return tuple(counts.items())
 
 

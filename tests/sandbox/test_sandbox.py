@@ -127,6 +127,13 @@ def test_function_arities() -> None:
         "h = lambda a, b, c: a\nfast = jax.jit(f)\n"
     )
     assert function_arities(source) == (("f", 2), ("g", 0), ("h", 3), ("fast", 2))
+    # Values are no functions: the Function box listed `x` and `key`.
+    values = (
+        "import jax\nimport jax.numpy as jnp\n\ndef f(x, y):\n    return x\n\n"
+        "x = jnp.ones(3)\nkey = jax.random.key(0)\ny = jnp.sin(x)\n"
+        "df = jax.jit(jax.grad(f))\nsq = jax.vmap(lambda v: v * v)\n"
+    )
+    assert function_arities(values) == (("f", 2), ("df", 2), ("sq", 1))
     with pytest.raises(SyntaxError):
         function_arities("def f(:\n")
 
