@@ -110,6 +110,7 @@ def applying(stack: Sequence[str], source: str, shape: Sequence[int]) -> str:
     )
 
 
+@claims.states_nothing("a limit's message, or what to try after a failed run")
 def refusal(err: ValueError | sandbox.TaskFailed, stack: Sequence[str]) -> tuple[str, bool]:
     """Why the pipeline gave no result, in one sentence (plain text: it can quote the visitor's
     formula, so show it escaped), and whether it is a limit (to warn about) rather than a failed
@@ -152,6 +153,7 @@ def values_text(result: PipelineResult) -> str:
     return np.array2string(result.values, precision=4, threshold=200)
 
 
+@claims.states("compose.vmap_traces_f_once")
 def pipeline_notes(result: PipelineResult, stack: Sequence[str]) -> list[str]:
     """What the run showed beside its values: how often ``vmap`` traced f, and how far the
     same stack without ``jit`` is from it (each note only where the stack has that transform).
@@ -173,8 +175,8 @@ def pipeline_notes(result: PipelineResult, stack: Sequence[str]) -> list[str]:
             if d == 0
             else _(
                 "The same stack without jit, run op by op, gives values that differ by at "
-                "most {diff} (XLA fuses and reorders float operations, so the last bits can "
-                "change)."
+                "most {diff}: a float result depends on the order of its operations, and the "
+                "compiled program need not keep the op-by-op order."
             ).format(diff=f"{d:.2g}")
         )
     return notes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxplay.compose import _hvp, _jacobians, _per_sample
+from jaxplay.compose import _hvp, _jacobians, _per_sample, _pipeline
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
 from jaxplay.core.i18n import N_
@@ -73,4 +73,32 @@ def _bare_vmap(case: tuple[int, int]) -> Verdict:
         f"B = D: {ps.square.headline}; B = {batch}, D = {features}: "
         f"{'runs' if ps.as_written.ok else ps.as_written.headline}; "
         f"the fix equals the loop: {ps.fixed_matches_loop}",
+    )
+
+
+#: Stacks with ``vmap`` the page offers, each at a few rows and a few more.
+VMAP_STACKS = (("vmap",), ("jit", "vmap"), ("vmap", "grad"))
+
+
+@claims.claim(
+    "compose.vmap_traces_f_once",
+    N_(
+        "`vmap` runs f's Python once, for one row, whatever the number of rows, and stages "
+        "batched operations rather than a loop over the rows."
+    ),
+    cases=VMAP_STACKS,
+)
+def _vmap_traces_once(stack: tuple[str, ...]) -> Verdict:
+    runs = {
+        rows: _pipeline.compose(stack, "jnp.sum(jnp.sin(x) ** 2)", (rows, 3)) for rows in (2, 40)
+    }
+    traced = {rows: r.traced_calls for rows, r in runs.items()}
+    loops = [
+        rows
+        for rows, r in runs.items()
+        if r.jaxpr is None or any(f" {loop}[" in r.jaxpr for loop in ("scan", "while"))
+    ]
+    return Verdict(
+        set(traced.values()) == {1} and not loops,
+        f"f's Python ran {traced} times by rows; a loop in the jaxpr at rows {loops}",
     )

@@ -301,6 +301,7 @@ def hvp_step_label(step: tuple[str, int]) -> str:
     return f"{_(step[0])}, n={step[1]}"
 
 
+@claims.states_nothing("a progress box's titles")
 def hvp_progress(k: int) -> tuple[str, str]:
     """The progress box's title while ``k`` dimensions are timed, and once they are."""
     running = ngettext(

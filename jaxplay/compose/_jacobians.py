@@ -232,6 +232,7 @@ def jacobian_step_label(step: tuple[str, int]) -> str:
     return _("{sweep}, width {width}").format(sweep=_(step[0]), width=step[1])
 
 
+@claims.states_nothing("a progress box's titles")
 def jacobian_progress(n: int) -> tuple[str, str]:
     """The progress box's title while ``n`` widths are timed, and once they are."""
     running = ngettext(

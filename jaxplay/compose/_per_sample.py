@@ -128,6 +128,7 @@ def shapes_line(ps: PerSample) -> str:
     return f"params `{ps.params_shape}`, X `{ps.x_shape}`, Y `{ps.y_shape}`"
 
 
+@claims.states_nothing("labels the cases; what each run did is its outcome's")
 def per_sample_cases(ps: PerSample) -> tuple[tuple[str, Outcome], ...]:
     """The article's function as written, at the visitor's B and D and with B = D: each one's
     sentence (it runs, or its error in a code span; Markdown) and its outcome."""

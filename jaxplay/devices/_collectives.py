@@ -25,7 +25,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jaxplay.article import all_reduce_example, model_fn
-from jaxplay.core import capture
+from jaxplay.core import capture, claims
 from jaxplay.core.capture import Outcome
 from jaxplay.core.i18n import N_, _
 from jaxplay.devices._devices import devices_of
@@ -93,6 +93,7 @@ def _array_text(value: Any) -> str:
     return np.array2string(np.asarray(value), precision=4, separator=", ")
 
 
+@claims.states_nothing("the article's code run as written and fixed: what each did")
 def article_examples(n_devices: int) -> dict[str, Outcome]:
     """The article's pmap code as written, fixed, and with ``shard_map`` (all really run).
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxplay import sandbox
+from jaxplay.core import claims
 from jaxplay.core.i18n import _
 from jaxplay.devices._multiprocess_launcher import REPORT_PREFIX as LAUNCHER_PREFIX
 from jaxplay.devices._multiprocess_worker import REPORT_PREFIX
@@ -195,6 +196,7 @@ class _Started:
     returncode: int | None
 
 
+@claims.states_nothing("a launcher's status: no sentence")
 def _launch(
     commands: list[list[str]], outputs: list[tuple[Any, Any]], env: dict[str, str], timeout_s: float
 ) -> tuple[str, list[_Started], str]:

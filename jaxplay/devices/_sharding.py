@@ -182,6 +182,7 @@ def parse_ints(text: str, what: str) -> tuple[int, ...]:
     return values
 
 
+@claims.states_nothing("why typed axis names are refused")
 def parse_names(text: str) -> tuple[str, ...]:
     """``"x, y"`` as ``("x", "y")``: distinct Python identifiers."""
     names = tuple(p.strip().strip("'\"") for p in text.split(",") if p.strip())

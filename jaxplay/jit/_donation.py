@@ -209,6 +209,7 @@ def donation_sentence(result: DonationResult) -> str:
     return text
 
 
+@claims.states_nothing("figures XLA and JAX reported, with their labels")
 def donation_table(result: DonationResult) -> list[dict[str, str]]:
     """The two calls side by side, one row per figure, each with its unit and a footnote mark
     for its source (:data:`DONATION_SOURCES`); in the visitor's language (the keys stay)."""

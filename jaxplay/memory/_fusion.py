@@ -113,6 +113,7 @@ def chain_limit(platform: str) -> int:
     return MAX_CHAIN_SIZE.get(platform, MAX_CHAIN_SIZE_ACCELERATOR)
 
 
+@claims.states_nothing("a limit's message")
 def check_chain(ops: Sequence[str], size: int, platform: str) -> str | None:
     """Why this chain cannot run (a message naming the limit), or None if it can."""
     if not ops:

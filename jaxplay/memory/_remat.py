@@ -31,7 +31,7 @@ import numpy as np
 from jax.ad_checkpoint import checkpoint_name
 
 from jaxplay import article
-from jaxplay.core import capture, compilation, jax_private, timing
+from jaxplay.core import capture, claims, compilation, jax_private, timing
 from jaxplay.core.hlo import DTYPE_BYTES
 from jaxplay.core.i18n import N_, _
 
@@ -448,6 +448,7 @@ def run_limit(platform: str) -> int:
     return MAX_RUN_SIZE.get(platform, MAX_RUN_SIZE_ACCELERATOR)
 
 
+@claims.states_nothing("a limit's message")
 def check_size(size: int, depth: int) -> str | None:
     """Why ``size``/``depth`` cannot be analysed (a message naming the limit), or None if fine."""
     if not 1 <= size <= MAX_SIZE:

@@ -365,6 +365,7 @@ class SummaryColumn:
     pinned: bool | None = None
 
 
+@claims.states_nothing("column headers and help")
 def summary_columns() -> dict[str, SummaryColumn]:
     """Each summary column's header, format and help, by its key in :func:`summary_rows`."""
     mib = "%.3g"

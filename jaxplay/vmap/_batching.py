@@ -103,6 +103,7 @@ def time_batch(
     return BatchPoint(n, timings, bool(agree))
 
 
+@claims.states_nothing("a progress box's titles")
 def timing_labels(n: int) -> tuple[str, str]:
     """What a sweep of ``n`` batch sizes says while it runs and once it is done (in the visitor's
     language): the page times one size per cached call and shows the progress between them."""

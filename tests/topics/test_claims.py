@@ -33,9 +33,11 @@ PROSE = re.compile(r"[A-Za-z]+(?: [A-Za-z`',()]+){4,}")
 
 
 def _writes_prose(fn: object) -> bool:
-    """A function that returns ``str`` and holds a line of prose (a string constant of five
+    """A function that returns ``str`` (or strings: ``list[str]``, ``str | None``) and holds a
+    line of prose (a string constant of five
     words or more, not its docstring): a sentence builder, whatever its name."""
-    if inspect.signature(fn).return_annotation not in ("str", str):  # type: ignore[arg-type]
+    returns = inspect.signature(fn).return_annotation  # type: ignore[arg-type]
+    if returns is not str and not re.search(r"\bstr\b", str(returns)):  # list[str], str | None
         return False
     body = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]  # type: ignore[arg-type]
     doc = ast.get_docstring(body)  # type: ignore[arg-type]
@@ -76,7 +78,7 @@ def _builders() -> list[tuple[str, object]]:
         modules = [package]
         if root:
             for path in sorted(catalog.ROOT.joinpath("jaxplay", topic).glob("*.py")):
-                if path.stem != "__init__":
+                if path.stem not in ("__init__", "_claims"):  # the checks, not the sentences
                     modules.append(importlib.import_module(f"jaxplay.{topic}.{path.stem}"))
         for module in modules:
             for name, value in vars(module).items():
@@ -107,7 +109,11 @@ def test_a_sentence_builder_is_found_by_what_it_writes() -> None:
     def formats(n: int) -> str:
         return f"{n:,} B"
 
-    assert _writes_prose(says) and not _writes_prose(formats)
+    def lists(n: int) -> list[str]:
+        return [f"axis {n} is whole on every device"]
+
+    assert _writes_prose(says) and not _writes_prose(formats) and _writes_prose(lists)
+    assert "jaxplay.compose._builder.pipeline_notes" in dict(_builders())
     found = dict(_builders())
     assert "jaxplay.devices._explicit._read_auto" in found
     assert "jaxplay.jit._stopwatch.article_explanation" in found
