@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxplay.core import compilation
+from jaxplay.core import codec, compilation
 from jaxplay.core.compilation import Step
 from jaxplay.core.measure_lock import exclusive
 
@@ -127,7 +127,7 @@ class Timing:
 
     #: At most :data:`MAX_SAMPLES` when decoded (``codec.MAX_ITEMS_KEY``): a measurement takes
     #: 200 at most, and a forged result of a million cost the server seconds to decode and sum up.
-    samples: tuple[float, ...] = field(metadata={"max_items": MAX_SAMPLES})
+    samples: tuple[float, ...] = field(metadata={codec.MAX_ITEMS_KEY: MAX_SAMPLES})
     number: int
     warmup: int
     cut: bool = False

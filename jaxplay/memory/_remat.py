@@ -454,10 +454,8 @@ def check_size(size: int, depth: int) -> str | None:
     if not 1 <= size <= MAX_SIZE:
         message = _("Size {size} is outside 1…{limit} (the largest matrix side analysed here).")
         return message.format(size=size, limit=MAX_SIZE)
-    if not 1 <= depth <= MAX_DEPTH:
-        message = _("Depth {depth} is outside 1…{limit} (the most rounds or layers here).")
-        return message.format(depth=depth, limit=MAX_DEPTH)
-    return None
+    message = _("Depth {depth} is outside 1…{limit} (the most rounds or layers here).")
+    return None if 1 <= depth <= MAX_DEPTH else message.format(depth=depth, limit=MAX_DEPTH)
 
 
 def peak_memory() -> int | None:
