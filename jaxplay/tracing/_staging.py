@@ -337,7 +337,6 @@ def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str])
     using it, with why: a weakly typed argument (a Python float) takes the other operand's dtype;
     a strongly typed one is promoted, to the other operand's type or to one neither has
     (Markdown, in the visitor's language)."""
-    import re
 
     top = staged.jaxpr.eqns
     # A worker's names are a visitor's code's to forge: each one a code span it cannot close.
