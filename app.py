@@ -5,7 +5,10 @@
 import pages._ui
 from pages import _protocol
 
+from contextlib import suppress
+
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from jaxplay import article, jit, sandbox
 from jaxplay.core import claims, i18n, markdown, measure_lock
@@ -171,4 +174,5 @@ finally:
         link_notice.warning(links.notice(ignored), icon=":material/link_off:")
         for name in link_params:
             if name not in st.session_state and name not in {*links.APP_PARAMS, *waiting}:
-                del st.query_params[name]
+                with suppress(StreamlitAPIException):  # gone already, or bound to a widget
+                    del st.query_params[name]

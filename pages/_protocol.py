@@ -39,21 +39,57 @@ def _operation(msg: Any) -> str | None:
     return msg.backend_operation_request.WhichOneof("payload")
 
 
-def _kinds(session: Any) -> dict[str, str]:
-    """The session's widgets, by id, and the value field each was registered with (Streamlit's
-    own record; empty where this Streamlit keeps it elsewhere: pinned below 1.68)."""
+def _registered(session: Any) -> tuple[dict[str, str], set[str]]:
+    """The session's widgets, by id, and the value field each was registered with, and the ids
+    of its data editors (Streamlit's own record; empty where this Streamlit keeps it elsewhere:
+    pinned below 1.68)."""
+    from streamlit.elements.widgets.data_editor import DataEditorSerde
+
     try:
         metadata = session._session_state._new_widget_state.widget_metadata
-        return {wid: meta.value_type for wid, meta in metadata.items()}
+        kinds = {wid: meta.value_type for wid, meta in metadata.items()}
+        tables = {
+            wid
+            for wid, meta in metadata.items()
+            if isinstance(getattr(meta.deserializer, "__self__", None), DataEditorSerde)
+        }
     except AttributeError:
-        return {}
+        return {}, set()
+    return kinds, tables
+
+
+def _integer_box_overflow_is_invalid() -> None:
+    """Make an integer number box's ``inf`` from a link an invalid value, as its ``nan`` is.
+
+    Streamlit reads a bound box's link value with ``float()``, then ``int()``, and ignores the
+    link's value where that raises ``ValueError``; ``int(inf)`` raises ``OverflowError``, so
+    ``?jit_rows=inf`` (or ``1e309``, or five thousand nines) was an error page for everyone who
+    opened the link. As a ``ValueError`` Streamlit shows the page with the default, and the
+    app's note says that part of the link was ignored.
+    """
+    from streamlit.elements.widgets.number_input import NumberInputSerde
+
+    original = NumberInputSerde.deserialize
+    if getattr(original, "_jaxplay_guard", False):
+        return
+
+    def deserialize(self: NumberInputSerde, ui_value: Any) -> Any:
+        try:
+            return original(self, ui_value)
+        except OverflowError as err:
+            raise ValueError(f"no integer box holds {ui_value!r}") from err
+
+    deserialize._jaxplay_guard = True  # type: ignore[attr-defined]
+    NumberInputSerde.deserialize = deserialize  # type: ignore[method-assign]
 
 
 def install() -> None:
-    """Wrap ``AppSession.handle_backmsg`` with the public-mode refusal (a no-op after once)."""
+    """Wrap ``AppSession.handle_backmsg`` with the public-mode refusal (a no-op after once), and
+    make an integer box's infinite link value an invalid one."""
     from streamlit.runtime.app_session import AppSession
 
     with _lock:
+        _integer_box_overflow_is_invalid()
         original = AppSession.handle_backmsg
         if getattr(original, "_jaxplay_guard", False):
             return
@@ -68,8 +104,15 @@ def install() -> None:
                 log.warning("ignored a client's %s message (public mode: %s)", msg_type, reason)
                 return None
             if msg_type == "rerun_script":
-                widgets = msg.rerun_script.widget_states.widgets
-                for why in protocol.drop_refused(widgets, _MOST_CHOSEN, _kinds(self)):
+                rerun = msg.rerun_script
+                why_not = protocol.query_refusal(rerun.query_string)
+                if why_not is not None:
+                    log.warning("dropped the address of a client's rerun: %s", why_not)
+                    rerun.query_string = ""
+                kinds, tables = _registered(self)
+                for why in protocol.drop_refused(
+                    rerun.widget_states.widgets, _MOST_CHOSEN, kinds, tables
+                ):
                     log.warning("dropped a widget value of a client's rerun: %s", why)
             return original(self, msg)
 

@@ -33,7 +33,9 @@ are tested without a server.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+import math
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from jaxplay.core import untrusted
@@ -84,6 +86,16 @@ MAX_NUMBERS = 256
 MAX_TEXT_CHARS = 200_000
 
 
+#: The most widget values one rerun may carry: no page has a hundred widgets. 500,000 made-up ones
+#: in one message cost Streamlit 5 s of the server's interpreter and 315 MB to store and sweep.
+MAX_WIDGETS = 1_000
+#: The most characters and parameters of a rerun's address (``query_string``). The longest a
+#: page writes is a few bound text boxes of at most 1,000 characters each, percent-encoded; a
+#: page binds fewer than twenty widgets. Streamlit re-encodes the whole address for every
+#: parameter the app drops: a 1.6 MB address of 998 unknown names cost 43 s of CPU and 2.3 GB.
+MAX_QUERY_CHARS = 32_768
+MAX_QUERY_PARAMS = 100
+
 #: Value fields a widget may be sent in interchangeably: a number box registers a double and
 #: the browser sends an integer box's value as an int.
 _FAMILIES = {"int_value": "double_value", "int_array_value": "double_array_value"}
@@ -98,10 +110,21 @@ def _family(kind: str) -> str:
 WIDGET_ID_PREFIXES = ("$$ID-", "$$STREAMLIT_INTERNAL_KEY_")
 
 
+def query_refusal(query_string: str) -> str | None:
+    """Why a rerun's address is refused (the rerun goes on without it), or ``None``."""
+    if len(query_string) > MAX_QUERY_CHARS:
+        return f"an address of {len(query_string):,} characters (at most {MAX_QUERY_CHARS:,})"
+    params = query_string.count("&") + 1 if query_string else 0
+    if params > MAX_QUERY_PARAMS:
+        return f"an address of {params:,} parameters (at most {MAX_QUERY_PARAMS})"
+    return None
+
+
 def drop_refused(
     widgets: Any,
     most_chosen: Mapping[str, int] | None = None,
     kinds: Mapping[str, str] | None = None,
+    tables: Collection[str] = (),
 ) -> list[str]:
     """Remove from a rerun's ``widgets`` (its repeated ``WidgetState`` field, in place) each
     value :func:`widget_refusal` refuses; returns why, one reason a value.
@@ -110,9 +133,13 @@ def drop_refused(
     none, so the page answers (a dropped rerun left the browser waiting, "Running…" for ever,
     had a browser's value ever been refused) and runs with the values it already had.
     """
+    if len(widgets) > MAX_WIDGETS:
+        count = len(widgets)
+        del widgets[:]
+        return [f"{count:,} widget values (at most {MAX_WIDGETS:,})"]
     reasons: list[str] = []
     for at in reversed(range(len(widgets))):
-        reason = widget_refusal([widgets[at]], most_chosen, kinds)
+        reason = widget_refusal([widgets[at]], most_chosen, kinds, tables)
         if reason is not None:
             del widgets[at]
             reasons.append(reason)
@@ -123,6 +150,7 @@ def widget_refusal(
     widgets: Iterable[Any],
     most_chosen: Mapping[str, int] | None = None,
     kinds: Mapping[str, str] | None = None,
+    tables: Collection[str] = (),
 ) -> str | None:
     """Why a rerun's widget values are refused before Streamlit decodes them, or ``None``.
 
@@ -138,7 +166,10 @@ def widget_refusal(
     component's JSON before the page sees it: 8 MB of small objects held 200 MB). Refused too:
     an id Streamlit would not make, and a value of another kind than its widget's (``kinds``:
     widget id -> the value field it was registered with), which raised in Streamlit's own
-    code (an error page; the sidebar's language switch broke every page of the session).
+    code (an error page; the sidebar's language switch broke every page of the session); a
+    number that is not finite (``int(inf)`` raised in an integer box's decoding); and a data
+    editor's edits (``tables``: the ids of the data editors) of another shape than a browser
+    sends (:func:`table_edits_refusal`), which raised while Streamlit decoded them.
     """
     for state in widgets:
         kind = state.WhichOneof("value")
@@ -164,12 +195,56 @@ def widget_refusal(
                 return (
                     f"a text of {len(state.string_value):,} characters (at most {MAX_TEXT_CHARS:,})"
                 )
+            if state.id in tables:
+                why = table_edits_refusal(state.string_value)
+                if why is not None:
+                    return f"a data editor's edits of {why}"
+        elif kind == "double_value" and not math.isfinite(state.double_value):
+            return f"a number that is not finite ({state.double_value})"
         elif kind in ("double_array_value", "int_array_value"):
             count = len(getattr(state, kind).data)
             if count > MAX_NUMBERS:
                 return f"an array of {count:,} numbers (at most {MAX_NUMBERS})"
+            if not all(map(math.isfinite, getattr(state, kind).data)):
+                return "an array of numbers not all finite"
         elif kind in ("json_value", "json_trigger_value"):
             why = untrusted.json_text_refusal(getattr(state, kind))
             if why is not None:
                 return f"a JSON value of {why}"
     return None
+
+
+#: The parts of a data editor's edits, as its browser side sends them.
+_TABLE_PARTS = {"edited_rows": dict, "added_rows": list, "deleted_rows": list}
+
+
+def table_edits_refusal(text: str) -> str | None:
+    """Why a data editor's edits (its JSON text) are not of the shape a browser sends, or
+    ``None``: an object of ``edited_rows`` (row position -> {column: value}), ``added_rows``
+    ({column: value} each) and ``deleted_rows`` (row positions). Checked for cost first
+    (:func:`jaxplay.core.untrusted.json_text_refusal`); Streamlit raised decoding anything else
+    (text that is not JSON, a list of edited rows, a row named ``"x"``): an error page.
+    """
+    why = untrusted.json_text_refusal(text)
+    if why is not None:
+        return why
+    edits = json.loads(text)
+    if not isinstance(edits, dict):
+        return "no object"
+    for part, value in edits.items():
+        if part not in _TABLE_PARTS or not isinstance(value, _TABLE_PARTS[part]):
+            return f"a part {part[:40]!r} of another kind"
+    edited = edits.get("edited_rows", {})
+    if not all(_position(row) and isinstance(cells, dict) for row, cells in edited.items()):
+        return "an edited row that is no row position or has no cells"
+    if not all(isinstance(row, dict) for row in edits.get("added_rows", [])):
+        return "an added row that has no cells"
+    if not all(_position(row) for row in edits.get("deleted_rows", [])):
+        return "a deleted row that is no row position"
+    return None
+
+
+def _position(row: object) -> bool:
+    if isinstance(row, str):
+        return row.isascii() and row.isdigit() and len(row) <= 9
+    return type(row) is int and row >= 0

@@ -119,3 +119,51 @@ def test_a_value_of_the_wrong_kind_is_dropped_and_the_session_goes_on(room: serv
     # Applied, the value raised in Streamlit's own code (an error); dropped, the page answers.
     assert not run.errors, run.errors
     assert run.status.endswith("SUCCESSFULLY"), run.status
+
+
+def test_a_link_with_an_infinite_number_opens_the_page_with_a_note(room: serve.Room) -> None:
+    """``?jit_rows=inf`` was an error page for everyone who opened the link."""
+    visitor = Visitor(room.url)
+    try:
+        run = visitor.open("jit", "jit_rows=inf&jit_cols=1e309")
+    finally:
+        visitor.close()
+    assert not run.errors, run.errors
+    shown = " ".join(run.texts).replace("\\", "")  # the note's Markdown escapes
+    assert "jit_rows=inf is not a valid value" in shown, shown[-2000:]
+    assert "jit_cols=1e309 is not a valid value" in shown
+
+
+def test_table_edits_no_browser_sends_are_dropped(room: serve.Room) -> None:
+    """Streamlit decodes a data editor's edits before the page runs: text that is not JSON,
+    or a list of edited rows, raised there (an error page)."""
+    visitor = Visitor(room.url)
+    try:
+        visitor.open("tracing", "tracing_tab=Recompilation")
+        table = next(w for w in visitor.widgets.values() if w.key.startswith("tracing_calls_"))
+        runs = []
+        for text in ("not json", '{"edited_rows": [1]}', '{"edited_rows": {"x": {}}}'):
+            message = BackMsg()
+            message.rerun_script.page_name = "tracing"
+            message.rerun_script.query_string = visitor.query_string
+            state = message.rerun_script.widget_states.widgets.add()
+            state.id, state.string_value = table.id, text
+            visitor.send(message)
+            runs.append(visitor._read_run())
+    finally:
+        visitor.close()
+    assert [run.errors for run in runs] == [[], [], []]
+    assert all(run.status.endswith("SUCCESSFULLY") for run in runs)
+
+
+def test_an_address_of_a_thousand_parts_is_dropped_and_the_page_answers(room: serve.Room) -> None:
+    """Streamlit re-encoded the whole address once per part the app dropped: 43 s and 2.3 GB."""
+    visitor = Visitor(room.url)
+    try:
+        before = _resident_mb(room.pids[0])
+        run = visitor.open("sharp-bits", "snippet=" + "x" * 400_000 + "&z=".join([""] * 998))
+        grown = _resident_mb(room.pids[0]) - before
+    finally:
+        visitor.close()
+    assert not run.errors, run.errors
+    assert run.seconds < 30 and grown < 100, (run.seconds, grown)

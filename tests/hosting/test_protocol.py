@@ -9,6 +9,7 @@ from __future__ import annotations
 import pages._protocol
 
 import json
+import math
 import tracemalloc
 
 import pytest
@@ -322,3 +323,106 @@ def test_a_value_of_another_kind_than_its_widgets_is_refused() -> None:
     run = WidgetState(id="$$STREAMLIT_INTERNAL_KEY_$$ID-e-code_lab_editor__run")
     run.json_trigger_value = '{"event": "run", "value": "print(1)"}'
     assert protocol.widget_refusal([run], kinds={run.id: "json_trigger_value"}) is None
+
+
+def test_a_number_that_is_not_finite_is_refused() -> None:
+    """``int(inf)`` raised in an integer box's decoding (an error page); no browser sends one."""
+    for value in (math.inf, -math.inf, math.nan):
+        state = WidgetState(id="$$ID-x-jit_rows", double_value=value)
+        assert "not finite" in (protocol.widget_refusal([state]) or "")
+        array = WidgetState(id="$$ID-x-range", double_array_value={"data": [1.0, value]})
+        assert "not all finite" in (protocol.widget_refusal([array]) or "")
+    assert protocol.widget_refusal([WidgetState(id="$$ID-x-n", double_value=1e308)]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("not json", "not JSON"),
+        ('{"edited_rows": [1]}', "of another kind"),
+        ('{"edited_rows": {"x": {}}}', "no row position"),
+        ('{"edited_rows": {"0": 5}}', "has no cells"),
+        ('{"added_rows": 5}', "of another kind"),
+        ('{"added_rows": [5]}', "has no cells"),
+        ('{"deleted_rows": ["a"]}', "no row position"),
+        ('{"deleted_rows": [-1]}', "no row position"),
+        ("[]", "no object"),
+        ('{"added_rows": [' + ",".join(["{}"] * 20_000) + "]}", "objects"),
+    ],
+)
+def test_a_data_editors_edits_of_another_shape_are_refused(text: str, said: str) -> None:
+    """Streamlit decodes a data editor's edits before the page runs: these raised there."""
+    refused = protocol.widget_refusal(
+        [WidgetState(id="$$ID-t-tracing_calls_article", string_value=text)],
+        tables={"$$ID-t-tracing_calls_article"},
+    )
+    assert refused is not None and said in refused, refused
+
+
+def test_a_browsers_table_edits_pass() -> None:
+    edits = {
+        "edited_rows": {"0": {"x shape": "4", "x dtype": "float32"}, "2": {"use_tanh": True}},
+        "added_rows": [{"x shape": "3, 3"}, {}],
+        "deleted_rows": [1],
+    }
+    table = "$$ID-t-tracing_calls_article"
+    state = WidgetState(id=table, string_value=json.dumps(edits))
+    assert protocol.widget_refusal([state], tables={table}) is None
+    # A text box's text is no table's: not read as JSON.
+    assert protocol.widget_refusal([WidgetState(id="$$ID-b", string_value="[[[")]) is None
+
+
+def test_too_many_widget_values_are_all_dropped() -> None:
+    """500,000 made-up ids in one message cost Streamlit 5 s and 315 MB to store and sweep."""
+    message = _rerun(*(WidgetState(id=f"$$ID-{i:x}", trigger_value=True) for i in range(1_001)))
+    widgets = message.rerun_script.widget_states.widgets
+    assert protocol.drop_refused(widgets) == ["1,001 widget values (at most 1,000)"]
+    assert len(widgets) == 0
+    small = _rerun(_choice("4"))
+    assert protocol.drop_refused(small.rerun_script.widget_states.widgets) == []
+
+
+def test_an_address_too_long_or_of_too_many_parts_is_refused() -> None:
+    """Streamlit re-encodes the whole address for each parameter the app drops: 998 unknown
+    names beside 400,000 emoji cost 43 s of CPU and 2.3 GB."""
+    assert protocol.query_refusal("") is None
+    assert protocol.query_refusal("jit_rows=300&jit_cols=100&lang=zh") is None
+    assert protocol.query_refusal("grad_formula=" + "%E4%BD%A0" * 3_000) is None  # 3,000 你
+    long = protocol.query_refusal("snippet=" + "x" * protocol.MAX_QUERY_CHARS)
+    assert long is not None and "characters" in long
+    many = protocol.query_refusal("&".join(f"z{i}=" for i in range(protocol.MAX_QUERY_PARAMS + 1)))
+    assert many is not None and "101 parameters" in many
+
+
+def test_the_guard_empties_a_refused_address_and_the_rerun_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    handled: list[BackMsg] = []
+
+    def streamlits(self: AppSession, msg: BackMsg) -> None:
+        handled.append(msg)
+
+    monkeypatch.setattr(AppSession, "handle_backmsg", streamlits)
+    pages._protocol.install()
+    message = _rerun(_choice("4"))
+    message.rerun_script.page_name = "jit"
+    message.rerun_script.query_string = "&".join(f"z{i}=" for i in range(998))
+    _Session().handle_backmsg(message)
+    assert len(handled) == 1
+    assert handled[0].rerun_script.query_string == ""
+    assert handled[0].rerun_script.page_name == "jit"
+    assert len(handled[0].rerun_script.widget_states.widgets) == 1
+
+
+def test_an_integer_boxs_infinite_link_value_is_an_invalid_one() -> None:
+    """``?jit_rows=inf`` was an error page for everyone who opened the link: Streamlit ignores
+    a link value whose decoding raises ``ValueError``, and ``int(inf)`` raised another error."""
+    from streamlit.elements.widgets.number_input import NumberInputSerde
+    from streamlit.proto.NumberInput_pb2 import NumberInput
+
+    pages._protocol.install()
+    serde = NumberInputSerde(300, NumberInput.INT, 1, 1_000_000)
+    for value in (math.inf, -math.inf, math.nan):
+        with pytest.raises(ValueError):
+            serde.deserialize(value)
+    assert serde.deserialize(400.0) == 400
