@@ -345,11 +345,16 @@ def parallel_section(seed: int) -> None:
         cols[1].metric(_("std"), f"{stats.std:.4f}")
         cols[2].metric(_("skewness"), f"{stats.skewness:.3f}")
         cols[3].metric(_("excess kurtosis"), f"{stats.excess_kurtosis:.3f}")
-        cols[4].metric(_("correlations inside ±1.96/√n"), f"{stats.within_band:.0%}")
+        within = stats.within_band
+        cols[4].metric(
+            _("correlations inside ±1.96/√n"), "—" if within is None else f"{within:.0%}"
+        )
+        if within is None:
+            st.caption(prng.band_caption(int(n_per), stats.band))
         _ui.chart(prng.samples_heatmap, stats.samples, key="prng_heatmap")
         _ui.chart(prng.histograms_figure, stats.samples, key="prng_hist")
-        corr_title = _("Correlation of the first 8 streams (* outside ±{band})").format(
-            band=f"{stats.band:.2f}"
+        corr_title = _("Correlation of the first {m} streams (* outside ±{band})").format(
+            m=stats.corr.shape[0], band=f"{stats.band:.2f}"
         )
         _ui.chart(prng.correlation_figure, stats.corr, stats.band, corr_title, key="prng_corr")
         _ui.show_code(prng.article_parallel)

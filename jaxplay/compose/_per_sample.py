@@ -159,7 +159,7 @@ def per_sample_why(ps: PerSample) -> str:
     """Why the article's function fails, or runs and is wrong, at these shapes; and the fix
     (Markdown): every shape, error and match in it is this run's."""
     batch, features = ps.x_shape
-    return _(
+    text = _(
         "**Why:** a bare `vmap` maps axis 0 of *every* argument, `params` included. With "
         "params of shape {params} and B = {batch} samples {sizes}; with B = D each sample "
         "gets one *element* of params, its prediction `jnp.dot(p, xi)` is a vector, and "
@@ -179,6 +179,10 @@ def per_sample_why(ps: PerSample) -> str:
         rows_match=ps.rows_match_model0,
         tiled_match=ps.tiled_matches_loop,
     )
+    if batch > 1:
+        return text
+    one_row = _("With B = 1 there is one row, so this cannot show the mix-up: take B of 2 or more.")
+    return _("{text} {sentence}").format(text=text, sentence=one_row)
 
 
 @claims.states_nothing("this run's shape and its comparison with a loop")

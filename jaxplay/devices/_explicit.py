@@ -205,9 +205,10 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
         "auto",
         None,
         N_(
-            "With `axis_types=(AxisType.Auto, ...)` the array is split the same way (its "
-            "`.sharding` and the block each device holds say so), but its type does not record "
-            "it: under `jit`, XLA's partitioner decides how intermediates are split."
+            "With `axis_types=(AxisType.Auto, ...)` the array is placed the same way (its "
+            "`.sharding` and the block each device holds say so; on a mesh axis of size 1 nothing "
+            "is split), but its type does not record it: under `jit`, XLA's partitioner decides "
+            "how intermediates are split."
         ),
     ),
     Step(
@@ -286,7 +287,8 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
         N_(
             "With Auto axes it is a strict constraint on XLA's partitioner inside `jit` (not a "
             "hint, and not an assert of the input's sharding): no error, the type stays plain, and "
-            "the result has exactly the requested sharding: its `.sharding` and block (shown)."
+            "the result is placed as requested: its `.sharding` and block (shown). Where a mesh "
+            "axis has size 1 nothing is split, and JAX may print an equivalent spec."
         ),
     ),
     Step(

@@ -278,6 +278,11 @@ def explain(
                 return _("{name} is not an axis of the mesh; its axes are {known}.").format(
                     name=repr(name), known=known
                 )
+            if seen.get(name) == dim:
+                return _(
+                    "Mesh axis {name} appears twice in the entry for array axis {axis}: name "
+                    "each mesh axis once."
+                ).format(name=repr(name), axis=dim)
             if name in seen:
                 return _(
                     "Mesh axis {name} splits array axes {first} and {second}: each mesh axis can "

@@ -15,6 +15,8 @@ import jax.random as jrandom
 import numpy as np
 from jax import vmap
 
+from jaxplay.core import claims
+from jaxplay.core.i18n import _
 from jaxplay.prng._seeds import MAX_PARALLEL_VALUES
 
 
@@ -65,8 +67,12 @@ class ParallelStats:
         return self.corr[~np.eye(m, dtype=bool)]
 
     @property
-    def within_band(self) -> float:
-        """Fraction of off-diagonal correlations inside ±band (about 0.95 if independent)."""
+    def within_band(self) -> float | None:
+        """Fraction of off-diagonal correlations inside ±band (about 0.95 if independent);
+        ``None`` where the band holds every correlation there can be (±1.96/√n ≥ 1 below four
+        samples a stream): 100% would be said of identical streams too."""
+        if self.band >= 1:
+            return None
         off = self.off_diagonal
         return float(np.mean(np.abs(off) <= self.band)) if off.size else 1.0
 
@@ -95,3 +101,13 @@ def parallel_stats(
     m = max(2, min(n_streams, n_keys))
     corr = cast("np.ndarray", np.corrcoef(x[:m]))  # m >= 2 rows: a matrix, never numpy's scalar
     return ParallelStats(x, corr, 1.96 / np.sqrt(n_per_key))
+
+
+@claims.states_nothing("arithmetic of the band: every correlation lies in [-1, 1]")
+def band_caption(n_per_key: int, band: float) -> str:
+    """Why the band test says nothing at this many samples a stream (Markdown)."""
+    return _(
+        "With {n} samples a stream the band ±1.96/√n is ±{band}: every correlation lies inside "
+        "it, identical streams' too, so this test cannot tell streams apart. Take 4 samples or "
+        "more."
+    ).format(n=n_per_key, band=f"{band:.2f}")

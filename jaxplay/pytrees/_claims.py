@@ -93,6 +93,26 @@ def _sorted_keys(_: None) -> Verdict:
 
 
 @claims.claim(
+    "pytrees.mixed_dict_keys_cannot_be_sorted",
+    N_(
+        "JAX cannot sort a dict's keys when strings are among numbers, and flattening such a "
+        "dict raises; keys all of one comparable kind (numbers, tuples) flatten in sorted order."
+    ),
+    cases=("mixed", "tuples", "numbers"),
+)
+def _mixed_keys(case: str) -> Verdict:
+    tree = {"mixed": {1: 2.0, "a": 3.0}, "tuples": {(1, 2): 1.0, (0, 5): 2.0}}.get(
+        case, {2: 1.0, 1.5: 2.0}
+    )
+    try:
+        leaves = jax.tree.leaves(tree)
+    except (TypeError, ValueError) as err:
+        return Verdict(case == "mixed", f"{type(err).__name__}: {err}")
+    ordered = [tree[k] for k in sorted(tree)]
+    return Verdict(case != "mixed" and leaves == ordered, f"leaves {leaves}")
+
+
+@claims.claim(
     "pytrees.empty_nodes_hold_no_leaves",
     N_(
         "`None`, `[]`, `()` and `{}` are nodes without leaves: `tree.map` never calls its function "

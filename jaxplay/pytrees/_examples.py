@@ -20,7 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxplay.core import words
+from jaxplay.core import claims, words
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import N_, _
 
@@ -220,13 +220,18 @@ def _check(value: Any, depth: int, seen: int) -> int:
         return seen
     if isinstance(value, dict):
         kinds = {type(k) for k in value}
-        if not (kinds <= {str} or kinds <= {int}):
+        if kinds >= {str} and len(kinds) > 1:  # {1: 2, "a": 3}: sorting compares them
             raise LiteralError(
-                _(
-                    "dict keys must be all strings or all integers (JAX sorts them, and cannot "
-                    "sort a mix)"
+                claims.qualify(
+                    "pytrees.mixed_dict_keys_cannot_be_sorted",
+                    _(
+                        "dict keys must be all strings or all integers (JAX sorts a dict's "
+                        "keys, and cannot sort strings among numbers)"
+                    ),
                 )
             )
+        if not (kinds <= {str} or kinds <= {int}):
+            raise LiteralError(_("this box takes dict keys that are all strings or all integers"))
         for key in value:
             if isinstance(key, str) and not (key.isidentifier() and len(key) <= MAX_KEY_CHARS):
                 raise LiteralError(

@@ -302,7 +302,10 @@ UPDATES = Case(
             "drop",
             ".at[i].set(v, mode='drop')",
             at_set_drop,
-            note=N_("`mode='drop'` ignores out-of-bounds updates (the default for scatters)."),
+            note=N_(
+                "`mode='drop'` ignores out-of-bounds updates, as a promise; the default mode, "
+                "`promise_in_bounds`, drops them too in practice, without promising it."
+            ),
         ),
     ),
     explain=explain_updates,

@@ -188,6 +188,8 @@ def shape_sentence(row: ShapeRow) -> str:
     per-call shape that is not one example's, before JAX says anything."""
     if row.axis is None:
         line = _("`{name}`: {shape} — not mapped; each call sees `{per_call}`")
+    elif not 0 <= row.axis < len(row.shape):
+        line = _("`{name}`: {shape} — axis {axis} asked for, which it does not have")
     else:
         line = _("`{name}`: {shape} — axis {axis} mapped; each call sees `{per_call}`")
     return line.format(name=row.name, shape=row.markdown(), axis=row.axis, per_call=row.per_call)
@@ -339,10 +341,12 @@ class VmapOutcome:
 def apply_axes(in_axes: AxisSpec, out_axes: AxisSpec, layout: str, w_choice: str) -> VmapOutcome:
     """Run the article's function under the visitor's axes and report shapes, result or reason."""
     X, (W, b) = editor_inputs(layout, w_choice)
-    axes = leaf_axes(in_axes, [[X.shape], [W.shape, b.shape]]) or [None, None, None]
+    axes = leaf_axes(in_axes, [[X.shape], [W.shape, b.shape]])
+    # No lines for a spec that does not fit the arguments: "not mapped" would contradict the
+    # axes typed (JAX's refusal says why).
     rows = tuple(
         ShapeRow(name, tuple(a.shape), axis)
-        for name, a, axis in zip(ARG_LEAVES, (X, W, b), axes, strict=True)
+        for name, a, axis in zip(ARG_LEAVES, (X, W, b), axes or (), strict=False)
     )
     code = (
         f"batch_process = vmap(process_single_example, in_axes={format_axes(in_axes)}, "
@@ -385,5 +389,6 @@ def axes_verdict(result: VmapOutcome) -> tuple[AxesVerdict, str]:
         ).format(shape=result.output_shape, n=EDITOR_BATCH)
     return AxesVerdict.NOT_PER_EXAMPLE, _(
         "It runs, with output shape {shape}, but these are not the per-example "
-        "results W x + b: the mapped axes are not the batch axes."
+        "results W x + b: the mapped axes do not match the batch axes (an input's batch axis "
+        "left unmapped, or a mapped axis that is not its batch axis)."
     ).format(shape=result.output_shape)

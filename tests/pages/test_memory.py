@@ -113,7 +113,7 @@ def test_fusion_panel_runs_a_preset_and_says_what_the_program_does():
     table = at.table[0].value
     assert len(at.table) == 2  # eager against jit, and the fusions (cells wrap)
     ops = memory.CHAIN_PRESETS[next(iter(memory.CHAIN_PRESETS))]
-    assert list(table.loc["kernels"]) == [str(len(ops)), "1"]
+    assert list(table.loc["programs (eager), kernels (jit)"]) == [str(len(ops)), "1"]
     assert len(at.get("plotly_chart")) == 1
     story = _texts(at.markdown)
     assert "into 1 kernel, and `cost_analysis()` counts 2× the array's bytes" in story
@@ -124,7 +124,7 @@ def test_fusion_panel_runs_a_preset_and_says_what_the_program_does():
     assert at.multiselect(key="memory_chain").value == list(
         memory.CHAIN_PRESETS["Fusion stops at a reduction"]
     )
-    kernels = int(at.table[0].value.loc["kernels", "jit"])
+    kernels = int(at.table[0].value.loc["programs (eager), kernels (jit)", "jit"])
     assert kernels >= 2
     story = _texts(at.markdown)
     assert f"into {kernels} kernels" in story and "fusion stops at `minus row max`" in story

@@ -154,3 +154,15 @@ def test_the_eager_and_jit_columns_are_the_reports_own_numbers() -> None:
     assert all(len(rows) == len(memory.COMPARED) for rows in columns.values())
     assert columns["eager"][0] == str(len(report.dispatches))
     assert columns["jit"][0] == str(report.kernels)
+
+
+def test_the_eager_count_is_the_traced_programs_the_story_names() -> None:
+    """``jnp.max`` is one dispatched program of two operations: the table said 3 kernels beside
+    the story's "3 operations as 2 dispatched programs"."""
+    report = memory.analyse_chain(("minus row max",), 64, 0.02)
+    if not report.programs:
+        pytest.skip("no profiler trace on this backend")
+    programs = sum(n for _, n in report.programs)
+    assert programs < len(report.dispatches)
+    assert memory.eager_vs_jit_rows(report)["eager"][0] == str(programs)
+    assert f"as {programs} dispatched programs" in memory.fusion_story(report)

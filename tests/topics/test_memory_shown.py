@@ -135,7 +135,7 @@ def report() -> memory.ChainReport:
 def test_the_chain_tables_are_the_reports_own_rows_with_their_headers(report) -> None:
     columns, labels = memory.eager_vs_jit_table(report)
     assert columns == memory.eager_vs_jit_rows(report)  # English: the headers are the keys
-    assert labels == ["kernels", "MiB moved", "time (median)", "GB/s"]
+    assert labels == ["programs (eager), kernels (jit)", "MiB moved", "time (median)", "GB/s"]
     rows, index = memory.fusion_table(report)
     assert index == "kernel" and len(rows) == len(report.fusions) >= 1
     assert [row[index] for row in rows] == [f.name for f in report.fusions]

@@ -292,11 +292,20 @@ def test_parallel_stats_are_the_articles_samples() -> None:
 
 def test_independent_streams_stay_inside_the_band_and_reused_ones_do_not() -> None:
     good = prng.parallel_stats(1, 8, 2000)
-    assert good.within_band >= 0.85
+    assert good.within_band is not None and good.within_band >= 0.85
     assert np.max(np.abs(good.off_diagonal)) < 4 / np.sqrt(2000)
     bad = prng.parallel_stats(1, 8, 2000, reuse=True)
     np.testing.assert_allclose(bad.corr, 1.0, atol=1e-9)
     assert bad.within_band == 0.0
+
+
+def test_a_band_holding_every_correlation_gives_no_fraction() -> None:
+    """At 2 or 3 samples a stream ±1.96/√n is wider than ±1: 100% was said of identical streams."""
+    for n in (2, 3):
+        assert prng.parallel_stats(1, 1000, n, reuse=True).within_band is None
+        assert "cannot tell streams apart" in prng.band_caption(n, 1.96 / np.sqrt(n))
+    assert prng.parallel_stats(1, 1000, 4, reuse=True).within_band == 0.0
+    assert prng.parallel_stats(1, 5, 10).corr.shape == (5, 5)  # the title says 5 streams
 
 
 def test_parallel_limit_is_named() -> None:

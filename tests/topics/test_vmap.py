@@ -223,3 +223,20 @@ def test_an_axis_past_the_inputs_rank_is_explained_for_that_input() -> None:
         outcome.error.plain
     )
     assert "rank should be at least 100" in outcome.error.message  # JAX's own words, kept
+
+
+def test_the_shape_lines_never_contradict_the_axes_typed() -> None:
+    """A spec that does not fit the arguments drew every input "not mapped"; an axis an input
+    does not have was drawn "mapped", the input whole."""
+    layout, w = "X is (batch, D)", "W per example: (batch, H, D)"
+    unfit = _axes.apply_axes(_axes.parse_axes("(0, None, 1)"), 0, layout, w)
+    assert unfit.rows == () and unfit.error is not None
+    missing = _axes.apply_axes(_axes.parse_axes("(5, None)"), 0, layout, w)
+    assert vz.shape_sentence(missing.rows[0]) == (
+        "`x`: (8, 5) — axis 5 asked for, which it does not have"
+    )
+    # W's batch axis unmapped: the verdict names that case too, not only a wrong mapped axis.
+    unmapped = _axes.apply_axes(_axes.parse_axes("(0, None)"), 0, layout, w)
+    verdict, sentence = vz.axes_verdict(unmapped)
+    assert verdict is vz.AxesVerdict.NOT_PER_EXAMPLE
+    assert "an input's batch axis left unmapped" in sentence
