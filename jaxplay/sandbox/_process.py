@@ -589,25 +589,43 @@ class BwrapSandbox(Sandbox):
         return [*cmd, "--", *argv]
 
 
-_USABLE: dict[str, bool] = {}
+#: Executable -> when it was found usable (forever) or not (monotonic time: asked again later).
+_USABLE: dict[str, tuple[bool, float]] = {}
+#: How long a failed probe stands before the next asks again, and how often one probe tries.
+PROBE_AGAIN_S = 60.0
+PROBE_TRIES = 3
 
 
 def bwrap_usable(executable: str = BWRAP) -> bool:
-    """Whether ``executable`` exists and can run ``/bin/true`` with every namespace unshared."""
-    if executable not in _USABLE:
-        ok = os.access(executable, os.X_OK)
+    """Whether ``executable`` exists and can run ``/bin/true`` with every namespace unshared.
+
+    A success is kept for the process; a failure only for :data:`PROBE_AGAIN_S`, after
+    :data:`PROBE_TRIES` tries: on a busy machine one probe can fail (a namespace limit met for a
+    moment), and a failure kept for good refused every run of a public server, and failed a test
+    worker's every sandbox test after it.
+    """
+    known = _USABLE.get(executable)
+    if known is not None and (known[0] or time.monotonic() - known[1] < PROBE_AGAIN_S):
+        return known[0]
+    ok = os.access(executable, os.X_OK)
+    why = "not an executable"
+    for attempt in range(PROBE_TRIES if ok else 0):
+        probe = [executable, "--unshare-all", "--die-with-parent", "--new-session"]
+        probe += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "/bin/true"]
+        try:
+            done = subprocess.run(
+                probe, env=environment.child_environment(), capture_output=True, timeout=30
+            )
+            ok, why = done.returncode == 0, done.stderr.decode("utf-8", "replace")[-300:]
+        except (OSError, subprocess.SubprocessError) as err:
+            ok, why = False, f"{type(err).__name__}: {err}"
         if ok:
-            probe = [executable, "--unshare-all", "--die-with-parent", "--new-session"]
-            probe += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "/bin/true"]
-            try:
-                done = subprocess.run(
-                    probe, env=environment.child_environment(), capture_output=True, timeout=30
-                )
-                ok = done.returncode == 0
-            except (OSError, subprocess.SubprocessError):
-                ok = False
-        _USABLE[executable] = ok
-    return _USABLE[executable]
+            break
+        time.sleep(0.5 * (attempt + 1))
+    if not ok:
+        log.warning("bubblewrap (%s) cannot isolate a run here: %s", executable, why)
+    _USABLE[executable] = (ok, time.monotonic())
+    return ok
 
 
 def make_sandbox(mode: str, cgroups: Cgroups | None = None, scratch_mb: int = 64) -> Sandbox:

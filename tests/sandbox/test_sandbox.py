@@ -658,3 +658,24 @@ def _ended(worker: object, within_s: float = 10.0) -> bool:
     while not getattr(worker, "killed", False) and time.monotonic() < deadline:
         time.sleep(0.02)
     return bool(getattr(worker, "killed", False))
+
+
+def test_a_sandbox_probe_that_fails_once_is_tried_again(tmp_path, monkeypatch) -> None:
+    """On a busy machine one bubblewrap probe failed and the failure was kept for good: every
+    run of a public server refused, every sandbox test of that test worker failed."""
+    from jaxplay.sandbox import _process
+
+    marker = tmp_path / "failed-once"
+    flaky = tmp_path / "flaky-bwrap"
+    flaky.write_text(f"#!/bin/sh\n[ -e {marker} ] && exit 0\ntouch {marker}\nexit 1\n")
+    flaky.chmod(0o755)
+    monkeypatch.setattr(_process.time, "sleep", lambda s: None)
+    assert _process.bwrap_usable(str(flaky))
+    broken = tmp_path / "broken-bwrap"
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    broken.chmod(0o755)
+    assert not _process.bwrap_usable(str(broken))
+    broken.write_text("#!/bin/sh\nexit 0\n")  # mended: asked again once the wait is over
+    assert not _process.bwrap_usable(str(broken))
+    monkeypatch.setattr(_process, "PROBE_AGAIN_S", 0.0)
+    assert _process.bwrap_usable(str(broken))
