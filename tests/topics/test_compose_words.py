@@ -206,6 +206,12 @@ def test_the_why_follows_the_run(batch: int, sizes: str, error: str | None) -> N
     assert "(the first row's): **False**" in why and "it equals the loop: **True**" in why
 
 
+def test_one_sample_says_it_cannot_show_the_mix_up() -> None:
+    """With B = 1 there are no "different rows": the comparison holds trivially."""
+    assert "cannot show the mix-up" in cp.per_sample_why(_run(1, 3, Outcome()))
+    assert "cannot show the mix-up" not in cp.per_sample_why(_run(2, 3, Outcome()))
+
+
 def test_the_fix_is_said_and_its_first_rows_shown() -> None:
     ps = _run(10, 3, Outcome())
     assert cp.per_sample_fixed(ps) == (
