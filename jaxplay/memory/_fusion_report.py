@@ -83,7 +83,8 @@ def fusion_table(report: ChainReport) -> tuple[list[dict[str, Any]], str]:
 def bytes_caption(report: ChainReport) -> str:
     """Where the chart's bytes and bandwidths come from (Markdown), with how each was timed."""
     return _(
-        "Eager bytes: every kernel's inputs read and output written; jit bytes: XLA's "
+        "Eager bytes: every operation's inputs read and output written (an upper bound: one "
+        "dispatched program can hold several); jit bytes: XLA's "
         "`cost_analysis()`; GB/s: bytes / blocked median time. Eager: {eager}. jit: {jit}. "
         "Roof: {roof}."
     ).format(
