@@ -481,9 +481,17 @@ def function_arities(source: str) -> tuple[tuple[str, int], ...]:
     inspection, the Tracing page stages one.
 
     Parsed with ``ast``, never run. Raises ``SyntaxError`` (``ValueError`` for a null byte) for
-    code that does not parse, so a page can say where.
+    code that does not parse, so a page can say where; code nested too deeply for Python's parser
+    (``-`` 3,000 times before a number raised ``RecursionError``, ``2**`` 3,000 times
+    ``MemoryError``: an error page for whoever opened a shared link to it) is a ``SyntaxError``
+    that says so.
     """
-    tree = ast.parse(source)
+    try:
+        tree = ast.parse(source)
+    except (RecursionError, MemoryError):
+        raise SyntaxError(
+            _("the code is nested too deeply to read"), ("<code>", 1, 1, "")
+        ) from None
 
     def needed(args: ast.arguments) -> int:
         return len([*args.posonlyargs, *args.args]) - len(args.defaults)

@@ -154,12 +154,12 @@ def run_source(source: str, namespace: dict[str, Any]) -> tuple[Any, dict[str, A
             last = ast.Expression(final.value)
         body = compile(tree, USER_FILE, "exec")
         tail = compile(last, USER_FILE, "eval") if last is not None else None
-    except (SyntaxError, ValueError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # too deep to parse
         line = getattr(exc, "lineno", None)
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return None, {
             "kind": "syntax",
-            "message": getattr(exc, "msg", None) or str(exc),
+            "message": getattr(exc, "msg", None) or str(exc) or "nested too deeply to parse",
             "exc_type": type(exc).__name__,
             "line": line if isinstance(line, int) else None,
             "traceback": detail,

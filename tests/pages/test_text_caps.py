@@ -138,3 +138,19 @@ def test_every_data_editor_bounds_its_edits() -> None:
     ]
     assert [name for name, editors, _ in calls if editors] == []
     assert sum(keyed for _, _, keyed in calls) >= 1
+
+
+#: Code too deeply nested for Python's parser: RecursionError or MemoryError in ``ast.parse``.
+DEEP_CODE = ("x = " + "1+" * 30_000 + "1", "-" * 3_000 + "1", "y = " + "2**" * 3_000 + "2")
+
+
+@pytest.mark.parametrize("code", DEEP_CODE, ids=["long-sum", "signs", "powers"])
+def test_code_too_deep_to_parse_leaves_the_code_lab_and_tracing_working(code: str) -> None:
+    """A 60 KB shared snippet of ``1+1+…`` was an error page for whoever opened its link, with no
+    editor left to fix it; the Tracing page's "function from the Code Lab" too."""
+    at = open_page(catalog.find("code-lab"), code_lab_source=code)
+    assert_clean(at)
+    assert "code_lab_editor" in {e.key for e in at.get("bidi_component")}  # the editor is there
+    at = open_page(catalog.find("tracing"), code_lab_source=code, tracing_preset="code_lab")
+    assert_clean(at)
+    assert any("nested too deeply to read" in e.value for e in at.error)

@@ -679,3 +679,13 @@ def test_a_sandbox_probe_that_fails_once_is_tried_again(tmp_path, monkeypatch) -
     assert not _process.bwrap_usable(str(broken))
     monkeypatch.setattr(_process, "PROBE_AGAIN_S", 0.0)
     assert _process.bwrap_usable(str(broken))
+
+
+def test_code_too_deep_to_parse_is_a_syntax_error_in_the_worker() -> None:
+    """Python's parser raises RecursionError or MemoryError, not SyntaxError, on such code."""
+    from jaxplay.sandbox import _worker
+
+    for source in ("-" * 3_000 + "1", "y = " + "2**" * 3_000 + "2"):
+        value, error = _worker.run_source(source, {})
+        assert value is None and error is not None and error["kind"] == "syntax", error
+        assert error["message"]
