@@ -16,7 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from jaxplay import sandbox
-from jaxplay.core import claims
+from jaxplay.core import claims, markdown, untrusted
 from jaxplay.core.figures import plain
 from jaxplay.core.i18n import N_, _
 from jaxplay.core.timing import format_seconds
@@ -234,7 +234,8 @@ def timing_summary(timing: JitTiming) -> TimingSummary:
             "median of {samples} samples per side (speed-up {describe}). The sandbox shares the "
             "machine with other visitors, so expect noise."
         ).format(
-            device=timing.device or _("its default device"),
+            # The worker's word, which visitor code can forge: text, not Markdown.
+            device=markdown.escape(untrusted.text(timing.device, 80)) or _("its default device"),
             samples=len(eager.samples),
             describe=timing.comparison.describe() if speedup is not None else _("n/a"),
         ),

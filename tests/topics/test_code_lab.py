@@ -56,6 +56,13 @@ def test_the_eager_vs_jit_inspection_in_words() -> None:
     empty = timing.Timing(samples=(), number=1, warmup=0)
     none = code_lab.timing_summary(JitTiming(timing.JitComparison(empty, empty), ""))
     assert none.metrics[2][1] == "n/a"
+    # The device is the worker's word, which visitor code can forge: no link, image or style.
+    forged = "**B** [log in](https://evil.example/) ![t](https://evil.example/p.png)" * 10_000
+    caption = code_lab.timing_summary(
+        JitTiming(timing.JitComparison(eager, jitted), forged)
+    ).caption
+    assert "](" not in caption.replace("\\](", "") and "**B**" not in caption
+    assert len(caption) < 1_000
 
 
 def test_a_failure_ready_to_show() -> None:
