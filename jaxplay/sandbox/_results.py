@@ -26,7 +26,10 @@ ERROR_KINDS: tuple[str, ...] = (
 
 _MAX_TEXT = 20_000
 _MAX_ARRAYS = 32
-_MAX_PREVIEW = 256
+#: A preview's most rows (and numbers a row) of a matrix, and numbers of a vector: the worker
+#: sends a 16x16 corner or the first 256 values (``_worker.array_summary``).
+PREVIEW_ROWS = 16
+PREVIEW_VALUES = 256
 #: Longest ``repr`` of a run's last value (the worker cuts it there too).
 MAX_REPR = 10_000
 
@@ -237,12 +240,18 @@ def duration(value: Any, default: float) -> float:
     return seconds if seconds is not None and 0 <= seconds < float("inf") else default
 
 
-def _preview(value: Any, depth: int = 0) -> Any:
-    """Only nested lists of numbers/strings/bools of bounded size survive."""
-    if depth > 2:
-        return None
+def _preview(value: Any) -> Any:
+    """What the worker sends (:data:`PREVIEW_ROWS` rows of as many numbers, or
+    :data:`PREVIEW_VALUES` numbers, or one), and no more: a forged frame's 256 rows of 256 held
+    a server 1.3 s and some 40 MB a run, 0.75 s every rerun after."""
+    if isinstance(value, list) and value and all(isinstance(row, list) for row in value):
+        return [[_scalar(v) for v in row[:PREVIEW_ROWS]] for row in value[:PREVIEW_ROWS]]
     if isinstance(value, list):
-        return [_preview(v, depth + 1) for v in value[:_MAX_PREVIEW]]
+        return [_scalar(v) for v in value[:PREVIEW_VALUES]]
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> Any:
     if isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):

@@ -32,7 +32,15 @@ from typing import Any
 
 from jaxplay.sandbox import _protocol as protocol
 from jaxplay.sandbox._limits import allow_job, apply_limits, statm, vm_bytes
-from jaxplay.sandbox._results import ArgSpec, InspectRequest, Job, Limits, Task
+from jaxplay.sandbox._results import (
+    PREVIEW_ROWS,
+    PREVIEW_VALUES,
+    ArgSpec,
+    InspectRequest,
+    Job,
+    Limits,
+    Task,
+)
 
 #: The file name user code runs under (tracebacks keep only frames from it).
 USER_FILE = "<code-lab>"
@@ -214,7 +222,10 @@ def summarize_array(name: str, value: Any) -> dict[str, Any] | None:
         corner = value
         while corner.ndim > 2:
             corner = corner[0]
-        corner = corner[:16, :16] if corner.ndim == 2 else corner[:256] if corner.ndim else corner
+        if corner.ndim == 2:
+            corner = corner[:PREVIEW_ROWS, :PREVIEW_ROWS]
+        elif corner.ndim:
+            corner = corner[:PREVIEW_VALUES]
         corner = np.asarray(corner)
         kind = corner.dtype.kind
         if kind in "biu" or kind == "f" or (kind == "V" and corner.dtype.itemsize <= 8):

@@ -91,3 +91,18 @@ def test_inspections_chosen_after_the_run_are_said_to_wait() -> None:
     assert note == "Time it eager vs jit: shown after the next **Run** of this code."
     assert code_lab.waiting_note(None, done) is None
     assert code_lab.OFFERED == ("jaxpr", "compare_jit")
+
+
+def test_a_forged_preview_keeps_only_what_the_worker_sends() -> None:
+    """A forged frame's 14 previews of 256 rows of 256 numbers held the server 1.3 s and some
+    40 MB a run, and 0.75 s every rerun after (tables and heatmaps redrawn from them)."""
+    big = [[0.5] * 256 for _ in range(256)]
+    arrays = decode_arrays(
+        [{"name": f"a{i}", "shape": [256, 256], "preview": big} for i in range(14)]
+    )
+    assert len(arrays) == 14
+    assert all(len(a.preview) == 16 and {len(r) for r in a.preview} == {16} for a in arrays)
+    vector = decode_arrays([{"name": "v", "shape": [10_000], "preview": [1.0] * 10_000}])
+    assert len(vector[0].preview) == 256
+    deep = decode_arrays([{"name": "d", "shape": [2], "preview": [[[1.0]] * 3] * 3}])
+    assert deep[0].preview == [[None, None, None]] * 3  # a third level is no number
