@@ -75,17 +75,40 @@ def encode(value: Any, depth: int = 0) -> Any:
     raise TypeError(f"cannot send a {type(value).__name__}")
 
 
-def decode(data: Any, allowed: Iterable[type], depth: int = 0) -> Any:
-    """Rebuild what :func:`encode` wrote; only the dataclasses in ``allowed`` may appear."""
+def decode(
+    data: Any, allowed: Iterable[type], depth: int = 0, most_values: int | None = None
+) -> Any:
+    """Rebuild what :func:`encode` wrote; only the dataclasses in ``allowed`` may appear.
+
+    ``most_values``: the most values and containers (an array counts once) the data may hold,
+    counted as they are decoded: a sender's 4 MB of ``[[]]`` in one field cost a second of
+    decoding before its type was ever checked (each dataclass field's JSON kind is now checked
+    first, too).
+    """
     classes = {cls.__name__: cls for cls in allowed}
-    return _decode(data, classes, depth)
+    return _decode(data, classes, depth, _Budget(most_values))
 
 
-def _decode(data: Any, classes: dict[str, type], depth: int) -> Any:
+class _Budget:
+    """How many more values a decode may make (``None``: no bound)."""
+
+    def __init__(self, most: int | None) -> None:
+        self.most, self.left = most, most
+
+    def spend(self) -> None:
+        if self.left is None:
+            return
+        self.left -= 1
+        if self.left < 0:
+            raise ValueError(f"the data holds more than {self.most:,} values")
+
+
+def _decode(data: Any, classes: dict[str, type], depth: int, budget: _Budget) -> Any:
     if depth > MAX_DEPTH:
         raise ValueError("the data is nested too deeply")
+    budget.spend()
     if isinstance(data, list):
-        return [_decode(v, classes, depth + 1) for v in _capped(data)]
+        return [_decode(v, classes, depth + 1, budget) for v in _capped(data)]
     if not isinstance(data, dict):
         if isinstance(data, str):
             return untrusted.text(data, MAX_TEXT)
@@ -96,7 +119,7 @@ def _decode(data: Any, classes: dict[str, type], depth: int) -> Any:
         items = data[_TUPLE]
         if not isinstance(items, list):
             raise ValueError("a tuple must hold a list")
-        return tuple(_decode(v, classes, depth + 1) for v in _capped(items))
+        return tuple(_decode(v, classes, depth + 1, budget) for v in _capped(items))
     if _ARRAY in data:
         return _array(data)
     if _CLASS in data:
@@ -107,14 +130,17 @@ def _decode(data: Any, classes: dict[str, type], depth: int) -> Any:
         given = {k for k in data if k != _CLASS}
         if given != names:
             raise ValueError(f"{cls.__name__} fields do not match: {sorted(given ^ names)}")
+        hints = _hints(cls)
         for f in dataclasses.fields(cls):
             _within(data[f.name], f.metadata.get(MAX_ITEMS_KEY), f"{cls.__name__}.{f.name}")
-        fields = {k: _decode(data[k], classes, depth + 1) for k in names}
-        for name, hint in _hints(cls).items():
+            if f.name in hints and not _shaped_like(data[f.name], hints[f.name]):
+                raise ValueError(f"{cls.__name__}.{f.name} is not a {_name(hints[f.name])}")
+        fields = {k: _decode(data[k], classes, depth + 1, budget) for k in names}
+        for name, hint in hints.items():
             if name in fields and not _conforms(fields[name], hint):
                 raise ValueError(f"{cls.__name__}.{name} is not a {_name(hint)}")
         return cls(**fields)
-    return {str(k): _decode(v, classes, depth + 1) for k, v in data.items()}
+    return {str(k): _decode(v, classes, depth + 1, budget) for k, v in data.items()}
 
 
 @functools.cache
@@ -162,6 +188,34 @@ def _conforms(value: Any, hint: Any) -> bool:
         )
     if hint is tuple:
         return isinstance(value, tuple)
+    return True
+
+
+def _shaped_like(raw: Any, hint: Any) -> bool:
+    """Whether ``raw``, as :func:`encode` wrote it, can decode into ``hint``: its JSON kind
+    only (a string for ``str``, a tagged object for a dataclass, a list for ``list``...), looked
+    at before anything of it is decoded; what it holds :func:`_conforms` checks after."""
+    origin = typing.get_origin(hint)
+    if hint is Any or isinstance(hint, typing.TypeVar):
+        return True
+    if hint is None or hint is type(None):
+        return raw is None
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_shaped_like(raw, arg) for arg in typing.get_args(hint))
+    if hint is str:
+        return isinstance(raw, str)
+    if hint in (int, float, bool):
+        return isinstance(raw, bool | int | float)
+    if hint is np.ndarray:
+        return isinstance(raw, dict) and _ARRAY in raw
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return isinstance(raw, dict) and _CLASS in raw
+    if origin is tuple or hint is tuple:
+        return isinstance(raw, dict) and _TUPLE in raw
+    if origin is list or hint is list:
+        return isinstance(raw, list)
+    if origin is dict or hint is dict:
+        return isinstance(raw, dict) and not ({_TUPLE, _ARRAY, _CLASS} & raw.keys())
     return True
 
 

@@ -19,6 +19,11 @@ from typing import Any
 from jaxplay.core import codec, roofline, timing
 from jaxplay.core.i18n import N_, _
 
+#: The most values one inspection's result may decode into: a timing's 2 x 10,000 samples and
+#: its texts fit many times over; 4 MB of ``[[]]`` that a run's code wrote (a second of the
+#: server's interpreter, decoded before its type was checked) does not.
+INSPECTION_VALUES = 100_000
+
 
 @dataclass(frozen=True)
 class Inspector:
@@ -27,10 +32,12 @@ class Inspector:
     Attributes:
         function: ``"module:function"``, resolved inside the worker only.
         returns: ``"module:Class"``, the frozen dataclass it returns, resolved on the server.
+        most_values: the most values its result may decode into (:func:`decode`).
     """
 
     function: str
     returns: str
+    most_values: int = INSPECTION_VALUES
 
 
 #: Inspector name -> its function and result type.
@@ -41,8 +48,12 @@ INSPECTORS: dict[str, Inspector] = {
     "compare_jit": Inspector(
         "jaxplay.sandbox._inspectors:compare_jit", "jaxplay.sandbox._inspectors:JitTiming"
     ),
+    # Every stage's text of every variant with a source line for each of its lines: more, and
+    # the server re-caps them (jaxplay.tracing._staging) once decoded.
     "stages": Inspector(
-        "jaxplay.tracing._sandboxed:inspect_stages", "jaxplay.tracing._sandboxed:StagedVariants"
+        "jaxplay.tracing._sandboxed:inspect_stages",
+        "jaxplay.tracing._sandboxed:StagedVariants",
+        most_values=1_000_000,
     ),
 }
 
@@ -130,7 +141,11 @@ def decode(raw: Any, asked: Iterable[str]) -> dict[str, Any]:
             continue
         returns = resolve(INSPECTORS[name].returns)
         try:
-            value = codec.decode(raw[name], codec.dataclass_types(returns) | {InspectionFailed})
+            value = codec.decode(
+                raw[name],
+                codec.dataclass_types(returns) | {InspectionFailed},
+                most_values=INSPECTORS[name].most_values,
+            )
             if not isinstance(value, returns | InspectionFailed):
                 raise ValueError(f"not a {returns.__name__}")
         except (ValueError, TypeError, RecursionError) as err:

@@ -86,3 +86,34 @@ def test_a_timings_samples_are_bounded_before_they_are_decoded() -> None:
     assert len(codec.decode(timing_of(200), (timing.Timing,)).samples) == 200
     with pytest.raises(ValueError, match=r"Timing.samples holds 10,001 items \(at most 10,000\)"):
         codec.decode(timing_of(timing.MAX_SAMPLES + 1), (timing.Timing,))
+
+
+def test_a_fields_json_kind_is_checked_before_it_is_decoded() -> None:
+    """390,000 ``[[]]`` where a string belongs cost a second to decode before its type was
+    checked; now refused on sight."""
+    data = codec.encode(Point(1.0, "a"))
+    data["label"] = [[[]]] * 390_000
+    called = []
+    original = codec._decode
+
+    def counting(*args: object) -> object:
+        called.append(1)
+        return original(*args)  # type: ignore[arg-type]
+
+    codec._decode = counting  # type: ignore[assignment]
+    try:
+        with pytest.raises(ValueError, match="Point.label is not a str"):
+            codec.decode(data, (Point,))
+    finally:
+        codec._decode = original  # type: ignore[assignment]
+    assert len(called) == 1  # the dataclass itself, none of its fields
+    assert codec.decode(codec.encode(Curve(np.zeros(3), (Point(1.0, "a"),), 2)), (Curve, Point))
+
+
+def test_a_decode_is_held_to_its_most_values() -> None:
+    many = codec.encode([[1.0, 2.0]] * 1_000)
+    assert len(codec.decode(many, (), most_values=5_000)) == 1_000
+    with pytest.raises(ValueError, match="more than 1,000 values"):
+        codec.decode(many, (), most_values=1_000)
+    # An array counts once, whatever its size.
+    assert codec.decode(codec.encode(np.zeros(100_000)), (), most_values=2).shape == (100_000,)

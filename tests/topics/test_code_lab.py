@@ -106,3 +106,21 @@ def test_a_forged_preview_keeps_only_what_the_worker_sends() -> None:
     assert len(vector[0].preview) == 256
     deep = decode_arrays([{"name": "d", "shape": [2], "preview": [[[1.0]] * 3] * 3}])
     assert deep[0].preview == [[None, None, None]] * 3  # a third level is no number
+
+
+def test_a_forged_inspection_of_nested_lists_is_refused_before_decoding() -> None:
+    """A run's code wrote 390,000 ``[[]]`` where a timing belongs: three seconds of the server's
+    interpreter a run, decoded before the type was checked."""
+    from jaxplay.core import codec
+    from jaxplay.sandbox import InspectionFailed, _inspectors
+
+    sample = timing.Timing(samples=(1e-3,), number=1, warmup=0)
+    forged = codec.encode(JitTiming(timing.JitComparison(sample, sample), "cpu"))
+    forged["comparison"] = [[[]]] * 390_000
+    shown = _inspectors.decode({"compare_jit": forged}, ["compare_jit"])["compare_jit"]
+    assert isinstance(shown, InspectionFailed) and "is not a JitComparison" in shown.error
+    # Of the right kinds but more values than any inspection makes: refused as it decodes.
+    bloated = codec.encode(JitTiming(timing.JitComparison(sample, sample), "cpu"))
+    bloated["comparison"]["eager"]["samples"] = {"__tuple__": [[1.0] * 100] * 2_000}
+    shown = _inspectors.decode({"compare_jit": bloated}, ["compare_jit"])["compare_jit"]
+    assert isinstance(shown, InspectionFailed) and "values" in shown.error
