@@ -11,12 +11,6 @@ from jaxplay.core.capture import Outcome
 from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.timing import format_seconds
 
-
-def devices_count(n: int) -> str:
-    """``n`` devices, in the visitor's language (``"1 device"``, ``"8 devices"``)."""
-    return ngettext("{n} device", "{n} devices", n).format(n=f"{n:,}")
-
-
 st.title(":material/grid_view: " + _("Devices & sharding"))
 st.write(
     _(
@@ -37,7 +31,7 @@ if len(PLATFORMS) > 1:  # e.g. one GPU and eight simulated CPUs: let the visitor
         _("Devices for sharding, collectives and scaling"),
         PLATFORMS,
         index=PLATFORMS.index(max(PLATFORMS, key=COUNTS.__getitem__)),
-        format_func=lambda p: f"{p}: {devices_count(COUNTS[p])}",
+        format_func=lambda p: f"{p}: {devices.devices_count(COUNTS[p])}",
         key="devices_platform",
         bind="query-params",
     )
@@ -267,7 +261,7 @@ def sharding_tab() -> None:
                 "{n} distinct block, each held by {devices}.",
                 "{n} distinct blocks, each held by {devices}.",
                 blocks,
-            ).format(n=f"{blocks:,}", devices=devices_count(result.copies))
+            ).format(n=f"{blocks:,}", devices=devices.devices_count(result.copies))
         )
         shards_table(result)
     _ui.show_code(devices.shard_layout, label=_("Show the code that ran"))
@@ -398,7 +392,7 @@ def inserted_collectives(n: int) -> None:
             "type, {type} (the mesh's axes are Explicit, so the sharding is part of the type: "
             "see *{tab}*)."
         ).format(
-            devices=devices_count(n),
+            devices=devices.devices_count(n),
             ops=", ".join(c.ops) or _("no collectives"),
             why=why,
             matches=c.matches,
@@ -429,7 +423,7 @@ def scaling_tab() -> None:
             _("Timed"),
             counts,
             lambda n, turn: sandbox.timed(devices.scaling_point, n, platform=platform, turn=turn),
-            devices_count,
+            devices.devices_count,
         )
         st.session_state["devices_scaling"] = (WHERE, tuple(points))
     if SIMULATED:

@@ -109,7 +109,18 @@ def _head(values: Iterable[T], budget: list[int]) -> list[T]:
 
 
 def json_text_refusal(text: str) -> str | None:
-    """Why a JSON text a client sent is refused before anything parses it, or ``None``.
+    """Why a JSON text a client sent is refused before anything parses it, or ``None``
+    (:func:`json_text`'s reason)."""
+    try:
+        json_text(text)
+    except ValueError as refused:
+        return str(refused)
+    return None
+
+
+def json_text(text: str) -> Any:
+    """A JSON text a client sent, parsed once it is known to be cheap to parse; raises
+    ``ValueError`` saying why it is refused.
 
     Refused: more than :data:`MAX_JSON_CONTAINERS` arrays and objects or about
     :data:`MAX_JSON_VALUES` values, nesting deeper than :data:`MAX_JSON_DEPTH`, or text that is
@@ -121,18 +132,17 @@ def json_text_refusal(text: str) -> str | None:
     skeleton = _JSON_STRING.sub('""', text)
     containers = skeleton.count("[") + skeleton.count("{")
     if containers > MAX_JSON_CONTAINERS:
-        return f"{containers:,} arrays and objects (at most {MAX_JSON_CONTAINERS:,})"
+        raise ValueError(f"{containers:,} arrays and objects (at most {MAX_JSON_CONTAINERS:,})")
     values = skeleton.count(",") + skeleton.count(":")
     if values > MAX_JSON_VALUES:
-        return f"about {values:,} values (at most {MAX_JSON_VALUES:,})"
+        raise ValueError(f"about {values:,} values (at most {MAX_JSON_VALUES:,})")
     depth = deepest = 0
     for bracket in _BRACKET.findall(skeleton):
         depth += 1 if bracket in "[{" else -1
         deepest = max(deepest, depth)
     if deepest > MAX_JSON_DEPTH:
-        return f"nested {deepest} deep (at most {MAX_JSON_DEPTH})"
+        raise ValueError(f"nested {deepest} deep (at most {MAX_JSON_DEPTH})")
     try:
-        json.loads(text)
+        return json.loads(text)
     except (ValueError, RecursionError) as error:
-        return f"not JSON ({type(error).__name__})"
-    return None
+        raise ValueError(f"not JSON ({type(error).__name__})") from None

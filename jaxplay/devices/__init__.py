@@ -22,6 +22,7 @@ from ._collectives import run_collective as run_collective
 from ._devices import MAX_PLACE_ELEMENTS as MAX_PLACE_ELEMENTS
 from ._devices import MAX_TRANSFER_BYTES as MAX_TRANSFER_BYTES
 from ._devices import article_placement as article_placement
+from ._devices import devices_count as devices_count
 from ._devices import devices_of as devices_of
 from ._devices import inventory as inventory
 from ._devices import inventory_rows as inventory_rows

@@ -20,7 +20,7 @@ from jaxplay.article import manual_device_placement
 from jaxplay.core import capture, claims, timing
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import format_bytes, log_axis, timing_line
-from jaxplay.core.i18n import N_, _
+from jaxplay.core.i18n import N_, _, ngettext
 
 #: The largest transfer that may be timed (bytes): enough to see bandwidth, small enough to share.
 #: Largest transfer timed: the host buffer, its copy on the source device and the copies made
@@ -30,6 +30,11 @@ MAX_TRANSFER_BYTES = 64 * 2**20
 MAX_PLACE_ELEMENTS = 10**7
 #: The routes timed (keys of :func:`transfer_calls`; a figure shows them translated).
 ROUTES = (N_("host → device"), N_("device → device"), N_("device → host"))
+
+
+def devices_count(n: int) -> str:
+    """``n`` devices, in the visitor's language (``"1 device"``, ``"8 devices"``)."""
+    return ngettext("{n} device", "{n} devices", n).format(n=f"{n:,}")
 
 
 def platforms() -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from jaxplay.core import claims, timing
 from jaxplay.core.errors import InputError
 from jaxplay.core.figures import plain, timing_line
 from jaxplay.core.i18n import _, ngettext
-from jaxplay.devices._devices import devices_of
+from jaxplay.devices._devices import devices_count, devices_of
 
 #: Largest array axis the sandbox draws (cells stay legible).
 MAX_DIM = 64
@@ -484,11 +484,7 @@ def layout_figure(layout: ShardLayout) -> go.Figure:
                     )
                 lo, j = lo + width, j + 1
         shapes.append({**rect, "line": {"color": "white", "width": 3}})
-        held_by = (
-            ", ".join(f"d{d}" for d in block.device_ids)
-            if k <= 4
-            else ngettext("{n} device", "{n} devices", k).format(n=f"{k:,}")
-        )
+        held_by = ", ".join(f"d{d}" for d in block.device_ids) if k <= 4 else devices_count(k)
         label = held_by if k == 1 else _("copies on {devices}").format(devices=held_by)
         annotations.append(
             {
@@ -669,9 +665,6 @@ def scaling_sentence(points: tuple[ScalingPoint, ...]) -> str:
     one, most = points[0], points[-1]
     a, b = one.timing, most.timing
 
-    def devices(n: int) -> str:
-        return ngettext("{n} device", "{n} devices", n).format(n=f"{n:,}")
-
     def spread(t: timing.Timing) -> str:
         return _("{median} per step (quartiles {q1}–{q3})").format(
             median=timing.format_seconds(t.median),
@@ -686,9 +679,9 @@ def scaling_sentence(points: tuple[ScalingPoint, ...]) -> str:
     else:
         verdict = _("no clear difference: the quartile ranges overlap")
     return _("Measured: {one} {one_time}, {most} {most_time}: {verdict}.").format(
-        one=devices(one.devices),
+        one=devices_count(one.devices),
         one_time=spread(a),
-        most=devices(most.devices),
+        most=devices_count(most.devices),
         most_time=spread(b),
         verdict=verdict,
     )

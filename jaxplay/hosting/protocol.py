@@ -33,7 +33,6 @@ are tested without a server.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
@@ -222,13 +221,13 @@ def table_edits_refusal(text: str) -> str | None:
     """Why a data editor's edits (its JSON text) are not of the shape a browser sends, or
     ``None``: an object of ``edited_rows`` (row position -> {column: value}), ``added_rows``
     ({column: value} each) and ``deleted_rows`` (row positions). Checked for cost first
-    (:func:`jaxplay.core.untrusted.json_text_refusal`); Streamlit raised decoding anything else
+    (:func:`jaxplay.core.untrusted.json_text`); Streamlit raised decoding anything else
     (text that is not JSON, a list of edited rows, a row named ``"x"``): an error page.
     """
-    why = untrusted.json_text_refusal(text)
-    if why is not None:
-        return why
-    edits = json.loads(text)
+    try:
+        edits = untrusted.json_text(text)
+    except ValueError as refused:
+        return str(refused)
     if not isinstance(edits, dict):
         return "no object"
     for part, value in edits.items():

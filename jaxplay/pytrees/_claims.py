@@ -92,18 +92,24 @@ def _sorted_keys(_: None) -> Verdict:
     return Verdict(paths == expected, f"flattened order: {paths}")
 
 
+#: Dicts keyed by one kind of thing or by a mix, by case: only the mix has no order.
+KEYED: dict[str, dict[Any, float]] = {
+    "mixed": {1: 2.0, "a": 3.0},
+    "tuples": {(1, 2): 1.0, (0, 5): 2.0},
+    "numbers": {2: 1.0, 1.5: 2.0},
+}
+
+
 @claims.claim(
     "pytrees.mixed_dict_keys_cannot_be_sorted",
     N_(
         "JAX cannot sort a dict's keys when strings are among numbers, and flattening such a "
         "dict raises; keys all of one comparable kind (numbers, tuples) flatten in sorted order."
     ),
-    cases=("mixed", "tuples", "numbers"),
+    cases=tuple(KEYED),
 )
 def _mixed_keys(case: str) -> Verdict:
-    tree = {"mixed": {1: 2.0, "a": 3.0}, "tuples": {(1, 2): 1.0, (0, 5): 2.0}}.get(
-        case, {2: 1.0, 1.5: 2.0}
-    )
+    tree = KEYED[case]
     try:
         leaves = jax.tree.leaves(tree)
     except (TypeError, ValueError) as err:

@@ -621,7 +621,8 @@ def bwrap_usable(executable: str = BWRAP) -> bool:
             ok, why = False, f"{type(err).__name__}: {err}"
         if ok:
             break
-        time.sleep(0.5 * (attempt + 1))
+        if attempt + 1 < PROBE_TRIES:
+            time.sleep(0.5 * (attempt + 1))
     if not ok:
         log.warning("bubblewrap (%s) cannot isolate a run here: %s", executable, why)
     _USABLE[executable] = (ok, time.monotonic())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import jax.numpy as jnp
+
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
 from jaxplay.core.i18n import N_
@@ -56,11 +58,15 @@ def _conversions(pair: tuple[str, str]) -> Verdict:
     others = [_others_type(pair[1 - preset.arg_names.index(n)], d) for n, d in converted.items()]
     other_said = "the other operand's type" in text or "the other operand's dtype" in text
     neither_said = "no argument has that type" in text
+    # "The smallest type on its promotion lattice that holds them all": JAX's own join of the
+    # two dtypes (jnp.promote_types), which the jaxpr converted both to.
+    joined = W in pair or all(d == str(jnp.promote_types(*pair)) for d in converted.values())
     holds = (
         not wrong
         and said == set(converted)
         and other_said == any(others)
         and neither_said == (not all(others))
+        and joined
     )
     return Verdict(holds, f"the jaxpr converts {converted}; the story: {text!r}")
 
