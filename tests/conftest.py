@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import inspect
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("JAXPLAY_CPU_DEVICES", "8")
 # The start-up check of every claim runs them all in the background: tests/test_claims.py runs
@@ -34,6 +36,17 @@ os.environ.setdefault("JAXPLAY_WARM_UP", "off")
 # not how fast (benchmarks/ measures that). Here (AppTest too) and in every server a test starts.
 # Set, not defaulted: a scale exported for a demo (10, say) would make the suite 200 times slower.
 os.environ["JAXPLAY_MEASURE_SCALE"] = "0.05"
+# JAX's persistent compilation cache, one folder for the whole run: both xdist workers (they
+# inherit it from the controller, which made it) and every server a test starts compile the same
+# programs, and most of a measurement's CPU under test is compiling. Tests check what a compile
+# returns, never how long it took (benchmarks/ measures that, with no cache). The sandbox's
+# workers never see it: their environment is an allow-list (environment.child_environment), and
+# a visitor's run must not read or write a cache the server's processes trust.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxplay-tests-jax-cache-")
+    os.environ["JAXPLAY_TESTS_OWN_JAX_CACHE"] = "1"  # this run made it, and removes it at the end
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.05")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 
 from jaxplay.hosting import environment
 
@@ -94,6 +107,12 @@ def _code_of(item: pytest.Item, cache: dict[Any, str]) -> str:
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the ``xdist_group`` marks
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run's compilation cache goes with the run (the controller made it; workers leave it)."""
+    if not hasattr(config, "workerinput") and os.environ.pop("JAXPLAY_TESTS_OWN_JAX_CACHE", ""):
+        shutil.rmtree(os.environ["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cache: dict[Any, str] = {}
     for item in items:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from jaxplay.hosting import environment
 from jaxplay.sandbox import Limits, RunnerConfig, WorkerPool
 from jaxplay.sandbox._forkserver import ForkServer, ForkServerUnavailable
 from jaxplay.sandbox._process import bwrap_usable
@@ -85,6 +88,10 @@ seen["cache_on"] = compilation_cache.is_persistent_cache_enabled()
 seen["settings"] = {{name: getattr(jax.config, name) for name in {settings!r}}}
 print(json.dumps(seen))
 """
+FRESH_SETTINGS = """
+import json, jax
+print(json.dumps({{name: getattr(jax.config, name) for name in {settings!r}}}))
+"""
 
 
 def test_runs_load_the_zygotes_warm_up_and_cannot_change_it(pool: WorkerPool) -> None:
@@ -99,8 +106,6 @@ def test_runs_load_the_zygotes_warm_up_and_cannot_change_it(pool: WorkerPool) ->
         time.sleep(0.05)
     assert pool._spares[0].info is not None
     assert pool._spares[0].info["warm_up_cache_hits"] >= 1
-    import jax
-
     from jaxplay.sandbox._zygote import CACHE_SETTINGS
 
     result = pool.run(CACHE_PROBE.format(path=path, settings=CACHE_SETTINGS))
@@ -109,8 +114,17 @@ def test_runs_load_the_zygotes_warm_up_and_cannot_change_it(pool: WorkerPool) ->
     assert any(name.startswith("jit_") for name in seen["entries"])
     assert seen["writes"] == [30, 30] and seen["remove"] == 30  # EROFS, each time
     assert seen["cache_on"] is False
-    # JAX's own settings are back for the visitor's code, as in a fresh process.
-    assert seen["settings"] == {name: getattr(jax.config, name) for name in CACHE_SETTINGS}
+    # JAX's own settings are back for the visitor's code, as in a fresh process of a worker's
+    # environment (this process's may differ: tests/conftest.py gives it a compilation cache).
+    fresh = subprocess.run(
+        [sys.executable, "-c", FRESH_SETTINGS.format(settings=CACHE_SETTINGS)],
+        env=environment.child_environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert seen["settings"] == json.loads(fresh.stdout)
 
 
 # Each run leaves marks in every place a neighbour could look, waits while the other run is
