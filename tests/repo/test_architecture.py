@@ -9,6 +9,7 @@ never a higher one, and never another topic.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -186,21 +187,34 @@ def test_a_page_function_tells_one_story(path: Path) -> None:
 def _names_used(path: Path, package: str) -> set[str]:
     """The names of ``jaxplay.<package>`` a file uses: ``from jaxplay.<package> import X``,
     ``<package>.X`` (after ``from jaxplay import <package>``) and ``jaxplay.<package>.X``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    used: set[str] = set()
-    aliases = {package}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == f"jaxplay.{package}":
-            used |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module == "jaxplay":
-            aliases |= {a.asname or a.name for a in node.names if a.name == package}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id in aliases:
-                used.add(node.attr)
+    imported, packages, attributes, strings = _usage(path)
+    aliases = {package} | {alias for name, alias in packages if name == package}
+    used = set(imported.get(f"jaxplay.{package}", ()))
+    used |= {attr for name, attr in attributes if name in aliases}
+    return used | strings  # a name looked up by string (pages/prng.py's cached("..."))
+
+
+@functools.cache
+def _usage(
+    path: Path,
+) -> tuple[dict[str, set[str]], set[tuple[str, str]], set[tuple[str, str]], set[str]]:
+    """What :func:`_names_used` reads of a file, parsed once for every package's test: names
+    imported per module, ``from jaxplay import`` (name, alias) pairs, ``name.attr`` pairs, and
+    string constants."""
+    imported: dict[str, set[str]] = {}
+    packages: set[tuple[str, str]] = set()
+    attributes: set[tuple[str, str]] = set()
+    strings: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.setdefault(node.module, set()).update(a.name for a in node.names)
+            if node.module == "jaxplay":
+                packages |= {(a.name, a.asname or a.name) for a in node.names}
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            attributes.add((node.value.id, node.attr))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            used.add(node.value)  # a name looked up by string (pages/prng.py's cached("..."))
-    return used
+            strings.add(node.value)
+    return imported, packages, attributes, strings
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,10 @@ import pytest
 from jaxplay import article
 from jaxplay.sandbox import Limits, RunnerConfig, RunResult, WorkerPool
 
+#: One xdist worker takes this module: its fixture runs every snippet at once, and each worker
+#: that took one of its tests would run them all again.
+pytestmark = pytest.mark.xdist_group("topics-article")
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The article itself is not part of jaxplay: a checkout may keep it beside the repository.
 ARTICLE = ROOT.parent / "shared" / "seed" / "jax-core-api-article.zh.txt"

@@ -10,6 +10,10 @@ import pytest
 from jaxplay import pytrees, sharp_bits, state
 from jaxplay.sandbox import Limits, RunnerConfig, RunResult, WorkerPool
 
+#: One xdist worker takes this module: its fixture runs every snippet at once, and each worker
+#: that took one of its tests would run them all again.
+pytestmark = pytest.mark.xdist_group("topics-snippets")
+
 
 def _snippets() -> dict[str, tuple[str, str | None, str]]:
     """``id -> (source, expected exception or None, marker printed when it runs through)``."""
