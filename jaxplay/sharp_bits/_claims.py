@@ -269,11 +269,32 @@ def _take_along_axis(_: None) -> Verdict:
 # --- NaNs --------------------------------------------------------------------------------------
 
 
+def _scatter_modes(mode: str | None) -> list[str]:
+    jaxpr = jax.make_jaxpr(lambda x: x.at[7].set(-1.0, mode=mode))(jnp.arange(5.0))
+    return [str(e.params["mode"]) for e in jaxpr.eqns if e.primitive.name == "scatter"]
+
+
+@claims.claim(
+    "sharp_bits.updates_drop_by_default",
+    N_(
+        "An update without a mode (x.at[i].set(v)) is the same scatter as mode='drop'; only "
+        "mode='promise_in_bounds' makes another."
+    ),
+)
+def _updates_drop_by_default(_: None) -> Verdict:
+    default, drop, promise = (_scatter_modes(m) for m in (None, "drop", "promise_in_bounds"))
+    return Verdict(
+        len(default) == 1 and default == drop and promise != default,
+        f"scatter modes in the jaxpr: none given {default}, 'drop' {drop}, "
+        f"'promise_in_bounds' {promise}",
+    )
+
+
 @claims.claim(
     "sharp_bits.where_nan_gradient",
     N_(
-        "grad of jnp.where(x > 0, jnp.sqrt(x), 0.0) is NaN for x < 0 (0 × nan) and inf at 0; the "
-        "double where gives finite gradients there."
+        "grad of jnp.where(x > 0, jnp.sqrt(x), 0.0) is NaN for x < 0 (0 × nan) and at 0 (0 × inf); "
+        "the double where gives finite gradients there."
     ),
     cases=(-1.0, 0.0),
 )

@@ -303,8 +303,9 @@ UPDATES = Case(
             ".at[i].set(v, mode='drop')",
             at_set_drop,
             note=N_(
-                "`mode='drop'` ignores out-of-bounds updates, as a promise; the default mode, "
-                "`promise_in_bounds`, drops them too in practice, without promising it."
+                "`mode='drop'` ignores out-of-bounds updates. It is already what an update does "
+                "without a mode (the same scatter in the jaxpr), so writing it only says so; "
+                "`mode='promise_in_bounds'` is the one that promises every index is in range."
             ),
         ),
     ),

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
+import jax
 import jax.numpy as jnp
 
-from jaxplay.core import claims
+from jaxplay.core import claims, jaxprs
 from jaxplay.core.claims import Verdict
 from jaxplay.core.i18n import N_
 from jaxplay.tracing import _inputs, _presets, _staging
@@ -73,3 +74,22 @@ def _conversions(pair: tuple[str, str]) -> Verdict:
 
 def _others_type(other: str, target: str) -> bool:
     return target == other or (other == W and target == "float32")
+
+
+@claims.claim(
+    "tracing.cond_under_vmap_runs_both_branches",
+    N_(
+        "The lax.cond preset stages a cond (one branch runs) as written and under jit; under vmap "
+        "its batched predicate leaves no cond: both branches are computed and a select picks."
+    ),
+    cases=("f", "jit", "vmap"),
+)
+def _cond_branches(variant: str) -> Verdict:
+    fn = _presets.find_preset("cond").fn
+    staged = {"f": fn, "jit": jax.jit(fn), "vmap": jax.vmap(fn)}[variant]
+    x = jnp.ones((2, 5) if variant == "vmap" else (5,), jnp.float32)
+    seen = jaxprs.count_primitives(jax.make_jaxpr(staged)(x))
+    holds = ("cond" not in seen and "select_n" in seen) if variant == "vmap" else "cond" in seen
+    return Verdict(
+        holds, f"{variant}: cond × {seen.get('cond', 0)}, select_n × {seen.get('select_n', 0)}"
+    )

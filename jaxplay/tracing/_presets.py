@@ -156,7 +156,11 @@ PRESETS: tuple[Preset, ...] = (
         "lax.cond",
         cond_example,
         (((5,), "float32"),),
-        N_("Both branches are traced into sub-jaxprs; only one runs, chosen on the device."),
+        N_(
+            "Both branches are traced into sub-jaxprs; as `f` and under `jit`, only one runs, "
+            "chosen on the device. Under `vmap` the predicate is batched: the cond becomes a "
+            "select, and both branches run for every example."
+        ),
     ),
     Preset(
         "while",

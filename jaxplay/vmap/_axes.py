@@ -31,7 +31,7 @@ MAX_AXES_TEXT = 80
 MAX_AXIS = 1_000
 MAX_AXES_DEPTH = 4
 
-AxisSpec = int | None | tuple["AxisSpec", ...]
+AxisSpec = int | None | tuple["AxisSpec", ...] | list["AxisSpec"]
 
 
 class AxesError(InputError):
@@ -78,8 +78,12 @@ def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
         if depth > MAX_AXES_DEPTH:
             message = _("{what} is nested more than {depth} levels deep")
             raise fail(message.format(what=what, depth=MAX_AXES_DEPTH), col)
-        if isinstance(node, (ast.Tuple, ast.List)):
+        if isinstance(node, ast.Tuple):
             return tuple(build(e, depth + 1) for e in node.elts)
+        if isinstance(node, ast.List):
+            # Kept a list: JAX reads a list of the arguments' entries as their tuple, and refuses
+            # one inside, where it must mirror a tuple (the params) or an array.
+            return [build(e, depth + 1) for e in node.elts]
         if isinstance(node, ast.Constant) and node.value is None:
             return None
         sign = 1
@@ -91,7 +95,9 @@ def parse_axes(text: str, what: str = "in_axes") -> AxisSpec:
                 message = _("{what}: axis {axis} is far out of range (no array here has it)")
                 raise fail(message.format(what=what, axis=axis), col)
             return axis
-        raise fail(_("{what} may only hold integers, None and tuples").format(what=what), col)
+        raise fail(
+            _("{what} may only hold integers, None, tuples and lists").format(what=what), col
+        )
 
     return build(tree.body, 1)
 
@@ -205,6 +211,8 @@ def leaf_axes(
     """
 
     def spread(entry: AxisSpec, leaves: Sequence[tuple[int, ...]]) -> list[int | None] | None:
+        if isinstance(entry, list):
+            return None  # a list mirrors no argument's structure here (JAX refuses it)
         if isinstance(entry, tuple):
             if len(leaves) == 1 or len(entry) != len(leaves):
                 return None
@@ -219,6 +227,8 @@ def leaf_axes(
             return [None for _ in leaves]
         return [entry % len(s) if len(s) and -len(s) <= entry < len(s) else entry for s in leaves]
 
+    if isinstance(spec, list):
+        spec = tuple(spec)  # the arguments' entries, as JAX reads a list of them
     if not isinstance(spec, tuple):
         return spread(spec, [s for arg in shapes for s in arg])
     if len(spec) != len(shapes):
@@ -252,6 +262,13 @@ def _axis_range(axis: str, _rank_needed: str, rank: str, shape: str) -> str:
     ).format(axis=axis, shape=shape, n=f"{n:,}", forward=forward, backward=backward)
 
 
+#: JAX's refusal of ``W @ x`` when x's length is not W's width.
+_DOT_MISMATCH = (
+    r"dot_general requires contracting dimensions to have the same shape, got \((\d+),\) "
+    r"and \((\d+),\)"
+)
+
+
 #: (pattern in JAX's message, plain explanation). Each explanation is a function of the pattern's
 #: groups, called when the error is explained, so that it speaks the visitor's language.
 _VMAP_ERRORS: tuple[tuple[str, Explanation], ...] = (
@@ -283,15 +300,21 @@ _VMAP_ERRORS: tuple[tuple[str, Explanation], ...] = (
         ),
     ),
     (
-        r"tree prefix of the corresponding value",
+        r"in_axes specification must be a tree prefix of the corresponding value",
         lambda: _(
             "in_axes must mirror the arguments' structure: one entry per argument, and for "
             "params either one entry for both W and b or a pair (axis for W, axis for b)."
         ),
     ),
     (
-        r"dot_general requires contracting dimensions to have the same shape, got \((\d+),\) "
-        r"and \((\d+),\)",
+        r"out_axes specification must be a tree prefix of the corresponding value",
+        lambda: _(
+            "out_axes must mirror the output's structure: the function returns one array, so "
+            "give one integer (or None)."
+        ),
+    ),
+    (
+        _DOT_MISMATCH,
         lambda needed, got: _(
             "vmap accepted the axes, but then each example's x had the wrong length: W @ x "
             "needs {needed} numbers and the slice along the mapped axis has {got}. The mapped "
@@ -356,13 +379,26 @@ def apply_axes(in_axes: AxisSpec, out_axes: AxisSpec, layout: str, w_choice: str
         out = jax.vmap(process_single_example, in_axes=in_axes, out_axes=out_axes)(X, (W, b))
         out = np.asarray(timing.block(out))
     except (ValueError, TypeError) as err:
-        return VmapOutcome(code, rows, None, None, explain_error(err, _VMAP_ERRORS))
+        table = _VMAP_ERRORS
+        if axes is not None and axes[0] is None:  # x not mapped: each call gets all of X
+            table = ((_DOT_MISMATCH, _x_unmapped(X.shape)), *_VMAP_ERRORS)
+        return VmapOutcome(code, rows, None, None, explain_error(err, table))
     expected = reference_outputs(layout, w_choice)
     matches = False
     if isinstance(out_axes, int) and out.ndim == 2 and -2 <= out_axes < 2:
         moved = np.moveaxis(out, out_axes, 0)
         matches = moved.shape == expected.shape and bool(np.allclose(moved, expected, atol=1e-4))
     return VmapOutcome(code, rows, tuple(out.shape), matches, None)
+
+
+def _x_unmapped(shape: tuple[int, ...]) -> Explanation:
+    """The dot's refusal explained for an x that is not mapped (the table's sentence speaks of
+    a slice along x's mapped axis)."""
+    return lambda needed, got: _(
+        "vmap accepted the axes, but x is not mapped: every call gets the whole X, of shape "
+        "{shape}, and W @ x needs {needed} numbers along the axis where X has {got}. Map x's "
+        "batch axis."
+    ).format(shape=shape, needed=needed, got=got)
 
 
 class AxesVerdict(enum.Enum):

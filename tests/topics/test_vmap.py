@@ -20,12 +20,12 @@ SHARED, PER_EXAMPLE = vz.W_CHOICES
     [
         ("0", 0),
         ("(0, None)", (0, None)),
-        ("[1, (0, None)]", (1, (0, None))),
+        ("[1, (0, None)]", [1, (0, None)]),
         ("-1", -1),
         ("(0,)", (0,)),
     ],
 )
-def test_axis_specs_parse_to_ints_none_and_tuples(text: str, spec: object) -> None:
+def test_axis_specs_parse_to_ints_none_tuples_and_lists(text: str, spec: object) -> None:
     assert vz.parse_axes(text) == spec
 
 
@@ -81,15 +81,31 @@ def test_loop_reference_is_the_articles_manual_batch() -> None:
         ("(0, None)", 0, BATCH_LAST, "not its batch axis", "dot_general"),
         ("(0, None)", None, BATCH_FIRST, "out_axes=None", "axis spec None"),
         ("(0, None)", 2, BATCH_FIRST, "out_axes=2 does not exist", "out of bounds"),
+        ("(0, None)", (0,), BATCH_FIRST, "out_axes must mirror the output", "out_axes spec"),
+        ("(None, (None, 0))", 0, BATCH_FIRST, "x is not mapped", "dot_general"),
+        ("(0, [0, None])", 0, BATCH_FIRST, "in_axes must mirror", "in_axes specification"),
     ],
 )
 def test_jaxs_refusals_are_explained(
-    in_text: str, out_axes: int | None, layout: str, plain: str, jax_says: str
+    in_text: str, out_axes: _axes.AxisSpec, layout: str, plain: str, jax_says: str
 ) -> None:
     result = vz.apply_axes(vz.parse_axes(in_text), out_axes, layout, SHARED)
     assert result.output_shape is None and result.error is not None
     assert plain in result.error.plain
     assert jax_says in result.error.message
+
+
+def test_a_list_of_the_arguments_entries_is_their_tuple_and_refused_inside() -> None:
+    """JAX reads a top-level list as the arguments' tuple, and refuses one where a tuple (the
+    params) is: the editor keeps what was typed and lets JAX decide."""
+    assert vz.parse_axes("[0, (0, None)]") == [0, (0, None)]
+    listed = vz.apply_axes(vz.parse_axes("[0, (0, None)]"), 0, BATCH_FIRST, PER_EXAMPLE)
+    assert listed.error is None and listed.matches_loop
+    assert "in_axes=[0, (0, None)]" in listed.code
+    inside = vz.apply_axes(vz.parse_axes("(0, [0, None])"), 0, BATCH_FIRST, PER_EXAMPLE)
+    assert inside.error is not None and inside.rows == ()
+    with pytest.raises(ValueError, match="tree prefix"):
+        jax.vmap(lambda x, p: x, in_axes=(0, [0, None]))(np.ones((8, 5)), (np.ones(3), np.ones(3)))
 
 
 def test_wrong_axes_can_run_and_compute_something_else() -> None:
