@@ -269,8 +269,9 @@ def program_sentence(program: CompiledProgram) -> str:
     if p.divided_eager and not p.divided_compiled and p.divide_as_multiply:
         parts.append(
             _(
-                "The divide of {eager} elements became a multiply: no division is left, XLA "
-                "computed the divisor's reciprocal while compiling (the divisor is a constant)."
+                "The divide of {eager} elements became a multiply: no division is left. XLA "
+                "rewrote it (a constant divisor's reciprocal is computed while compiling; "
+                "`x / sqrt(y)` becomes `x * rsqrt(y)`): the compiled program shows into what."
             ).format(eager=f"{p.divided_eager:,}")
         )
     elif p.divided_eager and p.divided_compiled < p.divided_eager and p.divide_as_multiply:
