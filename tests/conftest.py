@@ -106,13 +106,13 @@ def _code_of(item: pytest.Item, cache: dict[Any, str]) -> str:
     return "\n".join(parts)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the ``xdist_group`` marks
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The run's compilation cache goes with the run (the controller made it; workers leave it)."""
     if not hasattr(config, "workerinput") and os.environ.pop("JAXPLAY_TESTS_OWN_JAX_CACHE", ""):
         shutil.rmtree(os.environ["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the ``xdist_group`` marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cache: dict[Any, str] = {}
     for item in items:
