@@ -222,8 +222,9 @@ VARIANTS: dict[str, Variant] = {
             "dots_saveable",
             "block = jax.checkpoint(block, policy=jax.checkpoint_policies.dots_saveable)",
             N_(
-                "Matrix-product outputs are saved too; only the cheap elementwise ops are "
-                "recomputed."
+                "Matrix-product outputs may be saved too, so only the elementwise ops are "
+                "recomputed. Where a block's product is the next block's input, which every "
+                "policy saves (the seed layer), this saves nothing more than nothing_saveable."
             ),
         ),
         Variant(

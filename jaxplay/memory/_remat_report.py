@@ -124,10 +124,21 @@ def remat_story(
         ).format(n=f"{r.barriers[1]:,}", total=r.barriers[0])
         if loop == "scan":
             saved = dict(saved=_residuals(len(r.residuals)), reference=len(ref.residuals))
-            if r.temp_bytes < ref.temp_bytes:
+            if r.temp_bytes < ref.temp_bytes and len(r.residuals) < len(ref.residuals):
                 said = _(
                     "{head}: it saves {saved} against {reference} and recomputes the rest in the "
                     "backward loop, which XLA cannot merge across loop iterations ({barriers})."
+                )
+            elif r.temp_bytes < ref.temp_bytes:
+                said = _(
+                    "{head}: it saves {saved} against {reference}, so the count does not show "
+                    "the saving: its residuals, below, show which values it keeps instead, "
+                    "and the temp memory dropped ({barriers})."
+                )
+            elif r.temp_bytes > ref.temp_bytes:
+                said = _(
+                    "{head}: it saves {saved} against {reference}, and the temp memory grew "
+                    "({barriers})."
                 )
             else:
                 said = _(
@@ -188,6 +199,12 @@ def remat_story(
                 said = _(
                     "{head}: {lowered}; {barriers}, the compiled program has {compiled} against "
                     "{reference} without checkpoint, and the temp memory dropped."
+                )
+            elif r.temp_bytes > ref.temp_bytes:
+                said = _(
+                    "{head}: {lowered}; {barriers}, the compiled program has {compiled} against "
+                    "{reference} without checkpoint, and the temp memory grew: XLA kept the "
+                    "recomputation without the saving."
                 )
             else:
                 said = _(

@@ -244,3 +244,46 @@ def test_residual_roles_are_worked_out_once_per_setting_and_not_shared_with_resu
     assert _remat.residual_roles.cache_info().hits == hits + 2
     assert small.roles == large.roles == _remat.residual_roles("mlp", "whole", "scan", 3)
     assert small.roles is not large.roles
+
+
+def _story(model: str, loop: str, size: int, depth: int):  # type: ignore[no-untyped-def]
+    """Each variant's result and its paragraph of the story (by variant key)."""
+    results = {key: analyse_variant(model, key, loop, size, depth, False) for key in VARIANTS}
+    ordered = list(results.values())
+    told = _remat_report.remat_story(ordered, _remat.MODELS[model], loop, "cpu")
+    return results, {r.variant.key: t for r, t in zip(ordered[1:], told, strict=True)}
+
+
+def test_a_scan_that_saves_as_many_residuals_says_the_count_does_not_show_the_saving() -> None:
+    """The MLP under lax.scan with dots_saveable saves as many residuals as without checkpoint,
+    other ones, and less temp memory: "recomputes the rest" of an equal count was said."""
+    results, told = _story("mlp", "scan", 128, 4)
+    dots, none = results["per_round_dots"], next(iter(results.values()))
+    assert len(dots.residuals) == len(none.residuals)
+    assert dots.temp_bytes is not None and none.temp_bytes is not None
+    assert dots.temp_bytes < none.temp_bytes
+    assert {r.description for r in dots.residuals} != {r.description for r in none.residuals}
+    assert "the count does not show the saving" in told["per_round_dots"]
+    assert "recomputes the rest" not in told["per_round_dots"]
+
+
+def test_temp_memory_that_grew_is_said_to_grow() -> None:
+    """The unrolled MLP of depth 3 checkpointed per block takes more temp memory than without
+    checkpoint: "did not drop" was said."""
+    results, told = _story("mlp", "unrolled", 128, 3)
+    reference = next(iter(results.values())).temp_bytes or 0
+    grew = [k for k, r in results.items() if r.temp_bytes is not None and r.temp_bytes > reference]
+    assert grew
+    for key in grew:
+        assert "the temp memory grew" in told[key], told[key]
+        assert "did not drop" not in told[key]
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_dots_saveable_saves_nothing_more_on_the_seed_layer(depth: int) -> None:
+    """Each seed block's product is the next block's input, saved under every policy: the
+    dots_saveable note says so rather than "matrix-product outputs are saved too"."""
+    each = analyse_variant("seed", "per_round", "unrolled", 128, depth, False)
+    dots = analyse_variant("seed", "per_round_dots", "unrolled", 128, depth, False)
+    assert [r.description for r in dots.residuals] == [r.description for r in each.residuals]
+    assert "nothing more than nothing_saveable" in _remat.VARIANTS["per_round_dots"].explanation
