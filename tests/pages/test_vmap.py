@@ -46,6 +46,10 @@ def test_default_axes_match_the_loop_and_the_jaxpr_shows_one_dot() -> None:
             "not the per-example",
         ),
         ({"vmap_layout": vz.LAYOUTS[1], "vmap_in_axes": "(1, None)"}, "success", "same numbers"),
+        ({"vmap_in_axes": "[0, None]"}, "success", "same numbers"),
+        ({"vmap_in_axes": "(0, [None, None])"}, "error", "in_axes must mirror"),
+        ({"vmap_in_axes": "(None, (None, 0))"}, "error", "x is not mapped"),
+        ({"vmap_out_axes": "(0,)"}, "error", "out_axes must mirror"),
     ],
 )
 def test_the_editor_explains_each_outcome(state: dict, kind: str, text: str) -> None:
