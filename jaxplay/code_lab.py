@@ -223,6 +223,15 @@ def timing_summary(timing: JitTiming) -> TimingSummary:
     """What a ``compare_jit`` inspection shows: medians, speed-up and what was measured."""
     eager, jitted = timing.comparison.eager, timing.comparison.jitted
     speedup = eager.median / jitted.median if jitted.median > 0 else None
+    undecorated = (
+        " "
+        + _(
+            "The function is jitted where it is defined: eager is its undecorated function, jit "
+            "the same function under `jax.jit`."
+        )
+        if timing.undecorated
+        else ""
+    )
     return TimingSummary(
         metrics=(
             (_("Eager (median)"), format_seconds(eager.median)),
@@ -238,7 +247,8 @@ def timing_summary(timing: JitTiming) -> TimingSummary:
             device=markdown.escape(untrusted.text(timing.device, 80)) or _("its default device"),
             samples=len(eager.samples),
             describe=timing.comparison.describe() if speedup is not None else _("n/a"),
-        ),
+        )
+        + undecorated,
     )
 
 

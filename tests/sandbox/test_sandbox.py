@@ -317,6 +317,13 @@ def test_inspections_run_in_the_sandbox(pool: WorkerPool) -> None:
     timed = result.inspections["compare_jit"]
     assert isinstance(timed, inspectors.JitTiming) and timed.device
     assert timed.comparison.eager.median > 0 and timed.comparison.jitted.median > 0
+    assert not timed.undecorated
+    jitted = pool.run(
+        source + "\nimport jax\n\ng = jax.jit(f)\n",
+        inspect=InspectRequest("g", (ArgSpec((3,)), ArgSpec(())), ("compare_jit",)),
+    )
+    assert jitted.ok, jitted.error
+    assert jitted.inspections["compare_jit"].undecorated  # its eager side: f, not the jitted g
     missing = pool.run("x = 1", inspect=InspectRequest("g", (), ("jaxpr",)))
     assert isinstance(missing.inspections["jaxpr"], InspectionFailed)
     assert "no function named 'g'" in missing.inspections["jaxpr"].error

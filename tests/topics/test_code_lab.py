@@ -65,6 +65,26 @@ def test_the_eager_vs_jit_inspection_in_words() -> None:
     assert len(caption) < 1_000
 
 
+def test_a_function_jitted_where_it_is_defined_is_timed_through_its_undecorated_one() -> None:
+    """The Function box offers ``name = jax.jit(...)``: timed as it is, both sides ran the
+    compiled program and the page said jit gained nothing (a speed-up of 1×)."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxplay.sandbox import _inspectors
+
+    def softmax(x):
+        e = jnp.exp(x - x.max())
+        return e / e.sum()
+
+    timed = _inspectors.compare_jit(jax.jit(softmax), (jnp.ones(256),))
+    assert timed.undecorated
+    assert "jitted where it is defined" in code_lab.timing_summary(timed).caption
+    plain = _inspectors.compare_jit(softmax, (jnp.ones(256),))
+    assert not plain.undecorated
+    assert "jitted where it is defined" not in code_lab.timing_summary(plain).caption
+
+
 def test_a_failure_ready_to_show() -> None:
     error = RunError("exception", "boom", exc_type="ValueError", line=2, traceback="tb")
     shown = code_lab.failure(error, "a\nb\nc")
