@@ -285,8 +285,11 @@ def jvp_rule_tab() -> None:
     st.markdown(
         _(
             "Both answer {agree} of {total} calls with the same value. The `custom_vjp` function "
-            "refuses {refused}: {calls} — every call that needs forward mode (`hessian` is "
-            "`jacfwd(jacrev(f))`). The `custom_jvp` function refuses {jvp_refused}."
+            "refuses {refused}: {calls}. `jvp`, `jacfwd` and `linearize` need a forward rule it "
+            "does not have; `hessian` (`jacfwd(jacrev(f))`) differentiates the backward pass "
+            "forward, and fails here only because the article's forward rule calls the "
+            "`custom_vjp` function itself. The `custom_jvp` "
+            "function refuses {jvp_refused}."
         ).format(
             agree=len(both.agree),
             total=len(both.rows),

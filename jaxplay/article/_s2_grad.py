@@ -177,9 +177,11 @@ print("custom VJP matches autodiff:", bool(jnp.allclose(mine, auto)))
             "backward rule (useful for numerical stability or speed); the added lines check the "
             "rule against JAX's derivative. A `custom_vjp` rule serves reverse mode only: "
             "`jax.jvp`, `jacfwd` or `hessian` of `my_special_op` raise `TypeError: can't apply "
-            "forward-mode autodiff (jvp) to a custom_vjp function` (the grad page shows "
-            "`custom_jvp` beside it, which serves both). `value_and_grad` returns the loss and "
-            "its gradient in one pass; the gradient has the structure of `params` (a tuple)."
+            "forward-mode autodiff (jvp) to a custom_vjp function` (`hessian` only because "
+            "`my_special_op_fwd` calls `my_special_op` itself: with a forward rule of plain `jnp` "
+            "ops it differentiates through the backward rule; the grad page shows `custom_jvp` "
+            "beside it, which serves both). `value_and_grad` returns the loss and its gradient "
+            "in one pass; the gradient has the structure of `params` (a tuple)."
         ),
     ),
 )

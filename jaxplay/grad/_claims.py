@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
 from jaxplay.core.i18n import N_
@@ -28,6 +34,53 @@ def _custom_rules(x: float) -> Verdict:
         holds,
         f"custom_jvp refused {rules.jvp_refusals}; custom_vjp refused {rules.vjp_refusals}",
     )
+
+
+def _plain_rule_op() -> Callable[[float], Any]:
+    """The article's op with its forward rule written in ``jnp`` (it calls no custom_vjp)."""
+
+    @jax.custom_vjp
+    def op(x):  # type: ignore[no-untyped-def]
+        return jnp.where(x > 0, x**2, jnp.sin(x))
+
+    op.defvjp(
+        lambda x: (jnp.where(x > 0, x**2, jnp.sin(x)), (x,)),
+        lambda res, g: (g * jnp.where(res[0] > 0, 2 * res[0], jnp.cos(res[0])),),
+    )
+    return op
+
+
+@claims.claim(
+    "grad.hessian_of_custom_vjp",
+    N_(
+        "hessian of a custom_vjp function works when its forward rule is plain jnp (jacfwd "
+        "differentiates the backward rule) and raises when the forward rule calls the custom_vjp "
+        "function itself, as the article's does; jacfwd of it raises either way."
+    ),
+    cases=(0.5, -0.5),
+)
+def _hessian_of_custom_vjp(x: float) -> Verdict:
+    from jaxplay.article import _s2_grad
+
+    def outcome(f: object) -> str:
+        try:
+            return f"{float(f(x)):.4g}"  # type: ignore[operator]
+        except TypeError:
+            return "TypeError"
+
+    plain, article = _plain_rule_op(), _s2_grad.my_special_op
+    exact = float(jax.hessian(lambda v: jnp.where(v > 0, v**2, jnp.sin(v)))(x))
+    seen = {
+        "hessian, plain rule": outcome(jax.hessian(plain)),
+        "hessian, article's rule": outcome(jax.hessian(article)),
+        "jacfwd, plain rule": outcome(jax.jacfwd(plain)),
+    }
+    holds = (
+        seen["hessian, plain rule"] == f"{exact:.4g}"
+        and seen["hessian, article's rule"] == "TypeError"
+        and seen["jacfwd, plain rule"] == "TypeError"
+    )
+    return Verdict(holds, f"at x = {x:g}: {seen}; autodiff's hessian {exact:.4g}")
 
 
 @claims.claim(
