@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 
+from jaxplay.article import my_special_op, my_special_op_bwd
 from jaxplay.core import claims
 from jaxplay.core.claims import Verdict
 from jaxplay.core.i18n import N_
@@ -36,17 +36,15 @@ def _custom_rules(x: float) -> Verdict:
     )
 
 
+#: The article's op as a plain function (what its ``custom_vjp`` wraps).
+_PLAIN: Callable[[Any], Any] = vars(my_special_op)["__wrapped__"]
+
+
 def _plain_rule_op() -> Callable[[float], Any]:
-    """The article's op with its forward rule written in ``jnp`` (it calls no custom_vjp)."""
-
-    @jax.custom_vjp
-    def op(x):  # type: ignore[no-untyped-def]
-        return jnp.where(x > 0, x**2, jnp.sin(x))
-
-    op.defvjp(
-        lambda x: (jnp.where(x > 0, x**2, jnp.sin(x)), (x,)),
-        lambda res, g: (g * jnp.where(res[0] > 0, 2 * res[0], jnp.cos(res[0])),),
-    )
+    """The article's op and backward rule, with a forward rule that calls its plain function
+    (the article's ``my_special_op_fwd`` calls the custom_vjp function itself)."""
+    op = jax.custom_vjp(_PLAIN)
+    op.defvjp(lambda x: (_PLAIN(x), (x,)), my_special_op_bwd)
     return op
 
 
@@ -60,27 +58,25 @@ def _plain_rule_op() -> Callable[[float], Any]:
     cases=(0.5, -0.5),
 )
 def _hessian_of_custom_vjp(x: float) -> Verdict:
-    from jaxplay.article import _s2_grad
-
     def outcome(f: object) -> str:
         try:
             return f"{float(f(x)):.4g}"  # type: ignore[operator]
         except TypeError:
             return "TypeError"
 
-    plain, article = _plain_rule_op(), _s2_grad.my_special_op
-    exact = float(jax.hessian(lambda v: jnp.where(v > 0, v**2, jnp.sin(v)))(x))
+    plain = _plain_rule_op()
+    exact = f"{float(jax.hessian(_PLAIN)(x)):.4g}"  # autodiff of the plain function
     seen = {
         "hessian, plain rule": outcome(jax.hessian(plain)),
-        "hessian, article's rule": outcome(jax.hessian(article)),
+        "hessian, article's rule": outcome(jax.hessian(my_special_op)),
         "jacfwd, plain rule": outcome(jax.jacfwd(plain)),
     }
-    holds = (
-        seen["hessian, plain rule"] == f"{exact:.4g}"
-        and seen["hessian, article's rule"] == "TypeError"
-        and seen["jacfwd, plain rule"] == "TypeError"
-    )
-    return Verdict(holds, f"at x = {x:g}: {seen}; autodiff's hessian {exact:.4g}")
+    holds = seen == {
+        "hessian, plain rule": exact,
+        "hessian, article's rule": "TypeError",
+        "jacfwd, plain rule": "TypeError",
+    }
+    return Verdict(holds, f"at x = {x:g}: {seen}; autodiff's hessian {exact}")
 
 
 @claims.claim(

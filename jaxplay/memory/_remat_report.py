@@ -132,8 +132,8 @@ def remat_story(
             elif r.temp_bytes < ref.temp_bytes:
                 said = _(
                     "{head}: it saves {saved} against {reference}, so the count does not show "
-                    "the saving: its residuals, below, show which values it keeps instead, "
-                    "and the temp memory dropped ({barriers})."
+                    "the saving: its residuals, below, show which values it keeps, and the temp "
+                    "memory dropped ({barriers})."
                 )
             elif r.temp_bytes > ref.temp_bytes:
                 said = _(
@@ -203,8 +203,7 @@ def remat_story(
             elif r.temp_bytes > ref.temp_bytes:
                 said = _(
                     "{head}: {lowered}; {barriers}, the compiled program has {compiled} against "
-                    "{reference} without checkpoint, and the temp memory grew: XLA kept the "
-                    "recomputation without the saving."
+                    "{reference} without checkpoint, and the temp memory grew."
                 )
             else:
                 said = _(
