@@ -64,7 +64,7 @@ from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 
 from jaxplay.hosting.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.support import postgres as postgres_support  # noqa: E402
-from tests.support.quiet import machine_share  # noqa: E402
+from tests.support.quiet import MachineShare  # noqa: E402
 
 # Every new AppTest scans the installed distributions for component manifests on its first run
 # (0.1 s of CPU, about a thousand times a suite); what is installed does not change during a run.
@@ -165,18 +165,37 @@ def _strict_rank_promotion(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
 
 
+#: This worker's hold on the machine (:class:`tests.support.quiet.MachineShare`), under xdist.
+_MACHINE = pytest.StashKey[MachineShare]()
+
+
+def _quiet(item: pytest.Item | None) -> bool:
+    return item is not None and item.get_closest_marker("quiet") is not None
+
+
 @pytest.fixture(autouse=True)
 def _quiet_machine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
+) -> None:
     """Under xdist, a test marked ``quiet`` runs while no other worker runs a test (it times a
-    bystander against a load it makes itself: another worker's load is not the server's)."""
+    bystander against a load it makes itself: another worker's load is not the server's). The
+    hold ends after the test's teardown (:func:`pytest_runtest_teardown`), or after the last of
+    quiet tests that follow one another."""
     if not hasattr(request.config, "workerinput"):
-        yield
         return
-    exclusive = request.node.get_closest_marker("quiet") is not None
-    with machine_share(tmp_path_factory.getbasetemp().parent, exclusive):
-        yield
+    if _MACHINE not in request.config.stash:
+        request.config.stash[_MACHINE] = MachineShare(tmp_path_factory.getbasetemp().parent)
+    request.config.stash[_MACHINE].take(exclusive=_quiet(request.node))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        share = item.config.stash.get(_MACHINE, None)
+        if share is not None and not (_quiet(item) and _quiet(nextitem)):
+            share.release()
 
 
 @pytest.fixture(autouse=True)
