@@ -94,9 +94,10 @@ print(jax.random.normal(sub, (3,)))
         explanation=N_(
             "`jax.random.key(seed)` with x64 off keeps the low 32 bits, silently. "
             "`jnp.array(seed)` raises `OverflowError` instead. Choose a seed from 0 to "
-            "2**32 − 1 (the fix's `seed % 2**32` does so, visibly) so the stream does not "
-            "depend on `jax_enable_x64`; "
-            "`jax.random.key` makes typed keys, the recommended style."
+            "2**32 − 1 (the fix's `seed % 2**32` does so, visibly) so the key does not "
+            "depend on `jax_enable_x64`. The numbers drawn still do: with x64 on, `normal` "
+            "draws float64 by default, other numbers from the same key, unless you pass "
+            "`dtype=jnp.float32`. `jax.random.key` makes typed keys, the recommended style."
         ),
     ),
     Example(

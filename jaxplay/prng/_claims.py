@@ -191,6 +191,40 @@ def _unsigned_seed(seed: int) -> Verdict:
 
 
 @claims.claim(
+    "prng.x64_changes_default_draws",
+    N_(
+        "With such a seed the key is the same with x64 off and on, but the numbers drawn are "
+        "not: with x64 on, `normal` draws float64 by default; with `dtype=jnp.float32` both "
+        "modes draw the same numbers."
+    ),
+    cases=(_seeds.ARTICLE_SEED % 2**32, 42),
+)
+def _x64_draws(seed: int) -> Verdict:
+    def draw(x64: bool, dtype: str | None) -> tuple[np.ndarray, np.ndarray]:
+        # Thread-local, as in _seeds: only this thread sees the change.
+        with jax.enable_x64(x64):
+            key = jrandom.key(seed)
+            shape = (3,)
+            numbers = (
+                jrandom.normal(key, shape)
+                if dtype is None
+                else jrandom.normal(key, shape, dtype=dtype)
+            )
+            return np.asarray(jrandom.key_data(key)), np.asarray(numbers, dtype=np.float64)
+
+    (key_off, off), (key_on, on) = draw(False, None), draw(True, None)
+    (_, off32), (_, on32) = draw(False, "float32"), draw(True, "float32")
+    holds = (
+        bool((key_off == key_on).all()) and not np.allclose(off, on) and bool((off32 == on32).all())
+    )
+    return Verdict(
+        holds,
+        f"seed {seed}: keys {key_off.tolist()} / {key_on.tolist()}; default draws {off} / {on}; "
+        f"float32 draws {off32} / {on32}",
+    )
+
+
+@claims.claim(
     "prng.seed_range",
     N_("A seed outside the signed 64-bit range raises OverflowError with x64 off and on."),
     cases=(2**63, -(2**63) - 1),
