@@ -252,6 +252,24 @@ def timing_summary(timing: JitTiming) -> TimingSummary:
     )
 
 
+@claims.states_nothing("the sandbox's own isolation, not JAX's behaviour")
+def intro(pool: sandbox.WorkerPool | None = None) -> str:
+    """The page's first sentence: what a run is, and what it can reach, which depends on the
+    sandbox this server has (a server outside public mode may run code as a plain process)."""
+    pool = pool or sandbox.get_pool()
+    if pool.isolated:
+        return _(
+            "Type any JAX code and run it. Each run gets a fresh, sandboxed Python process with "
+            "time, memory and output limits; nothing you run can reach other visitors or the "
+            "server."
+        )
+    return _(
+        "Type any JAX code and run it. Each run gets a fresh Python process with time, memory "
+        "and output limits, but this server has no sandbox: a run can read the server's files "
+        "and use its network (a public server refuses to run code this way)."
+    )
+
+
 @claims.states_nothing("the sandbox's own limits and isolation, not JAX's behaviour")
 def describe_limits(pool: sandbox.WorkerPool | None = None) -> str:
     """One line for the page: the sandbox in use, the limits of a run and what enforces them.

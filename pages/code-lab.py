@@ -15,12 +15,7 @@ sandbox.warm_up()  # returns at once; spare workers start in the background
 DEFAULT = article.by_id(article.DEFAULT_ID).source
 
 st.title(":material/terminal: " + _("Code Lab"))
-st.caption(
-    _(
-        "Type any JAX code and run it. Each run gets a fresh, sandboxed Python process with time, "
-        "memory and output limits; nothing you run can reach other visitors or the server."
-    )
-)
+st.caption(code_lab.intro())
 
 state = st.session_state
 state.setdefault("code_lab_source", DEFAULT)

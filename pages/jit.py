@@ -297,6 +297,8 @@ def roofline_tab(m: jit.Measurement, preset: str) -> None:
             "memory roof."
         ).format(device=reference.device, method=reference.method_text)
     )
+    if library := jit.library_calls_note(m.program):
+        st.warning(library, icon=":material/functions:")
     if prof.memory:
         st.markdown(_("**The compiled program's memory** (`memory_analysis()`, per call):"))
         st.dataframe(
@@ -438,8 +440,10 @@ def donation_tab(workload: jit.Workload) -> None:
 def persistent_cache_tab(workload: jit.Workload) -> None:
     st.markdown(
         _(
-            "With `jax_compilation_cache_dir` set, compiled programs are kept on disk, so a "
-            "**new process** compiling the same function reads them instead of compiling. Two "
+            "With `jax_compilation_cache_dir` set, compiled programs are kept on disk (those "
+            "whose compile took at least `jax_persistent_cache_min_compile_time_secs`: 1 s by "
+            "default, so a quick compile is not kept; this demo sets it to 0), so a **new "
+            "process** compiling the same function reads them instead of compiling. Two "
             "fresh Python processes per round, one after the other, share an empty cache "
             "directory."
         )

@@ -95,8 +95,8 @@ _ui.code_lab_button(run.snippet, key=f"sharp_open_{case.key}", label=_("Open in 
 st.divider()
 st.markdown(
     _(
-        "**Control flow on traced values** (`if x > 0:` under `jit`, a loop bound by a traced "
-        "value) is the next sharp bit: the Tracing page runs those errors and their fixes."
+        "**Control flow on traced values** (`if x > 0:` under `jit`) is the next sharp bit: "
+        "the Tracing page runs that error and its fixes."
     )
 )
 st.page_link(

@@ -45,6 +45,7 @@ from ._measurement import shared_measurement as shared_measurement
 from ._measurement import shared_race as shared_race
 from ._measurement import warm_up as warm_up
 from ._program import kernel_table as kernel_table
+from ._program import library_calls_note as library_calls_note
 from ._program import memory_table as memory_table
 from ._program import program_sentence as program_sentence
 from ._sandboxed import SANDBOXED as SANDBOXED

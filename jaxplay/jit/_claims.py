@@ -294,6 +294,39 @@ def _cost_bytes(case: tuple[str, str, int, int]) -> Verdict:
 
 
 @claims.claim(
+    "jit.library_calls_count_no_flops",
+    "XLA's cost analysis counts none of a library call's flops: `jnp.linalg.inv` and `det` run "
+    "LAPACK `custom-call`s, and the flops XLA reports are far below their LU factorization's "
+    "2/3·n³; the roofline's note names those calls, and no note is shown without one.",
+    cases=("jnp.linalg.inv(x)", "jnp.linalg.det(x)", "jnp.tanh(x) * 2 + x"),
+)
+def _library_flops(formula: str) -> Verdict:
+    import types
+
+    import jax
+
+    n = 256
+    workload = Workload("formula", n, n, "float32", formula)
+    fn, args = function_of(workload), inputs(workload)
+    compiled = jax.jit(fn).lower(*args).compile()
+    cost = _reported(compiled.cost_analysis(), "cost_analysis()")
+    cost = cost[0] if isinstance(cost, list) else cost
+    text = compiled.as_text() or ""
+    profile = types.SimpleNamespace(hlo_text=text, cost=cost)
+    program = _program.read_program(profile, fn, *args)  # type: ignore[arg-type]
+    note = _program.library_calls_note(program)
+    calls = "custom-call" in text
+    lu_flops = 2 / 3 * n**3
+    if not calls:
+        return Verdict(note is None, f"{formula}: no custom-call; the note: {note!r}")
+    return Verdict(
+        note is not None and cost.get("flops", 0.0) < lu_flops / 10,
+        f"{formula}: XLA counts {cost.get('flops', 0.0):,.0f} flops against the LU's "
+        f"{lu_flops:,.0f}; the note: {note!r}",
+    )
+
+
+@claims.claim(
     "jit.traces_once_per_signature",
     "jit runs the Python function once per new input signature: again for a new shape or "
     "dtype, not for new values of the same shape and dtype; Python's `print` runs only then, "

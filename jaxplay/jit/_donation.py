@@ -186,8 +186,12 @@ def donation_sentence(result: DonationResult) -> str:
             _(
                 "XLA aliased nothing here: no output has as many elements as `x`, each as wide "
                 "(such an output can reuse its buffer whatever its shape or dtype), so the "
-                "donation could not be used (JAX's warning below says so)."
+                "donation could not be used."
             ),
+        )
+        unusable = any("donated" in w.lower() for w in d.warnings)
+        text += (
+            _(" JAX's warning below says so.") if unusable else _(" JAX gave no warning this time.")
         )
     live = {"plain": format_bytes(p.live_after), "donated": format_bytes(d.live_after)}
     if d.argument_deleted:

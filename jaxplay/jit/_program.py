@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxplay.core import claims, hlo, markdown, timing, words
+from jaxplay.core import claims, hlo, jaxprs, markdown, timing, words
 from jaxplay.core.i18n import N_, _, ngettext
 
 #: JAX primitives whose count the page compares between the jaxpr and the compiled program,
@@ -91,6 +91,11 @@ class CompiledProgram:
         output_bytes: bytes of the result.
         distinct: for each primitive of ``counts``, its equations of different inputs or
             parameters (two ``exp(x)`` of the same ``x`` are one: a repeat XLA can merge).
+        lowered: for each primitive of ``counts``, whether its op is in the program JAX lowered
+            for XLA (the StableHLO text; None where that text was not given): ``logistic`` is
+            lowered as ``1 / (1 + exp(-x))``, so XLA never sees one.
+        kernels_with: for each primitive of ``counts``, the kernels of the compiled program whose
+            ops include its HLO op (XLA recomputing an op puts copies in several kernels).
     """
 
     function: str
@@ -106,6 +111,8 @@ class CompiledProgram:
     input_bytes: int
     output_bytes: int
     distinct: Mapping[str, int] = field(default_factory=dict)
+    lowered: Mapping[str, bool | None] = field(default_factory=dict)
+    kernels_with: Mapping[str, int] = field(default_factory=dict)
 
 
 def _nbytes(tree: Any) -> int:
@@ -143,6 +150,9 @@ def read_program(profile: timing.JitProfile, fn: Any, *args: Any) -> CompiledPro
 
     closed = jax.make_jaxpr(fn)(*args)
     eqns = closed.jaxpr.eqns
+    # Counted inside nested jaxprs too (jnp.linalg.norm is a jit of its own, its sqrt inside).
+    every = list(jaxprs.equations(closed))
+    stablehlo = getattr(profile, "stablehlo_text", None)
     ops = [op for op in hlo.entry_ops(profile.hlo_text) if op.opcode not in _PLUMBING]
     fusions = {f.name: f for f in hlo.parse_fusions(profile.hlo_text)}
     kernels = tuple(
@@ -154,19 +164,27 @@ def read_program(profile: timing.JitProfile, fn: Any, *args: Any) -> CompiledPro
     inside = [i for f in fusions.values() for i in f.instructions] + ops
     counts: dict[str, tuple[int, int]] = {}
     distinct: dict[str, int] = {}
-    for eqn in eqns:
+    lowered: dict[str, bool | None] = {}
+    kernels_with: dict[str, int] = {}
+    for eqn in every:
         name = eqn.primitive.name
         if name in COUNTED and name not in counts:
-            in_jaxpr = sum(1 for e in eqns if e.primitive.name == name)
-            compiled = sum(1 for i in inside if i.opcode == COUNTED[name])
+            opcode = COUNTED[name]
+            in_jaxpr = sum(1 for e in every if e.primitive.name == name)
+            compiled = sum(1 for i in inside if i.opcode == opcode)
             counts[name] = (in_jaxpr, compiled)
-            distinct[name] = len(
-                {
-                    (tuple(map(str, e.invars)), str(e.params))
-                    for e in eqns
-                    if e.primitive == eqn.primitive
-                }
+            top = [e for e in eqns if e.primitive == eqn.primitive]
+            # Repeats are told apart by their inputs only at the top level, where variable
+            # names are one namespace; an op inside a nested jaxpr counts as distinct.
+            distinct[name] = len({(tuple(map(str, e.invars)), str(e.params)) for e in top}) + (
+                in_jaxpr - len(top)
             )
+            lowered[name] = (
+                None
+                if stablehlo is None
+                else re.search(rf"\b(?:stablehlo|chlo)\.{opcode}\b", stablehlo) is not None
+            )
+            kernels_with[name] = sum(1 for kernel in kernels if opcode in kernel.ops)
     divided_eager = sum(
         math.prod(v.aval.shape) for e in eqns if e.primitive.name == "div" for v in e.outvars
     )
@@ -188,6 +206,30 @@ def read_program(profile: timing.JitProfile, fn: Any, *args: Any) -> CompiledPro
         input_bytes=_nbytes(args),
         output_bytes=int(sum(math.prod(a.shape) * a.dtype.itemsize for a in out)),
         distinct=distinct,
+        lowered=lowered,
+        kernels_with=kernels_with,
+    )
+
+
+@claims.states("jit.library_calls_count_no_flops")
+def library_calls_note(program: CompiledProgram) -> str | None:
+    """A warning for the roofline when the compiled program calls library kernels
+    (``custom-call``: LAPACK for ``jnp.linalg``), whose work XLA's cost analysis does not count;
+    ``None`` when it calls none."""
+    calls = [kernel.name for kernel in program.kernels if kernel.kind == "custom-call"]
+    if not calls:
+        return None
+    return claims.qualify(
+        "jit.library_calls_count_no_flops",
+        ngettext(
+            "The compiled program calls {n} library kernel ({names}: `custom-call`, such as "
+            "LAPACK for `jnp.linalg`), whose flops XLA's cost analysis does not count: the "
+            "achieved GFLOP/s above understates this function's work.",
+            "The compiled program calls {n} library kernels ({names}: `custom-call`, such as "
+            "LAPACK for `jnp.linalg`), whose flops XLA's cost analysis does not count: the "
+            "achieved GFLOP/s above understates this function's work.",
+            len(calls),
+        ).format(n=len(calls), names=", ".join(markdown.code(name) for name in calls[:4])),
     )
 
 
@@ -238,7 +280,15 @@ def program_sentence(program: CompiledProgram) -> str:
         parts[-1] += _(".")
     for name, (in_jaxpr, compiled) in p.counts.items():
         times = {"name": name, "compiled": words.times(compiled), "in_jaxpr": words.times(in_jaxpr)}
-        if compiled == 0 < in_jaxpr:  # log(exp(x)) is x to XLA, 1/sqrt(x) an rsqrt
+        if compiled == 0 < in_jaxpr and p.lowered.get(name) is False:  # sigmoid's logistic
+            parts.append(
+                _(
+                    "`{name}` is not in the compiled program (the jaxpr computes it {in_jaxpr}): "
+                    "JAX already lowered it as other operations (the StableHLO has none), so "
+                    "XLA never saw one."
+                ).format(**times)
+            )
+        elif compiled == 0 < in_jaxpr:  # log(exp(x)) is x to XLA, 1/sqrt(x) an rsqrt
             parts.append(
                 _(
                     "`{name}` is not in the compiled program (the jaxpr computes it {in_jaxpr}): "
@@ -259,12 +309,28 @@ def program_sentence(program: CompiledProgram) -> str:
                     "merged repeats or rewrote some into other operations."
                 ).format(**times)
             )
+        elif compiled > in_jaxpr and p.kernels_with.get(name, 0) <= in_jaxpr:
+            # No more kernels hold it than the jaxpr has of it: not a copy per kernel, but
+            # other operations written with it (sigmoid is 1 / (1 + exp(-x))).
+            parts.append(
+                _(
+                    "`{name}` appears {compiled} in the compiled program against {in_jaxpr} in "
+                    "the jaxpr: other operations of the jaxpr are written with `{name}` once "
+                    "lowered for XLA (the StableHLO shows which)."
+                ).format(**times)
+            )
         elif compiled > in_jaxpr:
             parts.append(
                 _(
                     "`{name}` appears {compiled} in the compiled program against {in_jaxpr} in "
-                    "the jaxpr: XLA recomputes it inside more than one kernel rather than store it."
-                ).format(**times)
+                    "the jaxpr, in {kernels}: XLA recomputes it inside more than one kernel "
+                    "rather than store it, or other operations were written with it."
+                ).format(
+                    kernels=ngettext("{n} kernel", "{n} kernels", p.kernels_with[name]).format(
+                        n=p.kernels_with[name]
+                    ),
+                    **times,
+                )
             )
     if p.divided_eager and not p.divided_compiled and p.divide_as_multiply:
         parts.append(

@@ -266,8 +266,9 @@ UPDATES = Case(
     key="updates",
     title=N_("In-place updates"),
     intro=N_(
-        "JAX arrays are **immutable**: `x[i] = v` raises. The `.at[]` methods return an "
-        "updated copy instead (`set`, `add`, `multiply`, `min`, `max`, `get`). Under `jit` XLA "
+        "JAX arrays are **immutable**: `x[i] = v` raises. The `.at[]` methods `set`, `add`, "
+        "`multiply`, `min` and `max` return an updated copy instead (`get` reads, with the same "
+        "index modes). Under `jit` XLA "
         "makes the copy disappear only when it owns `x`'s buffer: `x` made inside the function, "
         "or a donated argument (`donate_argnums`); a plain argument is copied first."
     ),

@@ -139,7 +139,10 @@ PRESETS: tuple[Preset, ...] = (
         "softmax",
         softmax,
         (((4, 8), "float32"),),
-        N_("Reductions (max, sum) split the work: look for several fusions in the optimized HLO."),
+        N_(
+            "Reductions (max, sum) split the work: look for several fusions in the optimized HLO "
+            "(with a last axis of size 1 XLA drops the reductions, and one fusion is left)."
+        ),
     ),
     Preset(
         "mlp",

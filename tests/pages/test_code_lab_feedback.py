@@ -136,3 +136,25 @@ def test_the_page_shows_the_limits_line_of_its_pool() -> None:
     shown = [c.value for c in at.caption if "Each run:" in c.value]
     assert shown and code_lab.describe_limits() in shown[0]
     assert "enforced by:" in shown[0]
+
+
+def test_the_intro_says_what_a_run_can_reach_with_this_servers_sandbox() -> None:
+    """A server outside public mode may run code as a plain process: the page's first sentence
+    must not promise a sandbox there. Checked against a real run: a plain process reads the
+    server's files."""
+    none = _process.Cgroups(fs_root=Path("/nonexistent"), proc_cgroup=Path("/nonexistent"))
+    assert "can read the server's files" in code_lab.intro(_pool(False, none))
+    assert "nothing you run can reach" in code_lab.intro(_pool(True, none))
+    app = catalog.ROOT / "app.py"
+    pool = runner.WorkerPool(runner.RunnerConfig(sandbox="process", spares=0))
+    try:
+        assert not pool.isolated
+        r = pool.run(f"print(open({str(app)!r}).readline())")
+        assert r.ok and r.stdout.strip(), (r.error, r.stderr[-300:])
+    finally:
+        pool.shutdown()
+
+
+def test_the_page_opens_with_the_intro_of_its_pool() -> None:
+    at = open_page(LAB)
+    assert code_lab.intro() in [c.value for c in at.caption]

@@ -12,6 +12,7 @@ from jaxplay.jit import _measurement
 from tests.support.apptest import assert_clean, open_page
 
 SMALL = {"jit_rows": 16, "jit_cols": 8}
+SQUARE = {"jit_rows": 16, "jit_cols": 16}
 
 
 def _shown(markdown: str) -> str:
@@ -190,6 +191,13 @@ def test_the_stages_tab_explains_the_first_call_and_the_compiled_program(spec) -
     at = _in_tab(spec, "Roofline", **SMALL)
     units = [d.value for d in at.dataframe if "memory_analysis()" in d.value.columns]
     assert units and units[0]["size"].str.endswith("B").all()
+    assert not [w for w in at.warning if "library kernel" in w.value]
+
+
+def test_the_roofline_warns_that_library_calls_count_no_flops(spec) -> None:
+    at = _in_tab(spec, "Roofline", jit_preset="formula", jit_formula="jnp.linalg.inv(x)", **SQUARE)
+    said = [w.value for w in at.warning if "library kernel" in w.value]
+    assert said and "`custom-call`" in said[0], [w.value for w in at.warning]
 
 
 def test_the_beyond_tabs_run_in_the_sandbox(spec) -> None:

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from jaxplay import jit, sandbox
-from jaxplay.jit import _donation
+from jaxplay.jit import _compile_cache, _donation
 
 SOFTMAX = {"preset": "softmax", "rows": 100, "cols": 50, "dtype": "float32", "formula": ""}
 
@@ -36,6 +36,18 @@ def test_an_unusable_donation_says_so_with_jaxs_warning() -> None:
     assert any("donated buffers were not usable" in w for w in result.donated.warnings)
     assert result.reuse_error == ""
     assert "could not be used" in jit.donation_sentence(result)
+    assert "JAX's warning below says so" in jit.donation_sentence(result)
+
+
+def test_a_narrower_output_cannot_use_the_donation_and_jax_does_not_warn() -> None:
+    """x > 1 has x's shape but bool elements: no alias, and JAX emits no warning, so the
+    sentence must not point at one."""
+    result = jit.donation_demo("formula", 100, 50, "float32", "x > 1")
+    assert result.donated.alias_bytes == 0 and not result.donated.argument_deleted
+    assert not any("donated" in w for w in result.donated.warnings), result.donated.warnings
+    text = jit.donation_sentence(result)
+    assert "could not be used" in text and "JAX gave no warning" in text
+    assert "warning below" not in text
 
 
 def test_donation_runs_in_the_sandbox_as_the_page_runs_it() -> None:
@@ -85,3 +97,29 @@ def test_every_sandboxed_demo_refuses_what_the_page_refuses(demo: str) -> None:
     function, _, _ = jit.SANDBOXED[demo]
     with pytest.raises(jit.SizeError):
         function("softmax", 100_000, 1_000, "float32", "")
+
+
+def test_the_persistent_cache_keeps_only_compiles_of_a_second_or_more_by_default(
+    tmp_path,
+) -> None:
+    """The page's sentence: JAX's default minimum compile time is 1 s (a quick compile is not
+    written), which the demo sets to 0 (``jit._compile_cache``)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    code = (
+        "import jax, jax.numpy as jnp, os\n"
+        f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
+        "print(jax.config.jax_persistent_cache_min_compile_time_secs)\n"
+        "jax.jit(lambda x: jnp.sin(x) * 2)(jnp.ones(8)).block_until_ready()\n"
+        f"print(len(os.listdir({str(tmp_path)!r})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    default, written = done.stdout.split()
+    assert float(default) == 1.0 and written == "0", done.stdout
+    assert _compile_cache.CACHE_SETTINGS["jax_persistent_cache_min_compile_time_secs"] == 0

@@ -186,3 +186,33 @@ def test_a_repeat_is_told_from_the_jaxprs_own_equations(softmax) -> None:
     text = jit.program_sentence(rewritten)
     assert "XLA merged repeats or rewrote some into other operations" in text
     assert "removed the repeat" not in text
+
+
+def test_an_op_jax_lowered_away_is_not_said_to_be_xlas_rewrite() -> None:
+    """``jax.nn.sigmoid`` is a ``logistic`` in the jaxpr that JAX lowers as ``1 / (1 +
+    exp(-x))``: XLA never sees a logistic, and its simplifier was blamed for removing it."""
+    x = jnp.ones((100, 50), jnp.float32)
+    assert "logistic" not in jax.jit(jax.nn.sigmoid).lower(x).as_text()
+    program = _program("formula", 100, 50, "jax.nn.sigmoid(x)")
+    assert program.counts["logistic"] == (1, 0) and program.lowered["logistic"] is False
+    text = jit.program_sentence(program)
+    assert "JAX already lowered it as other operations" in text
+    assert "algebraic simplifier" not in text
+
+
+def test_more_of_an_op_in_one_kernel_is_not_called_a_recomputation() -> None:
+    """``exp(x) + sigmoid(x)``: the second ``exp`` is sigmoid's ``exp(-x)``, in the same one
+    kernel; nothing is recomputed, and the sentence said XLA recomputed it."""
+    program = _program("formula", 100, 50, "jnp.exp(x) + jax.nn.sigmoid(x)")
+    assert program.counts["exp"] == (1, 2) and program.kernels_with["exp"] == 1
+    text = jit.program_sentence(program)
+    assert "other operations of the jaxpr are written with `exp`" in text
+    assert "recomputes" not in text
+
+
+def test_an_op_inside_a_nested_jit_is_counted() -> None:
+    """``jnp.linalg.norm`` is a jit of its own: its ``sqrt`` is in the jaxpr, one level down;
+    counted only at the top, the page said XLA computed a second ``sqrt`` the jaxpr lacked."""
+    program = _program("formula", 100, 50, "jnp.sqrt(x) + jnp.linalg.norm(x)")
+    assert program.counts["sqrt"] == (2, 2)
+    assert "`sqrt` appears" not in jit.program_sentence(program)

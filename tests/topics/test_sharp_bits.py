@@ -197,3 +197,16 @@ def test_the_checkify_sentence_leaves_jaxs_message_whole_at_its_end() -> None:
     for variant in case.variants:
         run = sharp_bits.run("checkify", variant.key)
         assert ".;" not in run.sentence and ".`;" not in run.sentence, run.sentence
+
+
+def test_the_updates_intro_names_the_methods_that_copy_and_the_one_that_reads() -> None:
+    """``set``, ``add``, ``multiply``, ``min`` and ``max`` return an updated copy of ``x`` (its
+    shape, ``x`` itself unchanged); ``get`` returns the indexed value, not a copy of ``x``."""
+    x = jax.numpy.arange(5.0)
+    for method in ("set", "add", "multiply", "min", "max"):
+        out = getattr(x.at[2], method)(-9.0 if method == "min" else 9.0)
+        assert out.shape == x.shape and float(out[2]) != 2.0 and float(x[2]) == 2.0, method
+    got = x.at[2].get()
+    assert got.shape == () and float(got) == 2.0
+    intro = next(case.intro for case in sharp_bits.CASES if case.key == "updates")
+    assert "`get` reads" in intro and "`max` return an updated copy" in intro

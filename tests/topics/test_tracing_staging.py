@@ -118,6 +118,16 @@ def test_fusions_match_the_compiled_module(staged_presets) -> None:
     assert any("exponential" in f.ops for f in softmax.fusions)
 
 
+@pytest.mark.parametrize("shape,several", [((4, 8), True), ((2, 3, 5), True), ((4, 1), False)])
+def test_the_softmax_blurb_says_when_reductions_split_the_work(shape, several) -> None:
+    """The preset's note: several fusions, except with a last axis of size 1 (XLA drops the
+    reductions there and one fusion is left)."""
+    preset = tracing.find_preset("softmax")
+    specs = [tracing.InputSpec(shape, "float32")]
+    staged = tracing.stage(preset.fn, specs, source=tracing.preset_ref(preset))
+    assert (len(staged.fusions) > 1) is several, [f.ops for f in staged.fusions]
+
+
 # --- source lines --------------------------------------------------------------------------------
 
 
