@@ -96,16 +96,15 @@ def arg_inputs(
 
 
 def show_error(error: str) -> None:
-    """JAX's error, as raised, and the explanation of the pitfall it is, if it is one."""
+    """JAX's error, as raised, and what an error of its type means for any code, if known."""
     st.error(_("JAX raised an error while staging this function:"), icon=":material/error:")
     st.code(_ui.scrub(error), language=None, wrap_lines=True)
-    for pitfall in tracing.PITFALLS:
-        if pitfall.expected_error and error.startswith(pitfall.expected_error):
-            st.info(
-                _("**{title}.** {why}\n\n**Fix:** {fix}").format(
-                    title=_(pitfall.title), why=_(pitfall.why), fix=_(pitfall.fix_note)
-                )
+    if hint := tracing.error_hint(error):
+        st.info(
+            _("**{title}.** {why}\n\n**Fix:** {fix}").format(
+                title=_(hint.title), why=_(hint.why), fix=_(hint.fix)
             )
+        )
 
 
 def pick_by_labels() -> dict[str, str]:

@@ -175,8 +175,9 @@ def pipeline_notes(result: PipelineResult, stack: Sequence[str]) -> list[str]:
             if d == 0
             else _(
                 "The same stack without jit, run op by op, gives values that differ by at "
-                "most {diff}: a float result depends on the order of its operations, and the "
-                "compiled program need not keep the op-by-op order."
+                "most {diff}: XLA compiles the stack into fused kernels, which may round "
+                "differently from running each operation on its own (a multiply and an add "
+                "contracted into one fused multiply-add, a sum reordered)."
             ).format(diff=f"{d:.2g}")
         )
     return notes

@@ -41,15 +41,34 @@ TRANSFORMS: dict[str, Transform] = {
             "vmap",
             jax.vmap,
             N_(
-                "maps over axis 0 of x: traces the function below it for one row and batches "
-                "each operation (no call per row)"
+                "maps over axis 0 of its input (x, or one slice of x under an outer vmap): "
+                "traces the function below it for one row and batches each operation (no call "
+                "per row)"
             ),
         ),
-        Transform("grad", jax.grad, N_("gradient of a scalar-valued function: same shape as x")),
-        Transform("jacfwd", jax.jacfwd, N_("Jacobian by forward mode: out.shape + x.shape")),
-        Transform("jacrev", jax.jacrev, N_("Jacobian by reverse mode: out.shape + x.shape")),
-        Transform("hessian", jax.hessian, "jacfwd(jacrev(f)): out.shape + x.shape + x.shape"),
-        Transform("checkpoint", jax.checkpoint, N_("recomputes instead of storing residuals")),
+        Transform(
+            "grad", jax.grad, N_("gradient of a scalar-valued function: the shape of its input")
+        ),
+        Transform(
+            "jacfwd",
+            jax.jacfwd,
+            N_("Jacobian by forward mode: out.shape + in.shape (in: its input)"),
+        ),
+        Transform(
+            "jacrev",
+            jax.jacrev,
+            N_("Jacobian by reverse mode: out.shape + in.shape (in: its input)"),
+        ),
+        Transform("hessian", jax.hessian, "jacfwd(jacrev(f)): out.shape + in.shape + in.shape"),
+        Transform(
+            "checkpoint",
+            jax.checkpoint,
+            N_(
+                "when a transform above it differentiates, recomputes the function's "
+                "intermediates in the backward pass instead of storing them; alone, or with "
+                "nothing differentiating above it, it changes nothing"
+            ),
+        ),
     )
 }
 MAX_STACK = 4
@@ -108,14 +127,17 @@ _COMPOSE_ERRORS: tuple[tuple[str, Callable[..., str]], ...] = (
     (
         r"Gradient only defined for scalar-output functions\. Output had shape: (\(.*?\))",
         lambda shape: _(
-            "grad needs a function that returns one number, but the function it differentiates "
-            "returns shape {shape}. Use jacfwd or jacrev for a vector output, put vmap outside "
-            "grad to get one gradient per example, or reduce the output (e.g. jnp.sum) first."
+            "grad needs a function that returns a scalar (shape ()), but the function it "
+            "differentiates returns shape {shape}. Use jacfwd or jacrev for a vector output, put "
+            "vmap outside grad to get one gradient per example, or reduce the output (e.g. "
+            "jnp.sum) first."
         ).format(shape=shape),
     ),
     (
         r"Gradient only defined for scalar-output functions",
-        lambda: _("grad needs a function that returns one number, but this one returns several."),
+        lambda: _(
+            "grad needs a function that returns a scalar (shape ()), but this one returns an array."
+        ),
     ),
     (
         r"along axis (-?\d+), which implies that its rank should be at least (\d+), but is only "
@@ -222,7 +244,8 @@ def compose(stack: Sequence[str], source: str, shape: Sequence[int]) -> Pipeline
     eager_diff = None
     if "jit" in stack:
         with jax.disable_jit():
-            eager = np.asarray(timing.block(_stacked(stack, formula)(x)))
+            # A JAX array: with a NumPy x the formula's operators (x ** 3) would run in NumPy.
+            eager = np.asarray(timing.block(_stacked(stack, formula)(jnp.asarray(x))))
         eager_diff = float(np.max(np.abs(values - eager), initial=0.0))
     jaxpr = str(jax.make_jaxpr(composed)(x))
     return PipelineResult(code, shape, tuple(values.shape), values, jaxpr, None, traced, eager_diff)

@@ -45,6 +45,7 @@ from ._tracers import LabCall as LabCall
 from ._tracers import LabRun as LabRun
 from ._tracers import TraceView as TraceView
 from ._tracers import define_function as define_function
+from ._tracers import error_hint as error_hint
 from ._tracers import find_pitfall as find_pitfall
 from ._tracers import fori_loop_version as fori_loop_version
 from ._tracers import lab_calls as lab_calls

@@ -310,6 +310,74 @@ PITFALLS: tuple[Pitfall, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class ErrorHint:
+    """What an error of one type means for any function that raises it (not one pitfall's
+    story: the staged function may be anyone's), and the usual fixes; marked for translation."""
+
+    title: str
+    why: str
+    fix: str
+
+
+#: Exception type (as the staged error's text begins) -> what it means for any code. The
+#: subclasses of ``ConcretizationTypeError`` come first: each says more than its base.
+ERROR_HINTS: dict[str, ErrorHint] = {
+    "TracerBoolConversionError": ErrorHint(
+        N_("A Python branch on a traced value"),
+        N_(
+            "Python needed `True` or `False` from a traced array (an `if`, a `while`, `and`, "
+            "`or`, `bool()`): while JAX traces, the array has a shape and a dtype, not a value."
+        ),
+        N_(
+            "Branch with `jnp.where` or `lax.cond`, or make that argument static "
+            "(`static_argnums`) if its value decides the program."
+        ),
+    ),
+    "TracerIntegerConversionError": ErrorHint(
+        N_("A Python integer from a traced value"),
+        N_(
+            "Python needed an `int` from a traced array (`range(n)`, `int()`, an index into a "
+            "Python list): while JAX traces, the array has no value."
+        ),
+        N_("Loop with `lax.fori_loop`, or make that argument static (`static_argnums`)."),
+    ),
+    "TracerArrayConversionError": ErrorHint(
+        N_("A NumPy array from a traced value"),
+        N_(
+            "NumPy (`np.asarray`, an `np.` function) needed the array's values, and a traced "
+            "array has none."
+        ),
+        N_("Use `jnp` instead of `np` inside the function."),
+    ),
+    "ConcretizationTypeError": ErrorHint(
+        N_("A concrete value from a traced array"),
+        N_(
+            "JAX needed a concrete value (for `float()`, a shape such as `jnp.arange(n)`'s, a "
+            "Python branch) from an array it only traces here."
+        ),
+        N_(
+            "Make that argument static (`static_argnums`), or keep the computation in `jnp` "
+            "and `lax` operations."
+        ),
+    ),
+    "UnexpectedTracerError": ErrorHint(
+        N_("A tracer that escaped"),
+        N_(
+            "A traced value was kept outside the function (a global, a list, an attribute) "
+            "and used after its transform ended."
+        ),
+        N_("Return the value instead of storing it."),
+    ),
+}
+
+
+def error_hint(error: str) -> ErrorHint | None:
+    """The hint for a staged error's text (``"<Type>: message"``), if its type has one."""
+    kind = error.split(":", 1)[0].strip()
+    return ERROR_HINTS.get(kind)
+
+
 def find_pitfall(key: str) -> Pitfall:
     """The pitfall registered under ``key``; ``KeyError`` if none is."""
     for pitfall in PITFALLS:

@@ -146,7 +146,7 @@ def test_tracer_bool_conversion_in_user_code_is_explained() -> None:
     assert_clean(at)
     assert any("JAX raised" in e for e in _errors(at))
     assert any("TracerBoolConversionError" in c.value for c in at.code)
-    assert any("Python `if` on a traced value" in i.value for i in at.info)
+    assert any("A Python branch on a traced value" in i.value for i in at.info)
 
 
 def test_user_code_that_does_not_parse() -> None:

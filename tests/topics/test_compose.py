@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 import time
 
@@ -337,3 +338,39 @@ def test_the_hvp_summary_calls_no_fastest_on_a_tie() -> None:
     )
     said = _hvp.hvp_summary(tied)
     assert "No clear fastest" in said and "Fastest:" not in said
+
+
+def test_the_op_by_op_run_beside_jit_is_jaxs_own() -> None:
+    """The stack without jit runs JAX's operations one by one (with a NumPy x the formula's
+    operators ran in NumPy); the difference the page states is jit's against that run."""
+    formula = "x ** 3 - 2 * x"
+    result = cp.compose(("jit",), formula, (4, 3))
+    x = jnp.asarray(_pipeline.example_input((4, 3)))
+    with jax.disable_jit():
+        op_by_op = np.asarray(x**3 - 2 * x)
+    jitted = np.asarray(jax.jit(lambda x: x**3 - 2 * x)(x))
+    assert result.eager_max_abs_diff == float(np.max(np.abs(jitted - op_by_op), initial=0.0))
+
+
+def test_checkpoint_recomputes_only_under_a_differentiating_transform() -> None:
+    """The checkpoint caption: grad above checkpoint recomputes f's intermediates in the
+    backward pass (one more ``sin`` in the jaxpr); checkpoint above grad, or alone, changes
+    nothing."""
+
+    def sines(stack: tuple[str, ...]) -> int:
+        result = cp.compose(stack, SIN2, (3,))
+        assert result.jaxpr is not None, result.error
+        return len(re.findall(r"\bsin\b", result.jaxpr))
+
+    assert sines(("grad", "checkpoint")) > sines(("grad",))
+    assert sines(("checkpoint", "grad")) == sines(("grad",))
+    assert sines(("jit", "checkpoint")) == sines(("jit",))
+    caption = _pipeline.TRANSFORMS["checkpoint"].does
+    assert "above it differentiates" in caption and "changes nothing" in caption
+
+
+def test_a_transform_under_vmap_gets_a_slice_of_x() -> None:
+    """The captions speak of each transform's input: under vmap, jacfwd's input is one row, so
+    vmap(jacfwd(tanh)) at (4, 3) is (4, 3, 3), not out.shape + x.shape."""
+    assert cp.compose(("vmap", "jacfwd"), "jnp.tanh(x)", (4, 3)).output_shape == (4, 3, 3)
+    assert "in.shape" in _pipeline.TRANSFORMS["jacfwd"].does

@@ -122,3 +122,55 @@ def test_the_recompilation_lab_refuses_a_large_x_before_allocating_it() -> None:
     big = tracing.LabCall((_tracers.MAX_LAB_ELEMENTS + 1,), "float32", "True")
     with pytest.raises(ValueError, match="over the lab's limit"):
         tracing.run_recompilation_lab((big,), redefine=False)
+
+
+def _branch(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def _loop(n):
+    total = 0.0
+    for i in range(n):
+        total = total + i
+    return total
+
+
+def _numpy(x):
+    import numpy as np
+
+    return np.asarray(x) * 2
+
+
+def _to_float(x):
+    return float(x.sum()) * x
+
+
+@pytest.mark.parametrize(
+    "fn,shape,dtype,kind",
+    [
+        (_branch, (3,), "float32", "TracerBoolConversionError"),
+        (_loop, (), "int32", "TracerIntegerConversionError"),
+        (_numpy, (3,), "float32", "TracerArrayConversionError"),
+        (_to_float, (3,), "float32", "ConcretizationTypeError"),
+    ],
+)
+def test_a_staged_error_gets_the_hint_of_its_type_whatever_the_code(fn, shape, dtype, kind) -> None:
+    """The page explained any staged error by the first pitfall of its type: ``float(x.sum())``
+    got the pitfall about shapes and ``n``, any ImportError the article's ``partial``. The hint
+    now says what the type means for any code; the type is JAX's own."""
+    from jaxplay.tracing import _variants
+
+    found = _variants.stage_variant(fn, [tracing.InputSpec(shape, dtype)], "f")
+    assert found.error is not None and found.error.startswith(kind + ":"), found.error
+    hint = tracing.error_hint(found.error)
+    assert hint is not None and hint is _tracers.ERROR_HINTS[kind]
+
+
+def test_an_escaped_tracer_gets_its_hint_and_an_import_error_none() -> None:
+    with pytest.raises(Exception) as raised:
+        tracing.find_pitfall("leak").broken()
+    assert type(raised.value).__name__ == "UnexpectedTracerError"
+    assert tracing.error_hint(f"UnexpectedTracerError: {raised.value}") is not None
+    assert tracing.error_hint("ImportError: cannot import name 'partial' from 'jax'") is None
