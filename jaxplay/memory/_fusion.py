@@ -306,14 +306,21 @@ def analyse_chain(
     )
 
 
-def recomputed_primitives(fusions: Sequence[Fusion]) -> tuple[str, ...]:
-    """JAX ops that appear in more than one kernel: XLA chose to recompute a cheap producer inside
-    each consumer rather than write its result to memory once and read it back."""
+def recomputed_primitives(
+    fusions: Sequence[Fusion], dispatches: Sequence[Dispatch]
+) -> tuple[str, ...]:
+    """JAX ops in more kernels than the jaxpr has equations of them: at least one of those
+    equations is computed in several kernels, a cheap producer XLA chose to recompute inside each
+    consumer rather than write its result to memory once and read it back. (A chain with two
+    ``sin``, each in a kernel of its own, recomputes nothing.)"""
     seen: dict[str, int] = {}
     for f in fusions:
         for p in f.primitives:
             seen[p] = seen.get(p, 0) + 1
-    return tuple(p for p, n in seen.items() if n > 1)
+    equations: dict[str, int] = {}
+    for d in dispatches:
+        equations[d.primitive] = equations.get(d.primitive, 0) + 1
+    return tuple(p for p, n in seen.items() if n > max(1, equations.get(p, 0)))
 
 
 @claims.states("memory.eager_dispatches_from_trace", "memory.fusion_bytes_are_xlas")

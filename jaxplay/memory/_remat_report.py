@@ -165,9 +165,9 @@ def remat_story(
                 )
                 if r.variant.scope == "layer"  # checkpointed whole: nothing of it runs before
                 else _(
-                    "{head}: {lowered}, behind {barriers}: no extra {op}, so XLA has nothing "
-                    "to merge. The compiled program has {compiled}, the same as without "
-                    "checkpoint, and the temp memory is the same."
+                    "{head}: {lowered}, behind {barriers}: no extra {op} (other ops may still "
+                    "be recomputed: only {op} is counted here). The compiled program has "
+                    "{compiled}, the same as without checkpoint, and the temp memory is the same."
                 )
             )
             paras.append(

@@ -95,7 +95,7 @@ def test_fusion_stops_at_a_boundary(preset, boundary, after):
 
 
 def test_recomputed_primitives_are_those_in_several_kernels():
-    assert memory.recomputed_primitives(parse_fusions(OLD_STYLE)) == ()
+    assert memory.recomputed_primitives(parse_fusions(OLD_STYLE), ()) == ()
     text = """\
 %f1 (p: f32[4]) -> f32[] {
   %p = f32[4]{0} parameter(0)
@@ -120,7 +120,11 @@ ENTRY %main (x: f32[4]) -> f32[4] {
 """  # noqa: E501
     found = parse_fusions(text)
     assert [f.primitives for f in found] == [("sin", "reduce_max"), ("sin", "sub")]
-    assert memory.recomputed_primitives(found) == ("sin",)
+    d = _fusion.Dispatch
+    one_sin = [d("sin", 16, 16), d("reduce_max", 16, 4), d("sub", 20, 16)]
+    assert memory.recomputed_primitives(found, one_sin) == ("sin",)
+    # Two sin equations, one per kernel: nothing is computed twice.
+    assert memory.recomputed_primitives(found, [*one_sin, d("sin", 16, 16)]) == ()
 
 
 def test_chain_figure_compares_eager_and_jit(article_chain):
@@ -166,3 +170,16 @@ def test_the_eager_count_is_the_traced_programs_the_story_names() -> None:
     assert programs < len(report.dispatches)
     assert memory.eager_vs_jit_rows(report)["eager"][0] == str(programs)
     assert f"as {programs} dispatched programs" in memory.fusion_story(report)
+
+
+def test_two_sins_each_in_its_kernel_are_not_called_recomputed():
+    """The chain ``sin, matmul, sin`` has two ``sin`` equations, one on each side of the matmul:
+    each is computed once, and the caption said XLA recomputed ``sin``. Where XLA really does
+    (the reduction preset at size 8: the chain's one ``sin`` in two kernels), it is said."""
+    split = memory.analyse_chain(("sin", "matmul", "sin"), 16, budget_s=0.01)
+    assert memory.recomputed_caption(split) is None, [f.primitives for f in split.fusions]
+    stops = memory.CHAIN_PRESETS["Fusion stops at a reduction"]
+    report = memory.analyse_chain(stops, 8, budget_s=0.01)
+    kernels = sum(1 for f in report.fusions if "sin" in f.primitives)
+    assert kernels > sum(1 for d in report.dispatches if d.primitive == "sin")
+    assert "sin" in (memory.recomputed_caption(report) or "")

@@ -287,3 +287,28 @@ def test_dots_saveable_saves_nothing_more_on_the_seed_layer(depth: int) -> None:
     dots = analyse_variant("seed", "per_round_dots", "unrolled", 128, depth, False)
     assert [r.description for r in dots.residuals] == [r.description for r in each.residuals]
     assert "nothing more than nothing_saveable" in _remat.VARIANTS["per_round_dots"].explanation
+
+
+def test_names_that_save_the_counted_op_do_not_say_nothing_is_recomputed() -> None:
+    """The seed layer unrolled, per block with only the tagged ``sin`` saved: no extra ``sin``,
+    yet its ``cos`` is recomputed in the lowered program (and merged back by XLA); "XLA has
+    nothing to merge" was said."""
+    import re
+
+    import jax
+
+    model = _remat.MODELS["seed"]
+    results, told = _story("seed", "unrolled", 16, 10)
+    names = results["per_round_names"]
+    none = next(iter(results.values()))
+    assert names.ops[0] == none.ops[0]  # the counted op, sin: no extra one
+    shapes = jax.eval_shape(lambda: model.inputs(16, 10))
+
+    def cosines(variant: str) -> int:
+        loss = build_loss("seed", variant, "unrolled", 10)
+        lowered = jax.jit(jax.grad(loss, argnums=model.argnums)).lower(*shapes).as_text()
+        return len(re.findall(r"stablehlo\.cosine", lowered))
+
+    assert cosines("per_round_names") > cosines("none"), "nothing else was recomputed"
+    assert "nothing to merge" not in told["per_round_names"]
+    assert f"only `{model.op}` is counted here" in told["per_round_names"]

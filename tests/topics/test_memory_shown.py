@@ -152,19 +152,23 @@ def test_the_chain_metrics_and_bytes_caption_come_from_the_report(report) -> Non
 
 
 def test_the_kernel_captions_appear_only_when_there_is_something_to_say() -> None:
-    def stand_in(fusions: list[tuple[str, ...]], unfused: list[tuple[str, str]]) -> Any:
+    def stand_in(
+        fusions: list[tuple[str, ...]], unfused: list[tuple[str, str]], jaxpr: tuple[str, ...]
+    ) -> Any:
         return cast(
             "memory.ChainReport",
             types.SimpleNamespace(
                 fusions=[types.SimpleNamespace(primitives=p) for p in fusions],
                 unfused=[types.SimpleNamespace(name=n, opcode=o) for n, o in unfused],
+                dispatches=[types.SimpleNamespace(primitive=p) for p in jaxpr],
             ),
         )
 
-    quiet = stand_in([("sin", "cos")], [])
+    quiet = stand_in([("sin", "cos")], [], ("sin", "cos"))
     assert memory.recomputed_caption(quiet) is None and memory.unfused_caption(quiet) is None
-    busy = stand_in([("sin", "reduce_max"), ("sin", "sub")], [("dot.3", "dot")])
-    assert (memory.recomputed_caption(busy) or "").startswith("In more than one kernel: sin.")
+    busy = stand_in([("sin", "reduce_max"), ("sin", "sub")], [("dot.3", "dot")], ("sin", "sub"))
+    said = memory.recomputed_caption(busy) or ""
+    assert said.startswith("In more kernels than the jaxpr computes them: sin.")
     assert memory.unfused_caption(busy) == "Outside any fusion: `dot.3` (dot)"
 
 
