@@ -361,8 +361,10 @@ def cache_tab() -> None:
     st.caption(
         _(
             "Captured from the `jax` logger under `jax.log_compiles` and "
-            "`jax.explain_cache_misses` (thread-local: your calls only). `_cache_size()` is "
-            "private JAX API."
+            "`jax.explain_cache_misses` (thread-local: your calls only). JAX compares a miss "
+            "with the one cached key it finds closest, which may differ in another argument "
+            "than the one you changed; *what changed* compares with your previous call. "
+            "`_cache_size()` is private JAX API."
         )
     )
     _ui.show_code(jit.dynamic_control_flow, jit.CacheLab.call, label=_("Show the code that ran"))

@@ -295,8 +295,8 @@ _VMAP_ERRORS: tuple[tuple[str, Explanation], ...] = (
     (
         r"at least one non-None value in in_axes",
         lambda: _(
-            "Nothing is mapped: every entry of in_axes is None, so vmap has no batch to loop "
-            "over. Map at least one input."
+            "Nothing is mapped: every entry of in_axes is None, so vmap cannot tell the batch "
+            "size (JAX asks for a mapped input, or `axis_size`). Map at least one input."
         ),
     ),
     (

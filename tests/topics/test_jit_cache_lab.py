@@ -36,3 +36,17 @@ def test_each_visitor_has_their_own_cache() -> None:
 def test_an_unknown_dtype_is_refused() -> None:
     with pytest.raises(jit.SizeError, match="float32"):
         jit.CacheLab().call(True, 5, "float64")
+
+
+def test_jaxs_explanation_names_the_closest_key_not_always_what_changed() -> None:
+    """The caption's warning: after (True, 5), (False, 5), (True, 5), a call at length 6 changes
+    the shape, and JAX explains the miss against the key it finds closest, naming the static
+    flag; the table's *what changed* says the shape."""
+    lab = jit.CacheLab()
+    for signature in ((True, 5, "float32"), (False, 5, "float32"), (True, 5, "float32")):
+        lab.call(*signature)
+    lab.call(True, 6, "float32")
+    said = "\n".join(lab.history[-1].reasons)
+    assert lab.history[-1].compiled and "closest previous key" in said
+    assert "Static(val=False)" in said and "shape" not in said
+    assert jit.history_table(lab.history)[-1]["what changed"] == "shape (5,) → (6,)"
