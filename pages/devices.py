@@ -367,7 +367,7 @@ def collectives_tab() -> None:
     if run.matches:
         st.success(_("Every device's output equals numpy's."))
     else:
-        st.error(_("Every device's output differs from numpy's."))
+        st.error(_("Not every device's output equals numpy's: see the table."))
     wrapped(run.code)
     inserted_collectives(n)
 

@@ -176,7 +176,7 @@ def check_tab() -> None:
                         _("autodiff"): r.autodiff,
                         _("central difference"): r.finite_difference,
                         "|error|": r.abs_error,
-                        _("relative error"): r.rel_error,
+                        _("error / max(1, |autodiff|)"): r.rel_error,
                     }
                     for r in gc.rows
                 ]
@@ -399,8 +399,10 @@ def pytrees_tab() -> None:
     st.markdown(
         _(
             "**Why:** `grad(complex_loss)` returns a tuple of {arrays} arrays, and `grad` only "
-            "differentiates functions that return one number. **Fix:** take the diagonal of "
-            "`jax.hessian`, or one Hessian-vector product per basis vector (no {n}×{n} matrix)."
+            "differentiates functions that return a scalar. **Fix:** take the diagonal of "
+            "`jax.hessian`, or one Hessian-vector product per basis vector: one at a time "
+            "(`jax.lax.map`), that never holds the {n}×{n} matrix; the code below batches them "
+            "with `vmap`, which computes all of it at once."
         ).format(arrays=len(diag.blocks), n=n)
     )
     _ui.chart(grad.hessian_diagonal_figure, diag, key="grad_hessian_chart")

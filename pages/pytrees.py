@@ -98,8 +98,8 @@ def show_anatomy(found: pytrees.Anatomy) -> None:
     """What JAX sees: the counts, the tree, the flattened leaves, the mapped and rebuilt tree."""
     empty = (
         ngettext(
-            ", {n} of which holds no leaf (`None` or an empty container)",
-            ", {n} of which hold no leaf (`None` or an empty container)",
+            ", {n} of which holds no leaf (`None`, an empty container, or one holding only those)",
+            ", {n} of which hold no leaf (`None`, an empty container, or one holding only those)",
             found.n_empty,
         ).format(n=found.n_empty)
         if found.n_empty

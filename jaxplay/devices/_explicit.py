@@ -407,6 +407,17 @@ def read_type(
         for n in over:
             pieces *= sizes.get(n, 1)
         named = " × ".join(f"`{n}` ({sizes.get(n, '?')})" for n in over)
+        if pieces == 1:  # mesh axes of size 1: named in the type, yet nothing is split
+            parts.append(
+                ngettext(
+                    "axis {axis} ({size}) is whole on every device (it names mesh axis "
+                    "{named}, of size 1)",
+                    "axis {axis} ({size}) is whole on every device (it names mesh axes "
+                    "{named}, of size 1)",
+                    len(over),
+                ).format(axis=axis, size=size, named=named)
+            )
+            continue
         each = size // pieces if size % pieces == 0 else size / pieces
         split_over = ngettext(
             "axis {axis} ({size}) is split over mesh axis {named}: {pieces} of {each}",

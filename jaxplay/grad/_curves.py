@@ -103,7 +103,7 @@ class Kink:
 
     def describe(self) -> str:
         name = ORDER_NAMES[self.order]
-        if self.kind == "undefined":
+        if self.kind == "undefined" and self.order == 0:
             if self.x_left == self.x_right:
                 return _("{name} is undefined (NaN/inf) at x = {x}").format(
                     name=name, x=f"{self.x_left:.4g}"
@@ -111,7 +111,25 @@ class Kink:
             return _("{name} is undefined (NaN/inf) for x in [{lo}, {hi}]").format(
                 name=name, lo=f"{self.x_left:.4g}", hi=f"{self.x_right:.4g}"
             )
-        return _("{name} jumps from {left} to {right} between x = {lo} and x = {hi}").format(
+        if self.kind == "undefined":
+            # jnp.where(x > 0, jnp.sqrt(x), 0.0) is 0 below 0, yet its gradient is NaN there:
+            # the branch not taken gets a zero cotangent, and 0 × NaN is NaN.
+            where = (
+                _("at x = {x}").format(x=f"{self.x_left:.4g}")
+                if self.x_left == self.x_right
+                else _("for x in [{lo}, {hi}]").format(
+                    lo=f"{self.x_left:.4g}", hi=f"{self.x_right:.4g}"
+                )
+            )
+            return _(
+                "autodiff gives NaN/inf for {name} {where}: {name} does not exist there, or a "
+                "`jnp.where` branch not taken is NaN/inf there, and its gradient carries it"
+            ).format(name=name, where=where)
+        return _(
+            "{name} changes from {left} to {right} between x = {lo} and x = {hi}, more than its "
+            "slope at those two points explains: a kink, a jump, or a feature narrower than the "
+            "grid"
+        ).format(
             name=name,
             left=f"{self.left:.4g}",
             right=f"{self.right:.4g}",
@@ -187,8 +205,9 @@ def find_kinks(x: np.ndarray, values: Sequence[np.ndarray], order: int) -> list[
 
     ``values`` must hold one more derivative than is checked: the change of derivative k between
     two neighbouring points is compared with what derivative k+1 (its slope, also from autodiff)
-    explains, ``max(|slope|) * h``. A change several times larger is a jump: the curve is not
-    differentiable there, whatever value autodiff reports *at* that point.
+    explains, ``max(|slope|) * h``. A change several times larger is a possible kink or jump:
+    the curve may not be differentiable there (whatever value autodiff reports *at* that point),
+    or it turns faster than the grid sees (``tanh(1000 x)``).
     """
     kinks: list[Kink] = []
     h = np.diff(x)
@@ -269,7 +288,7 @@ def derivative_figure(curves: DerivativeCurves) -> go.Figure:
                     "color": "crimson",
                     "line": {"width": 2},
                 },
-                name=_("not differentiable here"),
+                name=_("possible kink or jump"),
                 text=[kk.describe() for kk in jumps for _ in (0, 1)],
                 hoverinfo="text",
             )

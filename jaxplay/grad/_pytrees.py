@@ -179,8 +179,9 @@ def hessian_diagonal(init: str) -> HessianDiagonal:
 
     ``grad`` needs a scalar output, but ``grad(complex_loss)`` returns a tuple of arrays, so the
     outer ``grad`` raises. The diagonal of the Hessian with respect to all 241 parameters is
-    ``diag(jax.hessian(...))``, or, without building the 241×241 matrix, ``e_iᵀ H e_i`` from one
-    Hessian-vector product per basis vector.
+    ``diag(jax.hessian(...))``, or ``e_iᵀ H e_i`` from one Hessian-vector product per basis
+    vector. Batched with ``vmap`` as here, the products compute all of H at once (the jaxpr holds
+    241×241 arrays); one at a time (``jax.lax.map``) they would never hold the matrix.
     """
     params, x = init_complex_loss(init)
     as_written = capture.run(

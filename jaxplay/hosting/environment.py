@@ -42,7 +42,7 @@ def child_environment(cpu_devices: int | None = None) -> dict[str, str]:
     """The whole environment of a child process (a sandbox worker, a demo's processes), rebuilt
     from an allow-list: :data:`CHILD_BASE`, ``PYTHONPATH`` naming the app, the server's
     :data:`~jaxplay.hosting.settings.PASSED_TO_WORKERS` (among them
-    ``XLA_PYTHON_CLIENT_MEM_FRACTION``, which caps each child's share of the GPU) and the
+    ``XLA_CLIENT_MEM_FRACTION``, which caps each child's share of the GPU) and the
     simulated CPU device count: the app's, or ``cpu_devices``.
 
     Every ``subprocess`` call of ``jaxplay`` passes this as ``env``; nothing of the server's

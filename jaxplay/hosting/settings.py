@@ -68,6 +68,7 @@ PASSED_TO_WORKERS: tuple[str, ...] = (
     "JAX_PLATFORMS",
     "CUDA_VISIBLE_DEVICES",
     "JAX_ENABLE_X64",
+    "XLA_CLIENT_MEM_FRACTION",
     "XLA_PYTHON_CLIENT_MEM_FRACTION",
 )
 
@@ -137,7 +138,7 @@ SETTINGS: tuple[Setting, ...] = (
         "JAXPLAY_RUN_MEMORY_MB",
         f"{DEFAULT_RUN_MEMORY_MB}",
         "Memory (MB) one run may add on top of a started worker (CPU memory; GPU memory is "
-        "bounded by `XLA_PYTHON_CLIENT_MEM_FRACTION`).",
+        "bounded by `XLA_CLIENT_MEM_FRACTION`).",
     ),
     Setting(
         "JAXPLAY_RUNS_PER_MINUTE",
@@ -295,10 +296,16 @@ SETTINGS: tuple[Setting, ...] = (
         "GPU, so no process grabs most of its memory up front.",
     ),
     Setting(
-        "XLA_PYTHON_CLIENT_MEM_FRACTION",
+        "XLA_CLIENT_MEM_FRACTION",
         "unset (JAX's 0.75)",
         "Largest share of GPU memory one process may take; passed on to every sandbox worker, "
         "so one run cannot take the memory other visitors' runs need.",
+    ),
+    Setting(
+        "XLA_PYTHON_CLIENT_MEM_FRACTION",
+        "unset",
+        "The deprecated name of `XLA_CLIENT_MEM_FRACTION`, still read by JAX and passed on the "
+        "same way; never set both (JAX refuses to start a GPU backend with both).",
     ),
     Setting(
         "JAX_PLATFORMS",

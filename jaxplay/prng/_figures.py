@@ -225,7 +225,7 @@ def training_figure(runs: Sequence[TrainingRun]) -> go.Figure:
             _("dropout loss each step descended"),
             *(
                 _("{run}:<br>example 0's mask ({n} distinct)").format(
-                    run=_run_name(r), n=r.unique_masks
+                    run=_run_name(r), n=r.unique_example_masks
                 )
                 for r in runs
             ),

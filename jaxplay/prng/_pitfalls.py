@@ -289,7 +289,14 @@ class TrainingRun:
 
     @property
     def unique_masks(self) -> int:
+        """Distinct masks over all examples (a step's whole mask)."""
         return len({m.tobytes() for m in self.masks})
+
+    @property
+    def unique_example_masks(self) -> int:
+        """Distinct masks of example 0 alone, what the figure draws (it has fewer possible
+        masks than the batch: 2⁸ for 8 inputs)."""
+        return len({np.asarray(m)[0].tobytes() for m in self.masks})
 
 
 def training_runs(seed: int, steps: int = 60) -> tuple[TrainingRun, TrainingRun]:

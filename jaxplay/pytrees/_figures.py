@@ -20,7 +20,7 @@ from jaxplay.pytrees._anatomy import Node
 _COLOURS = {"container": "#5c6bc0", "empty": "#bdbdbd", "leaf": "#43a047"}
 _NAMES = {
     "container": N_("container (a node with children)"),
-    "empty": N_("no leaves (None, empty container)"),
+    "empty": N_("no leaves below (None, empty containers)"),
     "leaf": N_("leaf (what transforms see)"),
 }
 #: Longest node label drawn; the rest is in the hover text.

@@ -59,7 +59,7 @@ def worker_environment() -> dict[str, str]:
 
     Nothing of the server's environment leaks (secrets, tokens, paths) except the few JAX
     settings of :data:`jaxplay.hosting.settings.PASSED_TO_WORKERS` (among them
-    ``XLA_PYTHON_CLIENT_MEM_FRACTION``, which caps each worker's share of the GPU: one run cannot
+    ``XLA_CLIENT_MEM_FRACTION``, which caps each worker's share of the GPU: one run cannot
     take the memory every other visitor's run needs); the simulated CPU device count is the app's.
     """
     return environment.child_environment()

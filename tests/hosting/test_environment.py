@@ -147,3 +147,20 @@ def test_a_process_measures_at_its_configured_scale(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("JAXPLAY_MEASURE_SCALE")
     environment.configure()
     assert timing.BUDGET_SCALE == 1.0
+
+
+def test_both_names_of_the_gpu_memory_fraction_reach_the_workers(monkeypatch) -> None:
+    """jaxlib reads ``XLA_CLIENT_MEM_FRACTION`` and, deprecated, ``XLA_PYTHON_CLIENT_MEM_FRACTION``
+    (it refuses both at once): an operator following JAX's current docs sets the new name, which
+    the workers did not get, so the server was capped and its sandbox workers were not."""
+    from jaxlib import xla_client
+
+    for name in ("XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_MEM_FRACTION"):
+        monkeypatch.delenv("XLA_CLIENT_MEM_FRACTION", raising=False)
+        monkeypatch.delenv("XLA_PYTHON_CLIENT_MEM_FRACTION", raising=False)
+        monkeypatch.setenv(name, "0.1")
+        assert xla_client.generate_pjrt_gpu_plugin_options()["memory_fraction"] == 0.1
+        assert environment.child_environment()[name] == "0.1"
+    monkeypatch.setenv("XLA_CLIENT_MEM_FRACTION", "0.1")
+    with pytest.raises(ValueError, match="deprecated"):
+        xla_client.generate_pjrt_gpu_plugin_options()

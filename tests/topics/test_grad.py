@@ -46,7 +46,7 @@ def test_the_articles_where_has_a_kink_in_f_prime_at_zero(
     first = next(k for k in c.kinks if k.order == 1)
     assert first.x_left == 0.0 and first.left == pytest.approx(1.0)  # cos(0): the sin branch
     assert first.right == pytest.approx(2 * first.x_right, abs=1e-5)  # 2x: the x² branch
-    assert "jumps from 1 to" in first.describe()
+    assert "changes from 1 to" in first.describe()
 
 
 def test_smooth_presets_have_no_kinks_and_undefined_regions_are_found() -> None:
@@ -196,7 +196,7 @@ def test_figures_show_each_curve_and_the_kinks(
     where_curves: ad.DerivativeCurves, diag: ad.HessianDiagonal
 ) -> None:
     fig = ad.derivative_figure(where_curves)
-    assert [t.name for t in fig.data] == ["f", "f′", "f″", "not differentiable here"]
+    assert [t.name for t in fig.data] == ["f", "f′", "f″", "possible kink or jump"]
     assert fig.layout.xaxis.title.text == "x" and fig.layout.yaxis.title.text == "value"
     assert np.isnan(fig.data[1].y).sum() == 1 and np.isnan(fig.data[0].y).sum() == 0  # f′ breaks
     smooth = ad.derivative_figure(ad.derivative_curves("x**3 - 2*x", 1, -3.0, 3.0, 11))
@@ -364,3 +364,47 @@ def test_the_articles_custom_vjp_text_names_the_real_exception() -> None:
     said = next(e for e in article.EXAMPLES if e.id == "grad-custom-vjp").explanation
     refused = next(r.custom_vjp for r in ad.custom_rules(0.5).rows if r.call == "hessian(f)(x)")
     assert f"`{refused.error_type}: {refused.message.rstrip('.')}`" in said
+
+
+def test_a_nan_gradient_of_a_where_branch_not_taken_is_not_called_undefined() -> None:
+    """``where(x > 0, sqrt(x), 0)`` is 0 below 0, so f′ exists there, yet autodiff gives NaN:
+    the ``sqrt`` branch not taken gets a zero cotangent, and 0 × NaN is NaN. "f′ is undefined"
+    was said; the sentence now names both causes."""
+    formula = "jnp.where(x > 0, jnp.sqrt(x), 0.0)"
+    f = ad.scalar_function(formula)
+    assert float(f(-1.0)) == 0.0 and np.isnan(float(jax.grad(f)(-1.0)))
+    c = ad.derivative_curves(formula, 1, -3.0, 3.0, 61)
+    nan = [k for k in c.kinks if k.kind == "undefined" and k.order == 1]
+    assert nan and nan[0].x_left == -3.0
+    said = nan[0].describe()
+    assert said.startswith("autodiff gives NaN/inf for f′") and "`jnp.where` branch" in said
+    assert "is undefined" not in said
+
+
+def test_a_steep_smooth_function_is_a_possible_kink_not_a_certain_one() -> None:
+    """``tanh(1000 (x - 0.00375))`` is smooth; between two grid points it turns faster than their
+    slopes explain, and the page said it jumps and is "not differentiable here"."""
+    c = ad.derivative_curves("jnp.tanh(1000 * (x - 0.00375))", 1, -3.0, 3.0, 801)
+    steep = [k for k in c.kinks if k.kind != "undefined" and k.order == 0]
+    assert steep, c.kinks
+    said = steep[0].describe()
+    assert "a feature narrower than the grid" in said and "jumps" not in said
+
+
+def test_the_batched_hessian_diagonal_builds_the_whole_matrix() -> None:
+    """The page's fix text: ``vmap`` over basis vectors of HVPs computes all of H at once (the
+    jaxpr holds n×n arrays), so it does not avoid the matrix; one at a time would."""
+    from jax.flatten_util import ravel_pytree
+
+    from jaxplay.article import complex_loss, hvp
+    from jaxplay.grad import _pytrees
+
+    params, x = _pytrees.init_complex_loss(_pytrees.INITS[1])
+    theta, unravel = ravel_pytree(params)
+    n = theta.size
+
+    def flat_loss(t):  # type: ignore[no-untyped-def]
+        return complex_loss(unravel(t), x)
+
+    batched = jax.make_jaxpr(jax.vmap(lambda e: jnp.vdot(e, hvp(flat_loss, theta, e))))
+    assert f"f32[{n},{n}]" in str(batched(jnp.eye(n)))

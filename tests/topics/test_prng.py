@@ -459,3 +459,14 @@ def test_timing_and_training_figures() -> None:
     assert len(fig.data) == 4
     np.testing.assert_allclose(fig.data[0].y, runs[0].losses)
     np.testing.assert_array_equal(fig.data[3].z, runs[1].masks[:, 0, :].T.astype(int))
+
+
+def test_the_mask_panels_count_example_0s_masks_as_they_draw_them() -> None:
+    """The panel shows example 0's mask per step, and its title counted the batch's masks (60
+    where example 0 has 52 at the article's seed and 60 steps)."""
+    threaded, dropped = _pitfalls.training_runs(_seeds.ARTICLE_SEED, 60)
+    own = len({np.asarray(m)[0].tobytes() for m in threaded.masks})
+    assert threaded.unique_example_masks == own < threaded.unique_masks
+    titles = [a.text for a in _figures.training_figure((threaded, dropped)).layout.annotations]
+    assert any(f"example 0's mask ({own} distinct)" in t for t in titles), titles
+    assert dropped.unique_example_masks == 1

@@ -194,3 +194,14 @@ def test_a_literal_accepts_what_python_names_and_says_the_real_limits() -> None:
         parse_literal("（1，2）")
     with pytest.raises(LiteralError, match="not accepted: string keys are Python names"):
         parse_literal("{'a b': 1}")
+
+
+def test_a_container_holding_only_empty_ones_counts_as_holding_no_leaf() -> None:
+    """``[[]]``: the outer list is not empty (one child), yet holds no leaf, and the page
+    counts it with the empty ones; its sentence said "`None` or an empty container"."""
+    tree = pytrees.parse_literal("[[]]")
+    assert jax.tree.leaves(tree) == [] and len(tree) == 1
+    assert _describe("[[]]").n_empty == 2
+    from jaxplay.pytrees import _figures
+
+    assert "below" in _figures._NAMES["empty"]
