@@ -297,7 +297,7 @@ def roofline_tab(m: jit.Measurement, preset: str) -> None:
             "memory roof."
         ).format(device=reference.device, method=reference.method_text)
     )
-    if library := jit.library_calls_note(m.program):
+    if prof.cost is not None and (library := jit.library_calls_note(m.program)):
         st.warning(library, icon=":material/functions:")
     if prof.memory:
         st.markdown(_("**The compiled program's memory** (`memory_analysis()`, per call):"))

@@ -175,9 +175,10 @@ def pipeline_notes(result: PipelineResult, stack: Sequence[str]) -> list[str]:
             if d == 0
             else _(
                 "The same stack without jit, run op by op, gives values that differ by at "
-                "most {diff}: XLA compiles the stack into fused kernels, which may round "
-                "differently from running each operation on its own (a multiply and an add "
-                "contracted into one fused multiply-add, a sum reordered)."
+                "most {diff}: XLA compiles the stack as one program and may rewrite it (a "
+                "multiply and an add fused into one multiply-add, a sum reordered, "
+                "`log(exp(x))` simplified to `x`), which rounds differently from running each "
+                "operation on its own."
             ).format(diff=f"{d:.2g}")
         )
     return notes

@@ -64,9 +64,9 @@ TRANSFORMS: dict[str, Transform] = {
             "checkpoint",
             jax.checkpoint,
             N_(
-                "when a transform above it differentiates, recomputes the function's "
-                "intermediates in the backward pass instead of storing them; alone, or with "
-                "nothing differentiating above it, it changes nothing"
+                "when reverse-mode differentiation (grad, jacrev, hessian) is above it, "
+                "recomputes the function's intermediates in the backward pass instead of "
+                "storing them; alone, or under jacfwd (no backward pass), it changes nothing"
             ),
         ),
     )
@@ -136,7 +136,8 @@ _COMPOSE_ERRORS: tuple[tuple[str, Callable[..., str]], ...] = (
     (
         r"Gradient only defined for scalar-output functions",
         lambda: _(
-            "grad needs a function that returns a scalar (shape ()), but this one returns an array."
+            "grad needs a function that returns a scalar (shape ()), but this one returns a "
+            "tuple, list or dict of values (a pytree), not one array."
         ),
     ),
     (

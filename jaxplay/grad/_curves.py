@@ -122,8 +122,9 @@ class Kink:
                 )
             )
             return _(
-                "autodiff gives NaN/inf for {name} {where}: {name} does not exist there, or a "
-                "`jnp.where` branch not taken is NaN/inf there, and its gradient carries it"
+                "autodiff gives NaN/inf for {name} {where}: {name} does not exist there, or an "
+                "intermediate step's derivative is infinite or NaN there (`sqrt` at 0, a "
+                "`jnp.where` branch not taken) and the chain rule carries it"
             ).format(name=name, where=where)
         return _(
             "{name} changes from {left} to {right} between x = {lo} and x = {hi}, more than its "

@@ -189,10 +189,10 @@ def donation_sentence(result: DonationResult) -> str:
                 "donation could not be used."
             ),
         )
-        unusable = any("donated" in w.lower() for w in d.warnings)
-        text += (
-            _(" JAX's warning below says so.") if unusable else _(" JAX gave no warning this time.")
-        )
+        if any("donated" in w.lower() for w in d.warnings):
+            text += _(" JAX's warning below says so.")
+        elif not d.warnings:
+            text += _(" JAX gave no warning this time.")
     live = {"plain": format_bytes(p.live_after), "donated": format_bytes(d.live_after)}
     if d.argument_deleted:
         text += _(

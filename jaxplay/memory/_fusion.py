@@ -8,6 +8,7 @@ and the bandwidth achieved of each, read from the optimized HLO by :mod:`jaxplay
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -207,6 +208,9 @@ class ChainReport:
         programs: (program, runs) that one eager call dispatched, counted from a profiler trace
             (one per ``jnp`` call, not one per operation: ``jnp.max(..., keepdims=True)`` is a
             reduction and a broadcast in one); ``()`` when the trace could not be taken.
+        lowered_ops: (JAX primitive, ops) of the program JAX handed XLA, before any
+            optimization, by each op's ``op_name`` metadata (``sigmoid`` is a ``logistic`` in the
+            jaxpr and ``neg``, ``exp``, ``add``, ``div`` here); ``()`` where it could not be read.
         fusions: the jitted program's fusions, from its optimized HLO.
         unfused: kernels of the jitted program outside any fusion (a lone ``dot`` or library call).
         hlo_text: the optimized HLO.
@@ -227,6 +231,7 @@ class ChainReport:
     reference: roofline.MachineReference
     device: str
     programs: tuple[tuple[str, int], ...] = ()
+    lowered_ops: tuple[tuple[str, int], ...] = ()
 
     @property
     def eager_bytes(self) -> int:
@@ -292,6 +297,7 @@ def analyse_chain(
     except Exception:  # the profiler is one per process: another trace may be running
         programs = ()
     return ChainReport(
+        lowered_ops=lowered_primitives(chain, x),
         ops=ops,
         size=size,
         dispatches=eager_dispatches(ops, x),
@@ -306,21 +312,34 @@ def analyse_chain(
     )
 
 
+def lowered_primitives(fn: Any, *args: Any) -> tuple[tuple[str, int], ...]:
+    """(JAX primitive, ops) of ``jit(fn)``'s program before XLA optimizes it, by the ops'
+    ``op_name`` metadata; ``()`` where this jaxlib cannot print that program with it."""
+    try:
+        computation = jax.jit(fn).lower(*args).compiler_ir("hlo")
+        text = computation.get_hlo_module().to_string() if computation is not None else ""
+    except Exception:  # an API of jaxlib's that may go: say nothing rather than guess
+        return ()
+    found = Counter(op.primitive for op in entry_ops(text) if op.primitive)
+    return tuple(sorted(found.items()))
+
+
 def recomputed_primitives(
-    fusions: Sequence[Fusion], dispatches: Sequence[Dispatch]
+    fusions: Sequence[Fusion], lowered: Sequence[tuple[str, int]]
 ) -> tuple[str, ...]:
-    """JAX ops in more kernels than the jaxpr has equations of them: at least one of those
-    equations is computed in several kernels, a cheap producer XLA chose to recompute inside each
+    """JAX ops in more kernels than the program XLA was handed has ops of them: at least one of
+    those is computed in several kernels, a cheap producer XLA chose to recompute inside each
     consumer rather than write its result to memory once and read it back. (A chain with two
-    ``sin``, each in a kernel of its own, recomputes nothing.)"""
+    ``sin``, each in a kernel of its own, recomputes nothing; nor does ``sigmoid``, whose
+    lowering's ``div`` joins the chain's own.) Nothing is said without ``lowered``."""
+    if not lowered:
+        return ()
+    ops = dict(lowered)
     seen: dict[str, int] = {}
     for f in fusions:
         for p in f.primitives:
             seen[p] = seen.get(p, 0) + 1
-    equations: dict[str, int] = {}
-    for d in dispatches:
-        equations[d.primitive] = equations.get(d.primitive, 0) + 1
-    return tuple(p for p, n in seen.items() if n > max(1, equations.get(p, 0)))
+    return tuple(p for p, n in seen.items() if n > max(1, ops.get(p, 0)))
 
 
 @claims.states("memory.eager_dispatches_from_trace", "memory.fusion_bytes_are_xlas")

@@ -98,12 +98,13 @@ def bytes_caption(report: ChainReport) -> str:
 def recomputed_caption(report: ChainReport) -> str | None:
     """The JAX ops found in more than one kernel, and why XLA does that (Markdown); None when
     every op is in one kernel only."""
-    again = recomputed_primitives(report.fusions, report.dispatches)
+    again = recomputed_primitives(report.fusions, report.lowered_ops)
     if not again:
         return None
     return _(
-        "In more kernels than the jaxpr computes them: {ops}. XLA recomputes these cheap ops "
-        "where they are needed rather than write them to memory once and read them back."
+        "In more kernels than the program XLA was given has of them: {ops}. XLA recomputes "
+        "these cheap ops where they are needed rather than write them to memory once and read "
+        "them back."
     ).format(ops=_(", ").join(again))
 
 

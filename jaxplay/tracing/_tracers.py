@@ -337,8 +337,8 @@ ERROR_HINTS: dict[str, ErrorHint] = {
     "TracerIntegerConversionError": ErrorHint(
         N_("A Python integer from a traced value"),
         N_(
-            "Python needed an `int` from a traced array (`range(n)`, `int()`, an index into a "
-            "Python list): while JAX traces, the array has no value."
+            "Python needed an index from a traced array (`range(n)`, an index into a Python "
+            "list, `operator.index`): while JAX traces, the array has no value."
         ),
         N_("Loop with `lax.fori_loop`, or make that argument static (`static_argnums`)."),
     ),
@@ -353,12 +353,13 @@ ERROR_HINTS: dict[str, ErrorHint] = {
     "ConcretizationTypeError": ErrorHint(
         N_("A concrete value from a traced array"),
         N_(
-            "JAX needed a concrete value (for `float()`, a shape such as `jnp.arange(n)`'s, a "
-            "Python branch) from an array it only traces here."
+            "JAX needed a concrete value (for `float()` or `int()`, a shape such as "
+            "`jnp.arange(n)`'s, the size of `jnp.nonzero`'s result) from an array it only "
+            "traces here."
         ),
         N_(
-            "Make that argument static (`static_argnums`), or keep the computation in `jnp` "
-            "and `lax` operations."
+            "Make that argument static (`static_argnums`); for `jnp.nonzero`, `jnp.unique` or "
+            "a one-argument `jnp.where`, give the result's `size=`."
         ),
     ),
     "UnexpectedTracerError": ErrorHint(

@@ -41,7 +41,7 @@ def test_each_preset_draws_and_checks(preset: str) -> None:
     if preset.startswith("where"):
         assert any("f′ changes from 1" in w for w in warnings)
     else:
-        assert not any("jumps" in w for w in warnings)
+        assert not any("changes from" in w or "NaN/inf" in w for w in warnings)
     at = open_page(SPEC, grad_preset=preset, grad_tab="Check")
     assert_clean(at)
     assert any("check_grads` passes" in s for s in _texts(at.success))

@@ -363,10 +363,12 @@ def test_checkpoint_recomputes_only_under_a_differentiating_transform() -> None:
         return len(re.findall(r"\bsin\b", result.jaxpr))
 
     assert sines(("grad", "checkpoint")) > sines(("grad",))
+    assert sines(("jacrev", "checkpoint")) > sines(("jacrev",))
     assert sines(("checkpoint", "grad")) == sines(("grad",))
     assert sines(("jit", "checkpoint")) == sines(("jit",))
+    assert sines(("jacfwd", "checkpoint")) == sines(("jacfwd",))  # forward mode: no backward pass
     caption = _pipeline.TRANSFORMS["checkpoint"].does
-    assert "above it differentiates" in caption and "changes nothing" in caption
+    assert "reverse-mode differentiation" in caption and "under jacfwd" in caption
 
 
 def test_a_transform_under_vmap_gets_a_slice_of_x() -> None:
@@ -374,3 +376,11 @@ def test_a_transform_under_vmap_gets_a_slice_of_x() -> None:
     vmap(jacfwd(tanh)) at (4, 3) is (4, 3, 3), not out.shape + x.shape."""
     assert cp.compose(("vmap", "jacfwd"), "jnp.tanh(x)", (4, 3)).output_shape == (4, 3, 3)
     assert "in.shape" in _pipeline.TRANSFORMS["jacfwd"].does
+
+
+def test_grads_refusal_of_a_tuple_output_says_it_is_a_pytree() -> None:
+    """JAX's message for a tuple, list or dict output names no shape; the plain words said "an
+    array"."""
+    for formula in ("(jnp.sum(x), jnp.sum(x))", "[jnp.sum(x)]"):
+        result = cp.compose(("grad",), formula, (3,))
+        assert result.error is not None and "a tuple, list or dict of values" in result.error.plain

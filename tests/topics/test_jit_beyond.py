@@ -115,11 +115,15 @@ def test_the_persistent_cache_keeps_only_compiles_of_a_second_or_more_by_default
         "print(jax.config.jax_persistent_cache_min_compile_time_secs)\n"
         "jax.jit(lambda x: jnp.sin(x) * 2)(jnp.ones(8)).block_until_ready()\n"
         f"print(len(os.listdir({str(tmp_path)!r})))\n"
+        # The positive control: with the minimum at 0 the same kind of compile is written.
+        "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+        "jax.jit(lambda x: jnp.cos(x) * 3)(jnp.ones(8)).block_until_ready()\n"
+        f"print(len(os.listdir({str(tmp_path)!r})))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    default, written = done.stdout.split()
-    assert float(default) == 1.0 and written == "0", done.stdout
+    default, written, control = done.stdout.split()
+    assert float(default) == 1.0 and written == "0" and int(control) > 0, done.stdout
     assert _compile_cache.CACHE_SETTINGS["jax_persistent_cache_min_compile_time_secs"] == 0

@@ -194,7 +194,7 @@ def test_an_op_jax_lowered_away_is_not_said_to_be_xlas_rewrite() -> None:
     x = jnp.ones((100, 50), jnp.float32)
     assert "logistic" not in jax.jit(jax.nn.sigmoid).lower(x).as_text()
     program = _program("formula", 100, 50, "jax.nn.sigmoid(x)")
-    assert program.counts["logistic"] == (1, 0) and program.lowered["logistic"] is False
+    assert program.counts["logistic"] == (1, 0) and program.lowered["logistic"] == 0
     text = jit.program_sentence(program)
     assert "JAX already lowered it as other operations" in text
     assert "algebraic simplifier" not in text
@@ -216,3 +216,23 @@ def test_an_op_inside_a_nested_jit_is_counted() -> None:
     program = _program("formula", 100, 50, "jnp.sqrt(x) + jnp.linalg.norm(x)")
     assert program.counts["sqrt"] == (2, 2)
     assert "`sqrt` appears" not in jit.program_sentence(program)
+
+
+def test_an_op_xla_expands_from_a_composite_is_put_down_to_xla() -> None:
+    """``exp(x) + cosh(x)``: the StableHLO holds one ``exponential`` and a ``chlo.cosh``, which XLA
+    expands into more ``exp`` while compiling; the sentence said JAX's lowering wrote them."""
+    x = jnp.ones((100, 50), jnp.float32)
+    lowered = jax.jit(lambda x: jnp.exp(x) + jnp.cosh(x)).lower(x).as_text()
+    assert lowered.count("stablehlo.exponential") == 1 and "chlo.cosh" in lowered
+    program = _program("formula", 100, 50, "jnp.exp(x) + jnp.cosh(x)")
+    assert program.counts["exp"][1] > 1 and program.lowered["exp"] == 1
+    text = jit.program_sentence(program)
+    assert "XLA expanded a composite operation" in text
+    assert "the StableHLO shows which" not in text
+
+
+def test_nothing_is_counted_without_the_programs_texts(softmax) -> None:
+    """A backend that prints no HLO: no kernels, so no sentence about what XLA did to an op."""
+    bare = dataclasses.replace(softmax, kernels=(), lowered={"exp": None})
+    text = jit.program_sentence(bare)
+    assert "`exp`" not in text

@@ -147,6 +147,16 @@ def _to_float(x):
     return float(x.sum()) * x
 
 
+def _to_int(x):
+    return int(x.sum()) * x
+
+
+def _nonzero(x):
+    import jax.numpy as jnp
+
+    return jnp.nonzero(x)
+
+
 @pytest.mark.parametrize(
     "fn,shape,dtype,kind",
     [
@@ -154,6 +164,8 @@ def _to_float(x):
         (_loop, (), "int32", "TracerIntegerConversionError"),
         (_numpy, (3,), "float32", "TracerArrayConversionError"),
         (_to_float, (3,), "float32", "ConcretizationTypeError"),
+        (_to_int, (3,), "float32", "ConcretizationTypeError"),  # int(): not the index error
+        (_nonzero, (3,), "float32", "ConcretizationTypeError"),  # the hint names size=
     ],
 )
 def test_a_staged_error_gets_the_hint_of_its_type_whatever_the_code(fn, shape, dtype, kind) -> None:
@@ -166,6 +178,8 @@ def test_a_staged_error_gets_the_hint_of_its_type_whatever_the_code(fn, shape, d
     assert found.error is not None and found.error.startswith(kind + ":"), found.error
     hint = tracing.error_hint(found.error)
     assert hint is not None and hint is _tracers.ERROR_HINTS[kind]
+    if fn is _nonzero:
+        assert "`size=`" in hint.fix
 
 
 def test_an_escaped_tracer_gets_its_hint_and_an_import_error_none() -> None:
