@@ -314,7 +314,8 @@ def program_sentence(program: CompiledProgram) -> str:
         elif (
             compiled > in_jaxpr
             and p.kernels_with.get(name, 0) <= in_jaxpr
-            and ((p.lowered.get(name) or 0) <= in_jaxpr)
+            and (lowered := p.lowered.get(name)) is not None
+            and lowered <= in_jaxpr
         ):
             # Not in the lowered program, nor a copy per kernel: XLA expanded a composite op
             # (chlo.cosh is written with exp only once XLA compiles it).
@@ -326,8 +327,12 @@ def program_sentence(program: CompiledProgram) -> str:
                     "`{name}`."
                 ).format(**times)
             )
-        elif compiled > in_jaxpr and p.kernels_with.get(name, 0) <= in_jaxpr:
-            # No more kernels hold it than the jaxpr has of it: not a copy per kernel, but
+        elif (
+            compiled > in_jaxpr
+            and p.kernels_with.get(name, 0) <= in_jaxpr
+            and p.lowered.get(name) is not None
+        ):
+            # No more kernels hold it than the jaxpr has of it, and the StableHLO has more of it:
             # other operations written with it (sigmoid is 1 / (1 + exp(-x))).
             parts.append(
                 _(

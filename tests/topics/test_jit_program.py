@@ -236,3 +236,13 @@ def test_nothing_is_counted_without_the_programs_texts(softmax) -> None:
     bare = dataclasses.replace(softmax, kernels=(), lowered={"exp": None})
     text = jit.program_sentence(bare)
     assert "`exp`" not in text
+
+
+def test_without_the_stablehlo_neither_jax_nor_xla_is_blamed_alone() -> None:
+    """Where the lowered program's text is missing (``lowered`` None), an op found more often in
+    the compiled program gets the sentence that names both possible causes."""
+    program = _program("formula", 100, 50, "jnp.exp(x) + jnp.cosh(x)")
+    unknown = dataclasses.replace(program, lowered={"exp": None})
+    text = jit.program_sentence(unknown)
+    assert "XLA recomputes it inside more than one kernel" in text
+    assert "expanded a composite" not in text and "the StableHLO shows which" not in text
