@@ -201,7 +201,8 @@ print({mark!r} + json.dumps({{
     "held": held, "released": released,
     "peak": stats.get("peak_bytes_in_use"), "limit": stats.get("bytes_limit"),
     "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE"),
-    "fraction": os.environ.get("XLA_PYTHON_CLIENT_MEM_FRACTION"),
+    "fraction": os.environ.get("XLA_CLIENT_MEM_FRACTION")
+    or os.environ.get("XLA_PYTHON_CLIENT_MEM_FRACTION"),
 }}))
 """
 

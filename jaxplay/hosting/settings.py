@@ -95,7 +95,8 @@ SETTINGS: tuple[Setting, ...] = (
         SANDBOX_MODES[0],
         "How Code Lab runs are isolated: `bwrap` (bubblewrap: no network, no server files), "
         "`process` (a plain child process: laptops only) or `auto` (bwrap when "
-        "`/usr/bin/bwrap` exists).",
+        "`/usr/bin/bwrap` exists and a trial run of it can create its namespaces here, else a "
+        "plain process, which a public server refuses to run code in).",
     ),
     Setting(
         "JAXPLAY_FORKSERVER",
@@ -261,9 +262,10 @@ SETTINGS: tuple[Setting, ...] = (
         "JAXPLAY_MEASURE_IN",
         MEASURE_IN_MODES[0],
         "Where the pages' timed work runs (the jit page's measurement and size sweep, the "
-        "memory page's variants and chains, the vmap, Compose and PRNG timings, the state "
-        "page's training): `worker` (the compute worker, one process of the runner's pool kept "
-        "for the server's own jobs, on this process's cores, which the server holds for it; "
+        "memory page's variants and chains, the vmap, Compose and PRNG timings, the Devices "
+        "page's transfers and scaling sweep, the state page's training): `worker` (the compute "
+        "worker, one process of the runner's pool kept for the server's own jobs, on this "
+        "process's cores, which the server holds for it; "
         "the server only waits, so the stopwatch loops do not hold its Python for other "
         "visitors' pages) or `server` (the server's own thread). The jit page says which, and "
         "on which cores.",
