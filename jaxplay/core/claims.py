@@ -153,7 +153,7 @@ def claim(
 
     Example::
 
-        @claims.claim("sharp_bits.size_zero_raises", "Indexing a size-0 axis raises IndexError",
+        @claims.claim("sharp_bits.size_zero_raises", "An integer index into a size-0 axis raises",
                       cases=("eager", "jit"))
         def _size_zero(mode):
             ...

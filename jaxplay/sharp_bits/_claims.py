@@ -246,15 +246,33 @@ _rule_claim(
     "jnp.take defaults to mode='fill': NaN for an index out of range, not a clamped value.",
 )
 _rule_claim(
-    "size-zero",
-    "sharp_bits.size_zero_raises",
-    "Any index into a size-0 axis raises IndexError, eagerly and under jit.",
-)
-_rule_claim(
     "static-checked",
     "sharp_bits.static_indices_check",
     "With jax_check_static_indices on, a static index out of range raises IndexError.",
 )
+
+
+@claims.claim(
+    "sharp_bits.size_zero_raises",
+    "An integer index into a size-0 axis raises IndexError, eagerly and under jit (a static "
+    "index or a traced one).",
+    cases=("eager", "jit", "traced"),
+)
+def _size_zero_raises(mode: str) -> Verdict:
+    """The intro's rule for a size-0 axis (:data:`_updates.OUT_OF_BOUNDS`) against JAX, for a
+    static index eagerly and under jit, and for a traced one."""
+    rule = _updates.OUT_OF_BOUNDS["size-zero"]
+    if mode != "traced":
+        seen = observe_out_of_bounds("size-zero", mode)
+        return Verdict(seen == rule, f"jnp.zeros(0)[0] ({mode}): JAX did {seen!r}")
+    try:
+        got = jax.jit(lambda i: jnp.zeros(0)[i])(0)
+        seen = f"returned {got!r}"
+    except IndexError:
+        seen = "raise"
+    except Exception as err:  # another type is not what the sentence says
+        seen = f"raised {type(err).__name__}"
+    return Verdict(seen == rule, f"jnp.zeros(0)[i] with i traced: JAX did {seen!r}")
 
 
 @claims.claim(
@@ -277,16 +295,18 @@ def _scatter_modes(mode: str | None) -> list[str]:
 @claims.claim(
     "sharp_bits.updates_drop_by_default",
     N_(
-        "An update without a mode (x.at[i].set(v)) is the same scatter as mode='drop'; only "
-        "mode='promise_in_bounds' makes another."
+        "An update without a mode (x.at[i].set(v)) is the same scatter as mode='drop' and "
+        "mode='fill'; mode='clip' and mode='promise_in_bounds' make others."
     ),
 )
 def _updates_drop_by_default(_: None) -> Verdict:
-    default, drop, promise = (_scatter_modes(m) for m in (None, "drop", "promise_in_bounds"))
+    modes = {m: _scatter_modes(m) for m in (None, "drop", "fill", "clip", "promise_in_bounds")}
+    default = modes[None]
+    same = {m for m, seen in modes.items() if m is not None and seen == default}
     return Verdict(
-        len(default) == 1 and default == drop and promise != default,
-        f"scatter modes in the jaxpr: none given {default}, 'drop' {drop}, "
-        f"'promise_in_bounds' {promise}",
+        len(default) == 1 and same == {"drop", "fill"},
+        "scatter modes in the jaxpr: "
+        + ", ".join(f"{'none given' if m is None else repr(m)} {got}" for m, got in modes.items()),
     )
 
 

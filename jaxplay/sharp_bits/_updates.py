@@ -7,9 +7,10 @@ owns the buffer: for an array made inside the function, or a donated argument; a
 is copied first (the compiled HLO starts with a ``copy``). A compiled program cannot stop to raise
 for a traced index, so JAX defines what happens: ``x[i]`` and ``.at[i].get()`` clamp the index
 into range, a write (scatter) is dropped, ``jnp.take`` and ``take_along_axis`` fill with NaN, and
-``mode=`` chooses otherwise. Three exceptions raise ``IndexError``: any index into a size-0 axis
-(eagerly and under ``jit``), and, with ``jax_check_static_indices`` on, a static index (a Python
-int) out of range. NumPy raises ``IndexError`` for every index out of range.
+``mode=`` chooses otherwise. Three exceptions raise ``IndexError``: an integer index into a size-0
+axis (eagerly and under ``jit``; an array of indices raises ``TypeError`` there), and, with
+``jax_check_static_indices`` on, a static index (a Python int) out of range. NumPy raises
+``IndexError`` for every index out of range.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ OUT_OF_BOUNDS = {
     "gather": "clamp",  # x[i], x.at[i].get()
     "scatter": "drop",  # x.at[i].set(v)
     "take": "fill",  # jnp.take, jnp.take_along_axis: NaN for floats
-    "size-zero": "raise",  # any index into a size-0 axis: IndexError
+    "size-zero": "raise",  # an integer index into a size-0 axis: IndexError
     "static-checked": "raise",  # a static index with jax_check_static_indices on
 }
 
@@ -90,7 +91,7 @@ _DOES = {
 }
 #: When an index out of range does raise, by the rules of :data:`OUT_OF_BOUNDS` that raise.
 _RAISES_WHEN = {
-    "size-zero": N_("for any index into a size-0 axis"),
+    "size-zero": N_("for an integer index into a size-0 axis"),
     "static-checked": N_("for a static index out of range when `jax_check_static_indices` is on"),
 }
 
@@ -215,8 +216,9 @@ def explain_bounds(
             return claims.qualify(
                 "sharp_bits.size_zero_raises",
                 _(
-                    "`x[{index}]` on an array of size 0 raised {error}: JAX checks an index into "
-                    "a size-0 axis (there is no element to clamp to), eagerly and under `jit`."
+                    "`x[{index}]` on an array of size 0 raised {error}: JAX checks an integer "
+                    "index into a size-0 axis (there is no element to clamp to), eagerly and "
+                    "under `jit`."
                 ).format(index=index, error=outcome.error_type),
             )
         return _("{where}: NumPy raised {error}.").format(

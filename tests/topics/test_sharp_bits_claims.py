@@ -135,3 +135,25 @@ def test_the_intros_examples_are_asked_of_jax_as_written(monkeypatch) -> None:
     old = _updates.UPDATES.intro.replace("; a plain argument is copied first", "")
     monkeypatch.setattr(_updates, "UPDATES", dataclasses.replace(_updates.UPDATES, intro=old))
     assert not at_copy.run().holds
+
+
+def test_clip_makes_another_scatter_than_the_default() -> None:
+    """The claim once said only ``promise_in_bounds`` differs from the default; JAX's jaxpr
+    gives ``clip`` a scatter of its own (the page offers it), and the check now asks every mode."""
+    claim = REGISTRY["sharp_bits.updates_drop_by_default"]
+    verdict = claim.check(None)
+    assert verdict.holds and "'clip' ['GatherScatterMode.CLIP']" in verdict.observed
+
+
+def test_an_array_of_indices_into_a_size_0_axis_is_not_what_the_intro_says_raises() -> None:
+    """The intro says an *integer* index into a size-0 axis raises IndexError: an array of
+    indices raises TypeError (so "any index" was false), and a traced integer raises too."""
+    import jax
+    import jax.numpy as jnp
+
+    with pytest.raises(TypeError):
+        jnp.zeros(0)[jnp.array([0])]
+    assert REGISTRY["sharp_bits.size_zero_raises"].check("traced").holds
+    assert "integer index" in _updates.bounds_intro()
+    with pytest.raises(IndexError):
+        jax.jit(lambda i: jnp.zeros(0)[i])(0)
