@@ -248,6 +248,9 @@ def lab_function() -> tuple[str, str, int] | None:
     name = st.selectbox(
         _("Function to stage"), list(functions), key="tracing_function", bind="query-params"
     )
+    if problem := tracing.arity_problem(name, functions[name]):
+        st.error(problem, icon=":material/block:")
+        return None
     return source, name, functions[name]
 
 

@@ -20,8 +20,10 @@ from ._display import without_locations as without_locations
 from ._graph import build_graph as build_graph
 from ._graph import expandable as expandable
 from ._inputs import DTYPES as DTYPES
+from ._inputs import MAX_ARGS as MAX_ARGS
 from ._inputs import PRESET_DTYPES as PRESET_DTYPES
 from ._inputs import InputSpec as InputSpec
+from ._inputs import arity_problem as arity_problem
 from ._inputs import dtype_label as dtype_label
 from ._inputs import parse_shape as parse_shape
 from ._presets import PRESETS as PRESETS

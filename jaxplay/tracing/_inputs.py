@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jaxplay.core import claims, markdown
 from jaxplay.core.i18n import N_, _
 
 #: dtypes a visitor may give an argument (float64/int64 only exist with ``jax_enable_x64``).
@@ -25,6 +26,10 @@ PRESET_DTYPES: tuple[str, ...] = (*DTYPES, WEAK_FLOAT32)
 MAX_ELEMENTS = 1 << 24
 #: Largest rank of one argument.
 MAX_RANK = 6
+#: Most arguments a function may be staged with: the page draws a shape box and a dtype picker
+#: for each, and Streamlit's cost per widget grows with the widgets already drawn (a
+#: 1,000-argument ``def`` held the server's interpreter for 10 s a rerun).
+MAX_ARGS = 8
 
 
 # --- inputs ---------------------------------------------------------------------------------------
@@ -77,6 +82,18 @@ def parse_shape(text: str) -> tuple[int, ...]:
     shape = tuple(dims)
     check_shape(shape)
     return shape
+
+
+@claims.states_nothing("the page's own limit on arguments, not a rule of JAX")
+def arity_problem(name: str, arity: int) -> str | None:
+    """Why ``name``, needing ``arity`` arguments, is not staged (over :data:`MAX_ARGS`): Markdown
+    in the visitor's language; ``None`` when it may be."""
+    if arity <= MAX_ARGS:
+        return None
+    return _(
+        "{name} takes {n} arguments: functions of at most {limit} are staged here (each "
+        "gets a shape and a dtype box)."
+    ).format(name=markdown.code(name), n=f"{arity:,}", limit=MAX_ARGS)
 
 
 def check_shape(shape: tuple[int, ...]) -> None:

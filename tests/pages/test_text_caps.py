@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from jaxplay import devices, sandbox
+from jaxplay import devices, sandbox, tracing
 from jaxplay.devices import _sharding
 from jaxplay.hosting import catalog
 from jaxplay.hosting.hostile_links import EDITOR_CODE, SPEC_500K
@@ -154,3 +154,24 @@ def test_code_too_deep_to_parse_leaves_the_code_lab_and_tracing_working(code: st
     at = open_page(catalog.find("tracing"), code_lab_source=code, tracing_preset="code_lab")
     assert_clean(at)
     assert any("nested too deeply to read" in e.value for e in at.error)
+
+
+def test_a_function_of_many_arguments_is_refused_before_its_boxes_are_drawn() -> None:
+    """A Code Lab ``def`` of 1,000 parameters drew 2,000 bound boxes on the Tracing page, and
+    Streamlit's cost per widget grows with the widgets drawn: 10 s of the server's interpreter a
+    rerun (a 100,000-character snippet holds about 16,000 parameters). Refused with the limit."""
+    params = ", ".join(f"a{i}" for i in range(1_000))
+    code = f"def f({params}):\n    return a0\n"
+    at = open_page(catalog.find("tracing"), code_lab_source=code, tracing_preset="code_lab")
+    assert_clean(at)
+    assert any("takes 1,000 arguments" in e.value for e in at.error)
+    assert not [e for e in at.text_input if (e.key or "").startswith("tracing_code_lab_shape_")]
+    limit = ", ".join(f"a{i}" for i in range(tracing.MAX_ARGS))
+    at = open_page(
+        catalog.find("tracing"),
+        code_lab_source=f"def f({limit}):\n    return a0\n",
+        tracing_preset="code_lab",
+        tracing_code_lab_shape_0="x",  # stops before the sandbox: only the boxes are wanted
+    )
+    shapes = [e for e in at.text_input if (e.key or "").startswith("tracing_code_lab_shape_")]
+    assert len(shapes) == tracing.MAX_ARGS
