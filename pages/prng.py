@@ -68,8 +68,9 @@ def seed_section(seed: int) -> None:
     right.metric(_("PRNGKey(seed), x64 on"), str(list(info.x64.key_data or ())))
     left.code(prng.key_hex(info.x32.key_data or ()), language=None)
     right.code(prng.key_hex(info.x64.key_data or ()), language=None)
-    # One box: what this seed means (the page's one warning about it, on this tab).
-    (st.warning if info.differs else st.success)("\n\n".join(info.notes))
+    # One box: what this seed means (the page's one warning about it, on this tab). Never a
+    # success: with the same key, x64 still changes the numbers drawn.
+    (st.warning if info.differs else st.info)("\n\n".join(info.notes))
     st.caption(
         _(
             "{rule} Computed by JAX in thread-local `jax.enable_x64(...)` contexts: this "

@@ -155,7 +155,10 @@ COLLECTIVES: dict[str, Collective] = {
             "all_gather",
             all_gather_body,
             lambda x: [x] * len(x),
-            N_("every device gets every device's input, stacked in mesh order"),
+            N_(
+                "every device gets every device's input, concatenated along axis 0 in mesh "
+                "order (`tiled=True`; without it they are stacked on a new leading axis)"
+            ),
         ),
         Collective(
             "ppermute",

@@ -193,7 +193,8 @@ class SeedInfo:
             notes.append(
                 _(
                     "A negative seed is taken in two's complement: with x64 on, the high word is "
-                    "the sign extension ({high})."
+                    "the top 32 bits of its 64-bit form ({high}; all ones, 0xffffffff, only for "
+                    "seeds from -2**32 to -1)."
                 ).format(high=f"{self.x64.key_data[0]:#010x}")  # type: ignore[index]
             )
         if self.differs:
@@ -215,6 +216,16 @@ class SeedInfo:
             notes.append(
                 _("The seed fits in 32 bits, so x64 off and on give the same key: {key}.").format(
                     key=list(self.x64.key_data or ())
+                )
+            )
+            notes.append(
+                claims.qualify(
+                    "prng.x64_changes_default_draws",
+                    _(
+                        "The numbers drawn from it still differ: with x64 on, `normal` draws "
+                        "float64 by default; pass `dtype=jnp.float32` in both modes to draw the "
+                        "same numbers."
+                    ),
                 )
             )
         return tuple(notes)

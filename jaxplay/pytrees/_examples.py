@@ -30,8 +30,9 @@ MAX_LITERAL_CHARS = 300
 MAX_LITERAL_DEPTH = 6
 #: Most containers and leaves together.
 MAX_LITERAL_NODES = 60
-#: Integers are kept to int32's range, so every leaf converts to a JAX array.
-INT_LIMIT = 2**31 - 1
+#: Integers are kept to int32's range, so every leaf converts to a JAX array (with x64 off a
+#: Python int outside it raises OverflowError).
+INT_RANGE = (int(jnp.iinfo(jnp.int32).min), int(jnp.iinfo(jnp.int32).max))
 #: A dict key written as text is a Python name (any script: ``中文键`` is one) of at most this
 #: many characters; a name holds no markup, and it is drawn in a chart whose labels render HTML.
 MAX_KEY_CHARS = 24
@@ -203,10 +204,11 @@ def _check(value: Any, depth: int, seen: int) -> int:
     if value is None or isinstance(value, bool):
         return seen
     if isinstance(value, int):
-        if abs(value) > INT_LIMIT:
+        low, high = INT_RANGE
+        if not low <= value <= high:
             raise LiteralError(
-                _("{value} is outside int32's range (±{limit})").format(
-                    value=value, limit=f"{INT_LIMIT:,}"
+                _("{value} is outside int32's range ({low} to {high})").format(
+                    value=value, low=f"{low:,}", high=f"{high:,}"
                 )
             )
         return seen

@@ -46,8 +46,9 @@ def _weak_float_convert(dtype: str) -> Verdict:
 @claims.claim(
     "sharp_bits.weak_same_kind",
     N_(
-        "A weakly typed Python scalar takes the array's type only within the same kind: x + 1 "
-        "keeps x's dtype, x + 1.0 keeps it for a floating x and is float32 for an integer x."
+        "A weakly typed Python scalar takes the array's type unless it is of a higher kind: "
+        "x + 1 keeps x's dtype, x + 1.0 keeps it for a floating x and is float32 for an "
+        "integer x."
     ),
     cases=_types.DTYPES,
 )
@@ -82,8 +83,9 @@ _ARRAY_EXAMPLE = re.compile(r"an (\w+) array `\+ 1\.0` is (\w+)")
 @claims.claim(
     "sharp_bits.x64_truncates",
     N_(
-        "With x64 off, a float64 request gives float32 with a warning; under jax.enable_x64(True) "
-        "it gives float64 (this thread only)."
+        "With x64 off, float64 gives float32: with a warning when the dtype is asked for by "
+        "name, without one for NumPy float64 data; under jax.enable_x64(True) both give float64 "
+        "(this thread only)."
     ),
 )
 def _x64_truncates(_: None) -> Verdict:
@@ -92,15 +94,21 @@ def _x64_truncates(_: None) -> Verdict:
 
     off = capture.run(_types.default_dtypes, describe=names)
     on = capture.run(_types.with_x64, describe=names)
-    request = "'jnp.array(1.0, dtype=jnp.float64)': "
-    warned = any("truncated" in w for w in off.warnings)
+    request, data = "'jnp.array(1.0, dtype=jnp.float64)': ", "'jnp.array(np.float64(1.0))': "
+    # Each asked alone, so each warning is put down to the call that gave it.
+    by_name = capture.run(lambda: jnp.array(1.0, dtype=jnp.float64))
+    from_numpy = capture.run(lambda: jnp.array(np.float64(1.0)))
+    warned = [any("truncated" in w for w in c.warnings) for c in (by_name, from_numpy)]
     holds = (
-        request + "'float32'" in off.value
-        and request + "'float64'" in on.value
-        and warned
+        all(what + "'float32'" in off.value for what in (request, data))
+        and all(what + "'float64'" in on.value for what in (request, data))
+        and warned == [True, False]
         and not jax.config.values["jax_enable_x64"]
     )
-    return Verdict(holds, f"x64 off: {off.value} (warned: {warned}); x64 on: {on.value}")
+    return Verdict(
+        holds,
+        f"x64 off: {off.value} (warned by name, for NumPy data: {warned}); x64 on: {on.value}",
+    )
 
 
 @claims.claim(

@@ -1,11 +1,12 @@
 """Types: float64 off by default, integer overflow, type promotion and weak types.
 
-JAX computes in 32 bits unless ``jax_enable_x64`` is on: a request for float64 is truncated to
-float32 with a warning, and a Python integer too big for int32 is refused. Here x64 is switched on
+JAX computes in 32 bits unless ``jax_enable_x64`` is on: float64 becomes float32, with a warning
+when the dtype is asked for by name and silently for NumPy float64 data, and a Python integer too
+big for int32 is refused. Here x64 is switched on
 only through the ``jax.enable_x64(True)`` context manager, for the calling thread, so the server's
 setting is untouched. A Python scalar is **weakly typed**: it takes the type of the array it meets
-when both are of the same kind (``jnp.float16(1) + 1.0`` stays float16, ``int8 + 1`` stays int8);
-across kinds it does not (an int8 array ``+ 1.0`` is float32). A NumPy or JAX scalar has a type of
+unless it is of a higher kind (``jnp.float16(1) + 1.0`` and ``+ 1`` stay float16, ``int8 + 1``
+stays int8; an int8 array ``+ 1.0`` is float32). A NumPy or JAX scalar has a type of
 its own. Passed as an argument to a traced function, a Python float is a weakly typed float32, and
 the jaxpr shows the ``convert_element_type`` JAX adds: for a floating array it converts the float
 to the array's dtype; for an integer array it converts the *array* to a weakly typed float32 and
@@ -93,13 +94,16 @@ def explain_x64(
     dtypes = {k: str(v) for k, v in value.items()}
     warned = sum("truncated" in w for w in outcome.warnings)
     sentence = ngettext(
-        "`jnp.array(1.0, dtype=jnp.float64)` came out as {dtype}, with {n} warning about a "
-        "truncated dtype; the defaults are {default_float} and {default_int}.",
-        "`jnp.array(1.0, dtype=jnp.float64)` came out as {dtype}, with {n} warnings about a "
-        "truncated dtype; the defaults are {default_float} and {default_int}.",
+        "`jnp.array(1.0, dtype=jnp.float64)` came out as {dtype} and "
+        "`jnp.array(np.float64(1.0))` as {numpy_dtype}, with {n} warning about a truncated "
+        "dtype between them; the defaults are {default_float} and {default_int}.",
+        "`jnp.array(1.0, dtype=jnp.float64)` came out as {dtype} and "
+        "`jnp.array(np.float64(1.0))` as {numpy_dtype}, with {n} warnings about a truncated "
+        "dtype between them; the defaults are {default_float} and {default_int}.",
         warned,
     ).format(
         dtype=dtypes["jnp.array(1.0, dtype=jnp.float64)"],
+        numpy_dtype=dtypes["jnp.array(np.float64(1.0))"],
         n=warned,
         default_float=dtypes["jnp.array(1.0)"],
         default_int=dtypes["jnp.arange(3)"],
@@ -221,8 +225,9 @@ X64 = Case(
     key="x64",
     title=N_("float64 & overflow"),
     intro=N_(
-        "JAX uses 32-bit types unless x64 is enabled: float64 requests are truncated to "
-        "float32 with a warning, and Python integers must fit in int32."
+        "JAX uses 32-bit types unless x64 is enabled: float64 becomes float32, with a warning "
+        "when the dtype is asked for by name (`dtype=jnp.float64`) and silently for NumPy "
+        "float64 data, and a Python integer given no dtype must fit in int32."
     ),
     params=(),
     variants=(
@@ -246,8 +251,9 @@ WEAK = Case(
     title=N_("Weak types"),
     intro=N_(
         "A Python scalar has no dtype of its own: it is **weakly typed** and takes the type of "
-        "the array it meets when both are of the same kind, so `jnp.float16(1) + 1.0` stays "
-        "float16 and an int8 array `+ 1` stays int8, but an int8 array `+ 1.0` is float32. "
+        "the array it meets unless it is of a higher kind (a float meeting integers), so "
+        "`jnp.float16(1) + 1.0` stays float16, as does `+ 1`, and an int8 array `+ 1` stays "
+        "int8, but an int8 array `+ 1.0` is float32. "
         "NumPy and JAX scalars are strongly typed and promote by JAX's type lattice."
     ),
     # float16, not float32: with float32 every row reads float32 and the gotcha never shows.

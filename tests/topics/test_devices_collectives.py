@@ -65,6 +65,24 @@ def test_shard_map_collectives_equal_numpy(n: int) -> None:
     np.testing.assert_allclose(np.concatenate(shifted.outputs), np.roll(x, 1, axis=0))
 
 
+def test_all_gather_concatenates_as_its_words_say() -> None:
+    """The page said "stacked": with ``tiled=True`` JAX concatenates along axis 0, and without
+    it stacks on a new leading axis, as the words now say (shapes from JAX's own run)."""
+    n = 4
+    gathered = devices.run_collective("all_gather", n)
+    assert all(out.shape == (n, 4) for out in gathered.outputs)
+    mesh = _collectives.mesh_of(n)
+    x = jax.device_put(_collectives.example_input(n), NamedSharding(mesh, P("i")))
+    stacked = jax.jit(
+        jax.shard_map(
+            lambda v: jax.lax.all_gather(v, "i"), mesh=mesh, in_specs=P("i"), out_specs=P("i")
+        )
+    )(x)
+    assert stacked.addressable_shards[0].data.shape == (n, 1, 4)
+    what = devices.COLLECTIVES["all_gather"].what
+    assert "concatenated along axis 0" in what and "stacked on a new leading axis" in what
+
+
 def test_collectives_on_a_named_platform() -> None:
     run = devices.run_collective("psum", 2, platform="cpu")
     assert run.matches and run.device_ids == (0, 1)

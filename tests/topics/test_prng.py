@@ -99,6 +99,33 @@ def test_negative_seeds_are_explained() -> None:
     assert "collides with seed 4294967291" in notes
 
 
+@pytest.mark.parametrize(
+    "seed", [-1, -(2**31) - 1, -(2**32), -(2**32) - 1, -(2**40), -prng.ARTICLE_SEED]
+)
+def test_a_negative_seeds_high_word_is_all_ones_only_where_the_note_says(seed: int) -> None:
+    """The note called every negative seed's x64 high word "the sign extension": below -2**31 it
+    carries the seed's own bits (-(2**40) gives 0xffffff00), read here from JAX's key."""
+    info = prng.describe_seed(seed)
+    high = info.x64.key_data[0]
+    assert (high == 0xFFFFFFFF) == (-(2**32) <= seed <= -1)
+    note = info.notes[0]
+    assert f"({high:#010x}; all ones, 0xffffffff, only for seeds from -2**32 to -1)" in note
+    assert "sign extension" not in note
+
+
+def test_a_32_bit_seed_says_the_numbers_drawn_still_differ_with_x64() -> None:
+    """The same key with x64 off and on is not the same numbers: the note says so, from the
+    claim that draws both (a green "all is well" box said only "the same key")."""
+    notes = prng.describe_seed(42).notes
+    assert "x64 off and on give the same key: [0, 42]" in notes[0]
+    assert "`normal` draws float64 by default" in notes[1]
+    with jax.enable_x64(False):
+        off = jax.random.normal(jax.random.key(42), (3,))
+    with jax.enable_x64(True):
+        on = jax.random.normal(jax.random.key(42), (3,))
+    assert on.dtype == np.float64 and not np.allclose(np.asarray(off), np.asarray(on))
+
+
 def test_describe_seed_never_flips_the_global_x64_flag() -> None:
     assert not jax.config.jax_enable_x64
     stop = threading.Event()

@@ -52,6 +52,22 @@ def test_good_literals_are_read_without_running_anything() -> None:
     assert pytrees.parse_literal(" -2147483647 ") == -2147483647
 
 
+@pytest.mark.parametrize("value", [-(2**31) - 1, -(2**31), 2**31 - 1, 2**31])
+def test_the_box_takes_the_integers_jax_takes(value: int) -> None:
+    """The box's integer range is JAX's: it took -2**31 for out of range ("±2,147,483,647")."""
+    import jax.numpy as jnp
+
+    try:
+        jax_takes = int(jnp.array(value)) == value
+    except OverflowError:
+        jax_takes = False
+    if jax_takes:
+        assert pytrees.parse_literal(str(value)) == value
+    else:
+        with pytest.raises(pytrees.LiteralError, match="-2,147,483,648 to 2,147,483,647"):
+            pytrees.parse_literal(str(value))
+
+
 def _describe(text: str, fn: str = "double") -> pytrees.Anatomy:
     return pytrees.describe(pytrees.parse_literal(text), pytrees.MAP_FUNCTIONS[fn])
 
