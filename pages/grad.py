@@ -187,8 +187,9 @@ def check_tab() -> None:
         _ui.chart(grad.check_figure, gc, key="grad_check_chart")
         st.caption(
             _(
-                "Central difference of the previous autodiff derivative, step h = {step}. Try "
-                "x₀ = 0 on the article's function: the difference straddles the kink."
+                "Central difference of the previous autodiff derivative, step h = {step} (it "
+                "grows with |x₀|: where the curve bends within h, the difference itself is "
+                "off). Try x₀ = 0 on the article's function: the difference straddles the kink."
             ).format(step=f"{gc.rows[0].step:g}")
         )
         if gc.check_grads_passed:
@@ -198,11 +199,7 @@ def check_tab() -> None:
                 )
             )
         else:
-            st.warning(
-                _("`jax.test_util.check_grads` fails up to order {order}:").format(
-                    order=gc.check_grads_order
-                )
-            )
+            st.warning(grad.check_grads_failure(gc))
             st.code(gc.check_grads_message, language=None)
         _ui.show_code(grad.check_derivatives, grad.central_difference)
 
@@ -401,8 +398,9 @@ def pytrees_tab() -> None:
             "**Why:** `grad(complex_loss)` returns a tuple of {arrays} arrays, and `grad` only "
             "differentiates functions that return a scalar. **Fix:** take the diagonal of "
             "`jax.hessian`, or one Hessian-vector product per basis vector: one at a time "
-            "(`jax.lax.map`), that never holds the {n}×{n} matrix; the code below batches them "
-            "with `vmap`, which computes all of it at once."
+            "(`jax.lax.map` over the index i, each basis vector built inside the loop with "
+            "`jax.nn.one_hot(i, {n})`), nothing {n}×{n} is ever held; the code below batches "
+            "them with `vmap` over `np.eye({n})`, which computes all of the matrix at once."
         ).format(arrays=len(diag.blocks), n=n)
     )
     _ui.chart(grad.hessian_diagonal_figure, diag, key="grad_hessian_chart")

@@ -68,7 +68,7 @@ def editor_tab() -> None:
         bind="query-params",
         help=_(
             "One entry per argument (x, params): an int is that input's batch axis, None "
-            "means every example shares it; params may take a pair (axis for W, axis for b)."
+            "means all examples share it; params may take a tuple (axis for W, axis for b)."
         ),
     )
     out_text = _ui.text_box(b, "out_axes", "0", key="vmap_out_axes", bind="query-params")

@@ -19,6 +19,7 @@ from ._checks import ModesOnVectors as ModesOnVectors
 from ._checks import central_difference as central_difference
 from ._checks import check_derivatives as check_derivatives
 from ._checks import check_figure as check_figure
+from ._checks import check_grads_failure as check_grads_failure
 from ._checks import modes_at_point as modes_at_point
 from ._checks import modes_on_vectors as modes_on_vectors
 from ._curves import MAX_ABS_X as MAX_ABS_X

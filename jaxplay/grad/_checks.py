@@ -19,6 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from jax.test_util import check_grads
 
+from jaxplay.core import claims
 from jaxplay.core.figures import log_axis
 from jaxplay.core.i18n import _
 from jaxplay.core.inputs import normal_arrays
@@ -61,6 +62,10 @@ class GradCheck:
             its cost doubles with each order).
         check_grads_passed: whether ``jax.test_util.check_grads`` accepted all orders.
         check_grads_message: its assertion message when it did not ("" when it passed).
+        check_grads_failed_order: the first order it failed at (None when it passed).
+        check_grads_float64_passed: whether the same check at that order passed in float64
+            (None when it passed in float32): a float32 failure that float64 does not repeat is
+            the rounding of the check's own finite differences, not a wrong derivative.
     """
 
     source: str
@@ -69,6 +74,8 @@ class GradCheck:
     check_grads_order: int
     check_grads_passed: bool
     check_grads_message: str
+    check_grads_failed_order: int | None = None
+    check_grads_float64_passed: bool | None = None
 
 
 def check_point(x0: float) -> None:
@@ -85,10 +92,14 @@ def central_difference(g: Callable[[Any], Any], x0: float, step: float) -> float
 def check_derivatives(source: str, x0: float, order: int) -> GradCheck:
     """Compare the k-th autodiff derivative with a central difference of the (k−1)-th, k = 1..order.
 
-    The step ``h = 1e-2 * max(1, |x0|)`` suits float32: rounding error grows like eps/h and the
-    truncation error like h², so errors around 1e-4 are expected where f is smooth. Near a kink the
-    difference straddles it and disagrees, as it should. ``jax.test_util.check_grads`` runs too
-    (forward and reverse mode, random direction, up to order 2), with ``eps=1e-3`` for float32.
+    The step ``h = 1e-2 * max(1, |x0|)`` grows with ``|x0|`` so that float32's rounding (about
+    eps·|g|/h) stays small where values grow with x; the difference's own truncation error grows
+    like h² times g‴, so where g bends within h (``sin`` at x0 = −100, where h = 1) the central
+    difference is off, not autodiff. Near a kink the difference straddles it and disagrees, as it
+    should. ``jax.test_util.check_grads`` runs too (forward and reverse mode, random direction,
+    order by order up to 2, ``eps=1e-3``); where it fails in float32 it is run again at that order
+    in float64 (``jax.enable_x64``, this thread only), to tell its own rounding from a wrong
+    derivative.
     """
     check_order(order, low=1)
     check_point(x0)
@@ -102,12 +113,43 @@ def check_derivatives(source: str, x0: float, order: int) -> GradCheck:
         fd = central_difference(lambda x, k=k: every_order(x)[k - 1], x0, step)
         rows.append(OrderCheck(k, ad, fd, step))
     checked = min(order, MAX_CHECK_GRADS_ORDER)
-    try:
-        check_grads(f, (jnp.float32(x0),), order=checked, modes=("fwd", "rev"), eps=1e-3)
-        passed, message = True, ""
-    except AssertionError as err:
-        passed, message = False, str(err).strip()
-    return GradCheck(source, float(x0), tuple(rows), checked, passed, message)
+    failed, message = _first_failure(f, x0, checked, jnp.float32)
+    in_float64 = None
+    if failed is not None:
+        with jax.enable_x64(True):
+            in_float64 = _first_failure(f, x0, failed, jnp.float64, start=failed)[0] is None
+    return GradCheck(
+        source, float(x0), tuple(rows), checked, failed is None, message, failed, in_float64
+    )
+
+
+@claims.states_nothing("what check_grads did in this run, in float32 and in float64")
+def check_grads_failure(check: GradCheck) -> str:
+    """Where ``check_grads`` failed and, from its float64 rerun, whether the derivative or the
+    check's own float32 rounding is at fault (Markdown, in the visitor's language)."""
+    failed = check.check_grads_failed_order or check.check_grads_order
+    first = _("`jax.test_util.check_grads` fails at order 1:")
+    later = _("`jax.test_util.check_grads` passes up to order {passed} and fails at order {order}:")
+    said = (first if failed == 1 else later).format(passed=failed - 1, order=failed)
+    if check.check_grads_float64_passed:
+        said += " " + _(
+            "in float64 the same check passes, so this is the rounding of its own finite "
+            "differences in float32 (`eps=1e-3`), not a wrong derivative."
+        )
+    return said
+
+
+def _first_failure(
+    f: Callable[[Any], Any], x0: float, order: int, dtype: Any, start: int = 1
+) -> tuple[int | None, str]:
+    """The first order from ``start`` to ``order`` at which ``check_grads`` fails at ``x0`` in
+    ``dtype``, with its message; ``(None, "")`` when none does."""
+    for k in range(start, order + 1):
+        try:
+            check_grads(f, (dtype(x0),), order=k, modes=("fwd", "rev"), eps=1e-3)
+        except AssertionError as err:
+            return k, str(err).strip()
+    return None, ""
 
 
 def _power(value: float) -> str:

@@ -38,6 +38,10 @@ MAX_ABS_X = 100.0
 #: At most this many non-smooth points are listed (a staircase like ``jnp.floor`` has many).
 MAX_KINKS = 20
 ORDER_NAMES = ("f", "f′", "f″", "f‴", "f⁽⁴⁾", "f⁽⁵⁾")
+#: float32's largest value, and the x beyond which ``exp(x)`` passes it (an infinity that is
+#: float32's, not the function's), as JAX's ``finfo`` gives them.
+FLOAT32_MAX = float(jnp.finfo(jnp.float32).max)
+EXP_OVERFLOWS_AT = math.log(FLOAT32_MAX)
 
 
 # --- f, f', f'', ... on a grid -------------------------------------------------------------------
@@ -103,17 +107,7 @@ class Kink:
 
     def describe(self) -> str:
         name = ORDER_NAMES[self.order]
-        if self.kind == "undefined" and self.order == 0:
-            if self.x_left == self.x_right:
-                return _("{name} is undefined (NaN/inf) at x = {x}").format(
-                    name=name, x=f"{self.x_left:.4g}"
-                )
-            return _("{name} is undefined (NaN/inf) for x in [{lo}, {hi}]").format(
-                name=name, lo=f"{self.x_left:.4g}", hi=f"{self.x_right:.4g}"
-            )
         if self.kind == "undefined":
-            # jnp.where(x > 0, jnp.sqrt(x), 0.0) is 0 below 0, yet its gradient is NaN there:
-            # the branch not taken gets a zero cotangent, and 0 × NaN is NaN.
             where = (
                 _("at x = {x}").format(x=f"{self.x_left:.4g}")
                 if self.x_left == self.x_right
@@ -121,11 +115,22 @@ class Kink:
                     lo=f"{self.x_left:.4g}", hi=f"{self.x_right:.4g}"
                 )
             )
+            # In float32 an infinity may be the format's, not the function's: exp(89) is inf.
+            overflow = dict(most=f"{FLOAT32_MAX:.2g}", exp_x=f"{EXP_OVERFLOWS_AT:.1f}")
+            if self.order == 0:
+                return _(
+                    "{name} is NaN or infinite {where}: undefined there (a `log` of a negative "
+                    "number, 1/0), or too large for float32 (above {most}, e.g. `exp` beyond x "
+                    "≈ {exp_x})"
+                ).format(name=name, where=where, **overflow)
+            # jnp.where(x > 0, jnp.sqrt(x), 0.0) is 0 below 0, yet its gradient is NaN there:
+            # the branch not taken gets a zero cotangent, and 0 × NaN is NaN.
             return _(
-                "autodiff gives NaN/inf for {name} {where}: {name} does not exist there, or an "
+                "autodiff gives NaN/inf for {name} {where}: {name} does not exist there; or an "
                 "intermediate step's derivative is infinite or NaN there (`sqrt` at 0, a "
-                "`jnp.where` branch not taken) and the chain rule carries it"
-            ).format(name=name, where=where)
+                "`jnp.where` branch not taken) and the chain rule carries it; or a value there "
+                "is too large for float32 (above {most}, e.g. `exp` beyond x ≈ {exp_x})"
+            ).format(name=name, where=where, **overflow)
         return _(
             "{name} changes from {left} to {right} between x = {lo} and x = {hi}, more than its "
             "slope at those two points explains: a kink, a jump, or a feature narrower than the "
@@ -224,10 +229,11 @@ def find_kinks(x: np.ndarray, values: Sequence[np.ndarray], order: int) -> list[
                     Kink(k, "undefined", float(x[start]), float(x[i - 1]), math.nan, math.nan)
                 )
                 start = None
-        jump = np.abs(np.diff(d))
-        explained = np.maximum(np.abs(slope[:-1]), np.abs(slope[1:])) * h
         scale = 1e-3 * (1.0 + np.nanmax(np.abs(np.where(np.isfinite(d), d, 0.0))))
+        # inf − inf (a float32 overflow on both sides) is NaN: not finite, so never flagged.
         with np.errstate(invalid="ignore"):
+            jump = np.abs(np.diff(d))
+            explained = np.maximum(np.abs(slope[:-1]), np.abs(slope[1:])) * h
             flagged = np.isfinite(jump) & np.isfinite(explained) & (jump > 4 * explained + scale)
         for i in np.flatnonzero(flagged):
             kinks.append(

@@ -181,7 +181,8 @@ def hessian_diagonal(init: str) -> HessianDiagonal:
     outer ``grad`` raises. The diagonal of the Hessian with respect to all 241 parameters is
     ``diag(jax.hessian(...))``, or ``e_iᵀ H e_i`` from one Hessian-vector product per basis
     vector. Batched with ``vmap`` as here, the products compute all of H at once (the jaxpr holds
-    241×241 arrays); one at a time (``jax.lax.map``) they would never hold the matrix.
+    241×241 arrays); one at a time (``jax.lax.map`` over the index, each basis vector made in
+    the loop by ``jax.nn.one_hot``) nothing 241×241 would be held, not even the basis.
     """
     params, x = init_complex_loss(init)
     as_written = capture.run(

@@ -115,6 +115,8 @@ EDITOR_BATCH, EDITOR_D, EDITOR_H = 8, 5, 3
 #: The choices' values (English, in links and tests); the page shows them with ``_``.
 LAYOUTS = (N_("X is (batch, D)"), N_("X is (D, batch)"))
 W_CHOICES = (N_("W shared: (H, D)"), N_("W per example: (batch, H, D)"))
+#: W's batch axis in each choice: the axis in_axes must map for the per-example W (None: shared).
+W_BATCH_AXIS: dict[str, int | None] = {W_CHOICES[0]: None, W_CHOICES[1]: 0}
 ARG_LEAVES = ("x", "params[0] (W)", "params[1] (b)")
 
 
@@ -190,14 +192,15 @@ class ShapeRow:
 @claims.states_nothing("the shapes of the editor's inputs and the axes the visitor typed")
 def shape_sentence(row: ShapeRow) -> str:
     """One input's line under the editor (Markdown): its shape with the mapped axis marked, and
-    the shape each call of the function sees. Why a line per input: a wrong axis shows up as a
-    per-call shape that is not one example's, before JAX says anything."""
+    the shape the function sees (vmap traces it once, for one example: there is no call per
+    example). Why a line per input: a wrong axis shows up as a shape that is not one example's,
+    before JAX says anything."""
     if row.axis is None:
-        line = _("`{name}`: {shape} — not mapped; each call sees `{per_call}`")
+        line = _("`{name}`: {shape} — not mapped; the function sees all of it, `{per_call}`")
     elif not 0 <= row.axis < len(row.shape):
         line = _("`{name}`: {shape} — axis {axis} asked for, which it does not have")
     else:
-        line = _("`{name}`: {shape} — axis {axis} mapped; each call sees `{per_call}`")
+        line = _("`{name}`: {shape} — axis {axis} mapped; the function sees `{per_call}`")
     return line.format(name=row.name, shape=row.markdown(), axis=row.axis, per_call=row.per_call)
 
 
@@ -303,7 +306,8 @@ _VMAP_ERRORS: tuple[tuple[str, Explanation], ...] = (
         r"in_axes specification must be a tree prefix of the corresponding value",
         lambda: _(
             "in_axes must mirror the arguments' structure: one entry per argument, and for "
-            "params either one entry for both W and b or a pair (axis for W, axis for b)."
+            "params either one entry for both W and b or a pair written as a tuple, (axis for "
+            "W, axis for b): params is the tuple (W, b), and a list does not mirror it."
         ),
     ),
     (
@@ -380,8 +384,11 @@ def apply_axes(in_axes: AxisSpec, out_axes: AxisSpec, layout: str, w_choice: str
         out = np.asarray(timing.block(out))
     except (ValueError, TypeError) as err:
         table = _VMAP_ERRORS
-        if axes is not None and axes[0] is None:  # x not mapped: each call gets all of X
+        if axes is not None and axes[0] is None:  # x not mapped: the function sees all of X
             table = ((_DOT_MISMATCH, _x_unmapped(X.shape)), *_VMAP_ERRORS)
+        elif axes is not None and axes[1] != W_BATCH_AXIS[w_choice]:  # W sliced wrongly too
+            table = ((_DOT_MISMATCH, _w_mis_mapped(rows[1].per_call, rows[0].per_call)),)
+            table += _VMAP_ERRORS
         return VmapOutcome(code, rows, None, None, explain_error(err, table))
     expected = reference_outputs(layout, w_choice)
     matches = False
@@ -389,6 +396,17 @@ def apply_axes(in_axes: AxisSpec, out_axes: AxisSpec, layout: str, w_choice: str
         moved = np.moveaxis(out, out_axes, 0)
         matches = moved.shape == expected.shape and bool(np.allclose(moved, expected, atol=1e-4))
     return VmapOutcome(code, rows, tuple(out.shape), matches, None)
+
+
+def _w_mis_mapped(w: tuple[int, ...], x: tuple[int, ...]) -> Explanation:
+    """The dot's refusal explained where W is mapped along an axis that is not its batch axis
+    (the table's sentence blames x alone, and W's slice is as wrong)."""
+    return lambda needed, got: _(
+        "vmap accepted the axes, but the slices no longer fit W @ x: the function sees W of "
+        "shape {w} and x of shape {x}, and the product needs W's last axis ({needed}) to match "
+        "x's length ({got}). Check the mapped axes of both x and W: each must be that input's "
+        "batch axis (W shared has none)."
+    ).format(w=w, x=x, needed=needed, got=got)
 
 
 def _x_unmapped(shape: tuple[int, ...]) -> Explanation:

@@ -38,7 +38,8 @@ def batched_jaxprs(
 ) -> JaxprComparison:
     """``make_jaxpr`` of the Python loop and of ``vmap(..., in_axes=(0, None))`` at one size.
 
-    The loop's jaxpr grows with the batch: a slice, a ``dot_general`` and an ``add`` per example.
+    The loop's jaxpr grows with the batch: per example a ``slice`` and a ``squeeze`` (``X[i]``;
+    at batch 1 the ``squeeze`` alone), a ``dot_general`` and an ``add``, then one ``stack``.
     vmap's has one ``dot_general`` for the whole batch, whatever its size.
     """
     if not 1 <= batch <= 16:

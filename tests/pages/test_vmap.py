@@ -23,7 +23,7 @@ def test_default_axes_match_the_loop_and_the_jaxpr_shows_one_dot() -> None:
     assert_clean(at)
     assert any("the same numbers as a loop" in s for s in _texts(at.success))
     markdown = " ".join(_texts(at.markdown))
-    assert "(:orange-background[**8**], 5) — axis 0 mapped; each call sees `(5,)`" in markdown
+    assert "(:orange-background[**8**], 5) — axis 0 mapped; the function sees `(5,)`" in markdown
     assert not at.get("plotly_chart")  # only the open tab runs
     at = open_page(SPEC, vmap_tab="jaxpr")
     markdown = " ".join(_texts(at.markdown))

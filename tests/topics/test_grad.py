@@ -421,3 +421,43 @@ def test_the_batched_hessian_diagonal_builds_the_whole_matrix() -> None:
 
     assert made_square(jax.vmap)
     assert not made_square(lambda f: lambda es: jax.lax.map(f, es))
+
+    # The page's "nothing n×n is ever held": over the index, each e_i made in the loop.
+    def one_at_a_time(i):  # type: ignore[no-untyped-def]
+        e = jax.nn.one_hot(i, n, dtype=theta.dtype)
+        return jnp.vdot(e, hvp(flat_loss, theta, e))
+
+    closed = jax.make_jaxpr(lambda idx: jax.lax.map(one_at_a_time, idx))(jnp.arange(n))
+    held = [v.aval.shape for eqn in jaxprs.equations(closed) for v in (*eqn.invars, *eqn.outvars)]
+    held += [v.aval.shape for v in closed.jaxpr.invars]
+    assert (n, n) not in {tuple(shape) for shape in held}
+
+
+def test_a_float32_overflow_is_named_beside_undefined() -> None:
+    """``exp`` is defined everywhere, yet in float32 it is inf beyond x ≈ 88.7: the page said
+    "f is undefined" there, and blamed f′ for not existing. In float64 both are finite."""
+    assert np.isinf(float(jnp.exp(jnp.float32(89.0))))
+    with jax.enable_x64(True):
+        assert np.isfinite(float(jax.grad(jnp.exp)(jnp.float64(89.0))))
+    c = ad.derivative_curves("jnp.exp(x)", 1, 80.0, 100.0, 81)
+    bad = {k.order: k.describe() for k in c.kinks if k.kind == "undefined"}
+    assert "too large for float32 (above 3.4e+38, e.g. `exp` beyond x ≈ 88.7)" in bad[0]
+    assert "is undefined" not in bad[0]
+    assert "too large for float32" in bad[1]
+
+
+def test_check_grads_failing_in_float32_only_is_put_down_to_its_rounding() -> None:
+    """At x₀ = 100 on x², autodiff is exact, yet ``check_grads`` fails at order 2 in float32:
+    its eps = 1e-3 differences are rounding noise at f ≈ 1e4. The page said "fails up to order
+    2"; it now says which order, and that float64 passes. At the kink (x₀ = 0) float64 fails too."""
+    preset = "jnp.where(x > 0, x**2, jnp.sin(x))"
+    far = ad.check_derivatives(preset, 100.0, 2)
+    assert [r.abs_error for r in far.rows] == [0.0, 0.0]
+    assert far.check_grads_failed_order == 2 and far.check_grads_float64_passed
+    said = ad.check_grads_failure(far)
+    assert "passes up to order 1 and fails at order 2" in said and "not a wrong derivative" in said
+    kink = ad.check_derivatives(preset, 0.0, 2)
+    assert kink.check_grads_failed_order == 1 and kink.check_grads_float64_passed is False
+    said = ad.check_grads_failure(kink)
+    assert said.startswith("`jax.test_util.check_grads` fails at order 1") and "float64" not in said
+    assert not jax.config.jax_enable_x64

@@ -83,7 +83,8 @@ def test_loop_reference_is_the_articles_manual_batch() -> None:
         ("(0, None)", 2, BATCH_FIRST, "out_axes=2 does not exist", "out of bounds"),
         ("(0, None)", (0,), BATCH_FIRST, "out_axes must mirror the output", "out_axes spec"),
         ("(None, (None, 0))", 0, BATCH_FIRST, "x is not mapped", "dot_general"),
-        ("(0, [0, None])", 0, BATCH_FIRST, "in_axes must mirror", "in_axes specification"),
+        ("(0, [0, None])", 0, BATCH_FIRST, "a list does not mirror it", "in_axes specification"),
+        ("(1, (1, None))", 0, BATCH_FIRST, "Check the mapped axes of both x and W", "dot_general"),
     ],
 )
 def test_jaxs_refusals_are_explained(
@@ -195,6 +196,35 @@ def test_vmap_jaxpr_has_one_dot_general_the_loop_one_per_example(batch: int) -> 
     assert jc.loop_counts["dot_general"] == batch
     assert jc.vmap_counts["dot_general"] == 1
     assert "dot_general" in jc.vmap_text
+    # What the shown docstring says the loop costs: a slice (none at batch 1) and a squeeze,
+    # a dot_general and an add per example, then one stack.
+    assert jc.loop_counts.get("slice", 0) == (batch if batch > 1 else 0)
+    assert jc.loop_counts["squeeze"] == batch and jc.loop_counts["add"] == batch
+    assert jc.loop_counts["stack"] == 1
+
+
+def test_a_wrongly_mapped_w_is_named_beside_x() -> None:
+    """W mapped along its second axis: the function sees W of (3,), and W (3, 5) @ x needs 5,
+    so "W @ x needs 3 numbers" (x alone blamed) was false; fixing x alone is refused again."""
+    said = vz.apply_axes(vz.parse_axes("(1, (1, None))"), 0, BATCH_FIRST, SHARED).error
+    assert said is not None
+    assert "the function sees W of shape (3,) and x of shape (8,)" in said.plain
+    again = vz.apply_axes(vz.parse_axes("(0, (1, None))"), 0, BATCH_FIRST, SHARED).error
+    assert again is not None and "inconsistent sizes" in again.message
+
+
+def test_vmap_calls_the_function_once_whatever_the_batch() -> None:
+    """Why the shape lines say "the function sees", not "each call sees": vmap traces the
+    function once, with one example's shape, and batches each operation."""
+    seen: list[tuple[int, ...]] = []
+
+    def f(x, params):  # type: ignore[no-untyped-def]
+        seen.append(tuple(x.shape))
+        return vz.process_single_example(x, params)
+
+    X, params = _axes.editor_inputs(BATCH_FIRST, SHARED)
+    jax.vmap(f, in_axes=(0, None))(X, params)
+    assert seen == [(5,)]
 
 
 def test_count_primitives_looks_inside_nested_jaxprs() -> None:

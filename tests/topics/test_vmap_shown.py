@@ -19,11 +19,11 @@ def _outcome(in_axes: str, layout: str = BATCH_FIRST, w_choice: str = SHARED) ->
 
 def test_each_input_says_its_mapped_axis_and_what_one_call_sees() -> None:
     x, w, b = (vmap.shape_sentence(row) for row in _outcome("(0, None)").rows)
-    assert x == "`x`: (:orange-background[**8**], 5) — axis 0 mapped; each call sees `(5,)`"
-    assert w == "`params[0] (W)`: (3, 5) — not mapped; each call sees `(3, 5)`"
-    assert b == "`params[1] (b)`: (3,) — not mapped; each call sees `(3,)`"
+    assert x == "`x`: (:orange-background[**8**], 5) — axis 0 mapped; the function sees `(5,)`"
+    assert w == "`params[0] (W)`: (3, 5) — not mapped; the function sees all of it, `(3, 5)`"
+    assert b == "`params[1] (b)`: (3,) — not mapped; the function sees all of it, `(3,)`"
     (x, *_) = (vmap.shape_sentence(row) for row in _outcome("(1, None)", BATCH_LAST).rows)
-    assert x == "`x`: (5, :orange-background[**8**]) — axis 1 mapped; each call sees `(5,)`"
+    assert x == "`x`: (5, :orange-background[**8**]) — axis 1 mapped; the function sees `(5,)`"
 
 
 @pytest.mark.parametrize(
