@@ -74,8 +74,9 @@ class GradCheck:
     check_grads_order: int
     check_grads_passed: bool
     check_grads_message: str
-    check_grads_failed_order: int | None = None
-    check_grads_float64_passed: bool | None = None
+    # No defaults: a result stored before these fields fails to decode and is computed anew.
+    check_grads_failed_order: int | None
+    check_grads_float64_passed: bool | None
 
 
 def check_point(x0: float) -> None:
@@ -127,7 +128,7 @@ def check_derivatives(source: str, x0: float, order: int) -> GradCheck:
 def check_grads_failure(check: GradCheck) -> str:
     """Where ``check_grads`` failed and, from its float64 rerun, whether the derivative or the
     check's own float32 rounding is at fault (Markdown, in the visitor's language)."""
-    failed = check.check_grads_failed_order or check.check_grads_order
+    failed = check.check_grads_failed_order or 1
     first = _("`jax.test_util.check_grads` fails at order 1:")
     later = _("`jax.test_util.check_grads` passes up to order {passed} and fails at order {order}:")
     said = (first if failed == 1 else later).format(passed=failed - 1, order=failed)
