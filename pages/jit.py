@@ -16,9 +16,10 @@ DEFAULT = jit.DEFAULT_WORKLOAD
 st.title(":material/speed: jit")
 st.write(
     _(
-        "`jax.jit` traces a function once per new input signature (shapes, dtypes, weak "
-        "types, static arguments' values), hands the whole program to XLA, and reuses the "
-        "compiled result. Pick a function and a size: see "
+        "`jax.jit` traces a function once per new input signature (the arguments' pytree "
+        "structure, shapes, dtypes, weak types, static arguments' values), hands the whole "
+        "program to XLA, and reuses the compiled result; inputs on another device or with "
+        "another sharding are compiled again without a new trace. Pick a function and a size: see "
         "each stage, eager against jit, where jit starts to pay, and why the article's stopwatch "
         "got a different answer."
     )
@@ -155,7 +156,7 @@ def stages_tab(m: jit.Measurement, shared: jit.SharedResult, workload: jit.Workl
             st.code(_ui.scrub(text), language=None)
     _ui.show_code(
         jit.function_source(workload),
-        jit.timing_code(workload),
+        jit.timing_code(workload, len(m.first_call.first) if m.first_call else 0),
         label=_("Show the code that ran"),
     )
     st.caption(jit.provenance(shared, _ui.visitor_id()))

@@ -196,7 +196,9 @@ def _eager_trace(fn: Any, x: Any) -> tuple[dict[str, int], _trace.TraceDemo]:
                 for event in line.events:
                     stats = dict(event.stats)
                     if stats.get("hlo_module") and "run_id" in stats:
-                        runs[str(stats["hlo_module"])].add(stats["run_id"])
+                        # A program is its name and its id: two may share a name.
+                        program = f"{stats['hlo_module']}/{stats.get('program_id')}"
+                        runs[program].add(stats["run_id"])
         kernels, modules, events, counted = _trace.summarise_trace(path)
     demo = _trace.TraceDemo(
         kernels,
@@ -210,7 +212,7 @@ def _eager_trace(fn: Any, x: Any) -> tuple[dict[str, int], _trace.TraceDemo]:
         name,
         counted,
     )
-    return {m: len(r) for m, r in runs.items() if m != f"jit_{name}"}, demo
+    return {m: len(r) for m, r in runs.items() if not m.startswith(f"jit_{name}/")}, demo
 
 
 @claims.claim(
@@ -230,10 +232,15 @@ def _eager_dispatches(preset: str) -> Verdict:
     x = jnp.ones((32, 32))
     runs, demo = _eager_trace(fn, x)
     dispatches = sum(runs.values())
+    programs = len(runs)  # the eager call's own: the jitted program is left out
     text = _trace.trace_sentence(demo)
-    said = re.search(r"made ([\d,]+) dispatch", text)
-    if not said or int(said.group(1).replace(",", "")) != dispatches:
-        return Verdict(False, f"the trace holds {dispatches} dispatches {runs}; page: {text!r}")
+    said = re.search(r"made ([\d,]+) dispatch\w* of ([\d,]+) program", text)
+    if not said or [int(g.replace(",", "")) for g in said.groups()] != [dispatches, programs]:
+        return Verdict(
+            False,
+            f"the trace holds {dispatches} dispatches of {programs} eager programs {runs}; "
+            f"page: {text!r}",
+        )
     profile = timing.profile_jit(fn, x, budget_s=0.01, lock=False)
     program = _program.read_program(profile, fn, x)
     sentence = _program.program_sentence(program)
@@ -383,3 +390,72 @@ def _cache_key(_: None) -> Verdict:
             else "is not (or not known to be) computed from the lowered module here"
         ),
     )
+
+
+#: Shapes no other code of the process uses: an eager op's program is kept per shape, so a shape
+#: met before would hold no compile (each check takes the next).
+_FRESH_ROWS = iter(range(7919, 10**9, 2))
+
+
+@claims.claim(
+    "jit.eager_compiles_per_new_shape",
+    "Eager JAX compiles one small program per operation the first time it meets a shape and "
+    "dtype, and reuses it after: a warm eager call holds no compile.",
+)
+def _eager_compiles(_: None) -> Verdict:
+    import jax.numpy as jnp
+
+    from jaxplay.core.compilation import capture_compiles
+
+    x = jnp.ones((next(_FRESH_ROWS), 3), jnp.float32)
+    with capture_compiles(explain_cache_misses=False) as first:
+        (jnp.exp(x) / jnp.exp(x).sum(axis=1, keepdims=True)).block_until_ready()
+    with capture_compiles(explain_cache_misses=False) as again:
+        (jnp.exp(x) / jnp.exp(x).sum(axis=1, keepdims=True)).block_until_ready()
+    names = sorted({e.function for e in first.compiles})
+    return Verdict(
+        len(names) >= 3 and not again.compiles,
+        f"first call at a new shape compiled {names}; the same call again compiled "
+        f"{[e.function for e in again.compiles]}",
+    )
+
+
+@claims.claim(
+    "jit.signature_includes_structure_and_placement",
+    "jit traces again for the same arrays in another pytree structure (a list for a tuple, a "
+    "keyword for a position), and compiles again, without tracing, for inputs on another device.",
+)
+def _signature(_: None) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+
+    from jaxplay.core.compilation import capture_compiles
+
+    traced: list[str] = []
+
+    def add_pair(xs: Any) -> Any:
+        traced.append(type(xs).__name__)
+        return xs[0] + xs[1]
+
+    f = jax.jit(add_pair)
+    x = jnp.ones((next(_FRESH_ROWS),), jnp.float32)
+    seen = {}
+    for what, call in (
+        ("tuple", lambda: f((x, x))),
+        ("tuple again", lambda: f((x, x))),
+        ("list", lambda: f([x, x])),
+        ("keyword", lambda: f(xs=(x, x))),
+        ("device 1", lambda: f(tuple(jax.device_put(v, jax.devices()[-1]) for v in (x, x)))),
+    ):
+        before = len(traced)
+        with capture_compiles(explain_cache_misses=False) as log:
+            call().block_until_ready()
+        seen[what] = (len(traced) > before, bool(log.for_function("add_pair")))
+    expected = {
+        "tuple": (True, True),
+        "tuple again": (False, False),
+        "list": (True, True),
+        "keyword": (True, True),
+        "device 1": (False, len(jax.devices()) > 1),
+    }
+    return Verdict(seen == expected, f"(traced, compiled) per call: {seen}")

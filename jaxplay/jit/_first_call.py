@@ -164,9 +164,9 @@ def first_call_sentence(anatomy: FirstCall, first_s: float, steady_s: float) -> 
     text = ngettext(
         "**What the first call includes.** Here the first call took {first} and a steady call "
         "{steady} (the page's measurement). To take it apart, a second measurement: {n} more "
-        "executable of the same function were compiled afresh and each called twice (medians): "
-        "the first call took {first_ready}, {first_returned} of it before the call returned to "
-        "Python; the second took {second_ready}, {second_returned} before returning.",
+        "executable of the same function was compiled afresh and called twice: the first call "
+        "took {first_ready}, {first_returned} of it before the call returned to Python; the "
+        "second took {second_ready}, {second_returned} before returning.",
         "**What the first call includes.** Here the first call took {first} and a steady call "
         "{steady} (the page's measurement). To take it apart, a second measurement: {n} more "
         "executables of the same function were compiled afresh and each called twice (medians): "

@@ -65,15 +65,14 @@ def _calls(workload: Workload, calls: list[str]) -> str:
 
 @claims.states_nothing("code that measures: not a statement")
 def timing_code(workload: Workload, executables: int = FIRST_CALL_EXECUTABLES) -> str:
-    """The calls :func:`measure` made for ``workload``, with its values filled in."""
+    """The calls :func:`measure` made for ``workload``, with its values filled in:
+    ``executables`` is how many fresh executables the first-call anatomy timed (1 where a steady
+    call takes 50 ms or more; 0 where none was timed, and the line is left out)."""
     budget = _effective(PROFILE_BUDGET_S)
-    return _calls(
-        workload,
-        [
-            f"profile = timing.profile_jit({{f}}, {{args}}, budget_s={budget})",
-            f"anatomy = first_call_anatomy({{f}}, {{args}}, executables={executables})",
-        ],
-    )
+    calls = [f"profile = timing.profile_jit({{f}}, {{args}}, budget_s={budget})"]
+    if executables:
+        calls.append(f"anatomy = first_call_anatomy({{f}}, {{args}}, executables={executables})")
+    return _calls(workload, calls)
 
 
 @claims.states_nothing("code that measures: not a statement")

@@ -103,12 +103,16 @@ Summary = tuple[
 
 def summarise_trace(xplane_path: str) -> Summary:
     """Kernels and programs by time, the event count, and each program's dispatches (distinct
-    ``run_id`` of its kernel events), from an ``.xplane.pb`` file."""
+    ``run_id`` of its kernel events), from an ``.xplane.pb`` file.
+
+    A program is its ``hlo_module`` name *and* its ``program_id``: eagerly, ``cos(y) * 2.0`` and
+    ``y * y`` are two programs both named ``jit_multiply``. Where a name is shared, each program
+    is labelled ``name #id``; counted by name alone they were one.
+    """
     import jax
 
     data = jax.profiler.ProfileData.from_file(xplane_path)
-    per_op: dict[tuple[str, str], list[float]] = defaultdict(list)
-    run_ids: dict[str, set[object]] = defaultdict(set)
+    seen: list[tuple[str, object, str, float, object]] = []
     events = 0
     for plane in data.planes:
         for line in plane.lines:
@@ -117,9 +121,19 @@ def summarise_trace(xplane_path: str) -> Summary:
                 stats = dict(event.stats)
                 module, op = stats.get("hlo_module"), stats.get("hlo_op")
                 if module and op:
-                    per_op[(str(module), str(op))].append(event.duration_ns * 1e-9)
-                    if "run_id" in stats:
-                        run_ids[str(module)].add(stats["run_id"])
+                    duration = event.duration_ns * 1e-9
+                    program = stats.get("program_id")
+                    seen.append((str(module), program, str(op), duration, stats.get("run_id")))
+    ids: dict[str, set[object]] = defaultdict(set)
+    for module, program, *_rest in seen:
+        ids[module].add(program)
+    per_op: dict[tuple[str, str], list[float]] = defaultdict(list)
+    run_ids: dict[str, set[object]] = defaultdict(set)
+    for module, program, op, duration, run in seen:
+        label = f"{module} #{program}" if len(ids[module]) > 1 else module
+        per_op[(label, op)].append(duration)
+        if run is not None:
+            run_ids[label].add(run)
     kernels = sorted(
         (KernelTime(m, o, len(d), sum(d)) for (m, o), d in per_op.items()),
         key=lambda k: -k.total_s,
@@ -221,6 +235,8 @@ def trace_sentence(demo: TraceDemo) -> str:
         ).format(n=f"{len(demo.modules):,}"),
         programs=programs,
     )
+    if any(" #" in name for name, _n, _s in demo.modules):
+        text += _(" Programs that share a name are told apart by their program id (`#`).")
     runs = dict(demo.runs)
     own = ngettext("{n} program", "{n} programs", len(eager)).format(n=f"{len(eager):,}")
     if eager and len(eager) < len(demo.modules) and all(runs.get(name) for name in eager):

@@ -92,6 +92,18 @@ def test_a_trace_is_summarised_by_kernel_and_offered_whole() -> None:
     assert "the jitted calls ran one program, `jit_naive_softmax`, 3 times" in text
 
 
+def test_two_programs_of_one_name_are_two_programs() -> None:
+    """Eagerly, the chain's ``cos(y) * 2.0`` and ``y * y`` are two programs both named
+    ``jit_multiply`` (the trace's ``program_id`` tells them apart): counted by name they were
+    one, and the page said 6 programs for 7."""
+    demo = jit.trace_demo("chain", 200, 100, "float32", "")
+    multiplies = [name for name, _, _ in demo.modules if name.startswith("jit_multiply")]
+    assert len(multiplies) == 2 and all(" #" in name for name in multiplies)
+    text = jit.trace_sentence(demo)
+    assert "The eager call made 7 dispatches of 7 programs of its own" in text
+    assert "told apart by their program id" in text
+
+
 @pytest.mark.parametrize("demo", sorted(jit.SANDBOXED))
 def test_every_sandboxed_demo_refuses_what_the_page_refuses(demo: str) -> None:
     function, _, _ = jit.SANDBOXED[demo]

@@ -137,6 +137,14 @@ def test_the_code_shown_is_the_code_run(monkeypatch) -> None:
     assert f"article_timing(tanh_layer, x, W, b, loops={jit._measurement.ARTICLE_LOOPS})" in race
 
 
+def test_the_code_shown_names_the_executables_the_anatomy_timed() -> None:
+    """A steady call of 50 ms or more gets one fresh executable, not three, and the code shown
+    said 3; none timed (the budget cut) leaves the line out."""
+    workload = jit.Workload("softmax", 7, 3)
+    assert "executables=1)" in jit.timing_code(workload, 1)
+    assert "first_call_anatomy" not in jit.timing_code(workload, 0)
+
+
 def test_the_code_shown_names_the_budgets_a_scaled_server_spent(monkeypatch) -> None:
     """JAXPLAY_MEASURE_SCALE multiplies the budgets inside ``timing``: the code shown is the call
     that measures the same in a Python where nothing scales them."""
