@@ -54,10 +54,22 @@ def inspect_request(
 
 @claims.states_nothing("this run's own duration, or that it failed")
 def run_summary(result: RunResult) -> str:
-    """The run's status line once it ended: how long it took, or that it failed."""
-    if result.ok:
-        return _("Ran in {seconds} s").format(seconds=f"{result.duration_s:.2f}")
-    return _("The run failed")
+    """The run's status line once it ended: how long the code took (the worker times the code
+    alone, not the inspections run after it), or that it failed."""
+    if not result.ok:
+        return _("The run failed")
+    seconds = f"{result.duration_s:.2f}"
+    if result.inspections:
+        return _("Your code ran in {seconds} s (the inspections after it not counted)").format(
+            seconds=seconds
+        )
+    return _("Ran in {seconds} s").format(seconds=seconds)
+
+
+@claims.states_nothing("where this server runs code, not JAX's behaviour")
+def running_label(isolated: bool) -> str:
+    """The spinner's words while a run lasts: a sandbox only where the server has one."""
+    return _("Running in a fresh sandbox…") if isolated else _("Running in a fresh process…")
 
 
 def error_line(shown: tuple[str, RunResult] | None, source: str) -> int | None:
@@ -219,8 +231,9 @@ class TimingSummary:
 
 
 @claims.states_nothing("our own timing harness's medians, measured in the sandbox")
-def timing_summary(timing: JitTiming) -> TimingSummary:
-    """What a ``compare_jit`` inspection shows: medians, speed-up and what was measured."""
+def timing_summary(timing: JitTiming, isolated: bool) -> TimingSummary:
+    """What a ``compare_jit`` inspection shows: medians, speed-up and what was measured, and
+    where (``isolated``: the server's runs are sandboxed)."""
     eager, jitted = timing.comparison.eager, timing.comparison.jitted
     speedup = eager.median / jitted.median if jitted.median > 0 else None
     undecorated = (
@@ -238,10 +251,18 @@ def timing_summary(timing: JitTiming) -> TimingSummary:
             (_("jit (median)"), format_seconds(jitted.median)),
             (_("Speed-up"), f"{speedup:.3g}×" if speedup is not None else _("n/a")),
         ),
-        caption=_(
-            "Measured inside the sandbox on {device}: warmed up, blocked on every result, "
-            "median of {samples} samples per side (speed-up {describe}). The sandbox shares the "
-            "machine with other visitors, so expect noise."
+        caption=(
+            _(
+                "Measured inside the sandbox on {device}: warmed up, blocked on every result, "
+                "median of {samples} samples per side (speed-up {describe}). The sandbox shares "
+                "the machine with other visitors, so expect noise."
+            )
+            if isolated
+            else _(
+                "Measured in the run's own process on {device} (this server has no sandbox): "
+                "warmed up, blocked on every result, median of {samples} samples per side "
+                "(speed-up {describe}). Other visitors' runs share the machine, so expect noise."
+            )
         ).format(
             # The worker's word, which visitor code can forge: text, not Markdown.
             device=markdown.escape(untrusted.text(timing.device, 80)) or _("its default device"),

@@ -44,7 +44,7 @@ def _draw_failed(failed: sandbox.InspectionFailed) -> None:
 
 
 def _draw_timing(timing: sandbox.JitTiming) -> None:
-    summary = code_lab.timing_summary(timing)
+    summary = code_lab.timing_summary(timing, isolated=sandbox.get_pool().isolated)
     for column, (label, value) in zip(st.columns(3), summary.metrics, strict=True):
         column.metric(label, value)
     st.caption(summary.caption)

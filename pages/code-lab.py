@@ -153,7 +153,7 @@ if asked and refusal:
         icon=":material/block:",
     )
 if run:
-    with _ui.sandbox_run(_("Running in a fresh sandbox…")) as box:
+    with _ui.sandbox_run(code_lab.running_label(sandbox.get_pool().isolated)) as box:
         result = sandbox.run_code(
             source, inspect=request, visitor=_ui.visitor_id(), on_queue=box.queued
         )

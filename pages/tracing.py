@@ -192,7 +192,7 @@ def stages_tab() -> None:
         defaults: Args = (((3,), "float32"),) * arity
         dtypes = tracing.DTYPES  # the sandbox stages real dtypes only
         first = 1
-        st.caption(_("Your code runs in the sandbox, never in this server; JAX stages it there."))
+        st.caption(tracing.lab_caption(sandbox.get_pool().isolated))
     else:
         preset = tracing.find_preset(key)
         st.caption(_(preset.blurb))
@@ -214,7 +214,7 @@ def stages_tab() -> None:
         main = variant("f")
     except SandboxFailed as err:
         # The visitor's own exception text: shown as code, never as Markdown.
-        st.error(_("**Your code did not run in the sandbox:**"), icon=":material/error:")
+        st.error(_("**Running your code and staging it failed:**"), icon=":material/error:")
         st.code(_ui.scrub(err), language=None, wrap_lines=True)
         return
     if main.staged is None:

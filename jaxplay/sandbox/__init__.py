@@ -472,13 +472,24 @@ def defined_functions(source: str) -> list[str]:
         return []
 
 
+#: Transforms that return a function taking the arguments of the one they are given, by the
+#: last part of their name (``jax.jit``, ``jit``, ``jax.grad`` …): ``f = jit(g)`` takes ``g``'s.
+#: Any other call of a function (``getattr(g, "_cache_size")``, a bound method that takes none)
+#: is no function we can count.
+SAME_ARGUMENTS = frozenset(
+    {"jit", "grad", "value_and_grad", "vmap", "checkpoint", "remat", "jacfwd", "jacrev"}
+    | {"hessian", "custom_jvp", "custom_vjp", "named_call", "pmap"}
+)
+
+
 def function_arities(source: str) -> tuple[tuple[str, int], ...]:
     """The functions ``source`` defines at top level, each with the positional arguments it needs:
-    a ``def``, ``f = lambda ...``, or ``f = something(g, ...)`` of a function ``g`` defined above
-    or a lambda, such as ``jax.jit(g)`` or ``jax.jit(jax.grad(g))`` (counted from ``g``). An
-    assignment of anything else (``x = jnp.ones(3)``, ``key = jax.random.key(0)``) is no
-    function. The one reading of a visitor's functions: the Code Lab offers them for
-    inspection, the Tracing page stages one.
+    a ``def``, ``f = lambda ...``, or ``f = T(g, ...)`` of a function ``g`` defined above or a
+    lambda, where ``T`` is a transform of :data:`SAME_ARGUMENTS`, such as ``jax.jit(g)`` or
+    ``jax.jit(jax.grad(g))`` (counted from ``g``), or ``partial(g, a)`` (one fewer). An
+    assignment of anything else (``x = jnp.ones(3)``, ``key = jax.random.key(0)``,
+    ``n = getattr(g, "_cache_size")``) is no function. The one reading of a visitor's
+    functions: the Code Lab offers them for inspection, the Tracing page stages one.
 
     Parsed with ``ast``, never run. Raises ``SyntaxError`` (``ValueError`` for a null byte) for
     code that does not parse, so a page can say where; code nested too deeply for Python's parser
@@ -498,14 +509,26 @@ def function_arities(source: str) -> tuple[tuple[str, int], ...]:
 
     counts: dict[str, int] = {}
 
+    def called(func: ast.expr) -> str:
+        """The last part of a called name: ``jax.jit`` → ``jit``."""
+        if isinstance(func, ast.Attribute):
+            return func.attr
+        return func.id if isinstance(func, ast.Name) else ""
+
     def arity(value: ast.expr, depth: int = 0) -> int | None:
         """The arguments the function ``value`` needs, or ``None`` if it is none we can tell."""
         if isinstance(value, ast.Lambda):
             return needed(value.args)
         if isinstance(value, ast.Name):
             return counts.get(value.id)
-        if isinstance(value, ast.Call) and value.args and depth < 16:
-            return arity(value.args[0], depth + 1)  # a transform of a function
+        if not (isinstance(value, ast.Call) and value.args and depth < 16):
+            return None
+        inner = arity(value.args[0], depth + 1)
+        name = called(value.func)
+        if name in SAME_ARGUMENTS:
+            return inner  # a transform of a function
+        if name == "partial" and inner is not None and len(value.args) - 1 <= inner:
+            return inner - (len(value.args) - 1)  # its first arguments given
         return None
 
     for node in tree.body:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxplay import sandbox
+from jaxplay.core import claims
 from jaxplay.core.i18n import N_, _
 from jaxplay.tracing import _staging, _variants
 from jaxplay.tracing._inputs import InputSpec
@@ -131,6 +132,17 @@ class SandboxStages:
     def variant(self, name: str) -> Variant | None:
         """The variant called ``name`` (one of :data:`VARIANTS`), if the sandbox sent it."""
         return next((v for v in self.variants if v.name == name), None)
+
+
+@claims.states_nothing("where this server runs visitors' code, not JAX's behaviour")
+def lab_caption(isolated: bool) -> str:
+    """Where a Code Lab function is run and staged: a sandbox only where the server has one."""
+    if isolated:
+        return _("Your code runs in the sandbox, never in this server; JAX stages it there.")
+    return _(
+        "Your code runs in a separate Python process, not in this server's, but this server has "
+        "no sandbox; JAX stages it there."
+    )
 
 
 def sandbox_stages(

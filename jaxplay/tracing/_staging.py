@@ -359,13 +359,21 @@ def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str])
         new = found.group(1) if found else _("another dtype")
         weak_out = "weak_type=True" in eqn.params
         if args[i].weak:
-            said = [
+            # A Python float is a scalar; a weak array of another shape is only typed like one.
+            weak = (
                 _(
                     "`{name}` is weakly typed (a Python float: float32, but the other operand's "
                     "dtype wins), so JAX converts it to a strongly typed {dtype} first: the "
                     "`convert_element_type`."
-                ).format(name=name, dtype=new)
-            ]
+                )
+                if args[i].shape == ()
+                else _(
+                    "`{name}` is weakly typed (as a Python float is: float32, but the other "
+                    "operand's dtype wins), so JAX converts it to a strongly typed {dtype} "
+                    "first: the `convert_element_type`."
+                )
+            )
+            said = [weak.format(name=name, dtype=new)]
             if new == "float32":
                 said.append(_("Staged as a float32 array it needs no conversion."))
         elif weak_out:

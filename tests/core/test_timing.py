@@ -6,6 +6,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from jaxplay.core import timing
@@ -80,6 +81,21 @@ def test_compare_jit_pairs_samples_and_reports_the_ratio_of_medians() -> None:
     assert c.speedup_low <= c.speedup <= c.speedup_high
     assert len(c.pair_ratios) == len(c.eager.samples)
     assert "pairs" in c.describe()
+
+
+def test_the_speedups_quartile_range_is_the_pairs_own() -> None:
+    """The range said "quartile range" is the quartiles of each pair's eager / jit; it was eager's
+    quartiles over jit's, a wider pessimistic-to-optimistic bound."""
+    eager = timing.Timing(samples=(1.0, 2.0, 3.0, 4.0, 5.0), number=1, warmup=0)
+    jitted = timing.Timing(samples=(1.0, 1.0, 1.0, 1.0, 1.0), number=1, warmup=0)
+    c = timing.JitComparison(eager, jitted)
+    said = c.describe()
+    assert "quartile range 2×–4×" in said  # the ratios 1..5: quartiles 2 and 4
+    assert c.speedup_low == 2.0 and c.speedup_high == 4.0
+    wide = timing.JitComparison(eager, timing.Timing((0.5, 1.0, 1.0, 1.0, 2.0), 1, 0))
+    low, high = np.percentile(wide.pair_ratios, [25, 75])
+    assert f"quartile range {low:.3g}×–{high:.3g}×" in wide.describe()
+    assert (wide.speedup_low, wide.speedup_high) != (low, high)
 
 
 def test_profile_jit_stages_are_positive_and_add_up() -> None:

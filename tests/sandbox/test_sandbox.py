@@ -134,6 +134,15 @@ def test_function_arities() -> None:
         "df = jax.jit(jax.grad(f))\nsq = jax.vmap(lambda v: v * v)\n"
     )
     assert function_arities(values) == (("f", 2), ("df", 2), ("sq", 1))
+    # Only a transform keeps a function's arguments: the default example's
+    # `cache_size = getattr(dynamic_control_flow, "_cache_size", None)` was offered as a
+    # 2-argument function, and staging it crashed the worker. partial gives the first ones.
+    calls = (
+        "from functools import partial\nimport jax\n\ndef f(a, b, c):\n    return a\n\n"
+        "n = getattr(f, '_cache_size', None)\np = partial(f, 1)\nm = staticmethod(f)\n"
+        "k = jax.jit(f, static_argnums=0)\n"
+    )
+    assert function_arities(calls) == (("f", 3), ("p", 2), ("k", 3))
     with pytest.raises(SyntaxError):
         function_arities("def f(:\n")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from jaxplay import code_lab
 from jaxplay.core import timing
 from jaxplay.sandbox import JaxprText, JitTiming, RunError, RunResult
@@ -50,19 +52,45 @@ def test_a_forged_results_numbers_too_large_for_a_float_are_dropped() -> None:
 def test_the_eager_vs_jit_inspection_in_words() -> None:
     eager = timing.Timing(samples=(1e-3, 2e-3, 3e-3), number=1, warmup=0)
     jitted = timing.Timing(samples=(1e-3, 1e-3, 1e-3), number=1, warmup=0)
-    shown = code_lab.timing_summary(JitTiming(timing.JitComparison(eager, jitted), "cpu"))
+    shown = code_lab.timing_summary(JitTiming(timing.JitComparison(eager, jitted), "cpu"), True)
     assert [value for _, value in shown.metrics] == ["2 ms", "1 ms", "2×"]
     assert "3 samples" in shown.caption and "cpu" in shown.caption
     empty = timing.Timing(samples=(), number=1, warmup=0)
-    none = code_lab.timing_summary(JitTiming(timing.JitComparison(empty, empty), ""))
+    none = code_lab.timing_summary(JitTiming(timing.JitComparison(empty, empty), ""), True)
     assert none.metrics[2][1] == "n/a"
     # The device is the worker's word, which visitor code can forge: no link, image or style.
     forged = "**B** [log in](https://evil.example/) ![t](https://evil.example/p.png)" * 10_000
     caption = code_lab.timing_summary(
-        JitTiming(timing.JitComparison(eager, jitted), forged)
+        JitTiming(timing.JitComparison(eager, jitted), forged), True
     ).caption
     assert "](" not in caption.replace("\\](", "") and "**B**" not in caption
     assert len(caption) < 1_000
+
+
+def test_a_server_without_a_sandbox_promises_none() -> None:
+    """Without isolation the caption, the spinner and the Tracing page said "sandbox"; a run
+    there is a plain process (it reads the server's files)."""
+    from jaxplay import tracing
+
+    eager = timing.Timing(samples=(2e-3,), number=1, warmup=0)
+    shown = code_lab.timing_summary(JitTiming(timing.JitComparison(eager, eager), "cpu"), False)
+    assert (
+        "this server has no sandbox" in shown.caption and "inside the sandbox" not in shown.caption
+    )
+    assert "sandbox" not in code_lab.running_label(False)
+    assert "sandbox" in code_lab.running_label(True)
+    assert "no sandbox" in tracing.lab_caption(False)
+    assert "never in this server" in tracing.lab_caption(True)
+
+
+def test_the_run_time_says_it_leaves_the_inspections_out() -> None:
+    """The worker times the code alone: "Ran in 0.00 s" sat above a timing that took a second."""
+    from jaxplay.sandbox import RunResult
+
+    ran = RunResult(ok=True, stdout="", stderr="", duration_s=0.004)
+    assert code_lab.run_summary(ran) == "Ran in 0.00 s"
+    inspected = dataclasses.replace(ran, inspections={"values": ()})
+    assert "the inspections after it not counted" in code_lab.run_summary(inspected)
 
 
 def test_a_function_jitted_where_it_is_defined_is_timed_through_its_undecorated_one() -> None:
@@ -79,10 +107,10 @@ def test_a_function_jitted_where_it_is_defined_is_timed_through_its_undecorated_
 
     timed = _inspectors.compare_jit(jax.jit(softmax), (jnp.ones(256),))
     assert timed.undecorated
-    assert "jitted where it is defined" in code_lab.timing_summary(timed).caption
+    assert "jitted where it is defined" in code_lab.timing_summary(timed, True).caption
     plain = _inspectors.compare_jit(softmax, (jnp.ones(256),))
     assert not plain.undecorated
-    assert "jitted where it is defined" not in code_lab.timing_summary(plain).caption
+    assert "jitted where it is defined" not in code_lab.timing_summary(plain, True).caption
 
 
 def test_a_failure_ready_to_show() -> None:
