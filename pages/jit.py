@@ -335,6 +335,8 @@ def cache_tab() -> None:
     if again or not lab.history or lab.history[-1].signature != signature:
         lab.call(*signature)
     last = lab.history[-1]
+    if lab.restarts and len(lab.history) == 1 and last.previous is None:
+        st.info(jit.cache_lab_restarted(), icon=":material/restart_alt:")
     before = lab.history[-2].cache_size if len(lab.history) > 1 else 0
     delta = None if last.cache_size is None or before is None else last.cache_size - before
     size = _("unknown") if last.cache_size is None else last.cache_size
@@ -349,7 +351,7 @@ def cache_tab() -> None:
             _("This call reused a compiled version: nothing to log."), icon=":material/bolt:"
         )
     st.dataframe(
-        pd.DataFrame(jit.history_table(lab.history)),
+        pd.DataFrame(jit.history_table(lab.history, lab.dropped)),
         hide_index=True,
         key="jit_cache_history",
         column_config={

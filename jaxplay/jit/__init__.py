@@ -17,6 +17,7 @@ from jaxplay.article import naive_softmax as naive_softmax
 
 from ._cache_lab import CACHE_LAB_MAX_LENGTH as CACHE_LAB_MAX_LENGTH
 from ._cache_lab import CacheLab as CacheLab
+from ._cache_lab import cache_lab_restarted as cache_lab_restarted
 from ._cache_lab import history_table as history_table
 from ._compile_cache import CACHE_CHILD as CACHE_CHILD
 from ._compile_cache import CACHE_SETTINGS as CACHE_SETTINGS

@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxplay.article import dynamic_control_flow
-from jaxplay.core import compilation, jax_private, timing
+from jaxplay.core import claims, compilation, jax_private, timing
 from jaxplay.core.i18n import N_, _
 from jaxplay.jit._workloads import DTYPES, SizeError, not_offered
 
@@ -24,6 +26,12 @@ from jaxplay.jit._workloads import DTYPES, SizeError, not_offered
 MAX_LENGTH = 1_000_000
 #: The same, under the name the package exports (the page's length widget ends there).
 CACHE_LAB_MAX_LENGTH = MAX_LENGTH
+#: Compiled versions one lab keeps: a new one past this starts the lab over (a new jitted
+#: function, the old one's versions cleared). Each version is about 3 MB of the server's memory,
+#: and a script sending a new length per rerun grew it by 573 MB in 200 reruns.
+MAX_VERSIONS = 16
+#: Calls the history keeps ("Call again" adds one without compiling); older ones are dropped.
+MAX_HISTORY = 50
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,7 @@ class CacheCall:
         reasons: JAX's explanations of the cache miss, as logged.
         log: every compile-log message of the call about this function.
         changed: what differs from the previous call (static flag, shape, dtype), in words.
+        previous: the previous call's signature (``None`` for the lab's first call).
     """
 
     use_tanh: bool
@@ -47,6 +56,7 @@ class CacheCall:
     reasons: tuple[str, ...]
     log: tuple[str, ...]
     changed: tuple[str, ...] = ()
+    previous: tuple[bool, int, str] | None = None
 
     @property
     def signature(self) -> tuple[bool, int, str]:
@@ -64,14 +74,32 @@ class CacheLab:
 
     jitted: Any = None
     history: list[CacheCall] = field(default_factory=list)
+    #: Calls dropped from the front of :attr:`history` (the table numbers calls from there).
+    dropped: int = 0
+    #: Times the lab started over at :data:`MAX_VERSIONS` versions.
+    restarts: int = 0
+    #: The signatures compiled since the lab (last) started.
+    versions: set[tuple[bool, int, str]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if self.jitted is None:
-            import jax
+            self.jitted = self._new_function()
 
-            self.jitted = jax.jit(
-                compilation.fresh_function(dynamic_control_flow), static_argnums=(1,)
-            )
+    @staticmethod
+    def _new_function() -> Any:
+        import jax
+
+        return jax.jit(compilation.fresh_function(dynamic_control_flow), static_argnums=(1,))
+
+    def _start_over(self) -> None:
+        """A new jitted function, the old one's compiled versions released (past
+        :data:`MAX_VERSIONS`: a visitor's new lengths must not fill the server's memory)."""
+        self.jitted.clear_cache()
+        self.jitted = self._new_function()
+        self.history.clear()
+        self.versions.clear()
+        self.dropped = 0
+        self.restarts += 1
 
     def call(self, use_tanh: bool, length: int, dtype: str = "float32") -> CacheCall:
         """Call the jitted function once, capturing JAX's compile log and cache-miss reasons."""
@@ -81,7 +109,12 @@ class CacheLab:
             raise SizeError(
                 _("the length must be between 1 and {limit}").format(limit=f"{MAX_LENGTH:,}")
             )
-        x = jnp.ones(length, dtype)
+        now = (bool(use_tanh), length, dtype)
+        if now not in self.versions and len(self.versions) >= MAX_VERSIONS:
+            self._start_over()
+        # Made by NumPy and put on the device: ``jnp.ones`` compiles an eager program per new
+        # length, kept by JAX for the process (about 1.4 MB each), which no restart releases.
+        x = jax.device_put(np.ones(length, jnp.dtype(dtype)))
         before = jax_private.cache_size(self.jitted)
         with compilation.capture_compiles() as log:
             timing.block(self.jitted(x, bool(use_tanh)))
@@ -90,8 +123,10 @@ class CacheLab:
         compiled = any(e.kind == "compiling" for e in ours) or (
             before is not None and after is not None and after > before
         )
-        now = (bool(use_tanh), length, dtype)
-        changed = _changes(self.history[-1].signature, now) if self.history else ()
+        if compiled:
+            self.versions.add(now)
+        previous = self.history[-1].signature if self.history else None
+        changed = _changes(previous, now) if previous else ()
         record = CacheCall(
             use_tanh=bool(use_tanh),
             length=length,
@@ -101,8 +136,12 @@ class CacheLab:
             reasons=tuple(e.explanation for e in ours if e.kind == "cache miss"),
             log=tuple(e.message for e in ours),
             changed=changed,
+            previous=previous,
         )
         self.history.append(record)
+        if len(self.history) > MAX_HISTORY:
+            del self.history[0]
+            self.dropped += 1
         return record
 
 
@@ -127,18 +166,26 @@ def _changes(
     )
 
 
-def history_table(history: list[CacheCall]) -> list[dict[str, object]]:
-    """The lab's calls as table rows, words in the visitor's language (the keys stay)."""
+def history_table(history: list[CacheCall], dropped: int = 0) -> list[dict[str, object]]:
+    """The lab's calls as table rows, words in the visitor's language (the keys stay); the first
+    ``dropped`` calls are no longer kept, so the rows are numbered from there."""
     return [
         {
-            "call": i + 1,
+            "call": dropped + i + 1,
             "x": f"{r.dtype}[{r.length}], use_tanh={r.use_tanh}",
-            "what changed": _(", ").join(
-                _changes(history[i - 1].signature, r.signature, _) if i else ()
-            )
+            "what changed": _(", ").join(_changes(r.previous, r.signature, _) if r.previous else ())
             or "—",
             "result": _("compiled") if r.compiled else _("cache hit"),
             "cache size": r.cache_size,
         }
         for i, r in enumerate(history)
     ]
+
+
+@claims.states_nothing("the lab's own limit, not a rule of JAX")
+def cache_lab_restarted() -> str:
+    """Why the counter is back at one: the lab started over at :data:`MAX_VERSIONS`."""
+    return _(
+        "The lab started over with a new jitted function: it keeps at most {n} compiled "
+        "versions, so that one visitor's versions do not fill the server's memory."
+    ).format(n=MAX_VERSIONS)

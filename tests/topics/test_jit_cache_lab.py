@@ -50,3 +50,27 @@ def test_jaxs_explanation_names_the_closest_key_not_always_what_changed() -> Non
     assert lab.history[-1].compiled and "closest previous key" in said
     assert "Static(val=False)" in said and "shape" not in said
     assert jit.history_table(lab.history)[-1]["what changed"] == "shape (5,) → (6,)"
+
+
+def test_the_lab_keeps_a_bounded_number_of_versions_and_calls() -> None:
+    """A script sending a new length per rerun compiled a version each time (about 3 MB of the
+    server's memory) into one lab, with a history row each: 573 MB in 200 reruns. The lab now
+    starts over past its versions (a new function, the old one's versions cleared) and keeps
+    the last calls only, numbered from where it kept them."""
+    from jaxplay.jit import _cache_lab
+
+    lab = jit.CacheLab()
+    for n in range(1, _cache_lab.MAX_VERSIONS + 1):
+        lab.call(True, n)
+    assert lab.restarts == 0 and lab.history[-1].cache_size == _cache_lab.MAX_VERSIONS
+    old = lab.jitted
+    restarted = lab.call(True, 100)
+    assert lab.restarts == 1 and lab.jitted is not old
+    assert (restarted.cache_size, restarted.compiled, restarted.previous) == (1, True, None)
+    assert str(_cache_lab.MAX_VERSIONS) in jit.cache_lab_restarted()
+    for _ in range(_cache_lab.MAX_HISTORY + 5):
+        lab.call(True, 100)  # "Call again": a row each, no compile
+    assert len(lab.history) == _cache_lab.MAX_HISTORY and lab.dropped == 6
+    rows = jit.history_table(lab.history, lab.dropped)
+    assert rows[0]["call"] == 7 and rows[-1]["call"] == _cache_lab.MAX_HISTORY + 6
+    assert rows[0]["what changed"] == "—"  # the same call again: nothing changed
