@@ -40,6 +40,9 @@ class Inspector:
     most_values: int = INSPECTION_VALUES
 
 
+#: The most values a ``stages`` result may decode into (see :data:`INSPECTORS`).
+STAGES_VALUES = 200_000
+
 #: Inspector name -> its function and result type.
 INSPECTORS: dict[str, Inspector] = {
     "jaxpr": Inspector(
@@ -48,12 +51,14 @@ INSPECTORS: dict[str, Inspector] = {
     "compare_jit": Inspector(
         "jaxplay.sandbox._inspectors:compare_jit", "jaxplay.sandbox._inspectors:JitTiming"
     ),
-    # Every stage's text of every variant with a source line for each of its lines: more, and
-    # the server re-caps them (jaxplay.tracing._staging) once decoded.
+    # Every stage's text of every variant with a source line for each of its lines: more (a
+    # 200-step unrolled chain stages to about 150,000 values, near the 4 MB frame), and the
+    # server re-caps them (jaxplay.tracing._staging) once decoded. A forged result of 1,000,000
+    # values held the server's interpreter 1 to 1.9 s a run before this bound.
     "stages": Inspector(
         "jaxplay.tracing._sandboxed:inspect_stages",
         "jaxplay.tracing._sandboxed:StagedVariants",
-        most_values=1_000_000,
+        most_values=STAGES_VALUES,
     ),
 }
 

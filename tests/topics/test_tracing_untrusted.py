@@ -250,3 +250,24 @@ def test_a_forged_primitive_name_is_no_link_in_the_story() -> None:
     assert "`` sin` [**sign in again**]" in shown  # one code span its backticks cannot close
     capped = _staging.jaxpr_story(staged.capped(), specs, ["x"])
     assert "http" not in capped and "`?`" in capped
+
+
+def test_a_stages_result_of_a_million_values_is_refused_before_it_is_read() -> None:
+    """The ``stages`` inspector took 1,000,000 values: a forged result (990,000 empty argument
+    names) held the server's interpreter 1 to 1.9 s a run. It is refused at its bound now, and a
+    real 200-step chain (about 150,000 values) still fits."""
+    import jax.numpy as jnp
+
+    from jaxplay.core import codec
+    from jaxplay.sandbox import _inspectors
+    from jaxplay.tracing import _sandboxed
+
+    real = codec.encode(_sandboxed.inspect_stages(lambda x: x + 1, (jnp.ones(3),)))
+    staged = real["variants"]["__tuple__"][0]["staged"]
+    staged["arg_names"] = {"__tuple__": [""] * 990_000}
+    forged = {"stages": real}
+    start = time.process_time()
+    got = _inspectors.decode(forged, ["stages"])["stages"]
+    assert isinstance(got, sandbox.InspectionFailed) and "more than 200,000 values" in got.error
+    assert time.process_time() - start < 2.0  # a loose guard: the refusal comes early
+    assert _inspectors.STAGES_VALUES >= 150_000  # room for the legitimate large programs
