@@ -182,9 +182,8 @@ def fusion_results(report: memory.ChainReport, ops: list[str]) -> None:
     # A table whose cells wrap: the ops inside a kernel are long lists.
     rows, index = memory.fusion_table(report)
     st.table(pd.DataFrame(rows).set_index(index))
-    for caption in (memory.recomputed_caption(report), memory.unfused_caption(report)):
-        if caption:
-            st.caption(caption)
+    for caption in memory.fusion_captions(report):
+        st.caption(caption)
     with st.expander(_("Optimized HLO"), icon=":material/account_tree:"):
         st.code(_ui.scrub(report.hlo_text), language=None)
     _ui.show_code(memory.chain_source(ops), memory.run_chain, memory.analyse_chain)

@@ -64,9 +64,11 @@ TRANSFORMS: dict[str, Transform] = {
             "checkpoint",
             jax.checkpoint,
             N_(
-                "when reverse-mode differentiation (grad, jacrev, hessian) is above it, "
-                "recomputes the function's intermediates in the backward pass instead of "
-                "storing them; alone, or under jacfwd (no backward pass), it changes nothing"
+                "when reverse-mode differentiation (grad, jacrev, hessian) is above it, saves "
+                "only the function's inputs and computes its intermediates again in the "
+                "backward pass; where nothing uses the forward value (grad of a function "
+                "checkpointed whole), JAX drops the forward pass, so nothing runs twice; alone, "
+                "or under jacfwd (no backward pass), it changes nothing"
             ),
         ),
     )

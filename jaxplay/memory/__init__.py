@@ -30,6 +30,7 @@ from ._fusion_report import PRESET_CHOICES as PRESET_CHOICES
 from ._fusion_report import bytes_caption as bytes_caption
 from ._fusion_report import chain_metrics as chain_metrics
 from ._fusion_report import eager_vs_jit_table as eager_vs_jit_table
+from ._fusion_report import fusion_captions as fusion_captions
 from ._fusion_report import fusion_table as fusion_table
 from ._fusion_report import preset_chain as preset_chain
 from ._fusion_report import preset_of as preset_of

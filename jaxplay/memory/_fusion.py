@@ -86,8 +86,10 @@ CHAIN_OPS: dict[str, ChainOp] = {
     )
 }
 
-#: Ready-made chains: the article's (completed), cheap ops, and two where fusion stops. The names
-#: are English (session state, tests), marked with ``N_``: the page shows them with ``_``.
+#: Ready-made chains: the article's (completed), cheap ops, and two with an op where fusion often
+#: stops (whether it does is the compiled program's to say: XLA:CPU can fuse a row max or a
+#: matmul with its neighbours). The names are English (session state, tests), marked with ``N_``:
+#: the page shows them with ``_``.
 CHAIN_PRESETS: dict[str, tuple[str, ...]] = {
     N_("The article's chain, completed"): ("sin", "cos", "times 2", "exp", "plus 1", "tanh"),
     N_("Cheap ops: memory-bound, where fusion pays"): (
@@ -98,8 +100,8 @@ CHAIN_PRESETS: dict[str, tuple[str, ...]] = {
         "square",
         "sqrt|y|",
     ),
-    N_("Fusion stops at a reduction"): ("sin", "cos", "minus row max", "exp", "tanh"),
-    N_("Fusion stops at a matmul"): ("sin", "cos", "matmul", "tanh", "plus 1"),
+    N_("A reduction in the chain"): ("sin", "cos", "minus row max", "exp", "tanh"),
+    N_("A matmul in the chain"): ("sin", "cos", "matmul", "tanh", "plus 1"),
 }
 
 #: Largest matrix side for the op chain, per platform (eager writes every intermediate).
@@ -348,8 +350,10 @@ def fusion_story(report: ChainReport) -> str:
 
     The kernel count is read from the optimized HLO; the bytes are XLA's ``cost_analysis()``,
     stated against the input array's bytes, where one read of the input and one write of the
-    result would be 2×. Where fusion stops (a reduction, a matmul), the arrays between kernels go
-    through memory and the sentence says so with the numbers.
+    result would be 2×. Where there are several kernels, the arrays between them go through
+    memory and the sentence says so with the numbers; it does not say where they break (a
+    reduction or a matmul may be fused with its neighbours or not: the table shows each
+    kernel's ops). A chain of one operation has nothing to fuse, and says so.
     """
     array = report.size * report.size * 4
     ratio = report.jit_bytes / array
@@ -375,6 +379,10 @@ def fusion_story(report: ChainReport) -> str:
             "Eager JAX runs the jaxpr's {operations} one `jnp` call at a time, each writing its "
             "result to memory for the next to read back"
         ).format(operations=operations)
+    if n_ops == 1:  # one operation: no next one to read anything back
+        eager = _("Eager JAX ran the jaxpr's {operations}, writing its result to memory").format(
+            operations=operations
+        )
     numbers = dict(
         eager=eager,
         eager_ratio=f"{eager_ratio:.3g}",
@@ -383,7 +391,14 @@ def fusion_story(report: ChainReport) -> str:
         kernels=kernels,
         ratio=f"{ratio:.3g}",
     )
-    if report.kernels == 1:
+    if n_ops == 1:
+        text = _(
+            "{eager}: about {eager_ratio}× the input array's {mib} MiB. Under `jit`, XLA "
+            "compiled the one op into {kernels}, and `cost_analysis()` counts {ratio}× the "
+            "array's bytes (one read of the input and one write of the result would be 2×): "
+            "with one op there is nothing to fuse. "
+        ).format(**numbers)
+    elif report.kernels == 1:
         text = _(
             "{eager}: about {eager_ratio}× the input array's {mib} MiB (each operation's inputs "
             "and output). Under `jit`, XLA compiled the {ops} into {kernels}, and "
@@ -391,23 +406,15 @@ def fusion_story(report: ChainReport) -> str:
             "write of the result would be 2×): no intermediate goes to memory. "
         ).format(**numbers)
     else:
-        stops = [CHAIN_OPS[op].key for op in report.ops if CHAIN_OPS[op].boundary]
-        if stops:
-            text = _(
-                "{eager}: about {eager_ratio}× the input array's {mib} MiB (each operation's "
-                "inputs and output). Under `jit`, XLA compiled the {ops} into {kernels}, and "
-                "`cost_analysis()` counts {ratio}× the array's bytes (one read and one write "
-                "would be 2×): fusion stops at {stops}, and the {kernels} pass their outputs to "
-                "each other through memory. "
-            ).format(stops=_(", ").join(f"`{_(op)}`" for op in stops), **numbers)
-        else:
-            text = _(
-                "{eager}: about {eager_ratio}× the input array's {mib} MiB (each operation's "
-                "inputs and output). Under `jit`, XLA compiled the {ops} into {kernels}, and "
-                "`cost_analysis()` counts {ratio}× the array's bytes (one read and one write "
-                "would be 2×): fusion stops, and the {kernels} pass their outputs to each other "
-                "through memory. "
-            ).format(**numbers)
+        text = _(
+            "{eager}: about {eager_ratio}× the input array's {mib} MiB (each operation's "
+            "inputs and output). Under `jit`, XLA compiled the {ops} into {kernels}, and "
+            "`cost_analysis()` counts {ratio}× the array's bytes (one read and one write "
+            "would be 2×): the {kernels} pass their outputs to each other through memory (the "
+            "table below shows the ops each holds). "
+        ).format(**numbers)
+    if n_ops == 1:
+        return text
     saved = report.eager_bytes / report.jit_bytes if report.jit_bytes > 0 else float("nan")
     return text + _("Fusing cut the bytes moved {saved}×.").format(saved=f"{saved:.3g}")
 
@@ -432,7 +439,17 @@ def bandwidth_story(report: ChainReport) -> str:
             "Near the roof: the chain moves its bytes about as fast as this device copies "
             "memory, so the bytes it moves set its time."
         )
-    transcendentals = (report.cost or {}).get("transcendentals", 0.0)
+    cost = report.cost or {}
+    transcendentals, flops = cost.get("transcendentals", 0.0), cost.get("flops", 0.0)
+    moved = cost.get("bytes accessed", 0.0)
+    if "matmul" in report.ops and flops > 0 and moved > 0:
+        # A matmul's flops outnumber the transcendentals hundreds of times (683 per one at
+        # n = 1024): they, not sin or tanh, are what the chain computes.
+        return text + _(
+            "Well below the roof: at this size memory bandwidth does not set the time. "
+            "`cost_analysis()` counts {flops} floating-point operations per call, {intensity} "
+            "per byte moved: the matmul computes far more than the chain moves."
+        ).format(flops=f"{flops:,.0f}", intensity=f"{flops / moved:.3g}")
     if transcendentals > 0:
         return text + _(
             "Well below the roof: at this size memory bandwidth does not set the time. "

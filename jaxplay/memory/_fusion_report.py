@@ -108,9 +108,29 @@ def recomputed_caption(report: ChainReport) -> str | None:
     ).format(ops=_(", ").join(again))
 
 
+@claims.states_nothing("says what the table's column is read from, the HLO's own metadata")
+def named_caption(report: ChainReport) -> str | None:
+    """What *JAX ops inside* is: the JAX operation each remaining HLO op came from (its
+    ``op_name``). XLA simplifies too: in the cheap-ops chain ``sqrt(|y·y|)`` became ``|y|``, an
+    ``abs`` named ``sqrt``, so an op can be listed under another's name, or not at all."""
+    if not report.fusions:
+        return None
+    return _(
+        "*JAX ops inside* names the JAX operation each HLO op that remains came from (its "
+        "`op_name`): where XLA also simplified the chain, an op can be listed under another "
+        "op's name, or not at all (the HLO ops beside it are what runs)."
+    )
+
+
 def unfused_caption(report: ChainReport) -> str | None:
     """The kernels outside any fusion, with their HLO opcodes (Markdown); None if there are none."""
     if not report.unfused:
         return None
     outside = _(", ").join(f"`{o.name}` ({o.opcode})" for o in report.unfused)
     return _("Outside any fusion: {kernels}").format(kernels=outside)
+
+
+def fusion_captions(report: ChainReport) -> list[str]:
+    """The captions under the fusion table, in order, those that have something to say."""
+    found = (named_caption(report), recomputed_caption(report), unfused_caption(report))
+    return [caption for caption in found if caption]

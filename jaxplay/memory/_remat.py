@@ -1,19 +1,15 @@
 """Gradient checkpointing (remat): what each variant saves for the backward pass, and what it costs.
 
 ``jax.grad`` keeps the forward pass's intermediates ("residuals") alive until the backward pass
-uses them. ``jax.checkpoint`` trades memory for compute: inside it, only what its *policy* allows is
-saved and the rest is recomputed during the backward pass. The seed article wraps its
-``memory_intensive_layer`` in ``checkpoint`` and says "observe the memory difference in a real
-environment"; this module makes the difference visible three ways for each variant:
-
-- the residuals JAX saves (``jax.ad_checkpoint.print_saved_residuals``, as a table);
-- XLA's ``memory_analysis()`` of the compiled gradient (temp, argument, output bytes);
-- the device's peak memory where the backend reports it, and the gradient's time.
-
-The first is JAX's plan; the second is what XLA made of it. They can disagree: XLA may merge a
-recomputation with the forward computation it repeats (common subexpression elimination), so an
-unrolled Python loop can compile to the same program whatever the policy, while a ``lax.scan``
-loop keeps the saving because XLA cannot merge work across loop iterations.
+uses them; inside ``jax.checkpoint`` only what its *policy* allows is saved and the rest is
+recomputed then. The article wraps its ``memory_intensive_layer`` in ``checkpoint`` and says
+"observe the memory difference"; this module shows it three ways for each variant: the residuals
+JAX saves (``print_saved_residuals``, as a table), XLA's ``memory_analysis()`` of the compiled
+gradient (temp, argument, output bytes), and the device's peak memory where the backend reports
+it, with the gradient's time. The first is JAX's plan, the second what XLA made of it. They can
+disagree: XLA may merge a recomputation with the forward computation it repeats (common
+subexpression elimination), so an unrolled loop can compile to the same program whatever the
+policy, while a ``lax.scan`` keeps the saving: XLA cannot merge work across loop iterations.
 """
 
 from __future__ import annotations
@@ -198,8 +194,8 @@ VARIANTS: dict[str, Variant] = {
             None,
             "layer = jax.checkpoint(layer)",
             N_(
-                "The article's checkpointed_fn. Only the layer's input is saved; the backward "
-                "pass reruns the whole forward first, then holds all of its intermediates at once."
+                "The article's checkpointed_fn. Only the layer's arguments (x, the MLP's weights "
+                "and biases) are saved; the backward pass reruns it, holding all intermediates."
             ),
         ),
         Variant(
@@ -235,7 +231,11 @@ VARIANTS: dict[str, Variant] = {
             "save_only_these_names",
             "block = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names("
             "NAME))",
-            N_("Values tagged with checkpoint_name(..., NAME) are saved; the rest is recomputed."),
+            N_(
+                "Values tagged with checkpoint_name(..., NAME) are saved; the rest is recomputed. "
+                "A tag on the block's output (the MLP's: the next block's input, which every "
+                "policy saves) saves no more than nothing_saveable."
+            ),
         ),
     )
 }

@@ -415,16 +415,21 @@ def summary_caption(table: SummaryTable) -> str:
     (:attr:`SummaryTable.constants`) when the table left their columns out."""
     if table.constants:
         caption = _(
-            "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
-            "(`memory_analysis()`), where those residuals and other scratch buffers live "
-            "({constants}). The gradients are compared on up to {sample} evenly spaced entries "
-            "of each leaf."
+            "Saved residuals are JAX's plan, before XLA keeps one buffer for equal values (a "
+            "tagged value and its source, an array and its transpose) and leaves arguments in "
+            "their own buffers; temp MiB is the scratch memory XLA's compiled program needs "
+            "(`memory_analysis()`), where the residuals that are not arguments live beside "
+            "other buffers ({constants}). The gradients are compared on up to {sample} evenly "
+            "spaced entries of each leaf."
         )
     else:
         caption = _(
-            "Saved residuals are JAX's plan; temp MiB is what XLA's compiled program needs "
-            "(`memory_analysis()`), where those residuals and other scratch buffers live. The "
-            "gradients are compared on up to {sample} evenly spaced entries of each leaf."
+            "Saved residuals are JAX's plan, before XLA keeps one buffer for equal values (a "
+            "tagged value and its source, an array and its transpose) and leaves arguments in "
+            "their own buffers; temp MiB is the scratch memory XLA's compiled program needs "
+            "(`memory_analysis()`), where the residuals that are not arguments live beside "
+            "other buffers. The gradients are compared on up to {sample} evenly spaced entries "
+            "of each leaf."
         )
     return caption.format(constants=table.constants, sample=f"{GRADIENT_SAMPLE:,}")
 

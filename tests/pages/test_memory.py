@@ -119,15 +119,15 @@ def test_fusion_panel_runs_a_preset_and_says_what_the_program_does():
     assert "into 1 kernel, and `cost_analysis()` counts 2× the array's bytes" in story
     assert "no intermediate goes to memory" in story
 
-    at.selectbox(key="memory_preset").set_value("Fusion stops at a reduction").run()
+    at.selectbox(key="memory_preset").set_value("A reduction in the chain").run()
     assert_clean(at)
     assert at.multiselect(key="memory_chain").value == list(
-        memory.CHAIN_PRESETS["Fusion stops at a reduction"]
+        memory.CHAIN_PRESETS["A reduction in the chain"]
     )
     kernels = int(at.table[0].value.loc["programs (eager), kernels (jit)", "jit"])
     assert kernels >= 2
     story = _texts(at.markdown)
-    assert f"into {kernels} kernels" in story and "fusion stops at `minus row max`" in story
+    assert f"into {kernels} kernels" in story and "through memory" in story
     assert "no intermediate goes to memory" not in story
     assert not [w for w in at.warning if IGNORED_NOTE in w.value]
 
@@ -144,10 +144,10 @@ def test_the_chains_first_roofs_are_measured_in_the_visitors_turn(monkeypatch) -
 
 
 def test_a_link_to_a_chain_shows_its_preset_and_no_ignored_note():
-    chain = list(memory.CHAIN_PRESETS["Fusion stops at a matmul"])
+    chain = list(memory.CHAIN_PRESETS["A matmul in the chain"])
     at = _open_link({"memory_panel": "Fusion", "memory_chain_size": "16", "memory_chain": chain})
     assert_clean(at)
-    assert at.selectbox(key="memory_preset").value == "Fusion stops at a matmul"
+    assert at.selectbox(key="memory_preset").value == "A matmul in the chain"
     assert not [w for w in at.warning if IGNORED_NOTE in w.value]
     # Back to the first preset (the default chain, which the URL leaves out): still no note.
     first = next(iter(memory.CHAIN_PRESETS))

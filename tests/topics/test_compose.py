@@ -369,6 +369,20 @@ def test_checkpoint_recomputes_only_under_a_differentiating_transform() -> None:
     assert sines(("jacfwd", "checkpoint")) == sines(("jacfwd",))  # forward mode: no backward pass
     caption = _pipeline.TRANSFORMS["checkpoint"].does
     assert "reverse-mode differentiation" in caption and "under jacfwd" in caption
+    # The jaxpr keeps the unused forward pass (outputs `_`); the program JAX lowers drops it, so
+    # grad(checkpoint(f)) computes sin once, as grad(f) does; value_and_grad uses the value.
+    import jax
+    import jax.numpy as jnp
+
+    def f(x):  # type: ignore[no-untyped-def]
+        return jnp.sum(jnp.sin(x) ** 2)
+
+    def lowered(fn):  # type: ignore[no-untyped-def]
+        return jax.jit(fn).lower(jnp.ones(3)).as_text().count("stablehlo.sine")
+
+    assert lowered(jax.grad(jax.checkpoint(f))) == lowered(jax.grad(f))
+    assert lowered(jax.value_and_grad(jax.checkpoint(f))) > lowered(jax.value_and_grad(f))
+    assert "JAX drops the forward pass, so nothing runs twice" in caption
 
 
 def test_a_transform_under_vmap_gets_a_slice_of_x() -> None:

@@ -319,3 +319,14 @@ def test_names_that_save_the_counted_op_do_not_say_nothing_is_recomputed() -> No
     assert cosines("per_round_names") > cosines("none"), "nothing else was recomputed"
     assert "nothing to merge" not in told["per_round_names"]
     assert f"only `{model.op}` is counted here" in told["per_round_names"]
+
+
+def test_the_variant_explanations_hold_for_the_mlp():
+    """The whole layer saves its arguments (the MLP's weights and biases too, not only x), and
+    save_only_these_names saves what nothing_saveable does where the tag is the block's output."""
+    whole = _residuals("mlp", "whole")
+    assert {r.producer for r in whole} == {"params[0]", "params[1]", "x"}
+    assert "arguments (x, the MLP's weights and biases) are saved" in VARIANTS["whole"].explanation
+    named, plain = _residuals("mlp", "per_round_names"), _residuals("mlp", "per_round")
+    assert len(named) == len(plain) and sum(r.bytes for r in named) == sum(r.bytes for r in plain)
+    assert "saves no more than nothing_saveable" in VARIANTS["per_round_names"].explanation

@@ -96,10 +96,10 @@ def test_every_shown_summary_column_is_configured_by_its_kind(reference) -> None
 def test_the_summary_caption_says_the_shared_values_only_when_there_are_some() -> None:
     shared = _remat_report.SummaryTable([], "argument MiB: 1.5 for every variant")
     said = memory.summary_caption(shared)
-    assert "scratch buffers live (argument MiB: 1.5 for every variant)." in said
+    assert "beside other buffers (argument MiB: 1.5 for every variant)." in said
     assert "up to 262,144 evenly spaced entries" in said
     alone = memory.summary_caption(_remat_report.SummaryTable([], ""))
-    assert "scratch buffers live. The gradients" in alone and "every variant" not in alone
+    assert "beside other buffers. The gradients" in alone and "every variant" not in alone
 
 
 def test_the_peak_caption_says_when_the_device_reports_no_memory() -> None:
