@@ -77,14 +77,34 @@ class ResultError(RuntimeError):
     """The store could not be used (a message for the log; callers compute without it)."""
 
 
+#: jaxplay's own folder: the source :func:`code_version` hashes.
+JAXPLAY_ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def code_version(root: Path = JAXPLAY_ROOT) -> str:
+    """A hash of jaxplay's own source (every ``.py`` under ``root``, by path and content).
+
+    Why: a stored result is the data of the code that made it. After a fix (a trace that counted
+    two programs as one, a claim's new field), a store kept from before served the old figures
+    until they expired; with the code in the fingerprint a new deployment measures anew.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
     """Where results are measured, as one string: JAX, jaxlib, platform, device kind and count,
-    how many cores the process runs on, the host (its name and machine id) and how long its
-    measurements sample (``JAXPLAY_MEASURE_SCALE``), plus ``extra`` pairs.
+    how many cores the process runs on, the host (its name and machine id), how long its
+    measurements sample (``JAXPLAY_MEASURE_SCALE``) and jaxplay's code (:func:`code_version`),
+    plus ``extra`` pairs.
 
     A result stored under another fingerprint is never served: a timing from another GPU, host,
-    JAX version or number of cores would be a number this server did not measure. (A room's
-    processes run on equal shares of the cores, so they share their results.)
+    JAX version or number of cores would be a number this server did not measure, and one made by
+    other code may be data this code no longer makes. (A room's processes run on equal shares of
+    the cores from one checkout, so they share their results.)
     """
     import jax
     import jaxlib.version
@@ -105,6 +125,7 @@ def fingerprint(extra: Iterable[tuple[str, str]] = ()) -> str:
         "devices": str(len(devices)),
         "cores": str(len(measure_lock.usable_cores())),
         "measure_scale": f"{timing.BUDGET_SCALE:g}",
+        "code": code_version(),
         "host": _platform.node() + ":" + hashlib.sha256(machine.encode()).hexdigest()[:12],
         **dict(extra),
     }

@@ -440,3 +440,15 @@ def test_a_store_that_cannot_be_opened_is_not_opened_for_every_computation(
     assert opened == [1]
     monkeypatch.setattr(results, "_failed", {})  # RETRY_AFTER_S later
     assert results.configured_store() is None and opened == [1, 1]
+
+
+def test_a_result_made_by_other_code_is_not_served(tmp_path) -> None:
+    """A store kept across a deployment served the figures of the code before a fix (a trace
+    that counted two programs as one): jaxplay's source is part of the fingerprint."""
+    assert json.loads(results.fingerprint())["code"] == results.code_version()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    before = results.code_version.__wrapped__(tmp_path)
+    assert results.code_version.__wrapped__(tmp_path) == before  # the same code, the same hash
+    (tmp_path / "pkg" / "a.py").write_text("x = 2\n")
+    assert results.code_version.__wrapped__(tmp_path) != before
