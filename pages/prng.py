@@ -55,6 +55,15 @@ def parallel(seed: int, n_keys: int, n_per: int, reuse: bool) -> prng.ParallelSt
     return prng.parallel_stats(seed, n_keys, n_per, 8, reuse)
 
 
+@_ui.cached(max_entries=8, show_spinner=False)
+def training(
+    seed: int, steps: int, _turn: _ui.Turn | None = None
+) -> tuple[prng.TrainingRun, prng.TrainingRun]:
+    """The threaded and the dropped key's training, in the compute worker (each step count
+    compiled a program of 15 MB, kept for the process, in the server)."""
+    return sandbox.timed(prng.training_runs, seed, steps, turn=_turn)
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def impl_timing(impl: str, n: int, _turn: _ui.Turn | None = None) -> prng.ImplTiming:
     return sandbox.timed(prng.time_impl, impl=impl, n=n, turn=_turn)
@@ -486,7 +495,14 @@ def threading_pitfall(seed: int) -> None:
     """A training loop that threads its key, against one that drops it."""
     st.subheader(_("4 · Threading the key through a training loop"))
     steps = st.slider(_("Steps"), 10, 300, 60, key="prng_steps", bind="query-params")
-    runs = cached("training_runs", seed, steps)
+    with _ui.measuring(_("Training both loops…")) as status:
+        try:
+            runs = training(seed, steps, _turn=status.turn)
+        except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
+            status.update(label=_("Failed"), state="error")
+            _ui.show_error(err, _("**The run failed:** "))
+            return
+        status.update(label=_("Trained"), state="complete")
     _ui.chart(prng.training_figure, runs, key="prng_training_chart")
     threaded, dropped = runs
     st.caption(

@@ -5,7 +5,7 @@ from pages import _ui  # every page imports it first: see its docstring
 import pandas as pd
 import streamlit as st
 
-from jaxplay import pytrees
+from jaxplay import pytrees, sandbox
 from jaxplay.core import markdown
 from jaxplay.core.i18n import _, ngettext
 
@@ -350,18 +350,27 @@ def empty_tab() -> None:
     _ui.code_lab_button(pytrees.empty_snippet(demo.none_is_leaf), key="pytrees_open_empty")
 
 
-@st.cache_data(max_entries=64, show_spinner=_("Differentiating and vmapping…"))
+@_ui.cached(max_entries=64, show_spinner=False)
 def params_run(
-    axes: str, features: int, hidden: int, batch: int, members: int
+    axes: str, features: int, hidden: int, batch: int, members: int, _turn: _ui.Turn | None = None
 ) -> pytrees.ParamsRun:
-    return pytrees.params_run(axes, features, hidden, batch, members)
+    # In the compute worker: each new size compiled programs (23 MB) JAX kept in the server.
+    run = pytrees.params_run
+    return sandbox.timed(run, axes, features, hidden, batch, members, turn=_turn)
 
 
 def params_tab() -> None:
     """The story: a model's parameters through grad (same tree back) and vmap (in_axes as a
     tree), for the in_axes and sizes chosen."""
     choice, sizes = params_settings()
-    run = params_run(choice.key, *sizes)
+    with _ui.measuring(_("Differentiating and vmapping…")) as status:
+        try:
+            run = params_run(choice.key, *sizes, _turn=status.turn)
+        except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
+            status.update(label=_("Failed"), state="error")
+            _ui.show_error(err, _("**The run failed:** "))
+            return
+        status.update(label=_("Done"), state="complete")
     show_params(run, choice)
     _ui.show_code(pytrees.init_params, pytrees.predict, pytrees.loss, pytrees.vmapped_predict)
     _ui.code_lab_button(pytrees.params_snippet(choice.key, *sizes), key="pytrees_open_params")

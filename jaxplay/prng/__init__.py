@@ -21,6 +21,7 @@ from ._impls import impl_infos as impl_infos
 from ._impls import key_forms as key_forms
 from ._impls import time_impl as time_impl
 from ._pitfalls import LayerRun as LayerRun
+from ._pitfalls import TrainingRun as TrainingRun
 from ._pitfalls import check_key_reuse_sandboxed as check_key_reuse_sandboxed
 from ._pitfalls import key_reuse_source as key_reuse_source
 from ._pitfalls import reuse_demo as reuse_demo

@@ -190,3 +190,21 @@ def test_a_bad_seed_keeps_the_tabs_and_says_what_they_need() -> None:
         "Pitfalls",
     ]
     assert any("fix the Seed box above" in i.value for i in at.info)
+
+
+def test_the_training_pitfall_runs_in_the_compute_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each step count compiled a program of about 15 MB that JAX kept in the server process; a
+    script moving the slider grew the server by gigabytes. It runs where timed work runs."""
+    from jaxplay import sandbox
+
+    ran: list[str] = []
+    timed = sandbox.timed
+
+    def spy(function, *args, **kwargs):  # type: ignore[no-untyped-def]
+        ran.append(function.__name__)
+        return timed(function, *args, **kwargs)
+
+    monkeypatch.setattr(sandbox, "timed", spy)
+    at = open_page(SPEC, prng_tab="Pitfalls", prng_steps=37)
+    assert_clean(at)
+    assert "training_runs" in ran

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from jaxplay import pytrees
 from jaxplay.hosting import catalog
 from tests.support.apptest import assert_clean, editor_text, open_page
@@ -134,3 +136,20 @@ def test_dict_key_orders_are_one_note_for_the_whole_tree() -> None:
     notes = [i.value for i in at.info if "sorts dict keys" in i.value]
     assert len(notes) == 1, notes
     assert notes[0].count("they were written") == 2
+
+
+def test_the_parameters_run_in_the_compute_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each new size compiled programs (about 23 MB) that JAX kept in the server process."""
+    from jaxplay import sandbox
+
+    ran: list[str] = []
+    timed = sandbox.timed
+
+    def spy(function, *args, **kwargs):  # type: ignore[no-untyped-def]
+        ran.append(function.__name__)
+        return timed(function, *args, **kwargs)
+
+    monkeypatch.setattr(sandbox, "timed", spy)
+    at = open_page(SPEC, pytrees_tab="grad & vmap", pytrees_batch=6)
+    assert_clean(at)
+    assert "params_run" in ran
