@@ -370,7 +370,7 @@ def params_tab() -> None:
             status.update(label=_("Failed"), state="error")
             _ui.show_error(err, _("**The run failed:** "))
             return
-        status.update(label=_("Done"), state="complete")
+        status.update(label=_("Differentiated and vmapped"), state="complete")
     show_params(run, choice)
     _ui.show_code(pytrees.init_params, pytrees.predict, pytrees.loss, pytrees.vmapped_predict)
     _ui.code_lab_button(pytrees.params_snippet(choice.key, *sizes), key="pytrees_open_params")
