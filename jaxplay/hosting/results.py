@@ -78,11 +78,11 @@ class ResultError(RuntimeError):
 
 
 #: jaxplay's own folder: the source :func:`code_version` hashes.
-JAXPLAY_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 @functools.cache
-def code_version(root: Path = JAXPLAY_ROOT) -> str:
+def code_version(root: Path = PACKAGE_ROOT) -> str:
     """A hash of jaxplay's own source (every ``.py`` under ``root``, by path and content).
 
     Why: a stored result is the data of the code that made it. After a fix (a trace that counted
