@@ -7,7 +7,7 @@ import pytest
 from jaxplay import prng
 from jaxplay.hosting import catalog
 from jaxplay.prng import _pitfalls, _seeds
-from tests.support.apptest import assert_clean, open_page
+from tests.support.apptest import assert_clean, open_page, timed_calls
 from tests.support.page_texts import PAYLOAD, hostile_links
 
 SPEC = catalog.find("prng")
@@ -195,16 +195,7 @@ def test_a_bad_seed_keeps_the_tabs_and_says_what_they_need() -> None:
 def test_the_training_pitfall_runs_in_the_compute_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each step count compiled a program of about 15 MB that JAX kept in the server process; a
     script moving the slider grew the server by gigabytes. It runs where timed work runs."""
-    from jaxplay import sandbox
-
-    ran: list[str] = []
-    timed = sandbox.timed
-
-    def spy(function, *args, **kwargs):  # type: ignore[no-untyped-def]
-        ran.append(function.__name__)
-        return timed(function, *args, **kwargs)
-
-    monkeypatch.setattr(sandbox, "timed", spy)
+    ran = timed_calls(monkeypatch)
     at = open_page(SPEC, prng_tab="Pitfalls", prng_steps=37)
     assert_clean(at)
     assert "training_runs" in ran

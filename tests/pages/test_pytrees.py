@@ -9,7 +9,7 @@ import pytest
 
 from jaxplay import pytrees
 from jaxplay.hosting import catalog
-from tests.support.apptest import assert_clean, editor_text, open_page
+from tests.support.apptest import assert_clean, editor_text, open_page, timed_calls
 from tests.support.markdown_check import active_elements
 
 SPEC = catalog.find("pytrees")
@@ -140,16 +140,7 @@ def test_dict_key_orders_are_one_note_for_the_whole_tree() -> None:
 
 def test_the_parameters_run_in_the_compute_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each new size compiled programs (about 23 MB) that JAX kept in the server process."""
-    from jaxplay import sandbox
-
-    ran: list[str] = []
-    timed = sandbox.timed
-
-    def spy(function, *args, **kwargs):  # type: ignore[no-untyped-def]
-        ran.append(function.__name__)
-        return timed(function, *args, **kwargs)
-
-    monkeypatch.setattr(sandbox, "timed", spy)
+    ran = timed_calls(monkeypatch)
     at = open_page(SPEC, pytrees_tab="grad & vmap", pytrees_batch=6)
     assert_clean(at)
     assert "params_run" in ran

@@ -46,3 +46,19 @@ def editor_text(at: AppTest, key: str = "code_lab_editor") -> str:
 def assert_clean(at: AppTest) -> None:
     """No exception element and no uncaught error on the page."""
     assert not at.exception, [e.value for e in at.exception]
+
+
+def timed_calls(monkeypatch: Any) -> list[str]:
+    """The names of the functions the page hands to ``sandbox.timed`` (where timed work runs:
+    the compute worker), collected as the page runs; the calls still go through."""
+    from jaxplay import sandbox
+
+    ran: list[str] = []
+    timed = sandbox.timed
+
+    def spy(function: Any, *args: Any, **kwargs: Any) -> Any:
+        ran.append(function.__name__)
+        return timed(function, *args, **kwargs)
+
+    monkeypatch.setattr(sandbox, "timed", spy)
+    return ran
