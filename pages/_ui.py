@@ -243,6 +243,27 @@ def measuring(label: str) -> Iterator[Waiting]:
             box.turn.release()
 
 
+def computed(label: str, done: str, function: Callable[..., R], *args: Any) -> R:
+    """``function(*args, _turn=turn)`` in a :func:`measuring` box that reads ``label``, then
+    ``done``. Where the compute worker failed (it ran out of time or memory) the box says so
+    and the part of the page ends (:func:`stop`), as :func:`measure_points` does.
+
+    The one way a page runs one computation of its own in the compute worker (a cached
+    function that hands its jaxplay function to ``sandbox.timed`` with its ``_turn``): what JAX
+    compiles for a visitor's new shape stays in the worker, which is recycled, not in the
+    server, which keeps every program for its life.
+    """
+    with measuring(label) as box:
+        try:
+            value = function(*args, _turn=box.turn)
+        except sandbox.TaskFailed as err:
+            box.update(label=_("Failed"), state="error")
+            show_error(err, _("**The run failed:** "))
+            stop()
+        box.update(label=done, state="complete")
+    return value
+
+
 def measure_points(
     running: str,
     done: str,

@@ -23,9 +23,10 @@ def pipeline(stack: tuple[str, ...], source: str, shape: tuple[int, ...]) -> com
     return compose.pipeline(stack, source, shape)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def samples(batch: int, features: int) -> compose.PerSample:
-    return compose.per_sample(batch, features)
+@_ui.cached(max_entries=16, show_spinner=False)
+def samples(batch: int, features: int, _turn: _ui.Turn | None = None) -> compose.PerSample:
+    """In the compute worker: each new B or D compiled programs (11 MB) JAX kept here."""
+    return sandbox.timed(compose.per_sample, batch, features, turn=_turn)
 
 
 @_ui.cached(max_entries=64, show_spinner=False)
@@ -127,7 +128,7 @@ def per_sample_tab() -> None:
     features = b.slider(
         _("features D"), 1, compose.MAX_FEATURES, 3, key="compose_features", bind="query-params"
     )
-    ps = samples(batch, features)
+    ps = _ui.computed(_("Computing the gradients…"), _("Computed"), samples, batch, features)
     st.markdown(compose.shapes_line(ps))
     for sentence, outcome in compose.per_sample_cases(ps):
         if outcome.ok:

@@ -495,14 +495,7 @@ def threading_pitfall(seed: int) -> None:
     """A training loop that threads its key, against one that drops it."""
     st.subheader(_("4 · Threading the key through a training loop"))
     steps = st.slider(_("Steps"), 10, 300, 60, key="prng_steps", bind="query-params")
-    with _ui.measuring(_("Training both loops…")) as status:
-        try:
-            runs = training(seed, steps, _turn=status.turn)
-        except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
-            status.update(label=_("Failed"), state="error")
-            _ui.show_error(err, _("**The run failed:** "))
-            return
-        status.update(label=_("Trained"), state="complete")
+    runs = _ui.computed(_("Training both loops…"), _("Trained"), training, seed, steps)
     _ui.chart(prng.training_figure, runs, key="prng_training_chart")
     threaded, dropped = runs
     st.caption(

@@ -363,14 +363,8 @@ def params_tab() -> None:
     """The story: a model's parameters through grad (same tree back) and vmap (in_axes as a
     tree), for the in_axes and sizes chosen."""
     choice, sizes = params_settings()
-    with _ui.measuring(_("Differentiating and vmapping…")) as status:
-        try:
-            run = params_run(choice.key, *sizes, _turn=status.turn)
-        except sandbox.TaskFailed as err:  # the compute worker ran out of time or memory
-            status.update(label=_("Failed"), state="error")
-            _ui.show_error(err, _("**The run failed:** "))
-            return
-        status.update(label=_("Differentiated and vmapped"), state="complete")
+    doing, done = _("Differentiating and vmapping…"), _("Differentiated and vmapped")
+    run = _ui.computed(doing, done, params_run, choice.key, *sizes)
     show_params(run, choice)
     _ui.show_code(pytrees.init_params, pytrees.predict, pytrees.loss, pytrees.vmapped_predict)
     _ui.code_lab_button(pytrees.params_snippet(choice.key, *sizes), key="pytrees_open_params")

@@ -38,12 +38,10 @@ def batch_point(n: int, _turn: _ui.Turn | None = None) -> vmap.BatchPoint:
     return sandbox.timed(vmap.time_batch, n=n, budget_s=BATCH_BUDGET_S, turn=_turn)
 
 
-@_ui.cached(max_entries=16, show_spinner=_("Convolving…"))
-def conv(
-    images: tuple[str, ...], size: int, kernels: tuple[str, ...], custom: str, language: str
-) -> vmap.ConvResult:
-    """The convolution; its table's sentences are in ``language`` (part of the cache key)."""
-    return vmap.run_conv(images, size, kernels, custom)
+@_ui.cached(max_entries=16, show_spinner=False)
+def conv(images, size: int, kernels, custom: str, _turn: _ui.Turn | None = None) -> vmap.ConvResult:
+    """In the compute worker: each new count or size compiled programs (14 MB) JAX kept here."""
+    return sandbox.timed(vmap.run_conv, images, size, kernels, custom, turn=_turn)
 
 
 #: How each verdict of the editor is shown: a refusal, the loop's numbers, or a silent bug.
@@ -158,15 +156,16 @@ def convolution_tab() -> None:
             "the kernels. The table below shows what each level receives."
         )
     )
-    try:
-        cr = conv(tuple(images), size, tuple(kernels), custom, i18n.current())
+    chosen = (tuple(images), size, tuple(kernels), custom)
+    try:  # refused here, in the visitor's language, before the worker convolves
+        vmap.conv_inputs(*chosen)
     except ValueError as err:
         st.warning(markdown.escape(err), icon=":material/block:")
     else:
+        cr = _ui.computed(_("Convolving…"), _("Convolved"), conv, *chosen)
         _ui.chart(vmap.conv_figure, cr, key="vmap_conv_chart")
         for column, (label, value) in zip(st.columns(2), vmap.agreement_metrics(cr), strict=True):
             column.metric(label, value)
-        # A table whose cells wrap: what each level maps is a sentence.
         rows, index = vmap.level_table(cr)
         st.table(pd.DataFrame(rows).set_index(index))
     _ui.show_code(vmap.conv2d_single, vmap.run_conv)

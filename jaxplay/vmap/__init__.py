@@ -49,6 +49,7 @@ from ._conv import PATTERNS as PATTERNS
 from ._conv import ConvResult as ConvResult
 from ._conv import agreement_metrics as agreement_metrics
 from ._conv import conv_figure as conv_figure
+from ._conv import conv_inputs as conv_inputs
 from ._conv import level_table as level_table
 from ._conv import run_conv as run_conv
 from ._jaxprs import JAXPR_BATCH as JAXPR_BATCH

@@ -9,7 +9,7 @@ generated patterns and kernels a visitor picks, beside ``jax.scipy.signal.convol
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import jax
@@ -126,7 +126,45 @@ class ConvResult:
     outputs: np.ndarray
     via_convolve2d: np.ndarray
     via_lax_conv: np.ndarray
-    levels: tuple[VmapLevel, ...]
+
+    @property
+    def levels(self) -> tuple[VmapLevel, ...]:
+        """What each level of the nested vmap maps, in the current language."""
+        n, k, size = len(self.images), len(self.kernels), self.images.shape[-1]
+        oh = size - 2
+        # Built when read, in the reader's language: the worker that convolved speaks none.
+        return (
+            VmapLevel(
+                _("vmap(..., in_axes=(0, None))  # the first vmap written (outer)"),
+                ngettext(
+                    "{n} image (axis 0 of images, the article's channels); all kernels go to "
+                    "every call",
+                    "{n} images (axis 0 of images, the article's channels); all kernels go to "
+                    "every call",
+                    n,
+                ).format(n=f"{n:,}"),
+                _("image ({size}, {size}), kernels ({k}, 3, 3)").format(size=size, k=k),
+                f"({n}, {k}, {oh}, {oh})",
+            ),
+            VmapLevel(
+                _("vmap(conv2d_single, in_axes=(None, 0))  # the second (inner)"),
+                ngettext(
+                    "{n} kernel (axis 0 of kernels); the same image goes to every call",
+                    "{n} kernels (axis 0 of kernels); the same image goes to every call",
+                    k,
+                ).format(n=f"{k:,}"),
+                _("image ({size}, {size}), kernel (3, 3)").format(size=size),
+                f"({k}, {oh}, {oh})",
+            ),
+            VmapLevel(
+                _("vmap(dot_patch)(patches)  # inside conv2d_single"),
+                ngettext(
+                    "{n} patch (axis 0 of patches)", "{n} patches (axis 0 of patches)", oh * oh
+                ).format(n=f"{oh * oh:,}"),
+                _("patch (3, 3)"),
+                _("({n},) reshaped to ({oh}, {oh})").format(n=oh * oh, oh=oh),
+            ),
+        )
 
     @property
     def max_diff_convolve2d(self) -> float:
@@ -161,13 +199,12 @@ def level_table(result: ConvResult) -> tuple[list[dict[str, str]], str]:
     return rows, headers["code"]
 
 
-def run_conv(
-    image_names: Sequence[str],
-    size: int,
-    kernel_names: Sequence[str],
-    custom_kernel: str = "",
-) -> ConvResult:
-    """Run ``batch_conv2d`` over the chosen images and kernels, and both references.
+def conv_inputs(
+    image_names: tuple[str, ...], size: int, kernel_names: tuple[str, ...], custom_kernel: str = ""
+) -> tuple[np.ndarray, np.ndarray]:
+    """The images and kernels chosen, made with NumPy (nothing compiled): what
+    :func:`run_conv` convolves. A page calls it first, to refuse bad input in the visitor's
+    language before the convolution runs in the compute worker.
 
     Raises:
         ValueError: an unknown pattern or kernel, a bad custom kernel, or sizes/counts outside
@@ -191,7 +228,21 @@ def run_conv(
             kernel_list.append(np.asarray(KERNELS[name], dtype=np.float32))
         else:
             raise ValueError(_("unknown kernel {name}").format(name=repr(name)))
-    kernels = np.stack(kernel_list)
+    return images, np.stack(kernel_list)
+
+
+def run_conv(
+    image_names: tuple[str, ...], size: int, kernel_names: tuple[str, ...], custom_kernel: str = ""
+) -> ConvResult:
+    """Run ``batch_conv2d`` over the chosen images and kernels, and both references.
+
+    Each new count or size compiles programs (about 14 MB) that JAX keeps for the process: a
+    server runs this in its compute worker (``sandbox.timed``), which is recycled.
+
+    Raises:
+        ValueError: as :func:`conv_inputs`.
+    """
+    images, kernels = conv_inputs(image_names, size, kernel_names, custom_kernel)
     outputs = np.asarray(batch_conv2d(images, kernels))
     reference = jax.vmap(
         jax.vmap(
@@ -203,40 +254,6 @@ def run_conv(
     # lax is typed for jax arrays; it would convert numpy's itself, here they arrive converted.
     lhs, rhs = jax.numpy.asarray(images[:, None]), jax.numpy.asarray(kernels[:, None])
     lax_out = jax.lax.conv_general_dilated(lhs, rhs, window_strides=(1, 1), padding="VALID")
-    n, k, oh = len(images), len(kernels), size - 2
-    # In the visitor's language: a caller that caches the result keys it by the language.
-    levels = (
-        VmapLevel(
-            _("vmap(..., in_axes=(0, None))  # the first vmap written (outer)"),
-            ngettext(
-                "{n} image (axis 0 of images, the article's channels); all kernels go to "
-                "every call",
-                "{n} images (axis 0 of images, the article's channels); all kernels go to "
-                "every call",
-                n,
-            ).format(n=f"{n:,}"),
-            _("image ({size}, {size}), kernels ({k}, 3, 3)").format(size=size, k=k),
-            f"({n}, {k}, {oh}, {oh})",
-        ),
-        VmapLevel(
-            _("vmap(conv2d_single, in_axes=(None, 0))  # the second (inner)"),
-            ngettext(
-                "{n} kernel (axis 0 of kernels); the same image goes to every call",
-                "{n} kernels (axis 0 of kernels); the same image goes to every call",
-                k,
-            ).format(n=f"{k:,}"),
-            _("image ({size}, {size}), kernel (3, 3)").format(size=size),
-            f"({k}, {oh}, {oh})",
-        ),
-        VmapLevel(
-            _("vmap(dot_patch)(patches)  # inside conv2d_single"),
-            ngettext(
-                "{n} patch (axis 0 of patches)", "{n} patches (axis 0 of patches)", oh * oh
-            ).format(n=f"{oh * oh:,}"),
-            _("patch (3, 3)"),
-            _("({n},) reshaped to ({oh}, {oh})").format(n=oh * oh, oh=oh),
-        ),
-    )
     return ConvResult(
         tuple(image_names),
         tuple(kernel_names),
@@ -245,7 +262,6 @@ def run_conv(
         outputs,
         np.asarray(reference(images, kernels)),
         np.asarray(lax_out),
-        levels,
     )
 
 

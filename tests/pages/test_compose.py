@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from jaxplay import compose as cp
 from jaxplay.compose import _pipeline
 from jaxplay.hosting import catalog
-from tests.support.apptest import APP_TIMEOUT_S, assert_clean, open_page
+from tests.support.apptest import APP_TIMEOUT_S, assert_clean, open_page, timed_calls
 
 SPEC = catalog.find("compose")
 TABS = ("Pipeline builder", "Per-sample gradients", "jacfwd vs jacrev", "Hessian-vector products")
@@ -173,6 +173,17 @@ def test_the_per_sample_sentences_follow_the_shapes(batch: int, features: int) -
     assert "(the first row's): **False**" in why and "it equals the loop: **True**" in why
     first = next(e for e in _texts(at.error) if f"B = {batch}, D = {features}" in e)
     assert ("TypeError" if batch == features else "ValueError") in first
+
+
+def test_the_per_sample_gradients_run_in_the_compute_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each new B or D compiled programs (about 11 MB) that JAX kept in the server process."""
+    ran = timed_calls(monkeypatch)
+    at = open_page(SPEC, compose_tab=TABS[1], compose_batch=7, compose_features=5)
+    assert_clean(at)
+    assert ran == ["per_sample"]
+    assert any("B = 7, D = 5" in e for e in _texts(at.error))
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import pytest
 
 from jaxplay import vmap as vz
 from jaxplay.hosting import catalog
-from tests.support.apptest import assert_clean, open_page
+from tests.support.apptest import assert_clean, open_page, timed_calls
 from tests.support.page_texts import PAYLOAD, hostile_links
 
 SPEC = catalog.find("vmap")
@@ -131,3 +131,19 @@ def test_a_compute_worker_past_its_deadline_is_said_and_the_page_lives(
     errors = _texts(at.error)
     assert any("The measurement failed" in e and "longer than 0.01 s" in e for e in errors), errors
     assert not at.get("plotly_chart")
+
+
+def test_the_convolution_runs_in_the_compute_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each new count or size compiled programs (about 14 MB) that JAX kept in the server
+    process. It runs where timed work runs; a worker that fails is said, and the page lives."""
+    from jaxplay import sandbox
+
+    ran = timed_calls(monkeypatch)
+    at = open_page(SPEC, vmap_tab=CONV, vmap_size=9)
+    assert_clean(at)
+    assert ran == ["run_conv"] and len(at.get("plotly_chart")) == 1
+    assert [s.label for s in at.status] == ["Convolved"]
+    monkeypatch.setattr(sandbox, "TIMED_TIMEOUT_S", 0.01)
+    at = open_page(SPEC, vmap_tab=CONV, vmap_size=10)
+    assert not at.exception and not at.get("plotly_chart")
+    assert any("The run failed" in e and "longer than 0.01 s" in e for e in _texts(at.error))

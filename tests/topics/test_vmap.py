@@ -8,7 +8,7 @@ import pytest
 
 from jaxplay import article
 from jaxplay import vmap as vz
-from jaxplay.core import jaxprs, roofline
+from jaxplay.core import i18n, jaxprs, roofline
 from jaxplay.vmap import _axes, _batching, _conv
 
 BATCH_FIRST, BATCH_LAST = vz.LAYOUTS
@@ -143,6 +143,17 @@ def test_nested_vmap_conv_equals_both_references() -> None:
     fig = vz.conv_figure(r)
     assert len(fig.data) == 4 * (1 + 4)
     assert r.levels[0].maps_over.startswith("4 images (axis 0 of images")
+
+
+def test_the_levels_are_said_in_the_language_they_are_read_in() -> None:
+    """The result comes from the compute worker, which speaks no language: the table's
+    sentences are built when the page reads them."""
+    r = vz.run_conv(["disc"], 5, ["identity"])
+    with i18n.speaking("zh"):
+        chinese = r.levels[0].maps_over
+    assert chinese != r.levels[0].maps_over and "1" in chinese
+    with pytest.raises(ValueError, match="3 rows of 3"):
+        vz.conv_inputs(("disc",), 5, (vz.CUSTOM_KERNEL,), "1 2; 3")
 
 
 def test_one_image_and_one_kernel_are_counted_in_the_singular() -> None:
