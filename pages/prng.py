@@ -48,11 +48,13 @@ def cached(name: str, *args: int) -> object:
     return getattr(prng, name)(*args)
 
 
-@st.cache_data(max_entries=4, show_spinner=_("Drawing the streams…"))
-def parallel(seed: int, n_keys: int, n_per: int, reuse: bool) -> prng.ParallelStats:
-    """Up to :data:`prng.MAX_PARALLEL_VALUES` samples (8 MB): few entries, so the cache stays
-    small."""
-    return prng.parallel_stats(seed, n_keys, n_per, 8, reuse)
+@_ui.cached(max_entries=16, show_spinner=False)
+def parallel(
+    seed: int, n_keys: int, n_per: int, reuse: bool, _turn: _ui.Turn | None = None
+) -> prng.ParallelStats:
+    """In the compute worker: each new count compiled programs (5 MB) JAX kept in the server.
+    Only the summaries the page shows come back (the samples are up to 8 MB)."""
+    return sandbox.timed(prng.parallel_stats, seed, n_keys, n_per, 8, reuse, turn=_turn)
 
 
 @_ui.cached(max_entries=8, show_spinner=False)
@@ -345,11 +347,13 @@ def parallel_section(seed: int) -> None:
         ),
     )
     reuse = c3.toggle(_("Reuse one key for every stream"), key="prng_reuse", bind="query-params")
-    try:
-        stats = parallel(seed, int(n_keys), int(n_per), reuse)
+    try:  # refused here, in the visitor's language, before the worker draws
+        prng.check_parallel(int(n_keys), int(n_per))
     except ValueError as err:
         st.error(markdown.escape(err), icon=":material/error:")
     else:
+        chosen = (seed, int(n_keys), int(n_per), reuse)
+        stats = _ui.computed(_("Drawing the streams…"), _("Drawn"), parallel, *chosen)
         cols = st.columns(5)
         cols[0].metric(_("mean"), f"{stats.mean:.4f}")
         cols[1].metric(_("std"), f"{stats.std:.4f}")
@@ -361,8 +365,8 @@ def parallel_section(seed: int) -> None:
         )
         if within is None:
             st.caption(prng.band_caption(int(n_per), stats.band))
-        _ui.chart(prng.samples_heatmap, stats.samples, key="prng_heatmap")
-        _ui.chart(prng.histograms_figure, stats.samples, key="prng_hist")
+        _ui.chart(prng.samples_heatmap, stats, key="prng_heatmap")
+        _ui.chart(prng.histograms_figure, stats, key="prng_hist")
         corr_title = _("Correlation of the first {m} streams (* outside ±{band})").format(
             m=stats.corr.shape[0], band=f"{stats.band:.2f}"
         )

@@ -48,6 +48,7 @@ from ._seeds import threefry_seed_words as threefry_seed_words
 from ._streams import ParallelStats as ParallelStats
 from ._streams import article_parallel as article_parallel
 from ._streams import band_caption as band_caption
+from ._streams import check_parallel as check_parallel
 from ._streams import parallel_stats as parallel_stats
 from ._trees import KeyTree as KeyTree
 from ._trees import chained_keys as chained_keys

@@ -18,11 +18,9 @@ from jaxplay.core.figures import log_axis, timing_bars, tree_edges, tree_layout
 from jaxplay.core.i18n import _, ngettext
 from jaxplay.prng._pitfalls import TrainingRun
 from jaxplay.prng._seeds import key_hex
+from jaxplay.prng._streams import ParallelStats
 from jaxplay.prng._trees import KeyTree
 
-#: Heatmaps show at most this many streams × samples (the browser, not JAX, is the limit).
-HEATMAP_ROWS = 200
-HEATMAP_COLS = 100
 _SELECTED = "#d62728"
 _NODE = "#1f77b4"
 
@@ -105,17 +103,18 @@ def timing_figure(rows: Sequence[tuple[str, timing.Timing]], title: str, device:
     return fig
 
 
-def samples_heatmap(samples: np.ndarray) -> go.Figure:
-    """The sample matrix, one row per key (at most :data:`HEATMAP_ROWS` × :data:`HEATMAP_COLS`)."""
-    shown = samples[:HEATMAP_ROWS, :HEATMAP_COLS]
+def samples_heatmap(stats: ParallelStats) -> go.Figure:
+    """The sample matrix's corner, one row per key (the first
+    :data:`jaxplay.prng._streams.HEATMAP_ROWS` streams, the first ``HEATMAP_COLS`` samples)."""
+    shown = stats.corner
     colorbar = {"title": _("value")}
     fig = go.Figure(go.Heatmap(z=shown, colorscale="RdBu", zmid=0.0, colorbar=colorbar))
     fig.update_layout(
         title=_("normal samples: {rows} of {keys} keys × {cols} of {per_key} samples").format(
             rows=shown.shape[0],
-            keys=samples.shape[0],
+            keys=stats.shape[0],
             cols=shown.shape[1],
-            per_key=samples.shape[1],
+            per_key=stats.shape[1],
         ),
         xaxis_title=_("sample index within a stream"),
         yaxis_title=_("key (stream)"),
@@ -130,31 +129,23 @@ def normal_pdf(x: np.ndarray) -> np.ndarray:
     return np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi)
 
 
-def density_histogram(values: np.ndarray, bins: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Bin centres and densities of ``values`` on [-4, 4] (binned here: a million samples stay
-    a few dozen bars in the browser)."""
-    density, edges = np.histogram(values, bins=bins, range=(-4.0, 4.0))
-    density = density / (values.size * np.diff(edges))
-    return (edges[:-1] + edges[1:]) / 2, density
-
-
-def histograms_figure(samples: np.ndarray, bins: int = 40) -> go.Figure:
+def histograms_figure(stats: ParallelStats) -> go.Figure:
     """Histograms (as densities) of all samples and of the first sample of every stream, each
     with the standard normal density overlaid."""
+    n_keys, n_per_key = stats.shape
     fig = make_subplots(
         rows=1,
         cols=2,
         subplot_titles=(
-            _("all {n} samples").format(n=f"{samples.size:,}"),
-            _("first sample of each of {n} streams").format(n=f"{samples.shape[0]:,}"),
+            _("all {n} samples").format(n=f"{n_keys * n_per_key:,}"),
+            _("first sample of each of {n} streams").format(n=f"{n_keys:,}"),
         ),
     )
     grid = np.linspace(-4, 4, 200)
-    for col, values in ((1, samples.reshape(-1)), (2, samples[:, 0])):
-        centres, density = density_histogram(values, bins)
+    for col, density in ((1, stats.density), (2, stats.first_density)):
         fig.add_trace(
             go.Bar(
-                x=centres,
+                x=stats.centres,
                 y=density,
                 marker_color=_NODE,
                 opacity=0.7,
@@ -184,8 +175,7 @@ def correlation_figure(corr: np.ndarray, band: float, title: str) -> go.Figure:
     """Correlation matrix of the first streams; cells outside ±``band`` are marked with a star.
 
     The matrix and its band, not the whole :class:`ParallelStats`: a page's chart is kept by a
-    digest of its builder's arguments (:func:`jaxplay.core.figures.built`), and the samples
-    beside them are up to 8 MB."""
+    digest of its builder's arguments (:func:`jaxplay.core.figures.built`)."""
     marks = [
         [
             f"{corr[i, j]:.2f}" + ("*" if i != j and abs(corr[i, j]) > band else "")

@@ -138,10 +138,13 @@ def test_pitfall_controls() -> None:
     assert "the dropped key drew 1 distinct mask, its loss moving" in caption
 
 
-def test_parallel_controls() -> None:
-    at = open_page(SPEC, prng_tab="Parallel streams")
+def test_parallel_controls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The streams are drawn in the compute worker: each new count compiled programs (about
+    5 MB) that JAX kept in the server process."""
+    ran = timed_calls(monkeypatch)
+    at = open_page(SPEC, prng_tab="Parallel streams", prng_n_keys=1234)
     assert_clean(at)
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 3 and ran == ["parallel_stats"]
     at.toggle(key="prng_reuse").set_value(True).run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["correlations inside ±1.96/√n"] == "0%"

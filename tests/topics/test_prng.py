@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from jaxplay import prng
-from jaxplay.prng import _figures, _impls, _pitfalls, _seeds, _trees
+from jaxplay.prng import _figures, _impls, _pitfalls, _seeds, _streams, _trees
 
 M = 0xFFFFFFFF
 
@@ -305,11 +305,13 @@ def test_time_impls_times_every_implementation() -> None:
 
 
 def test_parallel_stats_are_the_articles_samples() -> None:
+    """Summaries of the article's own samples: the corner the heatmap shows and the moments."""
     stats = prng.parallel_stats(prng.ARTICLE_SEED, 1000, 10)
-    assert stats.samples.shape == (1000, 10)
-    np.testing.assert_array_equal(
-        stats.samples, np.asarray(prng.article_parallel(prng.ARTICLE_SEED, 1000, 10))
-    )
+    samples = np.asarray(prng.article_parallel(prng.ARTICLE_SEED, 1000, 10), dtype=np.float64)
+    assert stats.shape == (1000, 10) and stats.corner.shape == (_streams.HEATMAP_ROWS, 10)
+    np.testing.assert_array_equal(stats.corner, samples[: _streams.HEATMAP_ROWS])
+    assert stats.mean == pytest.approx(samples.mean()) and stats.std == pytest.approx(samples.std())
+    np.testing.assert_allclose(stats.corr, np.corrcoef(samples[:8]))
     assert abs(stats.mean) < 0.05
     assert abs(stats.std - 1) < 0.05
     assert abs(stats.skewness) < 0.15
@@ -459,15 +461,18 @@ def test_tree_figure_draws_every_node_and_edge() -> None:
 
 def test_parallel_figures_show_the_samples() -> None:
     stats = prng.parallel_stats(1, 300, 150)
-    heat = prng.samples_heatmap(stats.samples)
-    assert np.asarray(heat.data[0].z).shape == (_figures.HEATMAP_ROWS, _figures.HEATMAP_COLS)
-    hist = prng.histograms_figure(stats.samples)
+    samples = _streams.streams(1, 300, 150)
+    heat = prng.samples_heatmap(stats)
+    assert np.asarray(heat.data[0].z).shape == (_streams.HEATMAP_ROWS, _streams.HEATMAP_COLS)
+    assert "200 of 300 keys × 100 of 150 samples" in heat.layout.title.text
+    hist = prng.histograms_figure(stats)
     assert len(hist.data) == 4
-    centres, density = _figures.density_histogram(stats.samples.reshape(-1))
+    centres, density = _streams.density_histogram(samples.reshape(-1))
     np.testing.assert_allclose(hist.data[0].y, density)
     np.testing.assert_allclose(hist.data[0].x, centres)
+    np.testing.assert_allclose(hist.data[2].y, _streams.density_histogram(samples[:, 0])[1])
     # The bars are a density: they integrate to the share of samples inside [-4, 4].
-    inside = np.mean(np.abs(stats.samples) < 4)
+    inside = np.mean(np.abs(samples) < 4)
     assert abs(np.sum(density * np.diff(centres)[0]) - inside) < 1e-9
     assert abs(np.max(density) - _figures.normal_pdf(np.zeros(1))[0]) < 0.05
     grid = np.linspace(-8, 8, 4001)
