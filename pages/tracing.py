@@ -32,12 +32,11 @@ TITLES = {p.key: _(p.title) for p in tracing.PRESETS} | {
 Args = tuple[tuple[tuple[int, ...], str], ...]
 
 
-@_ui.cached(max_entries=64, show_spinner=_("Tracing, lowering and compiling…"))
-def preset_variant(key: str, args: Args, name: str) -> tracing.Variant:
-    preset = tracing.find_preset(key)
-    specs = [tracing.InputSpec(s, d) for s, d in args]
-    ref = tracing.preset_ref(preset)
-    return tracing.stage_variant(preset.fn, specs, name, source=ref, path_alias=ref.name)
+@_ui.cached(max_entries=64, show_spinner=False)
+def preset_stages(key: str, args: Args, _turn: _ui.Turn | None = None) -> tracing.SandboxStages:
+    """In the compute worker: each new shape compiled programs (1.6 MB) JAX kept in the server
+    for as long as the preset's function lives (the whole process)."""
+    return sandbox.timed(tracing.preset_stages, key, args, turn=_turn)
 
 
 class SandboxFailed(Exception):
@@ -202,11 +201,14 @@ def stages_tab() -> None:
     if args is None:
         return
 
+    doing, done = _("Tracing, lowering and compiling…"), _("Staged")
+    staged = None if key == CODE_LAB else _ui.computed(doing, done, preset_stages, key, args)
+
     def variant(vname: str) -> tracing.Variant:
-        if key != CODE_LAB:
-            return preset_variant(key, args, vname)
-        visitor = _ui.visitor_id()
-        found = sandboxed(source, name, args, visitor).variant(vname)
+        if staged is not None:  # a preset, every variant staged above
+            found = staged.variant(vname)
+        else:
+            found = sandboxed(source, name, args, _ui.visitor_id()).variant(vname)
         missing = _("the sandbox returned no such variant")
         return found or tracing.Variant(vname, "", None, missing)
 

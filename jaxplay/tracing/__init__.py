@@ -33,6 +33,7 @@ from ._presets import preset_source as preset_source
 from ._sandboxed import SandboxStages as SandboxStages
 from ._sandboxed import lab_caption as lab_caption
 from ._sandboxed import note_text as note_text
+from ._sandboxed import preset_stages as preset_stages
 from ._sandboxed import sandbox_stages as sandbox_stages
 from ._staging import STAGES as STAGES
 from ._staging import Staged as Staged

@@ -252,11 +252,9 @@ def _stored_page_values() -> dict[str, tuple[Callable[[], Any], type]]:
     """What the pages keep in the shared store (``_ui.cached``), made small, by name."""
     from jaxplay import compose, devices, grad, jit, memory, tracing
 
-    def preset_variant() -> tracing.Variant:
+    def preset_stages() -> tracing.SandboxStages:
         preset = tracing.PRESETS[0]
-        ref = tracing.preset_ref(preset)
-        specs = [tracing.InputSpec(s, d) for s, d in preset.args]
-        return tracing.stage_variant(preset.fn, specs, "f", source=ref, path_alias=ref.name)
+        return tracing.preset_stages(preset.key, preset.args)
 
     def pipeline() -> compose.PipelineResult:
         preset = next(iter(compose.STACK_PRESETS.values()))
@@ -272,7 +270,7 @@ def _stored_page_values() -> dict[str, tuple[Callable[[], Any], type]]:
             memory.RematResult,
         ),
         "memory.chain": (lambda: memory.analyse_chain(("sin", "cos"), 16), memory.ChainReport),
-        "tracing.preset_variant": (preset_variant, tracing.Variant),
+        "tracing.preset_stages": (preset_stages, tracing.SandboxStages),
         "grad.curves": (lambda: grad.curves("jnp.sin(x)", 2, -1.0, 1.0, 50), grad.DerivativeCurves),
         "grad.checks": (lambda: grad.checks("jnp.sin(x)", 0.5, 2), grad.PointChecks),
         "compose.pipeline": (pipeline, compose.PipelineResult),

@@ -7,7 +7,7 @@ import pytest
 from jaxplay import tracing
 from jaxplay.hosting import catalog
 from jaxplay.tracing import _display, _inputs, _presets
-from tests.support.apptest import assert_clean, open_page
+from tests.support.apptest import assert_clean, open_page, timed_calls
 from tests.support.page_texts import PAYLOAD, hostile_links
 
 SPEC = catalog.find("tracing")
@@ -126,6 +126,21 @@ def test_a_shape_mismatch_shows_jaxs_error() -> None:
     assert_clean(at)
     assert any("JAX raised" in e for e in _errors(at))
     assert any("TypeError" in c.value for c in at.code)
+
+
+def test_a_presets_variants_are_staged_in_the_compute_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each new shape compiled programs (about 1.6 MB) that JAX kept for the process; all four
+    variants come back from one job, and the diff compares two of them."""
+    ran = timed_calls(monkeypatch)
+    at = open_page(SPEC, tracing_preset="softmax", tracing_softmax_shape_0="7, 5")
+    assert_clean(at)
+    assert ran == ["preset_stages"] and [s.label for s in at.status] == ["Staged"]
+    assert "f32[7,5]" in _html(at)
+    staged = tracing.preset_stages("softmax", (((7, 5), "float32"),))
+    assert [v.name for v in staged.variants] == list(tracing.VARIANTS)
+    assert all(v.staged is not None for v in staged.variants)
 
 
 def test_a_sandboxed_code_lab_function() -> None:
