@@ -336,7 +336,7 @@ def cache_tab() -> None:
         lab.call(*signature)
     last = lab.history[-1]
     if lab.restarts and len(lab.history) == 1 and last.previous is None:
-        st.info(jit.cache_lab_restarted(), icon=":material/restart_alt:")
+        st.info(jit.cache_lab_restarted(lab), icon=":material/restart_alt:")
     before = lab.history[-2].cache_size if len(lab.history) > 1 else 0
     delta = None if last.cache_size is None or before is None else last.cache_size - before
     size = _("unknown") if last.cache_size is None else last.cache_size

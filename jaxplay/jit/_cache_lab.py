@@ -10,6 +10,9 @@ lab is built on the same capture.
 
 from __future__ import annotations
 
+import threading
+import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,8 +33,16 @@ CACHE_LAB_MAX_LENGTH = MAX_LENGTH
 #: function, the old one's versions cleared). Each version is about 3 MB of the server's memory,
 #: and a script sending a new length per rerun grew it by 573 MB in 200 reruns.
 MAX_VERSIONS = 16
+#: Compiled versions all the labs of this server process keep together. Past it, a new version
+#: first releases the versions of the labs used least recently (each session has its own lab, so
+#: a room's sessions, or one visitor's many, held 16 versions each, about 28 MB, without end).
+MAX_PROCESS_VERSIONS = 64
 #: Calls the history keeps ("Call again" adds one without compiling); older ones are dropped.
 MAX_HISTORY = 50
+
+#: Every lab of this process (a lab leaves with its session).
+_labs: weakref.WeakSet[CacheLab] = weakref.WeakSet()
+_labs_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -64,12 +75,14 @@ class CacheCall:
         return (self.use_tanh, self.length, self.dtype)
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity: the process's labs are a weak set
 class CacheLab:
     """A visitor's own ``jit(dynamic_control_flow, static_argnums=(1,))`` and its call history.
 
     Each visitor gets a new jitted function (kept in their session), so the counter starts at 0
-    for them and only their own calls change it.
+    for them and only their own calls change it. All the labs of the process hold at most
+    :data:`MAX_PROCESS_VERSIONS` versions together: a lab may be started over for another's
+    call (:attr:`released`), between two of its own calls, never during one.
     """
 
     jitted: Any = None
@@ -80,10 +93,19 @@ class CacheLab:
     restarts: int = 0
     #: The signatures compiled since the lab (last) started.
     versions: set[tuple[bool, int, str]] = field(default_factory=set)
+    #: Whether the last start over released the versions for another lab's call (not this
+    #: lab's own :data:`MAX_VERSIONS`).
+    released: bool = False
+    #: When the lab was last called (``time.monotonic``): the least recent is released first.
+    used: float = field(default_factory=time.monotonic)
+    #: Held during a call, and while another lab's call releases this one's versions.
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         if self.jitted is None:
             self.jitted = self._new_function()
+        with _labs_lock:
+            _labs.add(self)
 
     @staticmethod
     def _new_function() -> Any:
@@ -91,18 +113,25 @@ class CacheLab:
 
         return jax.jit(compilation.fresh_function(dynamic_control_flow), static_argnums=(1,))
 
-    def _start_over(self) -> None:
+    def _start_over(self, released: bool = False) -> None:
         """A new jitted function, the old one's compiled versions released (past
-        :data:`MAX_VERSIONS`: a visitor's new lengths must not fill the server's memory)."""
+        :data:`MAX_VERSIONS`, or for another lab's call past :data:`MAX_PROCESS_VERSIONS`:
+        visitors' new lengths must not fill the server's memory)."""
         self.jitted.clear_cache()
         self.jitted = self._new_function()
         self.history.clear()
         self.versions.clear()
         self.dropped = 0
         self.restarts += 1
+        self.released = released
 
     def call(self, use_tanh: bool, length: int, dtype: str = "float32") -> CacheCall:
         """Call the jitted function once, capturing JAX's compile log and cache-miss reasons."""
+        with self.lock:
+            self.used = time.monotonic()
+            return self._call(use_tanh, length, dtype)
+
+    def _call(self, use_tanh: bool, length: int, dtype: str) -> CacheCall:
         if dtype not in DTYPES:
             raise SizeError(not_offered(dtype))
         if not 1 <= length <= MAX_LENGTH:
@@ -110,8 +139,10 @@ class CacheLab:
                 _("the length must be between 1 and {limit}").format(limit=f"{MAX_LENGTH:,}")
             )
         now = (bool(use_tanh), length, dtype)
-        if now not in self.versions and len(self.versions) >= MAX_VERSIONS:
-            self._start_over()
+        if now not in self.versions:
+            if len(self.versions) >= MAX_VERSIONS:
+                self._start_over()
+            _make_room(self)
         # Made by NumPy and put on the device: ``jnp.ones`` compiles an eager program per new
         # length, kept by JAX for the process (about 1.4 MB each), which no restart releases.
         x = jax.device_put(np.ones(length, jnp.dtype(dtype)))
@@ -143,6 +174,24 @@ class CacheLab:
             del self.history[0]
             self.dropped += 1
         return record
+
+
+def _make_room(calling: CacheLab) -> None:
+    """Release the least recently used other labs' versions while all labs together hold
+    :data:`MAX_PROCESS_VERSIONS` or more (``calling`` is about to compile one). A lab in the
+    middle of its own call is passed over: its versions go next time."""
+    with _labs_lock:
+        labs = list(_labs)
+    total = sum(len(lab.versions) for lab in labs)
+    for lab in sorted((lab for lab in labs if lab is not calling), key=lambda lab: lab.used):
+        if total < MAX_PROCESS_VERSIONS:
+            return
+        if lab.versions and lab.lock.acquire(blocking=False):
+            try:
+                total -= len(lab.versions)
+                lab._start_over(released=True)
+            finally:
+                lab.lock.release()
 
 
 #: How a change of each argument is written (English, marked: :attr:`CacheCall.changed` keeps
@@ -182,9 +231,16 @@ def history_table(history: list[CacheCall], dropped: int = 0) -> list[dict[str, 
     ]
 
 
-@claims.states_nothing("the lab's own limit, not a rule of JAX")
-def cache_lab_restarted() -> str:
-    """Why the counter is back at one: the lab started over at :data:`MAX_VERSIONS`."""
+@claims.states_nothing("the lab's own limits, not a rule of JAX")
+def cache_lab_restarted(lab: CacheLab) -> str:
+    """Why the counter is back at one: the lab started over at :data:`MAX_VERSIONS`, or its
+    versions were released for another visitor's call (:data:`MAX_PROCESS_VERSIONS`)."""
+    if lab.released:
+        return _(
+            "The lab started over with a new jitted function: this server keeps at most {n} "
+            "compiled versions for all visitors' labs together, and yours, used least "
+            "recently, made room for another visitor's."
+        ).format(n=MAX_PROCESS_VERSIONS)
     return _(
         "The lab started over with a new jitted function: it keeps at most {n} compiled "
         "versions, so that one visitor's versions do not fill the server's memory."

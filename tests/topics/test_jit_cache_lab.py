@@ -67,10 +67,43 @@ def test_the_lab_keeps_a_bounded_number_of_versions_and_calls() -> None:
     restarted = lab.call(True, 100)
     assert lab.restarts == 1 and lab.jitted is not old
     assert (restarted.cache_size, restarted.compiled, restarted.previous) == (1, True, None)
-    assert str(_cache_lab.MAX_VERSIONS) in jit.cache_lab_restarted()
+    assert str(_cache_lab.MAX_VERSIONS) in jit.cache_lab_restarted(lab) and not lab.released
     for _ in range(_cache_lab.MAX_HISTORY + 5):
         lab.call(True, 100)  # "Call again": a row each, no compile
     assert len(lab.history) == _cache_lab.MAX_HISTORY and lab.dropped == 6
     rows = jit.history_table(lab.history, lab.dropped)
     assert rows[0]["call"] == 7 and rows[-1]["call"] == _cache_lab.MAX_HISTORY + 6
     assert rows[0]["what changed"] == "—"  # the same call again: nothing changed
+
+
+def test_the_labs_of_a_process_hold_a_bounded_number_of_versions_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each session has its own lab: a room's sessions, or one visitor's many, held 16 versions
+    each (about 28 MB) without end. Past the process's budget a new version first releases
+    the least recently used other lab's versions (JAX's own cache count says they are gone);
+    a lab in the middle of its own call is passed over."""
+    import weakref
+
+    from jaxplay.core import jax_private
+    from jaxplay.jit import _cache_lab
+
+    monkeypatch.setattr(_cache_lab, "MAX_PROCESS_VERSIONS", 6)
+    monkeypatch.setattr(_cache_lab, "_labs", weakref.WeakSet())
+    old, busy, new = jit.CacheLab(), jit.CacheLab(), jit.CacheLab()
+    for n in (1, 2, 3):
+        old.call(True, n)
+    for n in (1, 2):
+        busy.call(True, n)
+    busy.used = old.used - 1  # the least recent, but in its own call below
+    released = old.jitted
+    with busy.lock:
+        new.call(True, 1)  # 6 versions with this one: nothing released yet
+        assert old.restarts == 0 and jax_private.cache_size(released) == 3
+        new.call(True, 2)
+    assert old.restarts == 1 and old.released and not old.versions and not old.history
+    assert jax_private.cache_size(released) == 0 and old.jitted is not released
+    assert busy.restarts == 0 and jax_private.cache_size(busy.jitted) == 2
+    assert "for all visitors' labs together" in jit.cache_lab_restarted(old)
+    again = old.call(True, 1)
+    assert (again.compiled, again.cache_size, again.previous) == (True, 1, None)
