@@ -266,12 +266,10 @@ SETTINGS: tuple[Setting, ...] = (
         "page's transfers and scaling sweep, the state page's training), and what compiles "
         "for a visitor's new shape (the vmap convolution, Compose's per-sample gradients, the "
         "PRNG page's streams and training, Pytrees' parameters, Tracing's presets): `worker` "
-        "(the compute "
-        "worker, one process of the runner's pool kept for the server's own jobs, on this "
-        "process's cores, which the server holds for it; "
-        "the server only waits, so the stopwatch loops do not hold its Python for other "
-        "visitors' pages) or `server` (the server's own thread). The jit page says which, and "
-        "on which cores.",
+        "(the compute worker, one process of the runner's pool kept for the server's own "
+        "jobs, on this process's cores, which the server holds for it; the server only waits, "
+        "so the stopwatch loops do not hold its Python for other visitors' pages) or `server` "
+        "(the server's own thread). The jit page says which, and on which cores.",
     ),
     Setting(
         "JAXPLAY_MEASURE_SCALE",
