@@ -17,7 +17,7 @@ import numpy as np
 from jaxplay import sandbox
 from jaxplay.core import claims, i18n, timing
 from jaxplay.core.errors import FriendlyError, explain_error
-from jaxplay.core.expr import ExprError, parse
+from jaxplay.core.expr import ExprError, parse, shape_of
 from jaxplay.core.i18n import N_, _
 
 # --- the pipeline builder ------------------------------------------------------------------------
@@ -302,7 +302,7 @@ def pipeline(
     check_stack(stack)
     formula = parse(source, ("x",))
     try:
-        jax.eval_shape(formula, jax.ShapeDtypeStruct(shape, jnp.float32))
+        shape_of(formula, jax.ShapeDtypeStruct(shape, jnp.float32))
     except ExprError:
         raise
     except Exception:

@@ -20,7 +20,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from jaxplay.core import claims
-from jaxplay.core.expr import ExprError, Expression, parse
+from jaxplay.core.expr import ExprError, Expression, parse, shape_of
 from jaxplay.core.figures import plain
 from jaxplay.core.i18n import N_, _
 
@@ -56,7 +56,7 @@ def scalar_function(source: str) -> Expression:
     """
     f = parse(source, ("x",))
     try:
-        out = jax.eval_shape(f, jax.ShapeDtypeStruct((), jnp.float32))
+        out = shape_of(f, jax.ShapeDtypeStruct((), jnp.float32))
     except ExprError:
         raise
     except Exception as err:
