@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing
 import sqlite3
 import time
 from collections.abc import Callable
@@ -131,8 +130,7 @@ def test_an_unusable_store_computes_without_it(tmp_path: Path) -> None:
 def test_a_burst_of_processes_computes_once(location: str, tmp_path: Path) -> None:
     """Four server processes opening the same page at once: one measures, three wait for it."""
     log = tmp_path / "computed.log"
-    context = multiprocessing.get_context("spawn")  # never fork a process that runs JAX
-    with context.Manager() as manager:
+    with stores.spawning() as context, context.Manager() as manager:
         barrier = manager.Barrier(4)
         with context.Pool(4) as pool:
             got = pool.starmap(stores.burst_worker, [(location, str(log), barrier)] * 4)
@@ -148,8 +146,7 @@ def test_a_room_starting_at_once_opens_a_new_store(location: str) -> None:
     # SQLite's refusal comes one time in a few dozen, so eight processes open 12 new files at once.
     sqlite = not location.startswith("postgres")
     locations = [f"{location}.{i}" for i in range(12)] if sqlite else [location]
-    context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager:
+    with stores.spawning() as context, context.Manager() as manager:
         barrier = manager.Barrier(8)
         with context.Pool(8) as pool:
             got = pool.starmap(stores.open_store, [(locations, barrier)] * 8)

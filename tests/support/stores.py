@@ -7,10 +7,33 @@ test module imports JAX (about 1.8 CPU-s per process); this one imports only the
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
+import sys
 import time
+import types
+from collections.abc import Iterator
+from typing import Any
 
 from jaxplay.hosting import results
+
+
+@contextlib.contextmanager
+def spawning() -> Iterator[Any]:
+    """``multiprocessing``'s spawn context (never fork a process that runs JAX), with a bare
+    ``__main__`` while the processes start.
+
+    Why: Streamlit's script runner makes ``app.py`` this process's ``__main__`` (an AppTest run
+    leaves it so), and a spawned child runs its parent's ``__main__`` first: each one imported
+    Streamlit, JAX and the pages (about 2.1 CPU-s) before the test's function.
+    """
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield multiprocessing.get_context("spawn")
+    finally:
+        sys.modules["__main__"] = main
 
 
 def burst_worker(location: str, log: str, barrier: object) -> str:
