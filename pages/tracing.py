@@ -515,9 +515,12 @@ def tracers_tab() -> None:
                 show_outcome(outcome(pitfall.key, i))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def lab(calls: tuple[tracing.LabCall, ...], redefine: bool) -> tracing.LabRun:
-    return tracing.run_recompilation_lab(calls, redefine=redefine)
+@_ui.cached(max_entries=32, show_spinner=False)
+def lab(
+    calls: tuple[tracing.LabCall, ...], redefine: bool, _turn: _ui.Turn | None = None
+) -> tracing.LabRun:
+    """In the compute worker: a table of new shapes is a dozen compiles (1 CPU-s) JAX kept."""
+    return sandbox.timed(tracing.run_recompilation_lab, calls, redefine=redefine, turn=_turn)
 
 
 def recompilation_tab() -> None:
@@ -565,8 +568,8 @@ def recompilation_tab() -> None:
             icon=":material/error:",
         )
         return
-    with st.spinner(_("Calling the jitted function, logging each compilation…")):
-        run = lab(calls, redefine)
+    doing = _("Calling the jitted function, logging each compilation…")
+    run = _ui.computed(doing, _("Called"), lab, calls, redefine)
     show_lab(run)
 
 

@@ -598,12 +598,14 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
-def run_recompilation_lab(calls: Sequence[LabCall], *, redefine: bool = False) -> LabRun:
+def run_recompilation_lab(calls: tuple[LabCall, ...], *, redefine: bool = False) -> LabRun:
     """Run the calls through ``jax.jit(dynamic_control_flow, static_argnums=1)``, logging compiles.
 
     The function is defined afresh for each lab run (a page rerun must not find it compiled),
     and for each call too when ``redefine`` is set. Inputs are NumPy arrays so that making them
-    compiles nothing; only the lab function's own log entries are kept.
+    compiles nothing; only the lab function's own log entries are kept. A server runs this in
+    its compute worker (``sandbox.timed``): a table of new shapes is a dozen compiles, about
+    1 CPU-s, and JAX kept something of each for the process.
     """
     if len(calls) > MAX_LAB_CALLS:
         raise ValueError(f"{len(calls)} calls is over the limit of {MAX_LAB_CALLS} per run")

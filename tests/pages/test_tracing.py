@@ -179,14 +179,19 @@ def test_tracers_tab_shows_real_errors_and_explanations() -> None:
     assert any("DynamicJaxprTracer" in c.value for c in at.code)
 
 
-def test_recompilation_tab_counts_compilations() -> None:
+def test_recompilation_tab_counts_compilations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lab compiles in the compute worker: a table of new shapes was a dozen compiles of
+    the server's interpreter (1 CPU-s), and JAX kept something of each."""
+    ran = timed_calls(monkeypatch)
     at = open_page(SPEC, tracing_tab="Recompilation")
     assert_clean(at)
+    assert ran in ([], ["run_recompilation_lab"])  # [] where another test ran the default
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Compilations"] == "2"
     assert metrics["Cache size after the last call"] == "2"
     at = open_page(SPEC, tracing_tab="Recompilation", tracing_scenario="unhashable")
     assert any("Non-hashable" in c.value for c in at.code)
+    assert ran[-1:] == ["run_recompilation_lab"] and [s.label for s in at.status] == ["Called"]
 
 
 def test_loops_tab() -> None:
