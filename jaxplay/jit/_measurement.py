@@ -32,7 +32,7 @@ from jaxplay.jit._first_call import FirstCall, first_call_anatomy
 from jaxplay.jit._program import CompiledProgram, read_program
 from jaxplay.jit._shared import Report, SharedResult, SharedResults
 from jaxplay.jit._stopwatch import ArticleTiming, article_timing
-from jaxplay.jit._workloads import DEFAULT_WORKLOAD, Workload, check, function_of, inputs
+from jaxplay.jit._workloads import Workload, check, function_of, inputs
 
 V = TypeVar("V")
 
@@ -48,6 +48,8 @@ MEASUREMENT_BUDGET_S = 15.0
 ARTICLE_LOOPS = 10
 #: Fresh executables whose first two calls are timed to take the first call apart.
 FIRST_CALL_EXECUTABLES = 3
+#: The page's default view: the article's softmax at the article's size.
+DEFAULT_WORKLOAD = Workload("softmax", 10_000, 1_000, "float32")
 
 
 class Stage(enum.Enum):
@@ -408,7 +410,7 @@ def _in_worker(
     """``here(workload, budget_s=budget_s, **under_lock())`` in a compute worker, holding the
     measurement lock around it (``under_lock`` runs first, under the lock)."""
     progress.stage(Stage.CHECKING.value, 0.0)
-    check(workload, isolate=True)
+    check(workload)
 
     def told(stage: str, fraction: float | None) -> None:
         if stage in stages:  # a worker's frame: only our own stages are shown

@@ -142,13 +142,8 @@ class Workload:
         return self.rows * self.cols
 
 
-#: The page's default view: the article's softmax at the article's size.
-DEFAULT_WORKLOAD = Workload("softmax", 10_000, 1_000, "float32")
-
-
-def check(workload: Workload, *, isolate: bool = False) -> None:
-    """Refuse what the page will not time, naming the limit; with ``isolate`` (the server's
-    check) the program is traced in a sandboxed worker (:func:`checked_footprint`).
+def check(workload: Workload) -> None:
+    """Refuse what the page will not time, naming the limit.
 
     Everything here is decided before anything runs, from plain values and the program traced on
     abstract inputs (:func:`footprint`): the measurement lock is never held by work whose cost
@@ -178,7 +173,7 @@ def check(workload: Workload, *, isolate: bool = False) -> None:
         )
     if workload.preset == "formula":
         expr.parse(workload.formula, ("x",))
-    fp, out_elements = (checked_footprint if isolate else footprint)(
+    fp, out_elements = footprint(
         workload.preset, workload.rows, workload.cols, workload.dtype, workload.formula
     )
     if out_elements > MAX_ELEMENTS:
@@ -227,46 +222,6 @@ def footprint(
     closed = jax.make_jaxpr(fn)(*specs)
     out_elements = sum(math.prod(v.aval.shape) for v in closed.jaxpr.outvars)
     return budget.footprint(closed), out_elements
-
-
-@functools.lru_cache(maxsize=64)
-def checked_footprint(
-    preset: str, rows: int, cols: int, dtype: str, formula: str
-) -> tuple[budget.Footprint, int]:
-    """:func:`footprint` as the server checks a workload: traced in a sandboxed worker, unless
-    it is a preset at the page's own sizes (a few programs, known).
-
-    Why: JAX keeps what tracing makes at a new shape for the life of the process (the jaxprs
-    of the ``jnp`` functions a program calls, 0.03 to 0.1 MB a shape), and a workload refused
-    after its trace costs nothing else, no measurement turn, no throttle: a script sending
-    6,000 new shapes of a formula that fails at its last step grew the server by 557 MB.
-
-    Raises:
-        TypeError: the formula does not fit this shape (JAX's message, from the worker).
-        sandbox.TaskFailed: the worker failed, ran out of time, or the visitor's runs are
-            used up.
-    """
-    from jaxplay import sandbox
-
-    known = (rows, cols) == (DEFAULT_WORKLOAD.rows, DEFAULT_WORKLOAD.cols)
-    if known and (preset != "formula" or formula == DEFAULT_FORMULA):
-        return footprint(preset, rows, cols, dtype, formula)
-    try:
-        fp, out_elements = sandbox.call(
-            footprint,
-            isolate=True,
-            returns=(budget.Footprint,),
-            preset=preset,
-            rows=rows,
-            cols=cols,
-            dtype=dtype,
-            formula=formula,
-        )
-    except sandbox.TaskFailed as failed:
-        if failed.error.exc_type == "TypeError":  # as the trace here would have raised it
-            raise TypeError(failed.error.message) from None
-        raise
-    return fp, int(out_elements)
 
 
 def function_of(workload: Workload) -> Callable[..., Any]:

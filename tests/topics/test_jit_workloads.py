@@ -58,36 +58,6 @@ def test_a_formula_that_grows_its_input_is_refused_before_it_runs() -> None:
         _workloads.check(_workload("formula", rows=3, cols=4, formula="x @ x"))
 
 
-def test_the_servers_check_traces_a_visitors_shape_in_a_sandboxed_worker(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """JAX keeps what a trace at a new shape makes for the process, and a workload refused after
-    its trace cost nothing else: 6,000 new shapes of a failing formula grew the server by
-    557 MB. The server's check traces in a worker (the same refusals, JAX's TypeError too);
-    a preset at the page's own sizes is traced here."""
-    from jaxplay import sandbox
-
-    isolated: list[bool] = []
-    call = sandbox.call
-
-    def spy(function, /, *, isolate: bool, **kwargs):
-        isolated.append(isolate)
-        return call(function, isolate=isolate, **kwargs)
-
-    monkeypatch.setattr(sandbox, "call", spy)
-    with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
-        _workloads.check(_workload("formula", rows=3, cols=5, formula="x @ x"), isolate=True)
-    with pytest.raises(jit.SizeError, match="GFLOP"):
-        _workloads.check(_workload("layer", rows=9_000, cols=1_700), isolate=True)
-    assert isolated == [True, True]
-    _workloads.check(jit.DEFAULT_WORKLOAD, isolate=True)
-    _workloads.check(_workload("chain", rows=10_000, cols=1_000), isolate=True)
-    assert isolated == [True, True]  # the presets at the page's sizes: traced here
-    here = _workloads.footprint("layer", 17, 9, "float32", "")
-    assert _workloads.checked_footprint("layer", 17, 9, "float32", "") == here
-    assert isolated == [True, True, True]
-
-
 def test_intermediates_count_not_only_the_result() -> None:
     """One number out, but a (256, 4096, 4096) product on the way: 17 GB run eagerly."""
     formula = "jnp.sum(x[:, :, None] * x[:, None, :])"
