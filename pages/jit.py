@@ -332,12 +332,11 @@ def cache_tab() -> None:
     kind = c.selectbox(_("dtype of x"), jit.DTYPES, key="jit_cache_dtype", bind="query-params")
     signature = (bool(use_tanh), int(length), kind)
     again = st.button(_("Call again with the same arguments"), key="jit_cache_again")
-    if again or not lab.history or lab.history[-1].signature != signature:
-        lab.call(*signature)
-    last = lab.history[-1]
-    if lab.restarts and len(lab.history) == 1 and last.previous is None:
-        st.info(jit.cache_lab_restarted(lab), icon=":material/restart_alt:")
-    before = lab.history[-2].cache_size if len(lab.history) > 1 else 0
+    view = lab.visit(*signature, again=again)
+    last = view.history[-1]
+    if view.restarts and len(view.history) == 1 and last.previous is None:
+        st.info(jit.cache_lab_restarted(view.released), icon=":material/restart_alt:")
+    before = view.history[-2].cache_size if len(view.history) > 1 else 0
     delta = None if last.cache_size is None or before is None else last.cache_size - before
     size = _("unknown") if last.cache_size is None else last.cache_size
     st.metric(_("compiled versions: `dynamic_control_flow._cache_size()`"), size, delta)
@@ -351,7 +350,7 @@ def cache_tab() -> None:
             _("This call reused a compiled version: nothing to log."), icon=":material/bolt:"
         )
     st.dataframe(
-        pd.DataFrame(jit.history_table(lab.history, lab.dropped)),
+        pd.DataFrame(jit.history_table(list(view.history), view.dropped)),
         hide_index=True,
         key="jit_cache_history",
         column_config={

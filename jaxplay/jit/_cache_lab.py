@@ -131,6 +131,17 @@ class CacheLab:
             self.used = time.monotonic()
             return self._call(use_tanh, length, dtype)
 
+    def visit(self, use_tanh: bool, length: int, dtype: str, again: bool = False) -> LabView:
+        """What the page shows: the lab called unless its last call had these arguments (or
+        ``again``), then its history, read under the lab's lock in one go: another visitor's
+        call may start this lab over (:func:`_make_room`) between two reads of the lab."""
+        with self.lock:
+            last = self.history[-1].signature if self.history else None
+            if again or last != (bool(use_tanh), length, dtype):
+                self.used = time.monotonic()
+                self._call(use_tanh, length, dtype)
+            return LabView(tuple(self.history), self.dropped, self.restarts, self.released)
+
     def _call(self, use_tanh: bool, length: int, dtype: str) -> CacheCall:
         if dtype not in DTYPES:
             raise SizeError(not_offered(dtype))
@@ -194,6 +205,18 @@ def _make_room(calling: CacheLab) -> None:
                 lab.lock.release()
 
 
+@dataclass(frozen=True)
+class LabView:
+    """The lab as the page shows it (:meth:`CacheLab.visit`): its history (the last call
+    last), the calls dropped before it, its restarts, and whether the last restart released its
+    versions for another lab."""
+
+    history: tuple[CacheCall, ...]
+    dropped: int
+    restarts: int
+    released: bool
+
+
 #: How a change of each argument is written (English, marked: :attr:`CacheCall.changed` keeps
 #: English words, :func:`history_table` says them in the visitor's language).
 _CHANGES = (
@@ -232,10 +255,10 @@ def history_table(history: list[CacheCall], dropped: int = 0) -> list[dict[str, 
 
 
 @claims.states_nothing("the lab's own limits, not a rule of JAX")
-def cache_lab_restarted(lab: CacheLab) -> str:
+def cache_lab_restarted(released: bool) -> str:
     """Why the counter is back at one: the lab started over at :data:`MAX_VERSIONS`, or its
-    versions were released for another visitor's call (:data:`MAX_PROCESS_VERSIONS`)."""
-    if lab.released:
+    versions were ``released`` for another lab's call (:data:`MAX_PROCESS_VERSIONS`)."""
+    if released:
         return _(
             "The lab started over with a new jitted function: this server keeps at most {n} "
             "compiled versions for all visitors' labs together, and yours, used least "

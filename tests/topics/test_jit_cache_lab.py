@@ -67,7 +67,8 @@ def test_the_lab_keeps_a_bounded_number_of_versions_and_calls() -> None:
     restarted = lab.call(True, 100)
     assert lab.restarts == 1 and lab.jitted is not old
     assert (restarted.cache_size, restarted.compiled, restarted.previous) == (1, True, None)
-    assert str(_cache_lab.MAX_VERSIONS) in jit.cache_lab_restarted(lab) and not lab.released
+    assert str(_cache_lab.MAX_VERSIONS) in jit.cache_lab_restarted(lab.released)
+    assert not lab.released
     for _ in range(_cache_lab.MAX_HISTORY + 5):
         lab.call(True, 100)  # "Call again": a row each, no compile
     assert len(lab.history) == _cache_lab.MAX_HISTORY and lab.dropped == 6
@@ -104,6 +105,10 @@ def test_the_labs_of_a_process_hold_a_bounded_number_of_versions_together(
     assert old.restarts == 1 and old.released and not old.versions and not old.history
     assert jax_private.cache_size(released) == 0 and old.jitted is not released
     assert busy.restarts == 0 and jax_private.cache_size(busy.jitted) == 2
-    assert "for all visitors' labs together" in jit.cache_lab_restarted(old)
-    again = old.call(True, 1)
-    assert (again.compiled, again.cache_size, again.previous) == (True, 1, None)
+    assert "for all visitors' labs together" in jit.cache_lab_restarted(old.released)
+    view = old.visit(True, 1, "float32")
+    assert (view.restarts, view.released, len(view.history)) == (1, True, 1)
+    assert (view.history[0].compiled, view.history[0].cache_size) == (True, 1)
+    assert old.visit(True, 1, "float32").history == view.history  # the same call: not again
+    old._start_over(released=True)  # another visitor's call, after the page's read:
+    assert len(view.history) == 1  # what the page read stays whole
