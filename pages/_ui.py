@@ -251,7 +251,7 @@ def computed(label: str, done: str, function: Callable[..., R], *args: Any) -> R
     The one way a page runs one computation of its own in the compute worker (a cached
     function that hands its jaxplay function to ``sandbox.timed`` with its ``_turn``): what JAX
     compiles for a visitor's new shape stays in the worker, which is recycled, not in the
-    server, which keeps every program for its life.
+    server, whose caches JAX keeps for the process.
     """
     with measuring(label) as box:
         try:

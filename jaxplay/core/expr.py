@@ -343,7 +343,7 @@ def shape_of(formula: Callable[..., Any], *args: Any) -> Any:
     formula returns before it runs elsewhere.
 
     Why jit off: the ``jnp`` functions a formula calls are jitted, and JAX keeps a trace of each
-    for every new static argument (``jnp.linalg.norm``'s ``ord``) for the life of the process:
+    for every new static argument (``jnp.linalg.norm``'s ``ord``) in its process-wide caches:
     1,500 formulas of new ``ord`` grew the server by 20 MB, each trace slower than the last.
     Traced inline, with jit off, they keep nothing (0.8 MB) in a third of the time. The setting
     is the calling thread's own.
