@@ -263,10 +263,11 @@ SETTINGS: tuple[Setting, ...] = (
         MEASURE_IN_MODES[0],
         "Where the pages' timed work runs (the jit page's measurement and size sweep, the "
         "memory page's variants and chains, the vmap, Compose and PRNG timings, the Devices "
-        "page's transfers and scaling sweep, the state page's training), and what compiles "
-        "for a visitor's new shape (the vmap convolution, Compose's per-sample gradients, the "
-        "PRNG page's streams and training, Pytrees' parameters, Tracing's presets and "
-        "recompilation lab): `worker` (the compute worker, one process of the runner's pool "
+        "page's transfers and scaling sweep, the state page's training), and what traces or "
+        "compiles for a visitor's new shape (the jit page's check, the vmap convolution, "
+        "Compose's per-sample gradients, the PRNG page's streams and training, Pytrees' "
+        "parameters, Tracing's presets and recompilation lab): `worker` (the compute worker, "
+        "one process of the runner's pool "
         "kept for the server's own jobs, on this process's cores, which the server holds for "
         "it; the server only waits, so the stopwatch loops do not hold its Python for other "
         "visitors' pages) or `server` (the server's own thread). The jit page says which.",

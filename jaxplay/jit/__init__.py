@@ -36,7 +36,6 @@ from ._figures import roofline_figure as roofline_figure
 from ._figures import stage_figure as stage_figure
 from ._figures import sweep_figure as sweep_figure
 from ._first_call import first_call_sentence as first_call_sentence
-from ._measurement import DEFAULT_WORKLOAD as DEFAULT_WORKLOAD
 from ._measurement import Measurement as Measurement
 from ._measurement import Race as Race
 from ._measurement import key_of as key_of
@@ -68,6 +67,7 @@ from ._trace import trace_demo as trace_demo
 from ._trace import trace_sentence as trace_sentence
 from ._trace import trace_table as trace_table
 from ._workloads import DEFAULT_FORMULA as DEFAULT_FORMULA
+from ._workloads import DEFAULT_WORKLOAD as DEFAULT_WORKLOAD
 from ._workloads import DTYPES as DTYPES
 from ._workloads import PRESETS as PRESETS
 from ._workloads import SizeError as SizeError

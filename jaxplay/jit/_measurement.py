@@ -32,7 +32,15 @@ from jaxplay.jit._first_call import FirstCall, first_call_anatomy
 from jaxplay.jit._program import CompiledProgram, read_program
 from jaxplay.jit._shared import Report, SharedResult, SharedResults
 from jaxplay.jit._stopwatch import ArticleTiming, article_timing
-from jaxplay.jit._workloads import Workload, check, function_of, inputs
+from jaxplay.jit._workloads import (
+    DEFAULT_WORKLOAD,
+    Workload,
+    check,
+    check_values,
+    footprint_in_worker,
+    function_of,
+    inputs,
+)
 
 V = TypeVar("V")
 
@@ -48,8 +56,6 @@ MEASUREMENT_BUDGET_S = 15.0
 ARTICLE_LOOPS = 10
 #: Fresh executables whose first two calls are timed to take the first call apart.
 FIRST_CALL_EXECUTABLES = 3
-#: The page's default view: the article's softmax at the article's size.
-DEFAULT_WORKLOAD = Workload("softmax", 10_000, 1_000, "float32")
 
 
 class Stage(enum.Enum):
@@ -408,15 +414,19 @@ def _in_worker(
     under_lock: Callable[[], dict[str, object]],
 ) -> Measurement | Race:
     """``here(workload, budget_s=budget_s, **under_lock())`` in a compute worker, holding the
-    measurement lock around it (``under_lock`` runs first, under the lock)."""
+    measurement lock around it (``under_lock`` runs first, under the lock).
+
+    The workload's values and text are checked before any wait, its trace under the lock in the
+    compute worker (:func:`~jaxplay.jit._workloads.footprint_in_worker` says why)."""
     progress.stage(Stage.CHECKING.value, 0.0)
-    check(workload)
+    check_values(workload)
 
     def told(stage: str, fraction: float | None) -> None:
         if stage in stages:  # a worker's frame: only our own stages are shown
             progress.stage(stage, fraction)
 
     with measure_lock.exclusive(progress):
+        check(workload, footprint_in_worker)
         job = under_lock()
         cores = len(measure_lock.usable_cores())
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,10 +25,13 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from jaxplay import sandbox
 from jaxplay.article import naive_softmax
-from jaxplay.core import budget, claims, compilation, expr, measure_lock, timing
+from jaxplay.core import budget, claims, compilation, expr, i18n, measure_lock, timing
 from jaxplay.core.errors import InputError
 from jaxplay.core.i18n import N_, _, ngettext
+
+log = logging.getLogger(__name__)
 
 #: Largest input the page times, in elements of ``x`` (the article's 10000×1000 is 10 million).
 MAX_ELEMENTS = 16_000_000
@@ -142,21 +146,54 @@ class Workload:
         return self.rows * self.cols
 
 
-def check(workload: Workload) -> None:
+#: The page's default view: the article's softmax at the article's size.
+DEFAULT_WORKLOAD = Workload("softmax", 10_000, 1_000, "float32")
+
+#: How a check gets a workload's :class:`~jaxplay.core.budget.Footprint` and result size:
+#: :func:`footprint` (traced here) or :func:`footprint_in_worker`.
+Tracer = Callable[[str, int, int, str, str], tuple[budget.Footprint, int]]
+
+
+def check(workload: Workload, trace: Tracer | None = None) -> None:
     """Refuse what the page will not time, naming the limit.
 
-    Everything here is decided before anything runs, from plain values and the program traced on
-    abstract inputs (:func:`footprint`): the measurement lock is never held by work whose cost
-    was not bounded first. Why a static budget rather than a sandboxed worker: this page exists
-    to time JAX *on this server's device*, in this process; the budget is cheap to check (a
-    formula is at most a few hundred parts, traced once without data) and covers every
-    intermediate and every LAPACK call, not just the result.
+    Everything here is decided before anything runs, from plain values (:func:`check_values`)
+    and the program traced on abstract inputs (``trace``, by default :func:`footprint`, here):
+    the measurement lock is never held by work whose cost was not bounded first. Why a static
+    budget rather than a sandboxed worker: this page exists to time JAX *on this server's
+    device*; the budget is cheap to check (a formula is at most a few hundred parts, traced once
+    without data) and covers every intermediate and every LAPACK call, not just the result.
 
     Raises:
         SizeError: too many elements, too much work or memory per call, an unknown preset or
             dtype.
         expr.ExprError: the formula is not allowed (with its column).
         TypeError: the formula does not fit this shape (e.g. ``x @ x`` on a non-square ``x``).
+    """
+    check_values(workload)
+    fp, out_elements = (trace or footprint)(
+        workload.preset, workload.rows, workload.cols, workload.dtype, workload.formula
+    )
+    if out_elements > MAX_ELEMENTS:
+        raise SizeError(
+            _("the formula's result would have {elements} elements; the limit is {limit}").format(
+                elements=f"{out_elements:,}", limit=f"{MAX_ELEMENTS:,}"
+            )
+        )
+    problems = BUDGET.violations(fp)
+    if problems:
+        raise SizeError(
+            _("{problems} (make rows or cols smaller)").format(problems=_("; ").join(problems))
+        )
+
+
+def check_values(workload: Workload) -> None:
+    """The part of :func:`check` that traces nothing: the preset, dtype and sizes, and the
+    formula's text (:func:`jaxplay.core.expr.parse`). Cheap, so the server refuses these at
+    once, before a visitor waits for anything.
+
+    Raises:
+        SizeError, expr.ExprError: as :func:`check`.
     """
     if workload.preset not in PRESETS:
         raise SizeError(_("unknown function {name}").format(name=repr(workload.preset)))
@@ -173,20 +210,6 @@ def check(workload: Workload) -> None:
         )
     if workload.preset == "formula":
         expr.parse(workload.formula, ("x",))
-    fp, out_elements = footprint(
-        workload.preset, workload.rows, workload.cols, workload.dtype, workload.formula
-    )
-    if out_elements > MAX_ELEMENTS:
-        raise SizeError(
-            _("the formula's result would have {elements} elements; the limit is {limit}").format(
-                elements=f"{out_elements:,}", limit=f"{MAX_ELEMENTS:,}"
-            )
-        )
-    problems = BUDGET.violations(fp)
-    if problems:
-        raise SizeError(
-            _("{problems} (make rows or cols smaller)").format(problems=_("; ").join(problems))
-        )
 
 
 def not_offered(dtype: str) -> str:
@@ -222,6 +245,115 @@ def footprint(
     closed = jax.make_jaxpr(fn)(*specs)
     out_elements = sum(math.prod(v.aval.shape) for v in closed.jaxpr.outvars)
     return budget.footprint(closed), out_elements
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A workload's trace as the compute worker reports it (:func:`trace`): one call's
+    footprint and the result's element count, or the exception the trace raised.
+
+    Why an exception is data here: raised, it would come back as a type name and a message and
+    end the worker (a script sending failing formulas would have the pool start one each time);
+    and the formula language's refusal needs its column (the page draws a caret under it) in
+    the visitor's language.
+
+    Attributes:
+        footprint: ``None`` when the trace raised.
+        out_elements: the result's element count.
+        exc_type, message: the exception's class name and message ("" when none).
+        line, col: where an :class:`~jaxplay.core.expr.ExprError` points.
+    """
+
+    footprint: budget.Footprint | None = None
+    out_elements: int = 0
+    exc_type: str = ""
+    message: str = ""
+    line: int = 1
+    col: int | None = None
+
+
+def trace(preset: str, rows: int, cols: int, dtype: str, formula: str, language: str) -> Traced:
+    """:func:`footprint` in the compute worker, speaking ``language`` (the formula language's
+    refusals: a ``decimals`` that is not a whole number, ...); what it raises, as data."""
+    with i18n.speaking(language):
+        try:
+            fp, out_elements = footprint(preset, rows, cols, dtype, formula)
+        except expr.ExprError as refused:
+            return Traced(
+                exc_type="ExprError", message=refused.message, line=refused.line, col=refused.col
+            )
+        except Exception as raised:  # JAX's refusal of this shape, as the trace here raises it
+            message = str(raised)[:MAX_MESSAGE_CHARS]
+            return Traced(exc_type=type(raised).__name__, message=message)
+    return Traced(fp, out_elements)
+
+
+#: Wall-clock and CPU seconds a workload's trace may take in the compute worker (a formula of
+#: at most a few hundred parts traces in milliseconds).
+TRACE_TIMEOUT_S = 10.0
+#: Longest message of a trace's exception that comes back (JAX's are a few lines).
+MAX_MESSAGE_CHARS = 20_000
+#: Python's exceptions a trace raises for a formula that does not fit its shape (JAX's
+#: ``TypeError`` for ``x @ x``, ``ValueError`` for an axis out of range, ...), raised again in
+#: the server as the trace there would have raised them; any other comes as
+#: :class:`jaxplay.sandbox.TaskFailed`.
+RAISED: dict[str, type[Exception]] = {
+    kind.__name__: kind
+    for kind in (TypeError, ValueError, IndexError, KeyError, ArithmeticError, OverflowError)
+    + (ZeroDivisionError, NotImplementedError)
+}
+
+
+@functools.lru_cache(maxsize=64)
+def footprint_in_worker(
+    preset: str, rows: int, cols: int, dtype: str, formula: str
+) -> tuple[budget.Footprint, int]:
+    """:func:`footprint` as the server checks a workload: traced in the compute worker
+    (:func:`jaxplay.sandbox.compute`; the caller holds the measurement lock), unless it is a
+    preset at the page's own sizes (a few programs, known). Where no worker can start it is
+    traced here, as without one (the log says so).
+
+    Why: JAX keeps what tracing makes at a new shape in process-wide caches (the jaxprs of the
+    ``jnp`` functions a program calls, 0.03 to 0.1 MB a shape), and a workload refused after
+    its trace costs nothing else, no measurement, no throttle: a script sending 6,000 new
+    shapes of a formula that fails at its last step grew the server by 557 MB. The compute
+    worker is the server's own (no visitor's Code Lab run, no bubblewrap needed: our function,
+    on values checked by :func:`check_values`), and it starts over when it has grown.
+
+    Raises:
+        expr.ExprError: the formula is not allowed (in the visitor's language, with its column).
+        TypeError, ValueError, ...: (:data:`RAISED`) the formula does not fit this shape.
+        sandbox.TaskFailed: the trace failed otherwise, or ran out of time.
+    """
+    known = (rows, cols) == (DEFAULT_WORKLOAD.rows, DEFAULT_WORKLOAD.cols)
+    if known and (preset != "formula" or formula == DEFAULT_FORMULA):
+        return footprint(preset, rows, cols, dtype, formula)
+    try:
+        traced = sandbox.compute(
+            trace,
+            timeout_s=TRACE_TIMEOUT_S,
+            cpu_s=TRACE_TIMEOUT_S,
+            preset=preset,
+            rows=rows,
+            cols=cols,
+            dtype=dtype,
+            formula=formula,
+            language=i18n.current(),
+        )
+    except sandbox.TaskFailed as failed:
+        if failed.error.kind != "refused":
+            raise
+        log.warning("jaxplay: no compute worker (%s); tracing in the server", failed.error.message)
+        return footprint(preset, rows, cols, dtype, formula)
+    if traced.footprint is not None:
+        return traced.footprint, traced.out_elements
+    if traced.exc_type == "ExprError":
+        raise expr.ExprError(traced.message, traced.line, traced.col)
+    if traced.exc_type in RAISED:
+        raise RAISED[traced.exc_type](traced.message)
+    raise sandbox.TaskFailed(
+        sandbox.RunError(kind="exception", message=traced.message, exc_type=traced.exc_type)
+    )
 
 
 def function_of(workload: Workload) -> Callable[..., Any]:

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxplay import jit
-from jaxplay.core import expr, roofline, timing
+from jaxplay import jit, sandbox
+from jaxplay.core import expr, i18n, roofline, timing
 from jaxplay.jit import _stopwatch, _workloads
 
 
@@ -56,6 +56,63 @@ def test_a_formula_that_grows_its_input_is_refused_before_it_runs() -> None:
         _workloads.check(_workload("formula", rows=2_000, cols=4_000, formula="(x @ x.T) @ x"))
     with pytest.raises(TypeError):
         _workloads.check(_workload("formula", rows=3, cols=4, formula="x @ x"))
+
+
+def test_the_servers_check_traces_a_new_shape_in_the_compute_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """JAX keeps what a trace at a new shape makes in process-wide caches, and a workload
+    refused after its trace costs nothing else: 6,000 new shapes of a failing formula grew the
+    server by 557 MB. The server's check traces in the compute worker, the server's own job
+    (never a visitor's Code Lab run), and what the trace raises comes back as it would have
+    been raised here: JAX's exception, and the formula language's refusal in the visitor's
+    language with its column. A preset at the page's own sizes is traced here."""
+    computed: list[str] = []
+    compute = sandbox.compute
+
+    def spy(function, /, **kwargs):
+        computed.append(function.__name__)
+        return compute(function, **kwargs)
+
+    def no_code_lab_run(*args, **kwargs):
+        raise AssertionError("the check used a visitor's Code Lab run")
+
+    monkeypatch.setattr(sandbox, "compute", spy)
+    monkeypatch.setattr(sandbox, "call", no_code_lab_run)
+    in_worker = _workloads.footprint_in_worker
+    with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
+        _workloads.check(_workload("formula", rows=3, cols=5, formula="x @ x"), in_worker)
+    with pytest.raises(ValueError, match="axis 5 is out of bounds"):
+        _workloads.check(_workload("formula", rows=3, cols=6, formula="jnp.sum(x, 5)"), in_worker)
+    with pytest.raises(jit.SizeError, match="GFLOP"):
+        _workloads.check(_workload("layer", rows=9_000, cols=1_700), in_worker)
+    with i18n.speaking("zh"), pytest.raises(expr.ExprError) as refused:
+        in_worker("formula", 3, 7, "float32", "x + jnp.reshape(x, (21,))")
+    assert refused.value.col == 5 and "不在允许列表中" in refused.value.message
+    with i18n.speaking("zh"), pytest.raises(expr.ExprError, match="decimals 必须是"):
+        _workloads.check(
+            _workload("formula", rows=3, cols=8, formula="jnp.round(x, 1.5)"), in_worker
+        )
+    assert computed == ["trace"] * 5
+    _workloads.check(jit.DEFAULT_WORKLOAD, in_worker)
+    _workloads.check(_workload("chain", rows=10_000, cols=1_000), in_worker)
+    assert len(computed) == 5  # the presets at the page's sizes: traced here
+    here = _workloads.footprint("layer", 17, 9, "float32", "")
+    assert in_worker("layer", 17, 9, "float32", "") == here
+    assert len(computed) == 6
+
+
+def test_without_a_compute_worker_the_check_traces_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no worker can start, the server checks as it would without one (and logs it)."""
+
+    def refused(function, /, **kwargs):
+        raise sandbox.TaskFailed(sandbox.RunError(kind="refused", message="no sandbox"))
+
+    monkeypatch.setattr(sandbox, "compute", refused)
+    here = _workloads.footprint("layer", 19, 9, "float32", "")
+    assert _workloads.footprint_in_worker("layer", 19, 9, "float32", "") == here
+    with pytest.raises(TypeError, match="dot_general"):
+        _workloads.footprint_in_worker("formula", 3, 9, "float32", "x @ x")
 
 
 def test_intermediates_count_not_only_the_result() -> None:
