@@ -6,10 +6,11 @@ import re
 
 import pytest
 from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
 
 from jaxplay.hosting import catalog
 from jaxplay.jit import _measurement
-from tests.support.apptest import assert_clean, open_page
+from tests.support.apptest import APP_TIMEOUT_S, assert_clean, open_page
 
 SMALL = {"jit_rows": 16, "jit_cols": 8}
 SQUARE = {"jit_rows": 16, "jit_cols": 16}
@@ -80,6 +81,27 @@ def test_a_formula_that_fails_on_the_shape_is_reported(spec) -> None:
     at = open_page(spec, jit_preset="formula", jit_formula="x @ x", **SMALL)
     assert_clean(at)
     assert "TypeError" in at.error[0].value
+
+
+def test_a_formula_refused_in_its_trace_is_said_in_the_visitors_language(spec) -> None:
+    """A new size is traced in the compute worker (the server's check), and what the formula
+    language refuses only there (``decimals`` is checked when the formula is called) comes
+    back in the visitor's language, as the page's own refusal: not a worker's failure."""
+    at = AppTest.from_file(str(catalog.ROOT / "app.py"), default_timeout=APP_TIMEOUT_S)
+    at.query_params["lang"] = "zh"
+    at.run()
+    at.switch_page(spec.path)
+    at.query_params["lang"] = "zh"
+    at.session_state["jit_preset"] = "formula"
+    at.session_state["jit_formula"] = "jnp.round(x, 1.5)"
+    for key, value in {"jit_rows": 17, "jit_cols": 9}.items():
+        at.session_state[key] = value
+    at.run()
+    assert_clean(at)
+    assert len(at.error) == 1
+    assert "不允许使用这个公式" in at.error[0].value
+    assert "decimals 必须是 -30 到 30 之间的整数" in _shown(at.error[0].value)
+    assert "worker" not in at.error[0].value.lower()
 
 
 def test_an_oversized_input_is_refused_naming_the_limit(spec) -> None:
