@@ -589,7 +589,7 @@ def show_lab(run: tracing.LabRun) -> None:
             st.markdown(said.format(call=r.call, arguments=r.arguments))
             st.code(_ui.scrub(r.error or r.explanation), language=None, wrap_lines=True)
     with st.expander(_("JAX's compile log (jax_log_compiles, jax_explain_cache_misses)")):
-        st.code(run.log or _("(nothing compiled)"), language=None)
+        _ui.error_code(run.log or _("(nothing compiled)"))  # it names files: paths scrubbed
     _ui.show_code(tracing.define_function, tracing.run_recompilation_lab)
 
 

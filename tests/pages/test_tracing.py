@@ -189,6 +189,9 @@ def test_recompilation_tab_counts_compilations(monkeypatch: pytest.MonkeyPatch) 
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Compilations"] == "2"
     assert metrics["Cache size after the last call"] == "2"
+    log = "\n".join(c.value for c in at.code if "TRACING CACHE MISS" in c.value)
+    assert "defined at <app>/jaxplay/article/_s6_tracing.py" in log  # JAX's log, without
+    assert str(catalog.ROOT) not in log  # the server's paths
     at = open_page(SPEC, tracing_tab="Recompilation", tracing_scenario="unhashable")
     assert any("Non-hashable" in c.value for c in at.code)
     assert ran[-1:] == ["run_recompilation_lab"] and [s.label for s in at.status] == ["Called"]
