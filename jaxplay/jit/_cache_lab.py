@@ -261,8 +261,8 @@ def cache_lab_restarted(released: bool) -> str:
     if released:
         return _(
             "The lab started over with a new jitted function: this server keeps at most {n} "
-            "compiled versions for all visitors' labs together, and yours, used least "
-            "recently, made room for another visitor's."
+            "compiled versions for all labs together (every visitor's, every tab's), and "
+            "yours, used least recently, made room for another lab's."
         ).format(n=MAX_PROCESS_VERSIONS)
     return _(
         "The lab started over with a new jitted function: it keeps at most {n} compiled "

@@ -105,7 +105,8 @@ def test_the_labs_of_a_process_hold_a_bounded_number_of_versions_together(
     assert old.restarts == 1 and old.released and not old.versions and not old.history
     assert jax_private.cache_size(released) == 0 and old.jitted is not released
     assert busy.restarts == 0 and jax_private.cache_size(busy.jitted) == 2
-    assert "for all visitors' labs together" in jit.cache_lab_restarted(old.released)
+    said = jit.cache_lab_restarted(old.released)
+    assert "for all labs together (every visitor's, every tab's)" in said
     view = old.visit(True, 1, "float32")
     assert (view.restarts, view.released, len(view.history)) == (1, True, 1)
     assert (view.history[0].compiled, view.history[0].cache_size) == (True, 1)
