@@ -11,6 +11,7 @@ index) into an error value a jitted function returns.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -212,22 +213,24 @@ def unchecked(x, index):
     return jax.jit(log_at)(jnp.array([1.0, 2.0, x]), index)
 
 
+@functools.cache  # checkify makes a new function: jitted once per set of checks, not per call
+def checked(errors):
+    return jax.jit(checkify.checkify(log_at, errors=errors))
+
+
 def index_checked(x, index):
-    checked = jax.jit(checkify.checkify(log_at, errors=checkify.index_checks))
-    err, out = checked(jnp.array([1.0, 2.0, x]), index)
+    err, out = checked(checkify.index_checks)(jnp.array([1.0, 2.0, x]), index)
     return err.get(), out
 
 
 def nan_checked(x, index):
-    checked = jax.jit(checkify.checkify(log_at, errors=checkify.nan_checks))
-    err, out = checked(jnp.array([1.0, 2.0, x]), index)
+    err, out = checked(checkify.nan_checks)(jnp.array([1.0, 2.0, x]), index)
     return err.get(), out
 
 
 def both_checked_and_thrown(x, index):
     errors = checkify.index_checks | checkify.nan_checks
-    checked = jax.jit(checkify.checkify(log_at, errors=errors))
-    err, out = checked(jnp.array([1.0, 2.0, x]), index)
+    err, out = checked(errors)(jnp.array([1.0, 2.0, x]), index)
     err.throw()  # raises if a check failed
     return out
 
@@ -340,18 +343,21 @@ CHECKIFY = Case(
     ),
     variants=(
         Variant("unchecked", N_("jit, no checks"), unchecked, (log_at,)),
-        Variant("index", "index_checks", index_checked, (log_at,)),
-        Variant("nan", "nan_checks", nan_checked, (log_at,)),
+        Variant("index", "index_checks", index_checked, (log_at, checked)),
+        Variant("nan", "nan_checks", nan_checked, (log_at, checked)),
         Variant(
             "thrown",
             "index | nan checks, err.throw()",
             both_checked_and_thrown,
-            (log_at,),
+            (log_at, checked),
             note=N_("Only the first failed check is reported."),
             raises="JaxRuntimeError",
             raises_when=lambda p: p["x"] < 0 or not -3 <= p["index"] < 3,
         ),
     ),
     explain=explain_checkify,
-    imports="import jax\nimport jax.numpy as jnp\nfrom jax.experimental import checkify\n",
+    imports=(
+        "import functools\n\nimport jax\nimport jax.numpy as jnp\nfrom jax.experimental import "
+        "checkify\n"
+    ),
 )
