@@ -13,15 +13,7 @@ from jaxplay.core import markdown
 from jaxplay.core.i18n import _, ngettext
 
 st.title(":material/casino: " + _("PRNG keys"))
-st.write(
-    _(
-        "JAX has no hidden random state: every random number comes from an explicit **key**. "
-        "With the default implementation (threefry2x32) the same key gives the same numbers "
-        "under `jit`, `vmap` or on another device; the experimental `rbg` and `unsafe_rbg` do "
-        "not under `vmap` (see *{impls_tab}*). Start from the article's seed, then derive, "
-        "inspect and misuse keys."
-    ).format(impls_tab=_("Typed keys & implementations"))
-)
+st.write(prng.intro(_("Typed keys & implementations")))
 
 
 @st.cache_data(max_entries=64)

@@ -18,6 +18,7 @@ from ._figures import training_figure as training_figure
 from ._impls import ImplTiming as ImplTiming
 from ._impls import explain_impls as explain_impls
 from ._impls import impl_infos as impl_infos
+from ._impls import intro as intro
 from ._impls import key_forms as key_forms
 from ._impls import time_impl as time_impl
 from ._pitfalls import LayerRun as LayerRun

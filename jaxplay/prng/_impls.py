@@ -136,6 +136,19 @@ def impl_infos(seed: int) -> tuple[ImplInfo, ...]:
     return tuple(infos)
 
 
+@claims.states("prng.same_key_same_numbers", "prng.portable", "prng.vmap_exact")
+def intro(impls_tab: str) -> str:
+    """The page's first paragraph: keys are explicit, and which implementations draw the same
+    numbers under the transforms (``impls_tab``: the tab's label, where that is shown)."""
+    return _(
+        "JAX has no hidden random state: every random number comes from an explicit **key**. "
+        "With the default implementation (threefry2x32) the same key gives the same numbers "
+        "under `jit`, `vmap` or on another device; the experimental `rbg` and `unsafe_rbg` do "
+        "not under `vmap` (see *{impls_tab}*). Start from the article's seed, then derive, "
+        "inspect and misuse keys."
+    ).format(impls_tab=impls_tab)
+
+
 @claims.states("prng.registered_impls", "prng.rbg_derivation", "prng.vmap_exact", "prng.portable")
 def explain_impls(infos: tuple[ImplInfo, ...]) -> str:
     """The caption under the implementations table: what differs, from the rows (Markdown)."""
