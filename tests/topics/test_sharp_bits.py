@@ -220,9 +220,11 @@ def test_a_checked_function_compiles_once_for_every_x() -> None:
 
     from jaxplay.core import jax_private
 
-    for x in (0.25, 0.5, -1.5, 1.75):
+    _nans.index_checked(0.25, 1)
+    programs = jax_private.cache_size(_nans.checked(checkify.index_checks))
+    for x in (0.5, -1.5, 1.75):
         _nans.index_checked(x, 1)
-    assert jax_private.cache_size(_nans.checked(checkify.index_checks)) == 1
+    assert jax_private.cache_size(_nans.checked(checkify.index_checks)) == programs >= 1
 
 
 @pytest.mark.parametrize("variant", ["index", "nan", "thrown"])
