@@ -36,7 +36,6 @@ from jaxplay.jit._workloads import (
     DEFAULT_WORKLOAD,
     Workload,
     check,
-    check_values,
     footprint_in_worker,
     function_of,
     inputs,
@@ -416,17 +415,16 @@ def _in_worker(
     """``here(workload, budget_s=budget_s, **under_lock())`` in a compute worker, holding the
     measurement lock around it (``under_lock`` runs first, under the lock).
 
-    The workload's values and text are checked before any wait, its trace under the lock in the
-    compute worker (:func:`~jaxplay.jit._workloads.footprint_in_worker` says why)."""
+    The workload is checked before any wait, its trace in the compute worker too
+    (:func:`~jaxplay.jit._workloads.footprint_in_worker` says why)."""
     progress.stage(Stage.CHECKING.value, 0.0)
-    check_values(workload)
+    check(workload, footprint_in_worker)
 
     def told(stage: str, fraction: float | None) -> None:
         if stage in stages:  # a worker's frame: only our own stages are shown
             progress.stage(stage, fraction)
 
     with measure_lock.exclusive(progress):
-        check(workload, footprint_in_worker)
         job = under_lock()
         cores = len(measure_lock.usable_cores())
         try:

@@ -18,6 +18,7 @@ import functools
 import inspect
 import logging
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -157,43 +158,19 @@ Tracer = Callable[[str, int, int, str, str], tuple[budget.Footprint, int]]
 def check(workload: Workload, trace: Tracer | None = None) -> None:
     """Refuse what the page will not time, naming the limit.
 
-    Everything here is decided before anything runs, from plain values (:func:`check_values`)
-    and the program traced on abstract inputs (``trace``, by default :func:`footprint`, here):
-    the measurement lock is never held by work whose cost was not bounded first. Why a static
-    budget rather than a sandboxed worker: this page exists to time JAX *on this server's
-    device*; the budget is cheap to check (a formula is at most a few hundred parts, traced once
-    without data) and covers every intermediate and every LAPACK call, not just the result.
+    Everything here is decided before anything runs, from plain values and the program traced
+    on abstract inputs (``trace``: :func:`footprint` here by default, or the server's
+    :func:`footprint_in_worker`): the measurement lock is never held by work whose cost was not
+    bounded first. Why a static budget rather than a sandboxed worker: this page exists to time
+    JAX *on this server's device*; the budget is cheap to check (a formula is at most a few
+    hundred parts, traced once without data) and covers every intermediate and every LAPACK
+    call, not just the result.
 
     Raises:
         SizeError: too many elements, too much work or memory per call, an unknown preset or
             dtype.
         expr.ExprError: the formula is not allowed (with its column).
         TypeError: the formula does not fit this shape (e.g. ``x @ x`` on a non-square ``x``).
-    """
-    check_values(workload)
-    fp, out_elements = (trace or footprint)(
-        workload.preset, workload.rows, workload.cols, workload.dtype, workload.formula
-    )
-    if out_elements > MAX_ELEMENTS:
-        raise SizeError(
-            _("the formula's result would have {elements} elements; the limit is {limit}").format(
-                elements=f"{out_elements:,}", limit=f"{MAX_ELEMENTS:,}"
-            )
-        )
-    problems = BUDGET.violations(fp)
-    if problems:
-        raise SizeError(
-            _("{problems} (make rows or cols smaller)").format(problems=_("; ").join(problems))
-        )
-
-
-def check_values(workload: Workload) -> None:
-    """The part of :func:`check` that traces nothing: the preset, dtype and sizes, and the
-    formula's text (:func:`jaxplay.core.expr.parse`). Cheap, so the server refuses these at
-    once, before a visitor waits for anything.
-
-    Raises:
-        SizeError, expr.ExprError: as :func:`check`.
     """
     if workload.preset not in PRESETS:
         raise SizeError(_("unknown function {name}").format(name=repr(workload.preset)))
@@ -210,6 +187,20 @@ def check_values(workload: Workload) -> None:
         )
     if workload.preset == "formula":
         expr.parse(workload.formula, ("x",))
+    fp, out_elements = (trace or footprint)(
+        workload.preset, workload.rows, workload.cols, workload.dtype, workload.formula
+    )
+    if out_elements > MAX_ELEMENTS:
+        raise SizeError(
+            _("the formula's result would have {elements} elements; the limit is {limit}").format(
+                elements=f"{out_elements:,}", limit=f"{MAX_ELEMENTS:,}"
+            )
+        )
+    problems = BUDGET.violations(fp)
+    if problems:
+        raise SizeError(
+            _("{problems} (make rows or cols smaller)").format(problems=_("; ").join(problems))
+        )
 
 
 def not_offered(dtype: str) -> str:
@@ -295,55 +286,46 @@ TRACE_TIMEOUT_S = 10.0
 MAX_MESSAGE_CHARS = 20_000
 #: Python's exceptions a trace raises for a formula that does not fit its shape (JAX's
 #: ``TypeError`` for ``x @ x``, ``ValueError`` for an axis out of range, ...), raised again in
-#: the server as the trace there would have raised them; any other comes as
-#: :class:`jaxplay.sandbox.TaskFailed`.
+#: the server as the trace there would have raised them; any other (JAX's own classes, such as
+#: ``ConcretizationTypeError``) comes as :class:`jaxplay.sandbox.TaskFailed` with its class
+#: name, shown as the same ``Type: message``.
 RAISED: dict[str, type[Exception]] = {
     kind.__name__: kind
-    for kind in (TypeError, ValueError, IndexError, KeyError, ArithmeticError, OverflowError)
+    for kind in (TypeError, ValueError, IndexError, ArithmeticError, OverflowError)
     + (ZeroDivisionError, NotImplementedError)
 }
+#: One check's trace in the compute worker at a time: a script sending new shapes waits here,
+#: and takes at most one of the pool's workers.
+_TRACING = threading.Lock()
 
 
-@functools.lru_cache(maxsize=64)
 def footprint_in_worker(
     preset: str, rows: int, cols: int, dtype: str, formula: str
 ) -> tuple[budget.Footprint, int]:
     """:func:`footprint` as the server checks a workload: traced in the compute worker
-    (:func:`jaxplay.sandbox.compute`; the caller holds the measurement lock), unless it is a
-    preset at the page's own sizes (a few programs, known). Where no worker can start it is
-    traced here, as without one (the log says so).
+    (:func:`jaxplay.sandbox.compute`), unless it is a preset at the page's own sizes (a few
+    programs, known). Where no worker can start it is traced here, as without one (the log says
+    so).
 
     Why: JAX keeps what tracing makes at a new shape in process-wide caches (the jaxprs of the
     ``jnp`` functions a program calls, 0.03 to 0.1 MB a shape), and a workload refused after
-    its trace costs nothing else, no measurement, no throttle: a script sending 6,000 new
-    shapes of a formula that fails at its last step grew the server by 557 MB. The compute
-    worker is the server's own (no visitor's Code Lab run, no bubblewrap needed: our function,
-    on values checked by :func:`check_values`), and it starts over when it has grown.
+    its trace costs nothing else: a script sending 6,000 new shapes of a formula that fails at
+    its last step grew the server by 557 MB. The compute worker is the server's own (no
+    visitor's Code Lab run, no bubblewrap needed: our function, on values :func:`check` has
+    checked), and it starts over when it has grown. The trace needs neither the measurement
+    lock nor the visitor's throttle (it times nothing, in milliseconds), so a refusal comes at
+    once, even while another visitor's measurement runs.
 
     Raises:
         expr.ExprError: the formula is not allowed (in the visitor's language, with its column).
         TypeError, ValueError, ...: (:data:`RAISED`) the formula does not fit this shape.
-        sandbox.TaskFailed: the trace failed otherwise, or ran out of time.
+        sandbox.TaskFailed: the trace raised another exception, failed, or ran out of time.
     """
     known = (rows, cols) == (DEFAULT_WORKLOAD.rows, DEFAULT_WORKLOAD.cols)
     if known and (preset != "formula" or formula == DEFAULT_FORMULA):
         return footprint(preset, rows, cols, dtype, formula)
-    try:
-        traced = sandbox.compute(
-            trace,
-            timeout_s=TRACE_TIMEOUT_S,
-            cpu_s=TRACE_TIMEOUT_S,
-            preset=preset,
-            rows=rows,
-            cols=cols,
-            dtype=dtype,
-            formula=formula,
-            language=i18n.current(),
-        )
-    except sandbox.TaskFailed as failed:
-        if failed.error.kind != "refused":
-            raise
-        log.warning("jaxplay: no compute worker (%s); tracing in the server", failed.error.message)
+    traced = _traced(preset, rows, cols, dtype, formula, i18n.current())
+    if traced is None:  # no worker could start
         return footprint(preset, rows, cols, dtype, formula)
     if traced.footprint is not None:
         return traced.footprint, traced.out_elements
@@ -354,6 +336,33 @@ def footprint_in_worker(
     raise sandbox.TaskFailed(
         sandbox.RunError(kind="exception", message=traced.message, exc_type=traced.exc_type)
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _traced(
+    preset: str, rows: int, cols: int, dtype: str, formula: str, language: str
+) -> Traced | None:
+    """:func:`trace` in the compute worker, kept: a refusal too, since a page that shows one
+    runs again at every widget change. ``None`` where no worker could start."""
+    with _TRACING:
+        try:
+            return sandbox.compute(
+                trace,
+                timeout_s=TRACE_TIMEOUT_S,
+                cpu_s=TRACE_TIMEOUT_S,
+                preset=preset,
+                rows=rows,
+                cols=cols,
+                dtype=dtype,
+                formula=formula,
+                language=language,
+            )
+        except sandbox.TaskFailed as failed:
+            if failed.error.kind != "refused":
+                raise
+            why = failed.error.message
+    log.warning("jaxplay: no compute worker (%s); tracing in the server", why)
+    return None
 
 
 def function_of(workload: Workload) -> Callable[..., Any]:

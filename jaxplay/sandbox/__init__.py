@@ -290,7 +290,8 @@ def compute(
     interpreter lock every other visitor's page needs. In a worker (a process of the pool, on
     the cores of this server process) the server only waits, and renders meanwhile. The caller
     holds the measurement lock around it (:func:`jaxplay.core.measure_lock.exclusive`), so the
-    worker measures on cores no other timing uses.
+    worker measures on cores no other timing uses; work that times nothing and takes
+    milliseconds (the jit page's check of a new shape) holds a lock of its own instead.
 
     The worker is kept for the next job (up to ``MAX_COMPUTE_JOBS``, and while it has not grown
     by half a run's memory allowance), so what it compiled stays compiled, as it would in the
@@ -301,7 +302,7 @@ def compute(
     Unlike :func:`call` it is nobody's run: no visitor's Code Lab limits (their runs a minute,
     one at a time) count it, and it runs without bubblewrap where there is none (our function,
     on input the server checked). Nor does it wait behind visitors' runs for one of the pool's
-    slots: the measurement lock its caller holds is its queue (``computing`` in
+    slots: the lock its caller holds is its queue (``computing`` in
     :func:`status` counts it).
 
     Arguments:

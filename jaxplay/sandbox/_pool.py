@@ -283,7 +283,8 @@ class WorkerPool:
     def _compute_slot(self):  # type: ignore[no-untyped-def]
         """The place of the server's own work (:func:`jaxplay.sandbox.compute`): counted apart
         and never queued behind visitors' runs. Its caller holds the measurement lock, which is
-        its queue: one at a time per server process, on cores no other timing uses."""
+        its queue: one at a time per server process, on cores no other timing uses (and a
+        check's trace, which times nothing, one more at most, under a lock of its own)."""
         with self._lock:
             if self._closed:
                 raise _Closed

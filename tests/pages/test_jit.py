@@ -104,6 +104,18 @@ def test_a_formula_refused_in_its_trace_is_said_in_the_visitors_language(spec) -
     assert "worker" not in at.error[0].value.lower()
 
 
+def test_jaxs_own_exception_in_the_check_is_shown_as_the_functions_failure(spec) -> None:
+    """The check's trace runs in the compute worker; JAX's exception classes of its own come
+    back under their names and read as the function's failure, as a trace here showed them
+    (not as a failed measurement)."""
+    at = open_page(spec, jit_preset="formula", jit_formula="jnp.where(x)", jit_rows=17, jit_cols=9)
+    assert_clean(at)
+    assert len(at.error) == 1
+    shown = _shown(at.error[0].value)
+    assert shown.startswith("**The function failed:** `ConcretizationTypeError: ")
+    assert "Measuring this function" not in shown
+
+
 def test_an_oversized_input_is_refused_naming_the_limit(spec) -> None:
     at = open_page(spec, jit_rows=100_000, jit_cols=1_000)
     assert_clean(at)

@@ -290,7 +290,7 @@ def test_where_no_worker_can_start_both_measure_in_the_server(monkeypatch) -> No
         raise sandbox.TaskFailed(sandbox.RunError(kind="refused", message="no worker"))
 
     monkeypatch.setattr(sandbox, "compute", refused)
-    _workloads.footprint_in_worker.cache_clear()  # another test may have checked SMALL
+    _workloads._traced.cache_clear()  # another test may have checked SMALL
     m = _measurement.measure_in_worker(SMALL, Told())
     r = _measurement.race_in_worker(SMALL, Told(), compile_s=m.profile.compile_total_s)
     assert ran == ["trace", "measure", "race"]  # the check's trace asked once, then kept

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -79,6 +80,7 @@ def test_the_servers_check_traces_a_new_shape_in_the_compute_worker(
 
     monkeypatch.setattr(sandbox, "compute", spy)
     monkeypatch.setattr(sandbox, "call", no_code_lab_run)
+    _workloads._traced.cache_clear()
     in_worker = _workloads.footprint_in_worker
     with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
         _workloads.check(_workload("formula", rows=3, cols=5, formula="x @ x"), in_worker)
@@ -94,12 +96,53 @@ def test_the_servers_check_traces_a_new_shape_in_the_compute_worker(
             _workload("formula", rows=3, cols=8, formula="jnp.round(x, 1.5)"), in_worker
         )
     assert computed == ["trace"] * 5
+    with pytest.raises(TypeError, match="dot_general"):  # a page showing it runs again
+        _workloads.check(_workload("formula", rows=3, cols=5, formula="x @ x"), in_worker)
+    with pytest.raises(sandbox.TaskFailed) as jaxs_own:  # JAX's subclass, under its own name
+        in_worker("formula", 3, 10, "float32", "jnp.where(x)")
+    assert jaxs_own.value.error.exc_type == "ConcretizationTypeError"
+    assert jaxs_own.value.error.kind == "exception"
+    assert computed == ["trace"] * 6
     _workloads.check(jit.DEFAULT_WORKLOAD, in_worker)
     _workloads.check(_workload("chain", rows=10_000, cols=1_000), in_worker)
-    assert len(computed) == 5  # the presets at the page's sizes: traced here
+    assert len(computed) == 6  # the presets at the page's sizes: traced here
     here = _workloads.footprint("layer", 17, 9, "float32", "")
     assert in_worker("layer", 17, 9, "float32", "") == here
-    assert len(computed) == 6
+    assert len(computed) == 7
+
+
+def test_a_refusal_waits_for_no_measurement_and_spends_no_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check's trace times nothing: while another visitor's measurement holds the lock, a
+    shape the trace refuses is refused at once, and the public throttle is not asked."""
+    from jaxplay.core import measure_lock
+    from jaxplay.jit import _measurement
+    from tests.support.progress import Told
+
+    asked: list[str] = []
+
+    def throttle(visitor: str) -> float:
+        asked.append(visitor)
+        return 0.0
+
+    monkeypatch.setattr(measure_lock, "_throttle", throttle)
+    told = Told("visitor-1")
+    refused: list[BaseException] = []
+
+    def measuring() -> None:
+        try:
+            _measurement.measure_in_worker(_workload("formula", 3, 11, formula="x @ x"), told)
+        except TypeError as err:
+            refused.append(err)
+
+    with measure_lock.exclusive():  # another measurement (nobody's: not throttled)
+        thread = threading.Thread(target=measuring, daemon=True)
+        thread.start()
+        thread.join(60)
+        assert not thread.is_alive(), "the refusal waited for the measurement lock"
+    assert refused and "dot_general" in str(refused[0])
+    assert asked == [] and ("queued", 1) not in told.told
 
 
 def test_without_a_compute_worker_the_check_traces_here(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,6 +152,7 @@ def test_without_a_compute_worker_the_check_traces_here(monkeypatch: pytest.Monk
         raise sandbox.TaskFailed(sandbox.RunError(kind="refused", message="no sandbox"))
 
     monkeypatch.setattr(sandbox, "compute", refused)
+    _workloads._traced.cache_clear()
     here = _workloads.footprint("layer", 19, 9, "float32", "")
     assert _workloads.footprint_in_worker("layer", 19, 9, "float32", "") == here
     with pytest.raises(TypeError, match="dot_general"):
