@@ -101,18 +101,20 @@ def _key_data(key: jax.Array) -> tuple[int, ...]:
 
 
 def vmap_is_exact(key: jax.Array, n_keys: int = 3) -> bool:
-    """Whether ``vmap(normal)`` over ``split(key, n_keys)`` equals a loop over the same keys
-    (both in one jitted program: one compile per implementation)."""
-
-    @jax.jit
-    def both(key: jax.Array) -> tuple[jax.Array, jax.Array]:
-        keys = jrandom.split(key, n_keys)
-        mapped = jax.vmap(lambda k: jrandom.normal(k, (4,)))(keys)
-        looped = jnp.stack([jrandom.normal(keys[i], (4,)) for i in range(n_keys)])
-        return mapped, looped
-
-    mapped, looped = both(key)
+    """Whether ``vmap(normal)`` over ``split(key, n_keys)`` equals a loop over the same keys."""
+    mapped, looped = _mapped_and_looped(key, n_keys)
     return bool(np.array_equal(np.asarray(mapped), np.asarray(looped)))
+
+
+@partial(jit, static_argnums=1)
+def _mapped_and_looped(key: jax.Array, n_keys: int) -> tuple[jax.Array, jax.Array]:
+    """Both draws in one program, jitted once at module level: one compile per implementation
+    for the process. Defined inside :func:`vmap_is_exact` it was compiled again for every key,
+    so every new seed on the page cost the server about 3 s of compiling."""
+    keys = jrandom.split(key, n_keys)
+    mapped = jax.vmap(lambda k: jrandom.normal(k, (4,)))(keys)
+    looped = jnp.stack([jrandom.normal(keys[i], (4,)) for i in range(n_keys)])
+    return mapped, looped
 
 
 def impl_infos(seed: int) -> tuple[ImplInfo, ...]:

@@ -502,3 +502,16 @@ def test_the_mask_panels_count_example_0s_masks_as_they_draw_them() -> None:
     titles = [a.text for a in _figures.training_figure((threaded, dropped)).layout.annotations]
     assert any(f"example 0's mask ({own} distinct)" in t for t in titles), titles
     assert dropped.unique_example_masks == 1
+
+
+def test_a_new_seed_compiles_nothing_new_for_the_implementations_table() -> None:
+    """Each implementation's vmap-against-loop draw is one program for the process (JAX's own
+    cache count): compiled again for every key, a new seed on the page cost the server about
+    3 s of compiling."""
+    from jaxplay.core import jax_private
+
+    _impls.impl_infos(11)
+    programs = jax_private.cache_size(_impls._mapped_and_looped)
+    for seed in (12, 13, 2**31 - 1):
+        _impls.impl_infos(seed)
+    assert jax_private.cache_size(_impls._mapped_and_looped) == programs >= 1
