@@ -273,6 +273,8 @@ def trace(preset: str, rows: int, cols: int, dtype: str, formula: str, language:
             return Traced(
                 exc_type="ExprError", message=refused.message, line=refused.line, col=refused.col
             )
+        except MemoryError:  # the worker's own limit, not the shape's refusal: not kept
+            raise
         except Exception as raised:  # JAX's refusal of this shape, as the trace here raises it
             message = str(raised)[:MAX_MESSAGE_CHARS]
             return Traced(exc_type=type(raised).__name__, message=message)

@@ -310,17 +310,22 @@ class WorkerPool:
     def _keep_computing(self, worker: Worker, limits: Limits) -> bool:
         """Keep ``worker`` for the next compute job (it answered this one): unless it has done
         :data:`MAX_COMPUTE_JOBS`, or grown by half a run's memory allowance since it started
-        (what it keeps compiled), or another is kept already or the pool is shut down."""
+        (what it keeps compiled), or the pool is shut down. Of two that answered at once (a
+        check's trace beside a measurement), the one that has done more jobs is kept, and the
+        other retired: what it compiled stays warm."""
         worker.jobs += 1
         start = int((worker.info or {}).get("vm_bytes", 0))
         grown = worker.vm_bytes - start if start and worker.vm_bytes else 0
         if worker.jobs >= MAX_COMPUTE_JOBS or grown > limits.memory_mb * 1024 * 1024 // 2:
             return False
         with self._lock:
-            if self._closed or self._compute_worker is not None:
+            kept = self._compute_worker
+            if self._closed or (kept is not None and kept.jobs >= worker.jobs):
                 return False
             self._compute_worker = worker
-            return True
+        if kept is not None:
+            self._retire(kept, background=True)
+        return True
 
     # -- runs ----------------------------------------------------------------------------
     def run(

@@ -119,3 +119,30 @@ print("ok")
         [sys.executable, "-c", child], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_of_two_compute_workers_that_answered_at_once_the_busier_one_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A check's trace can take a spare while a measurement holds the kept worker: when both
+    answer, the worker that has served more jobs stays (what it compiled stays warm), and the
+    other is retired; a worker that served fewer never replaces it."""
+    import types
+
+    from jaxplay.sandbox import RunnerConfig, WorkerPool
+
+    pool = WorkerPool(RunnerConfig(sandbox="process", forkserver="off", spares=0))
+    retired: list[object] = []
+    monkeypatch.setattr(pool, "_retire", lambda worker, background=False: retired.append(worker))
+    limits = pool.config.limits
+
+    def worker(jobs: int) -> types.SimpleNamespace:
+        return types.SimpleNamespace(jobs=jobs, info={}, vm_bytes=0)
+
+    warm, spare = worker(30), worker(0)
+    assert pool._keep_computing(spare, limits)  # the trace answered first: kept for now
+    assert pool._keep_computing(warm, limits)  # the measurement's worker replaces it
+    assert pool._compute_worker is warm and retired == [spare]
+    assert not pool._keep_computing(worker(0), limits)  # one job less: not kept
+    assert pool._compute_worker is warm and retired == [spare]
+    pool.shutdown()

@@ -145,6 +145,20 @@ def test_a_refusal_waits_for_no_measurement_and_spends_no_turn(
     assert asked == [] and ("queued", 1) not in told.told
 
 
+def test_a_memory_error_in_the_trace_is_the_workers_failure_not_a_refusal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker out of memory is no answer about the shape: raised (the worker reports it as a
+    failure, which is not kept), not returned as a refusal the server would keep."""
+
+    def out_of_memory(*args: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(_workloads, "footprint", out_of_memory)
+    with pytest.raises(MemoryError):
+        _workloads.trace("layer", 5, 5, "float32", "", "en")
+
+
 def test_without_a_compute_worker_the_check_traces_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where no worker can start, the server checks as it would without one (and logs it)."""
 
