@@ -326,8 +326,10 @@ def footprint_in_worker(
     known = (rows, cols) == (DEFAULT_WORKLOAD.rows, DEFAULT_WORKLOAD.cols)
     if known and (preset != "formula" or formula == DEFAULT_FORMULA):
         return footprint(preset, rows, cols, dtype, formula)
-    traced = _traced(preset, rows, cols, dtype, formula, i18n.current())
-    if traced is None:  # no worker could start
+    try:
+        traced = _traced(preset, rows, cols, dtype, formula, i18n.current())
+    except _NoWorker as none:
+        log.warning("jaxplay: no compute worker (%s); tracing in the server", none)
         return footprint(preset, rows, cols, dtype, formula)
     if traced.footprint is not None:
         return traced.footprint, traced.out_elements
@@ -341,11 +343,10 @@ def footprint_in_worker(
 
 
 @functools.lru_cache(maxsize=64)
-def _traced(
-    preset: str, rows: int, cols: int, dtype: str, formula: str, language: str
-) -> Traced | None:
+def _traced(preset: str, rows: int, cols: int, dtype: str, formula: str, language: str) -> Traced:
     """:func:`trace` in the compute worker, kept: a refusal too, since a page that shows one
-    runs again at every widget change. ``None`` where no worker could start."""
+    runs again at every widget change. Where no worker could start it raises
+    :class:`_NoWorker` (not kept: the next check asks again)."""
     with _TRACING:
         try:
             return sandbox.compute(
@@ -362,9 +363,11 @@ def _traced(
         except sandbox.TaskFailed as failed:
             if failed.error.kind != "refused":
                 raise
-            why = failed.error.message
-    log.warning("jaxplay: no compute worker (%s); tracing in the server", why)
-    return None
+            raise _NoWorker(failed.error.message) from None
+
+
+class _NoWorker(Exception):
+    """No compute worker could start for a check's trace (the message says why)."""
 
 
 def function_of(workload: Workload) -> Callable[..., Any]:

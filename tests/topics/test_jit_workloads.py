@@ -160,17 +160,22 @@ def test_a_memory_error_in_the_trace_is_the_workers_failure_not_a_refusal(
 
 
 def test_without_a_compute_worker_the_check_traces_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where no worker can start, the server checks as it would without one (and logs it)."""
+    """Where no worker can start, the server checks as it would without one (and logs it),
+    and the next check asks for a worker again."""
+    asked: list[str] = []
 
     def refused(function, /, **kwargs):
+        asked.append(function.__name__)
         raise sandbox.TaskFailed(sandbox.RunError(kind="refused", message="no sandbox"))
 
     monkeypatch.setattr(sandbox, "compute", refused)
     _workloads._traced.cache_clear()
     here = _workloads.footprint("layer", 19, 9, "float32", "")
     assert _workloads.footprint_in_worker("layer", 19, 9, "float32", "") == here
+    assert _workloads.footprint_in_worker("layer", 19, 9, "float32", "") == here
     with pytest.raises(TypeError, match="dot_general"):
         _workloads.footprint_in_worker("formula", 3, 9, "float32", "x @ x")
+    assert asked == ["trace"] * 3
 
 
 def test_intermediates_count_not_only_the_result() -> None:
