@@ -115,7 +115,7 @@ if isinstance(failure, expr.ExprError):
     _ui.input_error(failure, _("This formula is not allowed:"), formula)
 elif isinstance(failure, jit.SizeError):
     _ui.input_error(failure, _("Not timed:"), icon=":material/block:")
-elif isinstance(failure, sandbox.TaskFailed) and failure.error.kind != "exception":  # the worker
+elif isinstance(failure, sandbox.TaskFailed) and failure.error.kind != "exception":  # not raised
     _ui.show_error(markdown.escape(failure.explain(_("Measuring this function"))))
 elif failure is not None:
     _ui.show_error(failure, _("**The function failed:** "))

@@ -293,8 +293,15 @@ MAX_MESSAGE_CHARS = 20_000
 #: name, shown as the same ``Type: message``.
 RAISED: dict[str, type[Exception]] = {
     kind.__name__: kind
-    for kind in (TypeError, ValueError, IndexError, ArithmeticError, OverflowError)
-    + (ZeroDivisionError, NotImplementedError)
+    for kind in (
+        TypeError,
+        ValueError,
+        IndexError,
+        ArithmeticError,
+        OverflowError,
+        ZeroDivisionError,
+        NotImplementedError,  # JAX's refusal of an operation it does not lower for this dtype
+    )
 }
 #: One check's trace in the compute worker at a time: a script sending new shapes waits here,
 #: and takes at most one of the pool's workers.
@@ -333,12 +340,17 @@ def footprint_in_worker(
         return footprint(preset, rows, cols, dtype, formula)
     if traced.footprint is not None:
         return traced.footprint, traced.out_elements
+    # A worker's answer, bounded before use: its message's length, and a place inside the
+    # formula (a caret is drawn that many spaces in).
+    message = traced.message[:MAX_MESSAGE_CHARS]
     if traced.exc_type == "ExprError":
-        raise expr.ExprError(traced.message, traced.line, traced.col)
+        line = traced.line if 1 <= traced.line <= formula.count("\n") + 1 else 1
+        col = traced.col if traced.col is not None and 1 <= traced.col <= len(formula) + 1 else None
+        raise expr.ExprError(message, line, col)
     if traced.exc_type in RAISED:
-        raise RAISED[traced.exc_type](traced.message)
+        raise RAISED[traced.exc_type](message)
     raise sandbox.TaskFailed(
-        sandbox.RunError(kind="exception", message=traced.message, exc_type=traced.exc_type)
+        sandbox.RunError(kind="exception", message=message, exc_type=traced.exc_type[:80])
     )
 
 

@@ -333,3 +333,27 @@ def test_a_sweep_that_crosses_the_other_way_or_twice_says_so() -> None:
     verdict = jit.sweep_verdict(other_way, 10)
     assert "eager overtakes jit with its compile" in verdict and "above it jit wins" not in verdict
     assert jit.sweep_verdict(back, 1).startswith("Over 1 call,")  # not "1 calls"
+
+
+def test_a_forged_answer_of_the_trace_is_bounded_before_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker's answer is not trusted further than its type: a caret a billion columns in
+    would have the page build a gigabyte of spaces, and a message of megabytes fill it."""
+    answers = iter(
+        [
+            _workloads.Traced(exc_type="ExprError", message="m" * 10**6, line=7, col=10**9),
+            _workloads.Traced(exc_type="E" * 10_000, message="n" * 10**6),
+        ]
+    )
+    monkeypatch.setattr(sandbox, "compute", lambda function, /, **kwargs: next(answers))
+    _workloads._traced.cache_clear()
+    with pytest.raises(expr.ExprError) as refused:
+        _workloads.footprint_in_worker("formula", 3, 12, "float32", "x + x")
+    assert refused.value.col is None and refused.value.line == 1
+    assert len(refused.value.message) == _workloads.MAX_MESSAGE_CHARS
+    assert refused.value.pointer("x + x") == ""
+    with pytest.raises(sandbox.TaskFailed) as failed:
+        _workloads.footprint_in_worker("formula", 3, 13, "float32", "x + x")
+    assert len(failed.value.error.message) == _workloads.MAX_MESSAGE_CHARS
+    assert len(failed.value.error.exc_type or "") <= 80
