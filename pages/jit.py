@@ -18,10 +18,11 @@ st.write(
     _(
         "`jax.jit` traces a function once per new input signature (the arguments' pytree "
         "structure, shapes, dtypes, weak types, static arguments' values), hands the whole "
-        "program to XLA, and reuses the compiled result; inputs on another device or with "
-        "another sharding are compiled again without a new trace. Pick a function and a size: see "
-        "each stage, eager against jit, where jit starts to pay, and why the article's stopwatch "
-        "got a different answer."
+        "program to XLA, and reuses the compiled result. Inputs on another device are compiled "
+        "again without a new trace; inputs on another mesh, or sharded otherwise over a mesh's "
+        "Explicit axes (`jax.make_mesh`'s default), are traced again too. Pick a function and a "
+        "size: see each stage, eager against jit, where jit starts to pay, and why the article's "
+        "stopwatch got a different answer."
     )
 )
 

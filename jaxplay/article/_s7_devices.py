@@ -185,8 +185,10 @@ print("shard_map:", total(x_sharded), "expected:", float(x.sum()))
         explanation=N_(
             "Naming the axis fixes it: each device sums its row and `psum` adds the partial "
             "sums across devices. `shard_map` over a named mesh axis is the current API for "
-            "the same collective. The input is placed on the mesh first: `shard_map` checks that "
-            "the input's sharding matches `in_specs` rather than moving data behind your back."
+            "the same collective. The input is placed on the mesh first: on this mesh's Explicit "
+            "axes (`jax.make_mesh`'s default) `shard_map` checks that the input's sharding "
+            "matches `in_specs` rather than moving data behind your back (on Auto axes it would "
+            "reshard the input silently)."
         ),
     ),
 )

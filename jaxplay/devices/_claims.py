@@ -152,6 +152,48 @@ def _constraint_strict(spec: tuple[Any, ...]) -> Verdict:
 
 
 @claims.claim(
+    "devices.shard_map_checks_explicit_inputs",
+    N_(
+        "On Explicit axes `shard_map` checks that its input's sharding matches `in_specs` and "
+        "raises a ValueError when it does not; on Auto axes it reshards the input silently."
+    ),
+    cases=("Explicit", "Auto"),
+)
+def _shard_map_checks(kind: str) -> Verdict:
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    devices = devices_of(None)
+    mesh = jax.make_mesh(
+        (len(devices),), ("batch",), axis_types=(getattr(AxisType, kind),), devices=devices
+    )
+    total = jax.jit(
+        jax.shard_map(
+            lambda block: jax.lax.psum(jnp.sum(block), "batch"),
+            mesh=mesh,
+            in_specs=P("batch"),
+            out_specs=P(),
+        )
+    )
+    x = jnp.arange(len(devices) * 4.0).reshape(len(devices), 4)
+    seen = {}
+    for placed in ("split as in_specs", "replicated"):
+        spec = P("batch") if placed == "split as in_specs" else P()
+        try:
+            seen[placed] = float(total(jax.device_put(x, NamedSharding(mesh, spec))))
+        except ValueError as error:
+            seen[placed] = f"ValueError: {str(error)[:120]}"
+    want = float(x.sum())
+    refused = str(seen["replicated"]).startswith("ValueError")
+    holds = seen["split as in_specs"] == want and (
+        refused if kind == "Explicit" else seen["replicated"] == want
+    )
+    return Verdict(holds, f"{kind} axes, the sum of {want:g}: {seen}")
+
+
+@claims.claim(
     "devices.explicit_steps_raise_as_named",
     N_(
         "Each explicit-sharding step written as for Auto axes raises exactly the exception it "

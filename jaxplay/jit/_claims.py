@@ -399,31 +399,38 @@ _FRESH_ROWS = iter(range(7919, 10**9, 2))
 
 @claims.claim(
     "jit.eager_compiles_per_new_shape",
-    "Eager JAX compiles one small program per operation the first time it meets a shape and "
+    "Eager JAX compiles one small program per `jnp` call the first time it meets a shape and "
     "dtype, and reuses it after: a warm eager call holds no compile.",
 )
 def _eager_compiles(_: None) -> Verdict:
+    import jax
     import jax.numpy as jnp
 
     from jaxplay.core.compilation import capture_compiles
 
+    def softmax(x: Any) -> Any:  # the article's: three `jnp` calls (exp twice), 5 operations
+        return jnp.exp(x) / jnp.exp(x).sum(axis=1, keepdims=True)
+
     x = jnp.ones((next(_FRESH_ROWS), 3), jnp.float32)
     with capture_compiles(explain_cache_misses=False) as first:
-        (jnp.exp(x) / jnp.exp(x).sum(axis=1, keepdims=True)).block_until_ready()
+        softmax(x).block_until_ready()
     with capture_compiles(explain_cache_misses=False) as again:
-        (jnp.exp(x) / jnp.exp(x).sum(axis=1, keepdims=True)).block_until_ready()
-    names = sorted({e.function for e in first.compiles})
+        softmax(x).block_until_ready()
+    names = [e.function for e in first.compiles]
+    operations = len(jax.make_jaxpr(softmax)(x).eqns)
     return Verdict(
-        len(names) >= 3 and not again.compiles,
-        f"first call at a new shape compiled {names}; the same call again compiled "
-        f"{[e.function for e in again.compiles]}",
+        len(names) == 3 and operations > 3 and not again.compiles,
+        f"first call at a new shape ({operations} jaxpr operations) compiled {names}; the same "
+        f"call again compiled {[e.function for e in again.compiles]}",
     )
 
 
 @claims.claim(
     "jit.signature_includes_structure_and_placement",
     "jit traces again for the same arrays in another pytree structure (a list for a tuple, a "
-    "keyword for a position), and compiles again, without tracing, for inputs on another device.",
+    "keyword for a position); it compiles again, without tracing, for inputs on another device; "
+    "inputs on a mesh are traced again for another mesh, and on a mesh's Explicit axes "
+    "(jax.make_mesh's default) for another sharding too.",
 )
 def _signature(_: None) -> Verdict:
     import jax
@@ -438,24 +445,50 @@ def _signature(_: None) -> Verdict:
         return xs[0] + xs[1]
 
     f = jax.jit(add_pair)
-    x = jnp.ones((next(_FRESH_ROWS),), jnp.float32)
-    seen = {}
-    for what, call in (
+    x = jnp.ones((2 * next(_FRESH_ROWS),), jnp.float32)
+    devices = jax.devices()[:2]
+    calls = [
         ("tuple", lambda: f((x, x))),
         ("tuple again", lambda: f((x, x))),
         ("list", lambda: f([x, x])),
         ("keyword", lambda: f(xs=(x, x))),
-        ("device 1", lambda: f(tuple(jax.device_put(v, jax.devices()[-1]) for v in (x, x)))),
-    ):
-        before = len(traced)
-        with capture_compiles(explain_cache_misses=False) as log:
-            call().block_until_ready()
-        seen[what] = (len(traced) > before, bool(log.for_function("add_pair")))
+        ("device 1", lambda: f(tuple(jax.device_put(v, devices[-1]) for v in (x, x)))),
+    ]
     expected = {
         "tuple": (True, True),
         "tuple again": (False, False),
         "list": (True, True),
         "keyword": (True, True),
-        "device 1": (False, len(jax.devices()) > 1),
+        "device 1": (False, len(devices) > 1),
     }
+    if len(devices) > 1:  # a mesh of two devices: its axis split, then replicated
+        calls += [
+            (f"{kind} mesh, {spec}", _on_mesh(f, x, devices, kind, spec))
+            for kind in ("Explicit", "Auto")
+            for spec in ("split", "replicated")
+        ]
+        expected |= {
+            "Explicit mesh, split": (True, True),
+            "Explicit mesh, replicated": (True, True),
+            "Auto mesh, split": (True, True),
+            "Auto mesh, replicated": (False, True),
+        }
+    seen = {}
+    for what, call in calls:
+        before = len(traced)
+        with capture_compiles(explain_cache_misses=False) as log:
+            call().block_until_ready()
+        seen[what] = (len(traced) > before, bool(log.for_function("add_pair")))
     return Verdict(seen == expected, f"(traced, compiled) per call: {seen}")
+
+
+def _on_mesh(f: Any, x: Any, devices: list[Any], kind: str, spec: str) -> Any:
+    """A call of ``f`` on ``(x, x)`` placed on a two-device mesh of axis type ``kind``, split
+    over its axis or replicated: the sharding as the page's sentence names it."""
+    import jax
+    import numpy as np
+    from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+
+    mesh = Mesh(np.array(devices), ("i",), axis_types=(getattr(AxisType, kind),))
+    sharding = NamedSharding(mesh, PartitionSpec("i" if spec == "split" else None))
+    return lambda: f(tuple(jax.device_put(v, sharding) for v in (x, x)))

@@ -58,7 +58,7 @@ def article_timing(
     the jitted loop's first call traces and compiles inside the stopwatch, and one run of 10 calls
     has no spread. The jitted function here is a fresh wrapper, so its compile is included as in
     the article's fresh process. The eager loop's own compiles are not: in a fresh process its
-    first call compiles one small program per operation, but here eager already ran at this shape
+    first call compiles one small program per ``jnp`` call, but here eager already ran at this shape
     (the honest harness ran first), so those are cached. Only after both stopwatches stop do we
     block, so later measurements start clean.
     """
@@ -129,7 +129,7 @@ def article_explanation(article: ArticleTiming, eager_median_s: float, compile_s
         "jit.eager_compiles_per_new_shape",
         _(
             " The article's naive loop, in its fresh process, also compiled one small program "
-            "per operation on its first call; here eager had already run at this shape, so its "
+            "per `jnp` call on its first call; here eager had already run at this shape, so its "
             "loop holds no compile."
         ),
     )

@@ -565,8 +565,8 @@ def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int)
     verdict += claims.qualify(
         "jit.eager_compiles_per_new_shape",
         _(
-            " Eager is timed warm: eager JAX also compiles one small program per operation the "
-            "first time it meets a shape (kept after), a cost this comparison leaves out."
+            " Eager is timed warm: eager JAX also compiles one small program per `jnp` call "
+            "the first time it meets a shape (kept after), a cost this comparison leaves out."
         ),
     )
     largest = max(points, key=lambda p: p.elements)
