@@ -554,7 +554,9 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
         return ()
     try:
         value = ast.literal_eval(f"[{text}]")
-    except (SyntaxError, ValueError) as err:
+    # TypeError: a set or dict literal holding a list (`{[]}`) is unhashable; the rest, what a
+    # huge or deep literal raises. Each is the visitor's text, so each gets the message.
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as err:
         offset = getattr(err, "offset", None)  # in "[text]": one more than in the text
         line = getattr(err, "lineno", None) or 1
         raise InputError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from jaxplay import article
 from jaxplay.hosting import catalog
 from tests.support.apptest import assert_clean, editor_text, open_page
@@ -95,15 +97,19 @@ def test_each_inspection_is_drawn_by_its_type() -> None:
     assert any("AttributeError" in c for c in _codes(at))
 
 
-def test_bad_shapes_are_refused_as_every_typed_text_is_not_a_traceback() -> None:
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [("(3, 'a')", "not a shape"), ("{[]}", "Could not read")],  # `{[]}`: a TypeError once
+)
+def test_bad_shapes_are_refused_as_every_typed_text_is_not_a_traceback(args, says) -> None:
     at = open_page(
         SPEC,
         code_lab_source="def f(x):\n    return x\n",
         code_lab_inspectors=["jaxpr"],
-        code_lab_args="(3, 'a')",
+        code_lab_args=args,
     )
     assert_clean(at)
-    assert any(e.value.startswith("**Not shapes:**") and "not a shape" in e.value for e in at.error)
+    assert any(e.value.startswith("**Not shapes:**") and says in e.value for e in at.error)
 
 
 def test_a_matrix_gets_a_heatmap() -> None:

@@ -119,6 +119,9 @@ def test_functions_and_argument_shapes_are_read_without_running() -> None:
         parse_arg_specs("(3, -1)")
     with pytest.raises(ValueError, match="Could not read"):
         parse_arg_specs("__import__('os')")
+    for unhashable in ("{[]}", "{[]: 1}", "(3,), {(1,), [2]}"):  # literal_eval's TypeError
+        with pytest.raises(ValueError, match="Could not read"):
+            parse_arg_specs(unhashable)
 
 
 def test_function_arities() -> None:
