@@ -39,23 +39,31 @@ def _operation(msg: Any) -> str | None:
     return msg.backend_operation_request.WhichOneof("payload")
 
 
-def _registered(session: Any) -> tuple[dict[str, str], set[str]]:
-    """The session's widgets, by id, and the value field each was registered with, and the ids
-    of its data editors (Streamlit's own record; empty where this Streamlit keeps it elsewhere:
-    pinned below 1.68)."""
+def _decoders() -> dict[type, str]:
+    """Streamlit's decoders of a widget's JSON text -> the kind of text
+    (:data:`jaxplay.hosting.protocol.DECODED_TEXTS`)."""
+    from streamlit.elements.plotly_chart import PlotlyChartSelectionSerde
     from streamlit.elements.widgets.data_editor import DataEditorSerde
 
+    return {DataEditorSerde: "data editor's edits", PlotlyChartSelectionSerde: "chart selection"}
+
+
+def _registered(session: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """The session's widgets, by id: the value field each was registered with, and the kind of
+    JSON text of those whose text Streamlit decodes (Streamlit's own record; empty where this
+    Streamlit keeps it elsewhere: pinned below 1.68)."""
+    decoders = _decoders()
     try:
         metadata = session._session_state._new_widget_state.widget_metadata
         kinds = {wid: meta.value_type for wid, meta in metadata.items()}
-        tables = {
-            wid
+        decoded = {
+            wid: decoders[type(decoder)]
             for wid, meta in metadata.items()
-            if isinstance(getattr(meta.deserializer, "__self__", None), DataEditorSerde)
+            if type(decoder := getattr(meta.deserializer, "__self__", None)) in decoders
         }
     except AttributeError:
-        return {}, set()
-    return kinds, tables
+        return {}, {}
+    return kinds, decoded
 
 
 def _integer_box_overflow_is_invalid() -> None:
@@ -109,9 +117,9 @@ def install() -> None:
                 if why_not is not None:
                     log.warning("dropped the address of a client's rerun: %s", why_not)
                     rerun.query_string = ""
-                kinds, tables = _registered(self)
+                kinds, decoded = _registered(self)
                 for why in protocol.drop_refused(
-                    rerun.widget_states.widgets, _MOST_CHOSEN, kinds, tables
+                    rerun.widget_states.widgets, _MOST_CHOSEN, kinds, decoded
                 ):
                     log.warning("dropped a widget value of a client's rerun: %s", why)
             return original(self, msg)

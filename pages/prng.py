@@ -29,9 +29,11 @@ def tree(seed: int, depth: int, branching: int, method: str, fold: int) -> prng.
 def pick_node() -> None:
     """A click on a node of the tree selects it in the "Node" box."""
     points = st.session_state["prng_tree_chart"].selection.points
-    if points:
-        name = points[0].get("customdata")
-        st.session_state["prng_node"] = name[0] if isinstance(name, list) else name
+    name = points[0].get("customdata") if points else None  # a point's node name, or its list
+    if isinstance(name, list):
+        name = name[0] if name else None
+    if isinstance(name, str):  # anything else is no click of a browser's: nothing picked
+        st.session_state["prng_node"] = name
 
 
 @st.cache_data(max_entries=64, show_spinner=_("Running the demo with JAX…"))

@@ -34,7 +34,7 @@ are tested without a server.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from jaxplay.core import untrusted
@@ -123,7 +123,7 @@ def drop_refused(
     widgets: Any,
     most_chosen: Mapping[str, int] | None = None,
     kinds: Mapping[str, str] | None = None,
-    tables: Collection[str] = (),
+    decoded: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Remove from a rerun's ``widgets`` (its repeated ``WidgetState`` field, in place) each
     value :func:`widget_refusal` refuses; returns why, one reason a value.
@@ -138,7 +138,7 @@ def drop_refused(
         return [f"{count:,} widget values (at most {MAX_WIDGETS:,})"]
     reasons: list[str] = []
     for at in reversed(range(len(widgets))):
-        reason = widget_refusal([widgets[at]], most_chosen, kinds, tables)
+        reason = widget_refusal([widgets[at]], most_chosen, kinds, decoded)
         if reason is not None:
             del widgets[at]
             reasons.append(reason)
@@ -149,7 +149,7 @@ def widget_refusal(
     widgets: Iterable[Any],
     most_chosen: Mapping[str, int] | None = None,
     kinds: Mapping[str, str] | None = None,
-    tables: Collection[str] = (),
+    decoded: Mapping[str, str] | None = None,
 ) -> str | None:
     """Why a rerun's widget values are refused before Streamlit decodes them, or ``None``.
 
@@ -166,9 +166,10 @@ def widget_refusal(
     an id Streamlit would not make, and a value of another kind than its widget's (``kinds``:
     widget id -> the value field it was registered with), which raised in Streamlit's own
     code (an error page; the sidebar's language switch broke every page of the session); a
-    number that is not finite (``int(inf)`` raised in an integer box's decoding); and a data
-    editor's edits (``tables``: the ids of the data editors) of another shape than a browser
-    sends (:func:`table_edits_refusal`), which raised while Streamlit decoded them.
+    number that is not finite (``int(inf)`` raised in an integer box's decoding); and the JSON
+    text of a widget Streamlit decodes as such (``decoded``: widget id -> its kind, a key of
+    :data:`DECODED_TEXTS`) of another shape than a browser sends, which raised while Streamlit
+    decoded it or in the page's own callback (an error page).
     """
     for state in widgets:
         kind = state.WhichOneof("value")
@@ -194,10 +195,11 @@ def widget_refusal(
                 return (
                     f"a text of {len(state.string_value):,} characters (at most {MAX_TEXT_CHARS:,})"
                 )
-            if state.id in tables:
-                why = table_edits_refusal(state.string_value)
+            decoded_as = (decoded or {}).get(state.id)
+            if decoded_as is not None:
+                why = DECODED_TEXTS[decoded_as](state.string_value)
                 if why is not None:
-                    return f"a data editor's edits of {why}"
+                    return f"a {decoded_as} of {why}"
         elif kind == "double_value" and not math.isfinite(state.double_value):
             return f"a number that is not finite ({state.double_value})"
         elif kind in ("double_array_value", "int_array_value"):
@@ -247,3 +249,41 @@ def _position(row: object) -> bool:
     if isinstance(row, str):
         return row.isascii() and row.isdigit() and len(row) <= 9
     return type(row) is int and row >= 0
+
+
+#: The parts of a chart's selection, as its browser side sends them (each a list).
+_SELECTION_PARTS = ("points", "point_indices", "box", "lasso")
+
+
+def chart_selection_refusal(text: str) -> str | None:
+    """Why a chart's selection (its JSON text) is not of the shape a browser sends, or ``None``:
+    an object whose ``selection`` holds ``points`` (objects), ``point_indices`` (integers),
+    ``box`` and ``lasso`` (objects). Checked for cost first; Streamlit raised decoding a number
+    (``"selection" in 5``) or a ``selection`` that is no object, and the PRNG page's click
+    callback on a point that is no object: an error page, kept by the session's next rerun.
+    """
+    try:
+        event = untrusted.json_text(text)
+    except ValueError as refused:
+        return str(refused)
+    if not isinstance(event, dict):
+        return "no object"
+    selection = event.get("selection", {})
+    if not isinstance(selection, dict):
+        return "a selection that is no object"
+    for part in _SELECTION_PARTS:
+        items = selection.get(part, [])
+        if not isinstance(items, list):
+            return f"a {part} that is no list"
+        wanted = int if part == "point_indices" else dict
+        if not all(type(item) is wanted for item in items):
+            return f"a {part} item of another kind"
+    return None
+
+
+#: What a widget's JSON text must look like, by the kind of widget Streamlit decodes it for
+#: (``pages/_protocol`` finds each kind from the widget's decoder).
+DECODED_TEXTS: dict[str, Callable[[str], str | None]] = {
+    "data editor's edits": table_edits_refusal,
+    "chart selection": chart_selection_refusal,
+}

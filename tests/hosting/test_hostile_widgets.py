@@ -156,6 +156,38 @@ def test_table_edits_no_browser_sends_are_dropped(room: serve.Room) -> None:
     assert all(run.status.endswith("SUCCESSFULLY") for run in runs)
 
 
+def test_chart_selections_no_browser_sends_are_dropped_or_pick_nothing(room: serve.Room) -> None:
+    """A chart's selection is JSON text Streamlit decodes, and the PRNG page's click callback
+    reads: a number, a selection that is a number (both kept by the session, so its next rerun
+    failed too), a point that is a number or a node name that is an empty list raised."""
+    forged = (
+        "5",
+        '{"selection": 5}',
+        '{"selection": {"points": [5], "point_indices": [], "box": [], "lasso": []}}',
+        '{"selection": {"points": [{"customdata": []}], "point_indices": [0]}}',
+        '{"selection": {"points": [{"customdata": {"a": 1}}], "point_indices": [0]}}',
+        '{"selection": {"points": [{"customdata": ["no such node"]}], "point_indices": [0]}}',
+    )
+    visitor = Visitor(room.url)
+    runs = []
+    try:
+        visitor.open("prng", "prng_tab=Key+tree")
+        chart = visitor.widgets["prng_tree_chart"]
+        for text in forged:
+            message = BackMsg()
+            message.rerun_script.page_name = "prng"
+            message.rerun_script.query_string = visitor.query_string
+            state = message.rerun_script.widget_states.widgets.add()
+            state.id, state.string_value = chart.id, text
+            visitor.send(message)
+            runs.append(visitor._read_run())
+            runs.append(visitor._rerun())  # the session's next rerun, with the values it kept
+    finally:
+        visitor.close()
+    assert [run.errors for run in runs] == [[]] * len(runs)
+    assert all(run.status.endswith("SUCCESSFULLY") for run in runs)
+
+
 def test_an_address_of_a_thousand_parts_is_dropped_and_the_page_answers(room: serve.Room) -> None:
     """Streamlit re-encoded the whole address once per part the app dropped: 43 s and 2.3 GB."""
     visitor = Visitor(room.url)

@@ -354,7 +354,7 @@ def test_a_data_editors_edits_of_another_shape_are_refused(text: str, said: str)
     """Streamlit decodes a data editor's edits before the page runs: these raised there."""
     refused = protocol.widget_refusal(
         [WidgetState(id="$$ID-t-tracing_calls_article", string_value=text)],
-        tables={"$$ID-t-tracing_calls_article"},
+        decoded={"$$ID-t-tracing_calls_article": "data editor's edits"},
     )
     assert refused is not None and said in refused, refused
 
@@ -367,9 +367,49 @@ def test_a_browsers_table_edits_pass() -> None:
     }
     table = "$$ID-t-tracing_calls_article"
     state = WidgetState(id=table, string_value=json.dumps(edits))
-    assert protocol.widget_refusal([state], tables={table}) is None
+    assert protocol.widget_refusal([state], decoded={table: "data editor's edits"}) is None
     # A text box's text is no table's: not read as JSON.
     assert protocol.widget_refusal([WidgetState(id="$$ID-b", string_value="[[[")]) is None
+
+
+CHART = "$$ID-c-prng_tree_chart"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("5", "no object"),  # Streamlit's decoder: `"selection" in 5` raised
+        ('{"selection": 5}', "selection that is no object"),
+        ('{"selection": {"points": 5}}', "points that is no list"),
+        ('{"selection": {"points": [5]}}', "points item of another kind"),  # the page's callback
+        ('{"selection": {"point_indices": ["0"]}}', "point_indices item of another kind"),
+        ('{"selection": {"box": [[]]}}', "box item of another kind"),
+        ("not json", "not JSON"),
+        ('{"selection": {"points": [' + ",".join(["{}"] * 20_000) + "]}}", "objects"),
+    ],
+)
+def test_a_chart_selection_of_another_shape_is_refused(text: str, said: str) -> None:
+    refused = protocol.widget_refusal(
+        [WidgetState(id=CHART, string_value=text)], decoded={CHART: "chart selection"}
+    )
+    assert refused is not None and said in refused, refused
+
+
+def test_a_browsers_chart_selection_passes() -> None:
+    for event in (
+        {"selection": {"points": [], "point_indices": [], "box": [], "lasso": []}},
+        {
+            "selection": {
+                "points": [{"customdata": ["root"], "x": 1.5, "curve_number": 0}],
+                "point_indices": [0],
+                "box": [{"x": [0, 1], "y": [0, 1]}],
+                "lasso": [],
+            }
+        },
+        {},  # no selection: Streamlit reads an empty one
+    ):
+        state = WidgetState(id=CHART, string_value=json.dumps(event))
+        assert protocol.widget_refusal([state], decoded={CHART: "chart selection"}) is None
 
 
 def test_too_many_widget_values_are_all_dropped() -> None:
