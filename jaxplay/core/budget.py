@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jaxplay.core import words
+
 #: Flop-equivalents charged per element of a transcendental primitive's output.
 TRANSCENDENTAL_COST = 10
 _TRANSCENDENTAL: frozenset[str] = frozenset(
@@ -160,27 +162,21 @@ class Budget:
 
 def format_flops(n: float) -> str:
     """``170 GFLOP``, ``2.5 MFLOP``, ``80 FLOP``."""
-    for unit, scale in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
-        if n >= scale:
-            return f"{n / scale:,.3g} {unit}"
-    return f"{n:.0f} FLOP"
+    return words.in_units(
+        n, (("FLOP", 1), ("kFLOP", 1e3), ("MFLOP", 1e6), ("GFLOP", 1e9), ("TFLOP", 1e12))
+    )
 
 
 def format_duration(seconds: float) -> str:
-    """``2.5 s``, ``3.1 min``, ``40 ms``."""
+    """``2.5 s``, ``3.1 min``, ``40 ms``: minutes from two of them."""
     if seconds >= 120:
-        return f"{seconds / 60:.3g} min"
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    return f"{seconds * 1e3:.3g} ms"
+        return words.in_units(seconds, (("min", 60.0),))
+    return words.in_units(seconds, (("ms", 1e-3), ("s", 1.0)))
 
 
 def format_bytes(n: float) -> str:
     """``1.5 GiB``, ``320 MiB``, ``12 KiB``, ``80 B``."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{int(n)} B"
+    return words.in_units(n, (("B", 1), ("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30)))
 
 
 def trace_footprint(fn: Callable[..., Any], *args: Any) -> Footprint:

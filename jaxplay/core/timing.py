@@ -188,12 +188,9 @@ class Timing:
 
 def format_seconds(seconds: float) -> str:
     """A duration in the unit that keeps 3 significant digits readable (ns, µs, ms, s)."""
-    if seconds != seconds:  # NaN
-        return "n/a"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+    from jaxplay.core.words import in_units
+
+    return in_units(seconds, (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0)))
 
 
 def _time_batch(call: Callable[[], Any], number: int) -> float:

@@ -75,6 +75,30 @@ def number(value: float, digits: int = 4) -> str:
     return f"{float(value):.{digits}g}"
 
 
+def in_units(value: float, units: tuple[tuple[str, float], ...]) -> str:
+    """``value`` with three significant figures in the smallest of ``units`` (``(name, scale)``
+    pairs, smallest scale first) that shows it in fewer than four digits, once rounded: 999.6 µs
+    is ``1 ms``, not ``1e+03 µs``, and 1,000 KiB is ``0.977 MiB``. A value too large for the
+    largest unit keeps all its digits; ``nan`` is ``n/a``. Every formatter of a quantity with
+    units goes through here (seconds, bytes, FLOP).
+
+    Example:
+        >>> seconds = (("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
+        >>> in_units(0.0009996, seconds), in_units(0.0009994, seconds), in_units(5e4, seconds)
+        ('1 ms', '999 µs', '50,000 s')
+        >>> in_units(1000 * 2**10, (("B", 1), ("KiB", 2**10), ("MiB", 2**20)))
+        '0.977 MiB'
+    """
+    if value != value:  # NaN
+        return "n/a"
+    for unit, scale in units:
+        shown = f"{value / scale:.3g}"
+        if abs(float(shown)) < 1000:
+            return f"{shown} {unit}"
+    unit, scale = units[-1]
+    return f"{value / scale:,.0f} {unit}"
+
+
 def numbers(values: object, digits: int = 4) -> str:
     """A list of numbers for prose, written as NumPy prints an array at ``digits`` decimals
     (the array blocks beside such sentences print the same way, so the two agree), without

@@ -236,10 +236,7 @@ def library_calls_note(program: CompiledProgram) -> str | None:
 
 def human_bytes(n: float) -> str:
     """Bytes in decimal units, as XLA counts them: ``20 MB``, ``80.4 kB``, ``120 B``."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
+    return words.in_units(n, (("B", 1), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9)))
 
 
 @claims.states("jit.eager_dispatches_from_trace", "jit.cost_analysis_bytes")

@@ -83,3 +83,26 @@ def test_full_width_punctuation_gets_an_ascii_hint_everywhere_text_is_parsed() -
         expr.parse("jnp.sin（x）", ("x",))
     with pytest.raises(ValueError, match="type ASCII"):
         parse_axes("（0，None）", "in_axes")
+
+
+def test_quantities_change_unit_where_the_rounded_figure_would_reach_a_thousand() -> None:
+    """`.3g` rounds 999.6 up to "1e+03": a unit is chosen on the figure as shown, never on the
+    value before rounding (each formatter of a quantity goes through `words.in_units`)."""
+    from jaxplay.core import budget, timing
+    from jaxplay.jit._program import human_bytes
+
+    assert timing.format_seconds(0.99996) == "1 s"
+    assert timing.format_seconds(0.0009996) == "1 ms"
+    assert timing.format_seconds(0.0009994) == "999 µs"
+    assert timing.format_seconds(-0.0025) == "-2.5 ms"
+    assert timing.format_seconds(float("nan")) == "n/a"
+    assert budget.format_bytes(1000 * 2**10) == "0.977 MiB"  # the binary band 1000-1023
+    assert budget.format_bytes(1020 * 2**20) == "0.996 GiB"
+    assert budget.format_bytes(80) == "80 B"
+    assert human_bytes(999_600) == "1 MB" and human_bytes(120) == "120 B"
+    assert budget.format_flops(999.6e9) == "1 TFLOP"
+    assert budget.format_duration(0.04) == "40 ms" and budget.format_duration(186) == "3.1 min"
+    for text in (
+        timing.format_seconds(x * 10.0**e) for x in (0.9995, 0.99996) for e in range(-9, 3)
+    ):
+        assert "e+" not in text, text
