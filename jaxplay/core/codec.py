@@ -83,10 +83,14 @@ def decode(
     ``most_values``: the most values and containers (an array counts once) the data may hold,
     counted as they are decoded: a sender's 4 MB of ``[[]]`` in one field cost a second of
     decoding before its type was ever checked (each dataclass field's JSON kind is now checked
-    first, too).
+    first, too). Anything else than what :func:`encode` writes raises ``ValueError`` (a number
+    too large for its array's dtype too): a caller catches that one exception.
     """
     classes = {cls.__name__: cls for cls in allowed}
-    return _decode(data, classes, depth, _Budget(most_values))
+    try:
+        return _decode(data, classes, depth, _Budget(most_values))
+    except (OverflowError, RecursionError) as err:  # a number too large for its dtype, say
+        raise ValueError(f"the data is not what was sent: {type(err).__name__}") from None
 
 
 class _Budget:
@@ -258,10 +262,13 @@ def _array(data: dict[str, Any]) -> np.ndarray:
     values = data[_ARRAY]
     if not isinstance(values, list) or math.prod(shape) > MAX_ITEMS:
         raise ValueError(f"an array of at most {MAX_ITEMS:,} values is accepted")
-    if np.dtype(kind).kind == "c":
-        pairs = np.asarray(values, dtype=np.float64).reshape(-1, 2)
-        return (pairs[:, 0] + 1j * pairs[:, 1]).astype(kind).reshape(shape)
-    array = np.asarray(values, dtype=kind)
+    try:
+        if np.dtype(kind).kind == "c":
+            pairs = np.asarray(values, dtype=np.float64).reshape(-1, 2)
+            return (pairs[:, 0] + 1j * pairs[:, 1]).astype(kind).reshape(shape)
+        array = np.asarray(values, dtype=kind)
+    except (OverflowError, TypeError) as err:  # 10**400 as float64, 2**70 as int64, ...
+        raise ValueError(f"an array's values are no {kind}: {type(err).__name__}") from None
     if list(array.shape) != shape:
         raise ValueError("an array's values do not match its shape")
     return array

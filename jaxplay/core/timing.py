@@ -23,6 +23,7 @@ this way: the caller refuses it first, from its predicted cost (:mod:`jaxplay.co
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,6 +132,14 @@ class Timing:
     number: int
     warmup: int
     cut: bool = False
+
+    def __post_init__(self) -> None:
+        # A blocked call takes time. A sample that is no positive, finite number can only come
+        # from a forged worker result, and every ratio a page states would divide by it.
+        if not all(isinstance(s, float | int) and 0 < s < math.inf for s in self.samples):
+            raise ValueError("a timing's samples are positive, finite times")
+        if self.number < 1:
+            raise ValueError("a timing's sample holds at least one call")
 
     def _stat(self, reduce: Callable[[Any], Any]) -> float:
         return float(reduce(self.samples)) if self.samples else float("nan")

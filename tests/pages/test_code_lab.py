@@ -131,6 +131,10 @@ def test_public_server_without_bwrap_refuses_with_a_message(monkeypatch) -> None
         assert any("JAXPLAY_PUBLIC" in e.value for e in at.error)
         assert at.button(key="code_lab_run").disabled
     finally:
+        # The settings first: a pool another thread makes from here on is an ordinary one, and
+        # the public one goes (shut down after the undo, it once outlived the test and refused
+        # a later test's run).
+        monkeypatch.undo()
         runner.shutdown()
 
 

@@ -319,6 +319,47 @@ def test_an_inspection_of_another_type_is_refused() -> None:
         assert isinstance(got, InspectionFailed) and "malformed" in got.error, forged
 
 
+def test_a_well_typed_inspection_with_impossible_numbers_is_refused() -> None:
+    """A number too large for its array's dtype raised OverflowError through the run (an error
+    page); a jit sample of 0 s passed as a timing, then divided by zero on every rerun."""
+
+    def compare(eager: object, jitted: object) -> dict[str, object]:
+        def timed(samples: object) -> dict[str, object]:
+            return {
+                "__dataclass__": "Timing",
+                "samples": samples,
+                "number": 1,
+                "warmup": 0,
+                "cut": False,
+            }
+
+        comparison = {
+            "__dataclass__": "JitComparison",
+            "eager": timed(eager),
+            "jitted": timed(jitted),
+        }
+        return {
+            "__dataclass__": "JitTiming",
+            "comparison": comparison,
+            "device": "cpu",
+            "undecorated": False,
+        }
+
+    huge = {"__ndarray__": [int("9" * 400)], "dtype": "float64", "shape": [1]}
+    wide = {"__ndarray__": [2**70], "dtype": "int64", "shape": [1]}
+    ones = {"__tuple__": [1.0, 1.0, 1.0]}
+    fine = inspectors.decode({"compare_jit": compare(ones, ones)}, ("compare_jit",))
+    assert isinstance(fine["compare_jit"], inspectors.JitTiming)  # the same, with real numbers
+    for forged in (
+        compare(ones, {"__tuple__": [0.0, 1.0, 1.0]}),
+        compare(ones, {"__tuple__": [-1.0, 1.0, 1.0]}),
+        compare(huge, ones),
+        compare(wide, ones),
+    ):
+        got = inspectors.decode({"compare_jit": forged}, ("compare_jit",))["compare_jit"]
+        assert isinstance(got, InspectionFailed) and "malformed" in got.error, forged
+
+
 def test_inspections_run_in_the_sandbox(pool: WorkerPool) -> None:
     source = "import jax.numpy as jnp\n\ndef f(x, y):\n    return jnp.sin(x) * y\n"
     request = InspectRequest("f", (ArgSpec((3,)), ArgSpec(())), ("jaxpr", "compare_jit"))
