@@ -118,12 +118,18 @@ def json_text_refusal(text: str) -> str | None:
     return None
 
 
-def json_text(text: str) -> Any:
+def json_text(
+    text: str,
+    *,
+    most_containers: int = MAX_JSON_CONTAINERS,
+    most_values: int = MAX_JSON_VALUES,
+    deepest_allowed: int = MAX_JSON_DEPTH,
+) -> Any:
     """A JSON text a client sent, parsed once it is known to be cheap to parse; raises
     ``ValueError`` saying why it is refused.
 
-    Refused: more than :data:`MAX_JSON_CONTAINERS` arrays and objects or about
-    :data:`MAX_JSON_VALUES` values, nesting deeper than :data:`MAX_JSON_DEPTH`, or text that is
+    Refused: more than ``most_containers`` arrays and objects or about ``most_values`` values,
+    nesting deeper than ``deepest_allowed`` (by default a widget's bounds), or text that is
     not JSON. Counted outside its strings, so a long string (the code in an editor) is one value.
     One regular-expression pass strips the strings; the counts are C loops over what is left; the
     depth walk and the parse run only on a text within the counts, so the check's own cost and
@@ -131,17 +137,17 @@ def json_text(text: str) -> Any:
     """
     skeleton = _JSON_STRING.sub('""', text)
     containers = skeleton.count("[") + skeleton.count("{")
-    if containers > MAX_JSON_CONTAINERS:
-        raise ValueError(f"{containers:,} arrays and objects (at most {MAX_JSON_CONTAINERS:,})")
+    if containers > most_containers:
+        raise ValueError(f"{containers:,} arrays and objects (at most {most_containers:,})")
     values = skeleton.count(",") + skeleton.count(":")
-    if values > MAX_JSON_VALUES:
-        raise ValueError(f"about {values:,} values (at most {MAX_JSON_VALUES:,})")
+    if values > most_values:
+        raise ValueError(f"about {values:,} values (at most {most_values:,})")
     depth = deepest = 0
     for bracket in _BRACKET.findall(skeleton):
         depth += 1 if bracket in "[{" else -1
         deepest = max(deepest, depth)
-    if deepest > MAX_JSON_DEPTH:
-        raise ValueError(f"nested {deepest} deep (at most {MAX_JSON_DEPTH})")
+    if deepest > deepest_allowed:
+        raise ValueError(f"nested {deepest} deep (at most {deepest_allowed})")
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as error:

@@ -20,6 +20,9 @@ once would measure it twice on the same cores. This store keeps each result once
 
 Two backends, the same SQL: a SQLite file on the host (the embedded default, WAL mode) for the
 processes of one machine, or a ``postgresql://`` URL for several machines (``JAXPLAY_RESULT_DB``).
+
+Long: the key, the lease protocol, reading rows this server did not write and eviction are one
+table's rules; split over modules, each would have to know the others' SQL.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import os
 import platform as _platform
 import secrets
@@ -40,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from jaxplay.core import codec, measure_lock, timing
+from jaxplay.core import codec, measure_lock, timing, untrusted
 from jaxplay.hosting import settings
 
 log = logging.getLogger(__name__)
@@ -48,6 +52,12 @@ T = TypeVar("T")
 
 #: The largest value kept, as JSON text.
 MAX_VALUE_BYTES = 8 * 1024 * 1024
+#: The most arrays and objects, and values, a stored value may hold when it is read back (an
+#: array's numbers count as values): far more than any result the pages keep, and a bound on
+#: what a row this server did not write costs to read (7 MB of ``[[]]`` cost 2.8 CPU-s and
+#: 460 MB before).
+MAX_VALUE_CONTAINERS = 100_000
+MAX_VALUE_ITEMS = 2_000_000
 #: Total size of the kept values before the least recently used are dropped.
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 #: How long a lease lasts without renewal; its owner renews it every third of this while working.
@@ -238,13 +248,15 @@ class ResultStore:
         """The stored result of ``kind`` for ``inputs`` in this environment, or ``None``."""
         key = result_key(kind, inputs, self.environment)
         with self._connection() as db:
-            row = db.one("SELECT state, value, finished FROM results WHERE key = ?", (key,))
+            row = db.one(
+                f"SELECT state, {self._value()}, finished FROM results WHERE key = ?", (key,)
+            )
             if row is None or row[0] != "done":
                 return None
             db.execute("UPDATE results SET used = ? WHERE key = ?", (time.time(), key))
         try:
-            return Stored(self._decode(row[1], allowed), float(row[2]), computed_here=False)
-        except (ValueError, TypeError, ResultError) as err:
+            return self._stored(row[1], row[2], allowed)
+        except ResultError as err:
             log.warning("a stored result could not be read: %s", err)
             return None
 
@@ -286,9 +298,6 @@ class ResultStore:
                 )
                 if isinstance(claimed, Stored):
                     return claimed
-                if claimed == "force":
-                    force = True
-                    continue
                 if claimed is True:
                     break
                 if time.monotonic() > deadline:
@@ -309,22 +318,26 @@ class ResultStore:
 
     def _read_or_claim(
         self, key: str, kind: str, allowed: tuple[type, ...], force: bool
-    ) -> Stored | bool | str:
-        """The stored result; else True when this caller took the lease, False when another
-        holds it, or ``"force"`` when what is stored cannot be read and must be measured anew."""
+    ) -> Stored | bool:
+        """The stored result; else True when this caller took the lease (what is stored cannot
+        be read, too), False when another holds it."""
         with self._connection() as db:
             row = db.one(
-                "SELECT state, value, finished, lease_until FROM results WHERE key = ?", (key,)
+                f"SELECT state, {self._value()}, finished, lease_until FROM results WHERE key = ?",
+                (key,),
             )
             if row is not None and row[0] == "done" and not force:
                 try:
-                    value = self._decode(row[1], allowed)
-                except (ValueError, TypeError, ResultError) as err:
-                    # Not what this server writes: measured anew, never shown.
+                    stored = self._stored(row[1], row[2], allowed)
+                except ResultError as err:
+                    # Not what this server writes: measured anew, never shown. The row is
+                    # deleted, not claimed in place: an update copies the row's value first
+                    # (a 300 MB value cost 3.7 CPU-s and 570 MB that way).
                     log.warning("a stored result could not be read: %s", err)
-                    return "force"
+                    db.execute("DELETE FROM results WHERE key = ? AND state = 'done'", (key,))
+                    return bool(self._claim(db, key, kind, False))
                 db.execute("UPDATE results SET used = ? WHERE key = ?", (time.time(), key))
-                return Stored(value, float(row[2]), False)
+                return stored
             return bool(self._claim(db, key, kind, force))
 
     def computations(self, kind: str, inputs: Any) -> int:
@@ -414,10 +427,37 @@ class ResultStore:
             db.execute("DELETE FROM results WHERE key = ?", (key,))
             excess -= int(size)
 
-    def _decode(self, text: str, allowed: Iterable[type]) -> Any:
-        if len(text) > MAX_VALUE_BYTES:
-            raise ResultError("a stored result is larger than any this server writes")
-        return codec.decode(json.loads(text), allowed)
+    def _value(self) -> str:
+        """The value column as a query reads it: NULL where it is larger than any this server
+        writes, so such a value never reaches Python. The size is the value's own, not the
+        size column's (whoever wrote the row wrote that too). PostgreSQL's ``octet_length``
+        reads it from the value's header; SQLite 3.40's ``length`` loads a text to count it
+        (a 300 MB value: 0.4 CPU-s, its size in memory for that moment, outside the GIL), the
+        one cost left to a row written around this server. Our JSON is ASCII: bytes are
+        characters."""
+        size = "octet_length" if self.postgres else "length"
+        return f"CASE WHEN {size}(value) <= {MAX_VALUE_BYTES} THEN value END"
+
+    def _stored(self, text: object, finished: object, allowed: Iterable[type]) -> Stored:
+        """A row's value and time as a :class:`Stored`, read as any bytes this process did not
+        make (another process, another host, or someone with the database, wrote them): its
+        cost bounded before the work, anything else than what this server writes a
+        :class:`ResultError`."""
+        if not isinstance(text, str):  # NULL: larger than MAX_VALUE_BYTES (see _value)
+            raise ResultError("a stored result is larger than any this server writes, or none")
+        if not isinstance(finished, int | float) or not 0 < finished < math.inf:
+            raise ResultError(f"a stored result's time is no time ({type(finished).__name__})")
+        try:
+            data = untrusted.json_text(
+                text,
+                most_containers=MAX_VALUE_CONTAINERS,
+                most_values=MAX_VALUE_ITEMS,
+                deepest_allowed=codec.MAX_DEPTH,
+            )
+            value = codec.decode(data, allowed, most_values=MAX_VALUE_ITEMS)
+        except (ValueError, TypeError) as err:
+            raise ResultError(f"a stored result is not what this server writes: {err}") from None
+        return Stored(value, float(finished), computed_here=False)
 
     def _without_store(
         self, err: BaseException, compute: Callable[[], T], failed: bool = False

@@ -620,13 +620,21 @@ class SnippetStore:
         if not is_valid_id(snippet_id):
             raise SnippetError(_("This link's snippet id is not valid."))
 
+        # The row is read as bytes this server did not make (another instance's code, someone
+        # with the database): a code larger than any Share stores never reaches Python (NULL;
+        # 200 MB of it cost 380 MB here before), and a row of other types is no snippet.
+        # PostgreSQL's octet_length reads the size from the value's header.
+        most = max(self.max_bytes, MAX_SNIPPET_BYTES)
+
         def load(db: _Db) -> tuple | None:
             now = self.clock()
+            size = "octet_length" if db.postgres else "length"
             row = db.one(
-                "SELECT id, code, created, viewed FROM snippets WHERE id = ? AND viewed >= ?",
+                f"SELECT id, CASE WHEN {size}(code) <= {most:d} THEN code END, created, viewed"
+                " FROM snippets WHERE id = ? AND viewed >= ?",
                 (snippet_id, now - self.expiry_days * _DAY_S),
             )
-            if row is not None and row[3] < now - _REFRESH_S:
+            if row is not None and _is_time(row[3]) and row[3] < now - _REFRESH_S:
                 db.rows("UPDATE snippets SET viewed = ? WHERE id = ?", (now, snippet_id))
             return row
 
@@ -638,7 +646,15 @@ class SnippetStore:
                     "days is deleted)."
                 ).format(id=repr(snippet_id), days=f"{self.expiry_days:g}")
             )
-        return Snippet(*row[:3])
+        if not (isinstance(row[1], str) and _is_time(row[2]) and _is_time(row[3])):
+            log.warning("snippet %s: a stored row of other types or size than Share writes", row[0])
+            raise SnippetError(
+                _(
+                    "The snippet {id} stored on this server cannot be read: it is not what "
+                    "Share stores."
+                ).format(id=repr(snippet_id))
+            )
+        return Snippet(snippet_id, row[1], float(row[2]))
 
     def count(self) -> int:
         """How many snippets are stored."""
@@ -659,6 +675,11 @@ class SnippetStore:
     def close(self) -> None:
         """Close the PostgreSQL connections (a SQLite store holds none between calls)."""
         self._backend.close()
+
+
+def _is_time(value: object) -> bool:
+    """A stored time this server wrote: a finite number (SQLite keeps any type anywhere)."""
+    return isinstance(value, int | float) and math.isfinite(value)
 
 
 _stores: dict[str, SnippetStore] = {}

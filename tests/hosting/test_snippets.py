@@ -137,6 +137,30 @@ def test_malformed_and_unknown_ids(make_store: Callable[..., SnippetStore]) -> N
     assert not isinstance(unknown.value, StoreUnavailable)
 
 
+#: What is done to a stored row, for SQLite and for PostgreSQL (None: it keeps the types).
+TAMPERED = {
+    "viewed": ("viewed = 'soon'", None),  # SQLite keeps text in a number column: a TypeError
+    "created": ("created = 'then'", None),
+    "code": ("code = printf('%.*c', 70000, 'x')", "code = repeat('x', 70000)"),  # > any Share
+}
+
+
+@pytest.mark.parametrize("tampered", TAMPERED)
+def test_a_row_share_did_not_write_is_a_message_not_an_error_page(
+    location: str, make_store: Callable[..., SnippetStore], tampered: str
+) -> None:
+    """A row written around the store (another instance's code, someone with the database)
+    opened by its link: a clear message, and the code of a larger one never read."""
+    statement = TAMPERED[tampered][snippets.is_postgres_url(location)]
+    if statement is None:
+        pytest.skip("PostgreSQL keeps only numbers in a DOUBLE PRECISION column")
+    store = make_store()
+    snippet_id = store.save("y = 2", visitor="a").snippet.id
+    _sql(location, f"UPDATE snippets SET {statement} WHERE id = '{snippet_id}'")
+    with pytest.raises(SnippetError, match="cannot be read"):
+        store.load(snippet_id)
+
+
 def test_rate_limit_refuses_a_burst_per_visitor(make_store: Callable[..., SnippetStore]) -> None:
     clock = FakeClock()
     store = make_store(limiter=RateLimiter(3, 60.0, clock=clock))
