@@ -61,6 +61,11 @@ from ._side_effects import side_effects_sentence as side_effects_sentence
 from ._stopwatch import ARTICLE_TIMING_CODE as ARTICLE_TIMING_CODE
 from ._stopwatch import article_explanation as article_explanation
 from ._stopwatch import article_timing as article_timing
+from ._sweep import SweepPoint as SweepPoint
+from ._sweep import crossover as crossover
+from ._sweep import sweep_point as sweep_point
+from ._sweep import sweep_rows as sweep_rows
+from ._sweep import sweep_verdict as sweep_verdict
 from ._trace import TRACE_MAX_DOWNLOAD_BYTES as TRACE_MAX_DOWNLOAD_BYTES
 from ._trace import summarise_trace as summarise_trace
 from ._trace import trace_demo as trace_demo
@@ -71,12 +76,7 @@ from ._workloads import DEFAULT_WORKLOAD as DEFAULT_WORKLOAD
 from ._workloads import DTYPES as DTYPES
 from ._workloads import PRESETS as PRESETS
 from ._workloads import SizeError as SizeError
-from ._workloads import SweepPoint as SweepPoint
 from ._workloads import Workload as Workload
-from ._workloads import crossover as crossover
 from ._workloads import function_of as function_of
 from ._workloads import function_source as function_source
 from ._workloads import inputs as inputs
-from ._workloads import sweep_point as sweep_point
-from ._workloads import sweep_rows as sweep_rows
-from ._workloads import sweep_verdict as sweep_verdict

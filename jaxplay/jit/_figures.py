@@ -18,7 +18,7 @@ from jaxplay.core import roofline, timing
 from jaxplay.core.figures import bar_ends, format_count, log_axis, seconds_axis, timing_line, traces
 from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.jit._stopwatch import ArticleTiming
-from jaxplay.jit._workloads import SweepPoint, crossings
+from jaxplay.jit._sweep import SweepPoint, about_size, crossings
 
 EAGER = "#d62728"
 JIT = "#1f77b4"
@@ -129,7 +129,9 @@ def sweep_figure(points: Sequence[SweepPoint], calls: int, device: str) -> go.Fi
         fig.add_vline(
             x=cross,
             line={"color": "gray", "dash": "dot"},
-            annotation_text=_("crossover ≈ {elements} elements").format(elements=f"{cross:,.0f}"),
+            annotation_text=_("medians cross ≈ {elements} elements").format(
+                elements=about_size(cross)
+            ),
             annotation_position="top left",
         )
     fig.update_layout(

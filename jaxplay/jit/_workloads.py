@@ -1,4 +1,4 @@
-"""The jit page's workloads: the article's functions, their inputs and limits, the size sweep.
+"""The jit page's workloads: the article's functions, their inputs and limits.
 
 Why a module of its own: the page must time exactly what it shows. Every function the page offers
 lives here as real source (so ``inspect.getsource`` shows what ran), every input is built here
@@ -28,9 +28,9 @@ import numpy as np
 
 from jaxplay import sandbox
 from jaxplay.article import naive_softmax
-from jaxplay.core import budget, claims, compilation, expr, i18n, measure_lock, timing
+from jaxplay.core import budget, expr, i18n, timing
 from jaxplay.core.errors import InputError
-from jaxplay.core.i18n import N_, _, ngettext
+from jaxplay.core.i18n import N_, _
 
 log = logging.getLogger(__name__)
 
@@ -424,166 +424,3 @@ def function_source(workload: Workload) -> str:
         "# parsed by jaxplay.core.expr (no eval): an ordinary function of x\n"
         f"f = expr.parse({workload.formula!r}, ('x',))\n"
     )
-
-
-# --- the size sweep -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SweepPoint:
-    """Eager and jit at one size.
-
-    Attributes:
-        rows: rows of ``x`` (columns are the workload's).
-        elements: elements of ``x``.
-        comparison: interleaved eager/jit steady-state timings.
-        compile_s: trace + lower + compile of a fresh jit at this size.
-    """
-
-    rows: int
-    elements: int
-    comparison: timing.JitComparison
-    compile_s: float
-
-    def amortized_jit_s(self, calls: int) -> float:
-        """Per-call time of jit over ``calls`` calls when the compile is paid in the first."""
-        return (self.compile_s + calls * self.comparison.jitted.median) / calls
-
-
-def sweep_rows(workload: Workload, points: int = 7) -> tuple[int, ...]:
-    """Rows from 1 to the workload's, evenly spaced on a log scale (distinct, ascending)."""
-    top = max(1, workload.rows)
-    values = np.unique(np.round(np.geomspace(1, top, num=max(2, points))).astype(int))
-    return tuple(int(v) for v in values)
-
-
-def sweep_point(workload: Workload, budget_s: float = 0.1) -> SweepPoint:
-    """Measure one size of the sweep (eager vs jit interleaved, and a fresh compile)."""
-    check(workload)
-    fn = function_of(workload)
-    args = inputs(workload)
-    with measure_lock.exclusive():
-        aot = compilation.compile_aot(fn, *args)
-        comparison = timing.compare_jit(fn, *args, budget_s=budget_s, warmup=1, min_repeats=3)
-    return SweepPoint(
-        workload.rows, workload.elements, comparison, aot.trace_s + aot.lower_s + aot.compile_s
-    )
-
-
-def _log_crossings(xs: list[float], diff: list[float]) -> list[tuple[float, bool]]:
-    """Every x where ``diff`` changes sign, interpolated on log-log axes, and whether it turns
-    negative there."""
-    found = []
-    for i in range(1, len(xs)):
-        a, b = diff[i - 1], diff[i]
-        if (a < 0) != (b < 0):
-            t = a / (a - b)
-            x = math.exp(math.log(xs[i - 1]) + t * (math.log(xs[i]) - math.log(xs[i - 1])))
-            found.append((float(x), b < 0))
-    return found
-
-
-def crossings(
-    points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int
-) -> list[tuple[float, bool]]:
-    """Every size (elements) where jit, compile included and spread over ``calls`` calls, and
-    eager change places, smallest first, each with whether jit is ahead above it.
-
-    Per call in steady state jit is rarely slower than eager; the price is the compile. Over a
-    fixed number of calls (the article's loop makes 10) eager tends to win at small sizes, where
-    the compile cannot be earned back, and jit at large ones; a measured run may cross more than
-    once, or the other way.
-    """
-    ordered = sorted(points, key=lambda p: p.elements)
-    xs = [float(p.elements) for p in ordered]
-    diff = [
-        math.log(p.amortized_jit_s(calls)) - math.log(p.comparison.eager.median) for p in ordered
-    ]
-    return _log_crossings(xs, diff)
-
-
-def crossover(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> float | None:
-    """Elements where jit, compile included, overtakes eager for good: the one crossing of the
-    sweep, when there is one and jit is ahead above it; ``None`` otherwise."""
-    found = crossings(points, calls)
-    return found[0][0] if len(found) == 1 and found[0][1] else None
-
-
-def break_even_calls(point: SweepPoint) -> float | None:
-    """Calls after which jit's compile has paid for itself at this size; ``None`` where jit is
-    not clearly faster per call (their quartile ranges overlap, or eager is faster): a saving
-    within the noise would be divided into the compile as if it were sure."""
-    eager, jitted = point.comparison.eager, point.comparison.jitted
-    if not jitted.clearly_faster_than(eager):
-        return None
-    return point.compile_s / (eager.median - jitted.median)
-
-
-# --- the page's explanations (claims the tests check) -------------------------------------------
-
-
-@claims.states("jit.eager_compiles_per_new_shape")
-def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int) -> str:
-    """Where jit, compile included, starts to beat eager, and when it pays at the largest size."""
-    if not points:
-        return _("Nothing was swept.")
-    found = crossings(points, calls)
-    over = ngettext("Over {calls} call", "Over {calls} calls", calls).format(calls=f"{calls:,}")
-    if len(found) == 1:
-        at = f"{found[0][0]:,.0f}"
-        verdict = (
-            _(
-                "{over}, jit with its compile overtakes eager at about **{elements} elements**: "
-                "below that the compile is not earned back, above it jit wins."
-            )
-            if found[0][1]
-            else _(
-                "{over}, eager overtakes jit with its compile at about **{elements} elements**: "
-                "below that jit wins, above it eager does."
-            )
-        ).format(over=over, elements=at)
-    elif found:
-        verdict = _(
-            "{over} the curves cross {n} times, at about {elements} elements: neither wins over "
-            "the whole range."
-        ).format(over=over, n=len(found), elements=_(", ").join(f"{x:,.0f}" for x, _up in found))
-    else:
-        smallest = min(points, key=lambda p: p.elements)
-        jit_wins = smallest.amortized_jit_s(calls) < smallest.comparison.eager.median
-        verdict = (
-            _(
-                "{over} the curves do not cross in this range: jit wins at every size. Try "
-                "fewer calls or a wider range of sizes."
-            )
-            if jit_wins
-            else _(
-                "{over} the curves do not cross in this range: eager wins at every size. Try "
-                "more calls or a wider range of sizes."
-            )
-        ).format(over=over)
-    # What the comparison leaves out, said every time: it is jit's compile against a warm eager.
-    verdict += claims.qualify(
-        "jit.eager_compiles_per_new_shape",
-        _(
-            " Eager is timed warm: eager JAX also compiles one small program per `jnp` call "
-            "the first time it meets a shape (kept after), a cost this comparison leaves out."
-        ),
-    )
-    largest = max(points, key=lambda p: p.elements)
-    needed = break_even_calls(largest)
-    if needed is None:
-        eager, jitted = largest.comparison.eager, largest.comparison.jitted
-        return verdict + (
-            _(" At {elements} elements jit is slower per call: its compile never pays for itself.")
-            if eager.clearly_faster_than(jitted)
-            else _(
-                " At {elements} elements jit and eager are not clearly apart per call (their "
-                "quartile ranges overlap): no number of calls is sure to pay for the compile."
-            )
-        ).format(elements=f"{largest.elements:,}")
-    n = math.ceil(needed)
-    return verdict + ngettext(
-        " At {elements} elements the compile pays for itself after about **{n} call**.",
-        " At {elements} elements the compile pays for itself after about **{n} calls**.",
-        n,
-    ).format(elements=f"{largest.elements:,}", n=f"{n:,}")

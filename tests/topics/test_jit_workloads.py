@@ -12,7 +12,7 @@ import pytest
 
 from jaxplay import jit, sandbox
 from jaxplay.core import expr, i18n, roofline, timing
-from jaxplay.jit import _stopwatch, _workloads
+from jaxplay.jit import _stopwatch, _sweep, _workloads
 
 
 def _workload(preset: str = "softmax", rows: int = 16, cols: int = 8, **kw) -> jit.Workload:
@@ -235,8 +235,8 @@ def test_crossover_is_where_jit_with_its_compile_overtakes_eager() -> None:
     assert "10,000 elements the compile pays for itself after about **1 call**" in verdict
     assert jit.crossover(points[2:], calls=10) is None
     assert "jit wins at every size" in jit.sweep_verdict(points[2:], 10)
-    assert _workloads.break_even_calls(points[0]) == pytest.approx(1.0 / (0.01 - 0.005))
-    assert _workloads.break_even_calls(_point(5, 1.0, 2.0, 1.0)) is None
+    assert _sweep.break_even_calls(points[0]) == pytest.approx(1.0 / (0.01 - 0.005))
+    assert _sweep.break_even_calls(_point(5, 1.0, 2.0, 1.0)) is None
     slower = jit.sweep_verdict([_point(5, 1.0, 2.0, 1.0)], 10)
     assert "At 5 elements jit is slower per call: its compile never pays for itself." in slower
 
@@ -248,9 +248,54 @@ def test_a_saving_within_the_noise_is_no_break_even() -> None:
         timing.Timing((0.0090, 0.0101, 0.0110), 1, 1), timing.Timing((0.0089, 0.0100, 0.0111), 1, 1)
     )
     point = jit.SweepPoint(1_000, 1_000, tie, 0.01)
-    assert _workloads.break_even_calls(point) is None
+    assert _sweep.break_even_calls(point) is None
     verdict = jit.sweep_verdict([point], 10)
     assert "jit and eager are not clearly apart per call" in verdict and "pays" not in verdict
+
+
+def _spread_point(elements: int, eager: float, jitted: float, compile_s: float) -> jit.SweepPoint:
+    """A point whose samples spread 5 % (eager) and 1 % (jit) about their medians."""
+    comparison = timing.JitComparison(
+        timing.Timing((eager * 0.95, eager, eager * 1.05), 1, 1),
+        timing.Timing((jitted * 0.99, jitted, jitted * 1.01), 1, 1),
+    )
+    return jit.SweepPoint(elements, elements, comparison, compile_s)
+
+
+def test_no_crossing_or_winner_is_named_from_medians_within_the_spread() -> None:
+    """Medians that cross between two sizes whose quartile ranges overlap: the verdict said "jit
+    overtakes eager at about 46,062 elements ... above it jit wins", then that at the larger size
+    nothing was sure."""
+    level = [
+        _spread_point(10_000, 1.0e-3, 0.92e-3, 1e-3),
+        _spread_point(100_000, 2e-3, 1.88e-3, 1e-3),
+    ]
+    assert [_sweep.ahead(p, 10) for p in level] == [None, None]
+    assert len(_sweep.crossings(level, 10)) == 1  # the medians do cross
+    verdict = jit.sweep_verdict(level, 10)
+    assert "overlap in their quartile ranges at every size" in verdict
+    assert "overtakes" not in verdict and "wins" not in verdict and "46," not in verdict
+    assert jit.crossover(level, calls=10) is None
+    # One size clear, one not: counted, no crossing named.
+    mixed = [_spread_point(10, 1e-3, 1e-3, 1.0), level[1]]
+    verdict = jit.sweep_verdict(mixed, 10)
+    assert "eager at 1 of the 2 sizes; at the other 1" in verdict
+    assert "overtakes eager" not in verdict
+
+
+def test_a_crossing_is_given_to_the_figures_it_deserves() -> None:
+    points = [_point(n, n / 1000, n / 2000, 1.0) for n in (10, 100, 1_000, 10_000)]
+    points[1] = _point(100, 0.1 / 1.0003, 0.05, 1.0)  # moves the crossing off a round number
+    ((cross, _up),) = _sweep.crossings(points, 10)
+    assert round(cross) != round(cross, -1)  # interpolated: a size like 200.4
+    assert f"about **{_sweep.about_size(cross)} elements**" in jit.sweep_verdict(points, 10)
+    assert _sweep.about_size(46_062.4) == "46,100" and _sweep.about_size(7.26) == "7"
+
+
+def test_one_size_is_said_as_one() -> None:
+    one = jit.sweep_verdict([_point(50, 1.0, 0.1, 0.1)], 10)
+    assert one.startswith("Over 10 calls, jit with its compile wins at this size.")
+    assert "curves" not in one and "every size" not in one
 
 
 def test_sweep_point_measures_both_and_a_compile() -> None:
@@ -303,7 +348,7 @@ def test_sweep_figure_marks_the_crossover() -> None:
     fig = jit.sweep_figure(points, 10, "cpu (test)")
     assert len(fig.data) == 3
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
-    assert any("crossover" in a.text for a in fig.layout.annotations)
+    assert any("medians cross ≈ 277 elements" in a.text for a in fig.layout.annotations)
     assert not jit.sweep_figure(points[2:], 10, "cpu (test)").layout.annotations
 
 
@@ -326,7 +371,7 @@ def test_a_sweep_that_crosses_the_other_way_or_twice_says_so() -> None:
         _point(10_000, 0.1, 0.095, 0.1),
         _point(100_000, 0.3, 0.1, 0.1),
     ]
-    found = jit.crossover(back, calls=10), _workloads.crossings(back, calls=10)
+    found = jit.crossover(back, calls=10), _sweep.crossings(back, calls=10)
     assert found[0] is None and [up for _x, up in found[1]] == [False, True]
     assert "the curves cross 2 times" in jit.sweep_verdict(back, 10)
     other_way = back[:2]
