@@ -58,12 +58,10 @@ def run_summary(result: RunResult) -> str:
     alone, not the inspections run after it), or that it failed."""
     if not result.ok:
         return _("The run failed")
-    seconds = f"{result.duration_s:.2f}"
+    took = format_seconds(result.duration_s)  # a 4 ms run was "0.00 s"
     if result.inspections:
-        return _("Your code ran in {seconds} s (the inspections after it not counted)").format(
-            seconds=seconds
-        )
-    return _("Ran in {seconds} s").format(seconds=seconds)
+        return _("Your code ran in {took} (the inspections after it not counted)").format(took=took)
+    return _("Ran in {took}").format(took=took)
 
 
 @claims.states_nothing("where this server runs code, not JAX's behaviour")

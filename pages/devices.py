@@ -406,6 +406,15 @@ def inserted_collectives(n: int) -> None:
 
 def scaling_tab() -> None:
     counts = devices.device_counts(N)
+    if len(counts) < 2:
+        st.info(
+            _(
+                "Scaling compares the step on one device with the same step split over "
+                "several: with {devices} there is nothing to compare."
+            ).format(devices=devices.devices_count(N)),
+            icon=":material/info:",
+        )
+        return
     st.write(
         _(
             "A 2-layer MLP's loss and gradient (`jax.value_and_grad`, batch 1024), the batch "

@@ -9,7 +9,7 @@ import streamlit as st
 
 from jaxplay import jit, sandbox
 from jaxplay.core import expr, markdown, roofline, timing
-from jaxplay.core.i18n import N_, _
+from jaxplay.core.i18n import N_, _, ngettext
 
 DEFAULT = jit.DEFAULT_WORKLOAD
 
@@ -211,10 +211,15 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
         bind="query-params",
     )
     w = workload
+    if len(sizes) < 2:
+        st.info(_("A sweep needs two sizes or more: set rows above 1."), icon=":material/info:")
+        return
     swept = (w.preset, w.rows, w.cols, w.dtype, w.formula, number)
-    label = _("Sweep rows {first}…{last} (× {cols} cols)").format(
-        first=sizes[0], last=sizes[-1], cols=w.cols
-    )
+    label = ngettext(
+        "Sweep rows {first}…{last} (× {cols} col)",
+        "Sweep rows {first}…{last} (× {cols} cols)",
+        w.cols,
+    ).format(first=sizes[0], last=sizes[-1], cols=w.cols)
     if not _ui.measure_button(label, "jit_sweep_run", swept, icon=None):
         st.info(
             _("The sweep times eager and jit at {n} sizes, one after the other.").format(
@@ -377,8 +382,18 @@ def side_effects_tab() -> None:
     calls = st.slider(_("jitted calls"), 1, 10, 2, key="jit_counter_calls", bind="query-params")
     counter, printed = side_effects(calls)
     a, b, c = st.columns(3)
-    a.metric(_("counter after {n} eager calls").format(n=calls), counter.eager_count)
-    b.metric(_("counter after {n} jitted calls").format(n=calls), counter.jit_count)
+    a.metric(
+        ngettext("counter after {n} eager call", "counter after {n} eager calls", calls).format(
+            n=calls
+        ),
+        counter.eager_count,
+    )
+    b.metric(
+        ngettext("counter after {n} jitted call", "counter after {n} jitted calls", calls).format(
+            n=calls
+        ),
+        counter.jit_count,
+    )
     c.metric(_("… then one call with a new shape"), counter.jit_count_after_new_shape)
     st.markdown(jit.side_effects_sentence(counter, printed))
     for i, text in enumerate(printed.outputs, start=1):

@@ -18,7 +18,7 @@ from jaxplay.article import (
     hvp,
     optimized_hvp,
 )
-from jaxplay.core import capture, claims, markdown, roofline, timing
+from jaxplay.core import capture, claims, markdown, roofline, timing, words
 from jaxplay.core.capture import Outcome
 from jaxplay.core.figures import (
     bar_ends,
@@ -340,6 +340,6 @@ def hvp_summary(sweep: HvpSweep) -> str:
             for m in HVP_METHODS
         ),
         best=_(best),
-        spread=f"{spread:.1f}",
+        spread=words.factor(spread),
         diff=f"{sweep.max_rel_diff:.1g}",
     )

@@ -18,7 +18,7 @@ from jaxplay.article import (
     jac_forward,
     jac_reverse,
 )
-from jaxplay.core import claims, roofline, timing
+from jaxplay.core import claims, roofline, timing, words
 from jaxplay.core.figures import (
     bar_ends,
     format_count,
@@ -265,7 +265,7 @@ def jacobian_verdicts(sweep: JacobianSweep) -> list[str]:
         won = sweep.faster(name, wide)
         verdicts.append(
             _("{sweep} ({width}): **{winner}** is {factor}× faster.").format(
-                sweep=_(name), width=width, winner=won[0], factor=f"{won[1]:.1f}"
+                sweep=_(name), width=width, winner=won[0], factor=words.factor(won[1])
             )
             if won
             else _(

@@ -134,8 +134,7 @@ class Timing:
     cut: bool = False
 
     def __post_init__(self) -> None:
-        # A blocked call takes time. A sample that is no positive, finite number can only come
-        # from a forged worker result, and every ratio a page states would divide by it.
+        # A blocked call takes time: a sample of 0 s (a forged worker result) divided every ratio.
         if not all(isinstance(s, float | int) and 0 < s < math.inf for s in self.samples):
             raise ValueError("a timing's samples are positive, finite times")
         if self.number < 1:
@@ -181,16 +180,21 @@ class Timing:
 
     def describe(self) -> str:
         """``"1.23 ms ± 0.05 ms (median ± IQR/2, 25 samples × 10 calls)"``."""
-        from jaxplay.core.i18n import _
+        from jaxplay.core.i18n import _, ngettext
 
         if not self.samples:
             return _("no sample (cut: the measurement's time budget was spent first)")
         cut = _("; cut at the measurement's time budget") if self.cut else ""
-        return _("{median} ± {spread} (median ± IQR/2, {n} samples × {calls} calls{cut})").format(
+        calls = ngettext("{n} call", "{n} calls", self.number).format(n=self.number)
+        if self.repeats == 1:  # one sample has no spread to show
+            return _("{median} (one sample × {calls}{cut})").format(
+                median=format_seconds(self.median), calls=calls, cut=cut
+            )
+        return _("{median} ± {spread} (median ± IQR/2, {n} samples × {calls}{cut})").format(
             median=format_seconds(self.median),
             spread=format_seconds(self.iqr / 2),
             n=self.repeats,
-            calls=self.number,
+            calls=calls,
             cut=cut,
         )
 

@@ -75,6 +75,20 @@ def number(value: float, digits: int = 4) -> str:
     return f"{float(value):.{digits}g}"
 
 
+def factor(ratio: float, places: int = 1) -> str:
+    """A ratio for "N× faster" with ``places`` decimals, more where fewer would print ``1``: a
+    difference the run found clear is never written "1.0× faster".
+
+    Example:
+        >>> factor(2.345), factor(1.04), factor(1.004), factor(1.04, places=2)
+        ('2.3', '1.04', '1.004', '1.04')
+    """
+    for shown in (f"{ratio:.{n}f}" for n in range(places, 4)):
+        if float(shown) != 1.0:
+            return shown
+    return f"{ratio:.3f}"
+
+
 def in_units(value: float, units: tuple[tuple[str, float], ...]) -> str:
     """``value`` with three significant figures in the smallest of ``units`` (``(name, scale)``
     pairs, smallest scale first) that shows it in fewer than four digits, once rounded: 999.6 µs

@@ -24,7 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly import colors as pcolors
 
-from jaxplay.core import claims, timing
+from jaxplay.core import claims, timing, words
 from jaxplay.core.errors import InputError
 from jaxplay.core.figures import plain, timing_line
 from jaxplay.core.i18n import _, ngettext
@@ -672,10 +672,15 @@ def scaling_sentence(points: tuple[ScalingPoint, ...]) -> str:
             q3=timing.format_seconds(t.q3),
         )
 
+    if len(points) == 1:  # nothing to compare it with
+        return _("Measured: {one} {one_time}.").format(
+            one=devices_count(one.devices), one_time=spread(a)
+        )
+
     if b.clearly_faster_than(a):
-        verdict = _("{ratio}× faster").format(ratio=f"{a.median / b.median:.2f}")
+        verdict = _("{ratio}× faster").format(ratio=words.factor(a.median / b.median, 2))
     elif a.clearly_faster_than(b):
-        verdict = _("{ratio}× slower").format(ratio=f"{b.median / a.median:.2f}")
+        verdict = _("{ratio}× slower").format(ratio=words.factor(b.median / a.median, 2))
     else:
         verdict = _("no clear difference: the quartile ranges overlap")
     return _("Measured: {one} {one_time}, {most} {most_time}: {verdict}.").format(

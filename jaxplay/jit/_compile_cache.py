@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from jaxplay.core import claims, cpu_limit, i18n
+from jaxplay.core import claims, cpu_limit, i18n, words
 from jaxplay.core.i18n import N_, ngettext
 from jaxplay.core.timing import format_seconds
 from jaxplay.hosting import environment
@@ -207,14 +207,19 @@ def cache_sentence(demo: CacheDemo) -> str:
         warm=fmt(warm),
     )
     if warm > 0 and cold > warm:
-        text += _(" ({ratio}× faster).").format(ratio=f"{cold / warm:.1f}")
+        text += _(" ({ratio}× faster).").format(ratio=words.factor(cold / warm))
     else:
         text += _(".")
-    text += _(
+    text += ngettext(
+        " JAX reported a cache hit in {hits} of {n} second process and in {cold_hits} of {n} "
+        "first one. Tracing and lowering are not cached: {first_trace} in the first process, "
+        "{second_trace} in the second. Importing JAX and the page's code took {imported} in "
+        "the second process, which no cache saves.",
         " JAX reported a cache hit in {hits} of {n} second processes and in {cold_hits} of {n} "
         "first ones. Tracing and lowering are not cached: {first_trace} in the first process, "
         "{second_trace} in the second. Importing JAX and the page's code took {imported} in "
-        "the second process, which no cache saves."
+        "the second process, which no cache saves.",
+        n,
     ).format(
         hits=hits,
         n=n,

@@ -180,6 +180,11 @@ def donation_sentence(result: DonationResult) -> str:
                 "With `donate_argnums=0` XLA writes {aliased} of the result into `x`'s buffer."
             ).format(aliased=format_bytes(d.alias_bytes))
         text = claims.qualify("jit.donation_peak_is_xlas", text)
+    elif d.alias_bytes < 0:  # -1: this backend's memory_analysis() did not say
+        text = _(
+            "This backend does not report what XLA aliased (`memory_analysis()` gave no "
+            "figure), so this run cannot say whether the donation was used."
+        )
     else:
         text = claims.qualify(
             "jit.donation_aliases_same_size",
@@ -250,6 +255,6 @@ DONATION_SOURCES = (
 @claims.states("jit.donation_aliases_same_size")
 def reuse_sentence(result: DonationResult) -> str:
     """What using ``x`` again after the donated call did, when it worked (Markdown)."""
-    if result.donated.alias_bytes <= 0:
+    if result.donated.alias_bytes == 0:
         return _("Using `x` again worked: JAX did not delete it, as its donation was not used.")
     return _("Using `x` again worked: JAX did not delete it.")

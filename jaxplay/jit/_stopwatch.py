@@ -106,18 +106,23 @@ def article_explanation(article: ArticleTiming, eager_median_s: float, compile_s
         "loop read {naive}, {per_call} per call, against {eager} for an eager call that is "
         "waited for"
     ).format(n=n, naive=fmt(article.naive_s), per_call=fmt(per_call), eager=fmt(eager_median_s))
-    if per_call < 0.5 * eager_median_s:
+    # One unrepeated run has no spread: the bands are wide, and the ratio is said with them.
+    ratio = per_call / eager_median_s
+    if ratio < 0.8:
         text += _(
-            ": the clock saw the dispatch, and the unfinished work spilled into the jit loop's "
-            "clock."
+            ": {ratio}× as long, so the clock saw the dispatch, and the unfinished work spilled "
+            "into the jit loop's clock."
+        ).format(ratio=f"{ratio:.2g}")
+    elif ratio <= 1.25:
+        text += _(": about the same here ({ratio}×), so little of the work spilled over.").format(
+            ratio=f"{ratio:.2g}"
         )
-    elif per_call <= 2 * eager_median_s:
-        text += _(": about the same here, so little of the work spilled over.")
     else:
         text += _(
-            ": slower than a call that is waited for, so this one unrepeated run was disturbed "
-            "(the machine's other work, or a first call's cost) more than the dispatch shows."
-        )
+            ": {ratio}× as long as a call that is waited for, so this one unrepeated run was "
+            "disturbed (the machine's other work, or a first call's cost) more than the "
+            "dispatch shows."
+        ).format(ratio=f"{ratio:.2g}")
     text += _(
         " The jit loop also pays its first call's tracing and compilation inside its {n} calls "
         "(the profile measured {compile} for them), and one run of {n} calls has no spread to "

@@ -423,7 +423,7 @@ def fusion_story(report: ChainReport) -> str:
 def bandwidth_story(report: ChainReport) -> str:
     """One paragraph on what the measured numbers say: memory-bound or compute-bound, and why."""
     roof = report.reference.copy_bandwidth_gbps
-    share = report.jit_gbps / roof
+    share = round(report.jit_gbps / roof, 2)  # as shown: "100%" is never "above the roof"
     text = _(
         "The jitted chain reached {gbps} GB/s, {share} of this device's copy bandwidth. "
     ).format(gbps=f"{report.jit_gbps:.3g}", share=f"{share:.0%}")

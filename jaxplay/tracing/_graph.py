@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from jaxplay.core.i18n import _
+from jaxplay.core.i18n import _, ngettext
 from jaxplay.tracing._jaxpr_tree import Atom, Block, Eqn, walk
 
 #: Largest number of equation nodes drawn.
@@ -171,7 +171,9 @@ class _Drawer:
         else:
             if eqn.subs:
                 inner = node_count(Block((), (), (), (eqn,)), True) - 1
-                label += "\n⊞ " + _("{n} equations inside").format(n=inner)
+                label += "\n⊞ " + ngettext(
+                    "{n} equation inside", "{n} equations inside", inner
+                ).format(n=inner)
                 fill = fill if fill == _FILL_MARK else _FILL_CALL
             self.node(node_id, label, fill)
             self.feed(eqn.inputs, node_id)
@@ -218,11 +220,16 @@ def build_graph(
     message = None
     if drawer.truncated:
         left = total - drawer.drawn
-        message = _(
+        message = ngettext(
+            "The graph is capped at {cap} equations: {left} of {total} is not drawn. "
+            "Collapse sub-jaxprs or use smaller loop counts to see all of it.",
             "The graph is capped at {cap} equations: {left} of {total} are not drawn. "
-            "Collapse sub-jaxprs or use smaller loop counts to see all of it."
+            "Collapse sub-jaxprs or use smaller loop counts to see all of it.",
+            left,
         ).format(cap=max_nodes, left=left, total=total)
-        more = _("… {n} more equations not drawn").format(n=left)
+        more = ngettext(
+            "… {n} more equation not drawn", "… {n} more equations not drawn", left
+        ).format(n=left)
         drawer.node("truncated", more, "#fff8e1", shape="note")
     header = [
         "digraph jaxpr {",

@@ -50,6 +50,13 @@ def test_measure_batches_fast_calls_and_keeps_all_samples() -> None:
     assert "samples" in t.describe()
 
 
+def test_a_timing_is_described_in_the_words_its_counts_take() -> None:
+    one = timing.Timing((0.0123,), 1, 0).describe()
+    assert one == "12.3 ms (one sample × 1 call)"  # no spread of one sample, no "1 calls"
+    two = timing.Timing((0.01, 0.02), 3, 0).describe()
+    assert "2 samples × 3 calls" in two and "±" in two
+
+
 def test_the_budget_scale_stretches_every_sampling_budget(monkeypatch) -> None:
     """The suite's small scale (tests/conftest.py) makes a measurement take its minimum samples;
     a scale of 1 gives the budget asked for."""

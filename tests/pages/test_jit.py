@@ -147,6 +147,13 @@ def test_side_effects_and_the_sweep(spec) -> None:
     at.button(key="jit_sweep_run").click().run()
     assert_clean(at)
     assert any("Over 10 calls" in m.value for m in at.markdown)
+    at = open_page(spec, jit_rows=1, jit_cols=1, jit_tab="Side effects")
+    at.slider(key="jit_counter_calls").set_value(1).run()
+    assert "counter after 1 eager call" in _metrics(at)  # not "1 eager calls"
+    at = _in_tab(spec, "Size sweep", jit_rows=1, jit_cols=1)  # one size is no sweep
+    assert_clean(at)
+    assert any("needs two sizes or more" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "jit_sweep_run"]
 
 
 def _statuses(at) -> list[str]:

@@ -88,7 +88,7 @@ def test_the_run_time_says_it_leaves_the_inspections_out() -> None:
     from jaxplay.sandbox import RunResult
 
     ran = RunResult(ok=True, stdout="", stderr="", duration_s=0.004)
-    assert code_lab.run_summary(ran) == "Ran in 0.00 s"
+    assert code_lab.run_summary(ran) == "Ran in 4 ms"  # "0.00 s" before
     inspected = dataclasses.replace(ran, inspections={"values": ()})
     assert "the inspections after it not counted" in code_lab.run_summary(inspected)
 

@@ -255,3 +255,9 @@ def test_the_scaling_verdict_needs_the_quartile_ranges_apart() -> None:
     assert "1.95× slower" in slower
     tied = devices.scaling_sentence((point(1, 2.0, 3.0, 4.0), point(8, 2.5, 2.9, 3.5)))
     assert "no clear difference" in tied and "faster" not in tied and "slower" not in tied
+    # A clear difference of 0.4 %: never "1.00× faster".
+    small = devices.scaling_sentence((point(1, 1.001, 1.002, 1.003), point(8, 0.997, 0.998, 0.999)))
+    assert "1.004× faster" in small
+    # One device: nothing to compare it with (it compared the device with itself).
+    alone = devices.scaling_sentence((point(1, 1.0, 1.1, 1.2),))
+    assert alone.startswith("Measured: 1 device 1.1 s") and alone.count("1 device") == 1

@@ -50,6 +50,24 @@ def test_a_narrower_output_cannot_use_the_donation_and_jax_does_not_warn() -> No
     assert "warning below" not in text
 
 
+def test_a_backend_that_reports_no_alias_is_not_said_to_alias_nothing() -> None:
+    """memory_analysis() without figures (-1): "XLA aliased nothing here ... (`x` was
+    deleted)" contradicted itself."""
+    import dataclasses
+
+    result = jit.donation_demo(**SOFTMAX)
+    unreported = {"alias_bytes": -1, "peak_bytes": -1}
+    result = dataclasses.replace(
+        result,
+        plain=dataclasses.replace(result.plain, **unreported),
+        donated=dataclasses.replace(result.donated, **unreported),
+    )
+    text = jit.donation_sentence(result)
+    assert "cannot say whether the donation was used" in text
+    assert "aliased nothing" not in text and "(`x` was deleted)" in text
+    assert "as its donation was not used" not in _donation.reuse_sentence(result)
+
+
 def test_donation_runs_in_the_sandbox_as_the_page_runs_it() -> None:
     """Through ``sandbox.call`` with no visitor given (the page's path)."""
     function, returns, timeout_s = jit.SANDBOXED["donation"]
@@ -65,7 +83,7 @@ def test_the_second_process_reads_the_compile_from_the_cache() -> None:
     assert not cold.hit and warm.hit  # JAX's own monitoring events
     assert demo.entries >= 1 and demo.entry_bytes > 0
     text = jit.cache_sentence(demo)
-    assert "cache hit in 1 of 1 second processes and in 0 of 1 first ones" in text
+    assert "cache hit in 1 of 1 second process and in 0 of 1 first one." in text
     assert jit.cache_figure(demo).data
 
 

@@ -122,6 +122,23 @@ def test_a_matmul_chain_is_said_to_compute_its_flops():
         assert f"{cost['flops']:,.0f} floating-point operations" in said
 
 
+def test_the_roof_words_agree_with_the_share_shown():
+    """100.4 % of the roof printed "100%" and said "Above the roof"; 49.6 % printed "50%" and
+    said "Well below"."""
+    import dataclasses
+
+    report = memory.analyse_chain(("sin",), 32, 0.02)
+
+    def at_share(share: float) -> str:
+        roof = dataclasses.replace(report.reference, copy_bandwidth_gbps=report.jit_gbps / share)
+        return memory.bandwidth_story(dataclasses.replace(report, reference=roof))
+
+    at_roof = at_share(1.004)
+    assert "100% of this device's copy bandwidth" in at_roof and "Above the roof" not in at_roof
+    half = at_share(0.4996)
+    assert "50% of this device's copy bandwidth" in half and "Near the roof" in half
+
+
 def test_recomputed_primitives_are_those_in_several_kernels():
     assert memory.recomputed_primitives(parse_fusions(OLD_STYLE), (("sin", 1),)) == ()
     text = """\

@@ -46,6 +46,16 @@ def test_fan_out_draws_one_edge_per_consumer() -> None:
     assert sources.count("eqn:0") == 2  # sin feeds mul (once: both operands) and cos
 
 
+def test_one_equation_inside_is_said_as_one() -> None:
+    import jax
+
+    def outer(x):
+        return jax.jit(jnp.sin)(x) * 2  # a pjit around one sin: "1 equations inside" before
+
+    graph = tracing.build_graph(_block(outer, ((4,), "float32")).jaxpr)
+    assert "1 equation inside" in graph.dot and "1 equations" not in graph.dot
+
+
 def test_sub_jaxprs_collapse_and_expand() -> None:
     preset = tracing.find_preset("while")
     staged = _block(preset.fn, *preset.args)
