@@ -145,14 +145,13 @@ def placement_tab() -> None:
     st.markdown(
         _(
             "`jax.device_put(np.ones({size}, np.float32), device)` with device `{device}` lives "
-            "on **{devices}** ({nbytes} bytes, committed: {committed}); its sharding is "
-            "`{sharding}`."
+            "on **{devices}** ({nbytes} bytes, {committed}); its sharding is `{sharding}`."
         ).format(
             size=size,
             device=dev,
             devices=", ".join(p.devices),
             nbytes=f"{p.nbytes:,}",
-            committed=p.committed,
+            committed=_("committed") if p.committed else _("not committed"),
             sharding=p.sharding,
         )
     )
@@ -388,14 +387,17 @@ def inserted_collectives(n: int) -> None:
     typed = devices.read_type(c.output_sharding, (n,), (devices.AXIS,))
     st.markdown(
         _(
-            "Compiled on {devices}: **{ops}**: {why}. The output equals numpy's: {matches}. Its "
-            "type, {type} (the mesh's axes are Explicit, so the sharding is part of the type: "
-            "see *{tab}*)."
+            "Compiled on {devices}: **{ops}**: {why}. {agreement} Its type, {type} (the mesh's "
+            "axes are Explicit, so the sharding is part of the type: see *{tab}*)."
         ).format(
             devices=devices.devices_count(n),
             ops=", ".join(c.ops) or _("no collectives"),
             why=why,
-            matches=c.matches,
+            agreement=(
+                _("The output equals numpy's.")
+                if c.matches
+                else _("**The output differs from numpy's.**")
+            ),
             type=typed or f"`{c.output_sharding}`",
             tab=_("Explicit sharding"),
         )

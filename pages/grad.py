@@ -228,8 +228,16 @@ def modes_tab() -> None:
     st.markdown(
         _(
             "`value_and_grad(loss_with_aux, has_aux=True)` returns `((loss, aux), grads)`: loss "
-            "{loss}, aux {aux} (not differentiated); grads equal plain `grad`: **{equal}**."
-        ).format(loss=f"{aux.loss:.4f}", aux=aux.aux_shapes, equal=aux.grads_equal_plain)
+            "{loss}, aux {aux} (not differentiated); {agreement}"
+        ).format(
+            loss=f"{aux.loss:.4f}",
+            aux=aux.aux_shapes,
+            agreement=(
+                _("the grads equal plain `grad`'s.")
+                if aux.grads_equal_plain
+                else _("**the grads differ from plain `grad`'s.**")
+            ),
+        )
     )
     _ui.show_code(grad.modes_at_point, grad.modes_on_vectors, grad.loss_with_aux)
 

@@ -534,11 +534,7 @@ def recompilation_tab() -> None:
         bind="query-params",
     )
     scenario = scenarios[key]
-    st.caption(
-        _("{lesson} Edit the calls below: add rows, change shapes, dtypes, values.").format(
-            lesson=_(scenario.lesson)
-        )
-    )
+    st.caption(_("Edit the calls below: add rows, change shapes, dtypes, values."))
     table = _ui.table_editor(
         pd.DataFrame(scenario.editor_columns()),
         num_rows="dynamic",
@@ -568,6 +564,11 @@ def recompilation_tab() -> None:
             icon=":material/error:",
         )
         return
+    # The lesson counts the scenario's own calls: said only while they are the ones run.
+    if calls == scenario.calls and redefine == scenario.redefine:
+        st.caption(_(scenario.lesson))
+    else:
+        st.caption(_("These are your calls, not the scenario's: the counts below are theirs."))
     doing = _("Calling the jitted function, logging each compilation…")
     run = _ui.computed(doing, _("Called"), lab, calls, redefine)
     show_lab(run)

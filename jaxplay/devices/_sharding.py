@@ -658,6 +658,10 @@ def scaling_figure(points: tuple[ScalingPoint, ...], where: str) -> go.Figure:
     return fig
 
 
+#: The fewest samples of each timing a verdict is given on: one sample's quartiles are itself.
+_FEWEST_TO_COMPARE = 3
+
+
 @claims.states_nothing("compares the step times measured here, beyond their spreads")
 def scaling_sentence(points: tuple[ScalingPoint, ...]) -> str:
     """The fewest devices' step time against the most devices', with their quartile ranges, and
@@ -666,6 +670,8 @@ def scaling_sentence(points: tuple[ScalingPoint, ...]) -> str:
     a, b = one.timing, most.timing
 
     def spread(t: timing.Timing) -> str:
+        if not t.samples:
+            return t.describe()  # "no sample (cut: ...)"
         return _("{median} per step (quartiles {q1}–{q3})").format(
             median=timing.format_seconds(t.median),
             q1=timing.format_seconds(t.q1),
@@ -677,7 +683,9 @@ def scaling_sentence(points: tuple[ScalingPoint, ...]) -> str:
             one=devices_count(one.devices), one_time=spread(a)
         )
 
-    if b.clearly_faster_than(a):
+    if min(a.repeats, b.repeats) < _FEWEST_TO_COMPARE:  # cut short: no quartiles to compare
+        verdict = _("too few samples to compare (the measurement's time budget cut it short)")
+    elif b.clearly_faster_than(a):
         verdict = _("{ratio}× faster").format(ratio=words.factor(a.median / b.median, 2))
     elif a.clearly_faster_than(b):
         verdict = _("{ratio}× slower").format(ratio=words.factor(b.median / a.median, 2))

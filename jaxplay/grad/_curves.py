@@ -105,15 +105,23 @@ class Kink:
     left: float
     right: float
 
+    def _ends(self) -> tuple[str, str]:
+        """``x_left`` and ``x_right`` with the digits that tell two grid points apart (at 4
+        significant figures 99.5 and 99.50125 were "between x = 99.5 and x = 99.5")."""
+        for digits in range(4, 17):
+            lo, hi = f"{self.x_left:.{digits}g}", f"{self.x_right:.{digits}g}"
+            if lo != hi or self.x_left == self.x_right:
+                return lo, hi
+        return lo, hi
+
     def describe(self) -> str:
         name = ORDER_NAMES[self.order]
+        lo, hi = self._ends()
         if self.kind == "undefined":
             where = (
-                _("at x = {x}").format(x=f"{self.x_left:.4g}")
+                _("at x = {x}").format(x=lo)
                 if self.x_left == self.x_right
-                else _("for x in [{lo}, {hi}]").format(
-                    lo=f"{self.x_left:.4g}", hi=f"{self.x_right:.4g}"
-                )
+                else _("for x in [{lo}, {hi}]").format(lo=lo, hi=hi)
             )
             # In float32 an infinity may be the format's, not the function's: exp(89) is inf.
             overflow = dict(most=f"{FLOAT32_MAX:.2g}", exp_x=f"{EXP_OVERFLOWS_AT:.1f}")
@@ -139,8 +147,8 @@ class Kink:
             name=name,
             left=f"{self.left:.4g}",
             right=f"{self.right:.4g}",
-            lo=f"{self.x_left:.4g}",
-            hi=f"{self.x_right:.4g}",
+            lo=lo,
+            hi=hi,
         )
 
 

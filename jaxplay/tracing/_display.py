@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jaxplay.core import claims
-from jaxplay.core.i18n import _
+from jaxplay.core.i18n import _, ngettext
 
 # --- diffs ----------------------------------------------------------------------------------------
 
@@ -294,9 +294,12 @@ def pane_html(
     all_lines = text.splitlines()
     for i, line in enumerate(all_lines):
         if drawn >= max_lines:
-            left_out = _("… {n} more lines not shown (the pane shows at most {limit})").format(
-                n=f"{len(all_lines) - i:,}", limit=f"{max_lines:,}"
-            )
+            left = len(all_lines) - i
+            left_out = ngettext(
+                "… {n} more line not shown (the pane shows at most {limit})",
+                "… {n} more lines not shown (the pane shows at most {limit})",
+                left,
+            ).format(n=f"{left:,}", limit=f"{max_lines:,}")
             rows.append(f'<div style="opacity:.6;">{html.escape(left_out)}</div>')
             break
         mark = selected is not None and i < len(line_sources) and line_sources[i] == selected

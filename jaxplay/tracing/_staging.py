@@ -341,11 +341,15 @@ def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str])
     top = staged.jaxpr.eqns
     # A worker's names are a visitor's code's to forge: each one a code span it cannot close.
     listed = _(", ").join(markdown.code(eqn.primitive) for eqn in top)
-    text = ngettext(
-        "The jaxpr has {n} equation at the top level: {listed}.",
-        "The jaxpr has {n} equations at the top level: {listed}.",
-        len(top),
-    ).format(n=f"{len(top):,}", listed=listed)
+    text = (
+        ngettext(
+            "The jaxpr has {n} equation at the top level: {listed}.",
+            "The jaxpr has {n} equations at the top level: {listed}.",
+            len(top),
+        ).format(n=f"{len(top):,}", listed=listed)
+        if top
+        else _("The jaxpr has no equation: its outputs are its inputs or constants.")
+    )
     inputs = {atom.name: i for i, atom in enumerate(staged.jaxpr.invars)}
     for eqn in top:
         if eqn.primitive != "convert_element_type" or not eqn.inputs:

@@ -285,9 +285,12 @@ _VMAP_ERRORS: tuple[tuple[str, Explanation], ...] = (
     ),
     (
         r"len\(in_axes\)=(\d+), len\(args\)=(\d+)",
-        lambda entries, args: _(
+        lambda entries, args: ngettext(
+            "in_axes has {entries} entry but the function takes {args} arguments (x, params): "
+            "give one entry per argument.",
             "in_axes has {entries} entries but the function takes {args} arguments (x, params): "
-            "give one entry per argument."
+            "give one entry per argument.",
+            int(entries),
         ).format(entries=entries, args=args),
     ),
     (

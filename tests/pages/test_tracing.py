@@ -192,6 +192,15 @@ def test_recompilation_tab_counts_compilations(monkeypatch: pytest.MonkeyPatch) 
     log = "\n".join(c.value for c in at.code if "TRACING CACHE MISS" in c.value)
     assert "defined at <app>/jaxplay/article/_s6_tracing.py" in log  # JAX's log, without
     assert str(catalog.ROOT) not in log  # the server's paths
+    captions = " ".join(c.value for c in at.caption)
+    assert "the cache size is 2 after three calls" in captions  # the scenario's own calls
+    # Calls of the visitor's: the lesson's counts were said of them ("2 after three calls"
+    # above 3 compilations and a cache of 1).
+    at.toggle(key="tracing_redefine_article").set_value(True).run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Compilations"] == "3"
+    captions = " ".join(c.value for c in at.caption)
+    assert "2 after three calls" not in captions and "These are your calls" in captions
     at = open_page(SPEC, tracing_tab="Recompilation", tracing_scenario="unhashable")
     assert any("Non-hashable" in c.value for c in at.code)
     assert ran[-1:] == ["run_recompilation_lab"] and [s.label for s in at.status] == ["Called"]

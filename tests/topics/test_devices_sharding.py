@@ -261,3 +261,9 @@ def test_the_scaling_verdict_needs_the_quartile_ranges_apart() -> None:
     # One device: nothing to compare it with (it compared the device with itself).
     alone = devices.scaling_sentence((point(1, 1.0, 1.1, 1.2),))
     assert alone.startswith("Measured: 1 device 1.1 s") and alone.count("1 device") == 1
+    # Cut short by the time budget: one sample's quartiles are itself, none has none.
+    cut = devices.scaling_sentence((point(1, 4.0), point(8, 3.1)))
+    assert "too few samples to compare" in cut and "faster" not in cut
+    empty = _sharding.ScalingPoint(8, timing.Timing((), 1, 1, cut=True), 0.0)
+    said = devices.scaling_sentence((point(1, 4.0, 4.1, 4.2), empty))
+    assert "no sample (cut" in said and "n/a" not in said and "overlap" not in said

@@ -461,3 +461,15 @@ def test_check_grads_failing_in_float32_only_is_put_down_to_its_rounding() -> No
     said = ad.check_grads_failure(kink)
     assert said.startswith("`jax.test_util.check_grads` fails at order 1") and "float64" not in said
     assert not jax.config.jax_enable_x64
+
+
+def test_two_grid_points_are_never_written_as_one() -> None:
+    """99.5 and 99.50125, at 4 significant figures, read "between x = 99.5 and x = 99.5"."""
+    from jaxplay.grad._curves import Kink
+
+    jump = Kink(0, "jump", 99.5, 99.50125, 0.0, 1.0).describe()
+    assert "between x = 99.5 and x = 99.501," in jump  # the digits that tell them apart
+    nan = Kink(0, "undefined", 99.5, 99.50125, float("nan"), float("nan")).describe()
+    assert "for x in [99.5, 99.501]" in nan
+    assert "at x = 0.5:" in Kink(0, "undefined", 0.5, 0.5, 0.0, 0.0).describe()
+    assert "between x = -1 and x = 1," in Kink(1, "jump", -1.0, 1.0, 0.0, 1.0).describe()

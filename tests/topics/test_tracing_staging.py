@@ -310,6 +310,8 @@ def test_pane_html_marks_the_selected_lines_and_escapes() -> None:
     assert _display.HIGHLIGHT not in tracing.pane_html(text, sources, None)
     capped = tracing.pane_html(text, sources, 5, max_lines=1)
     assert capped.count(_display.HIGHLIGHT) == 1 and "2 more lines not shown" in capped
+    one_over = tracing.pane_html(text, sources, 5, max_lines=2)
+    assert "1 more line not shown" in one_over  # not "1 more lines"
 
 
 # --- the sandbox path ----------------------------------------------------------------------------
@@ -349,6 +351,9 @@ def test_the_jaxpr_story_names_what_was_converted_and_why() -> None:
     plain = [tracing.InputSpec((3,), "float32"), tracing.InputSpec((), "float32")]
     story = tracing.jaxpr_story(tracing.stage(preset.fn, plain), plain, preset.arg_names)
     assert story == "The jaxpr has 2 equations at the top level: `mul`, `add`."
+    same = tracing.stage(lambda x, y: x, plain)  # nothing computed: ": ." before
+    said = tracing.jaxpr_story(same, plain, ("x", "y"))
+    assert said == "The jaxpr has no equation: its outputs are its inputs or constants."
 
 
 def test_pane_lines_wrap_inside_the_pane_rather_than_run_off_its_edge() -> None:

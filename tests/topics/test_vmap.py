@@ -74,6 +74,7 @@ def test_loop_reference_is_the_articles_manual_batch() -> None:
     [
         ("(0, 0)", 0, BATCH_FIRST, "same length", "inconsistent sizes"),
         ("(0, None, 0)", 0, BATCH_FIRST, "3 entries but the function takes 2", "len(in_axes)=3"),
+        ("(0,)", 0, BATCH_FIRST, "has 1 entry but the function takes 2", "len(in_axes)=1"),
         ("(2, None)", 0, BATCH_FIRST, "Axis 2 does not exist on an input of shape (8, 5)", "rank"),
         ("(None, None)", 0, BATCH_FIRST, "Nothing is mapped", "non-None"),
         ("((0,), None)", 0, BATCH_FIRST, "mirror the arguments", "tree prefix"),
