@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import jax
 import pytest
 
 from jaxplay.hosting import catalog
 from tests.support.apptest import assert_clean, open_page
+from tests.support.devices import result_on
 from tests.support.page_texts import PAYLOAD, hostile_links, markdown_texts, shown
 
 SPEC = catalog.find("devices")
@@ -210,19 +206,7 @@ print("RESULT " + json.dumps(out))
 
 def test_page_with_one_simulated_device() -> None:
     """A fresh process (the device count is fixed once JAX starts) with JAXPLAY_CPU_DEVICES=1."""
-    env = {**os.environ, "JAXPLAY_CPU_DEVICES": "1", "PYTHONPATH": str(catalog.ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", ONE_DEVICE_SCRIPT],
-        cwd=catalog.ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-    out = json.loads(line[len("RESULT ") :])
+    out = result_on(1, ONE_DEVICE_SCRIPT)
     assert "one cpu device" in " ".join(out["Devices"]["info"])
     assert "JAXPLAY_CPU_DEVICES=8" in " ".join(out["Devices"]["info"])
     assert out["Devices"]["rows"] == [1]

@@ -163,10 +163,7 @@ PLACING = ("jit.signature_includes_structure_and_placement", "devices.")
 
 
 def test_the_placing_claims_hold_on_a_host_of_one_device() -> None:
-    import json
-    import os
-    import subprocess
-    import sys
+    from tests.support.devices import result_on
 
     script = (
         "from jaxplay.hosting import environment; environment.configure()\n"
@@ -182,18 +179,6 @@ def test_the_placing_claims_hold_on_a_host_of_one_device() -> None:
         "        if not v.holds: failed[f'{key} {case!r}'] = v.observed\n"
         "print('RESULT ' + json.dumps([len(jax.devices()), len(keys), failed]))\n"
     )
-    env = {**os.environ, "JAXPLAY_CPU_DEVICES": "1", "PYTHONPATH": str(catalog.ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=catalog.ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    devices, checked, failed = json.loads(line[len("RESULT ") :])
+    devices, checked, failed = result_on(1, script)
     assert devices == 1 and checked >= 8
     assert failed == {}
