@@ -203,6 +203,9 @@ def race_footer(kept: jit.SharedResult, workload: jit.Workload, key: str) -> Non
 
 def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
     sizes = jit.sweep_rows(workload)
+    if len(sizes) < 2:
+        st.info(_("A sweep needs two sizes or more: set rows above 1."), icon=":material/info:")
+        return
     calls = st.select_slider(
         _("Calls that share one compile"),
         [1, 3, 10, 30, 100, 1000, 10000],
@@ -211,9 +214,6 @@ def sweep_tab(workload: jit.Workload, number: int, device: str) -> None:
         bind="query-params",
     )
     w = workload
-    if len(sizes) < 2:
-        st.info(_("A sweep needs two sizes or more: set rows above 1."), icon=":material/info:")
-        return
     swept = (w.preset, w.rows, w.cols, w.dtype, w.formula, number)
     label = ngettext(
         "Sweep rows {first}…{last} (× {cols} col)",
