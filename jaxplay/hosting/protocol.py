@@ -226,12 +226,9 @@ def table_edits_refusal(text: str) -> str | None:
     (:func:`jaxplay.core.untrusted.json_text`); Streamlit raised decoding anything else
     (text that is not JSON, a list of edited rows, a row named ``"x"``): an error page.
     """
-    try:
-        edits = untrusted.json_text(text)
-    except ValueError as refused:
-        return str(refused)
-    if not isinstance(edits, dict):
-        return "no object"
+    edits = _json_object(text)
+    if isinstance(edits, str):
+        return edits
     for part, value in edits.items():
         if part not in _TABLE_PARTS or not isinstance(value, _TABLE_PARTS[part]):
             return f"a part {part[:40]!r} of another kind"
@@ -243,6 +240,16 @@ def table_edits_refusal(text: str) -> str | None:
     if not all(_position(row) for row in edits.get("deleted_rows", [])):
         return "a deleted row that is no row position"
     return None
+
+
+def _json_object(text: str) -> dict[str, Any] | str:
+    """``text`` parsed as a JSON object once it is cheap to (:func:`untrusted.json_text`), or
+    why it is refused."""
+    try:
+        parsed = untrusted.json_text(text)
+    except ValueError as refused:
+        return str(refused)
+    return parsed if isinstance(parsed, dict) else "no object"
 
 
 def _position(row: object) -> bool:
@@ -262,12 +269,9 @@ def chart_selection_refusal(text: str) -> str | None:
     (``"selection" in 5``) or a ``selection`` that is no object, and the PRNG page's click
     callback on a point that is no object: an error page, kept by the session's next rerun.
     """
-    try:
-        event = untrusted.json_text(text)
-    except ValueError as refused:
-        return str(refused)
-    if not isinstance(event, dict):
-        return "no object"
+    event = _json_object(text)
+    if isinstance(event, str):
+        return event
     selection = event.get("selection", {})
     if not isinstance(selection, dict):
         return "a selection that is no object"
