@@ -110,7 +110,8 @@ def in_units(value: float, units: tuple[tuple[str, float], ...]) -> str:
         if abs(float(shown)) < 1000:
             return f"{shown} {unit}"
     unit, scale = units[-1]
-    return f"{value / scale:,.0f} {unit}"
+    big = value / scale
+    return f"{big:,.0f} {unit}" if abs(big) < 1e15 else f"{big:.3g} {unit}"
 
 
 def numbers(values: object, digits: int = 4) -> str:

@@ -53,10 +53,10 @@ T = TypeVar("T")
 #: The largest value kept, as JSON text.
 MAX_VALUE_BYTES = 8 * 1024 * 1024
 #: The most arrays and objects, and values, a stored value may hold when it is read back (an
-#: array's numbers count as values): far more than any result the pages keep, and a bound on
-#: what a row this server did not write costs to read (7 MB of ``[[]]`` cost 2.8 CPU-s and
-#: 460 MB before).
-MAX_VALUE_CONTAINERS = 100_000
+#: array's numbers count as values; each row of an array is a list): about as many as
+#: :data:`MAX_VALUE_BYTES` of real numbers can make, and a bound on what a row this server did
+#: not write costs to read (7 MB of ``[[]]``, 2.8 million lists, cost 2.8 CPU-s and 460 MB).
+MAX_VALUE_CONTAINERS = 1_000_000
 MAX_VALUE_ITEMS = 2_000_000
 #: Total size of the kept values before the least recently used are dropped.
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
