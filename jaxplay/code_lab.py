@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from jaxplay import sandbox
 from jaxplay.core import claims, markdown, untrusted
+from jaxplay.core.errors import python_lines
 from jaxplay.core.figures import plain
 from jaxplay.core.i18n import N_, _
 from jaxplay.core.timing import format_seconds
@@ -205,7 +206,7 @@ def mark_line(source: str, line: int | None, context: int = 2) -> str | None:
 
     ``None`` when the line is unknown or outside the source.
     """
-    lines = source.splitlines()
+    lines = python_lines(source)  # as Python numbers them: not at a form feed or U+2028
     if line is None or not 1 <= line <= len(lines):
         return None
     start, stop = max(1, line - context), min(len(lines), line + context)

@@ -52,7 +52,7 @@ class InputError(ValueError):
             (0, x)
                 ^
         """
-        lines = (self.text if text is None else text).strip().splitlines() or [""]
+        lines = python_lines((self.text if text is None else text).strip()) or [""]
         if self.col is None or not 1 <= self.line <= len(lines):
             return ""
         return f"{lines[self.line - 1]}\n{' ' * (self.col - 1)}^"
@@ -70,6 +70,24 @@ class FriendlyError:
 #: An explanation: a template whose ``{0}``, ``{1}`` ... are the pattern's groups, or a function
 #: of those groups (when the words depend on their values, not only on their text).
 Explanation = str | Callable[..., str]
+
+
+#: Where Python's parser ends a line: ``\r\n``, ``\r`` or ``\n``, and nothing else.
+_PYTHON_LINE_END = re.compile(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)")
+
+
+def python_lines(text: str, keepends: bool = False) -> list[str]:
+    r"""``text``'s lines as Python numbers them (its tracebacks, ``SyntaxError.lineno``).
+
+    ``str.splitlines`` also ends a line at a form feed, U+2028 and six other characters, so a
+    line number counted by Python picked another line of a visitor's code.
+
+    Example:
+        >>> python_lines("a = '\u2028'\nb\r\nc")
+        ["a = '\u2028'", 'b', 'c']
+    """
+    lines = [line for line in _PYTHON_LINE_END.split(text) if line]
+    return lines if keepends else [line.rstrip("\r\n") for line in lines]
 
 
 def explain_error(err: BaseException, table: Sequence[tuple[str, Explanation]]) -> FriendlyError:

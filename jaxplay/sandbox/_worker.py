@@ -153,7 +153,9 @@ def _error(exc: BaseException) -> dict[str, Any]:
 def run_source(source: str, namespace: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
     """Run ``source`` in ``namespace`` like a notebook cell: the value of a final expression
     is returned. Returns ``(value, error)``; ``error`` is the JSON error or ``None``."""
-    linecache.cache[USER_FILE] = (len(source), None, source.splitlines(True), USER_FILE)
+    from jaxplay.core.errors import python_lines  # lines as Python numbers them
+
+    linecache.cache[USER_FILE] = (len(source), None, python_lines(source, True), USER_FILE)
     try:
         tree = ast.parse(source, USER_FILE, "exec")
         last = None

@@ -204,6 +204,10 @@ def test_exception_traceback_is_trimmed_to_user_frames(pool: WorkerPool) -> None
     assert err.line == 4
     assert 'File "<code-lab>", line 6' in err.traceback
     assert "site-packages" not in err.traceback and "worker.py" not in err.traceback
+    # The traceback's source line is the line Python counted, past a U+2028 in a string.
+    odd = pool.run('x = "a\u2028b"\ny = 1\nraise ValueError("boom")').error
+    assert odd is not None and odd.line == 3
+    assert 'line 3, in <module>\n    raise ValueError("boom")' in odd.traceback, odd.traceback
 
 
 def test_key_reuse_error_reports_its_class_name(pool: WorkerPool) -> None:

@@ -13,6 +13,10 @@ from jaxplay.sandbox._results import ERROR_KINDS, decode_arrays
 def test_the_failing_line_is_marked_with_its_neighbours() -> None:
     assert code_lab.mark_line("a\nb\nc\nd", 3, context=1) == "  2 | b\n→ 3 | c\n  4 | d"
     assert code_lab.mark_line("a", 5) is None
+    # Lines as Python counts them: a form feed or U+2028 ends none (the line after was marked).
+    for odd in ('x = "a\u2028b"', "\x0c"):
+        source = f"{odd}\ny = 1\nraise ValueError('boom')"
+        assert code_lab.mark_line(source, 3, context=0) == "→ 3 | raise ValueError('boom')"
 
 
 def test_arrays_become_rows_and_heatmaps() -> None:
