@@ -93,8 +93,8 @@ def in_units(value: float, units: tuple[tuple[str, float], ...]) -> str:
     """``value`` with three significant figures in the smallest of ``units`` (``(name, scale)``
     pairs, smallest scale first) that shows it in fewer than four digits, once rounded: 999.6 µs
     is ``1 ms``, not ``1e+03 µs``, and 1,000 KiB is ``0.977 MiB``. A value too large for the
-    largest unit keeps all its digits; ``nan`` is ``n/a``. Every formatter of a quantity with
-    units goes through here (seconds, bytes, FLOP).
+    largest unit keeps its digits up to 10**15 of it, three figures past; ``nan`` is ``n/a``.
+    Every formatter of a quantity with units goes through here (seconds, bytes, FLOP).
 
     Example:
         >>> seconds = (("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
