@@ -259,6 +259,10 @@ def _scalar(value: Any) -> Any:
     return None
 
 
+#: The most axes an array has (NumPy's and so JAX's limit).
+MAX_AXES = 64
+
+
 def decode_arrays(raw: Any) -> tuple[ArraySummary, ...]:
     """Array summaries from worker JSON (malformed entries are dropped)."""
     if not isinstance(raw, list):
@@ -268,12 +272,17 @@ def decode_arrays(raw: Any) -> tuple[ArraySummary, ...]:
         if not isinstance(item, dict):
             continue
         shape = item.get("shape")
-        if not isinstance(shape, list) or not all(_opt_int(s) is not None for s in shape):
+        # No array has more axes than NumPy's 64: a longer shape is forged, not cut to show.
+        if (
+            not isinstance(shape, list)
+            or len(shape) > MAX_AXES
+            or not all(_opt_int(s) is not None for s in shape)
+        ):
             continue
         out.append(
             ArraySummary(
                 name=_text(item.get("name"), "?", 200),
-                shape=tuple(shape[:32]),
+                shape=tuple(shape),
                 dtype=_text(item.get("dtype"), "?", 64),
                 min=_opt_float(item.get("min")),
                 max=_opt_float(item.get("max")),

@@ -68,6 +68,10 @@ def test_a_worker_cannot_claim_the_servers_verdicts() -> None:
     assert decode_error({"kind": "nonsense"}).kind == "crashed"  # type: ignore[union-attr]
     arrays = decode_arrays([{"name": "x", "shape": [2], "dtype": "f32"}, {"shape": "bad"}, 5])
     assert [a.name for a in arrays] == ["x"]
+    # A run's array of 40 axes is shown with all 40 (it was cut to 32, silently); no array has
+    # more than NumPy's 64, so a longer shape is a forged frame's and dropped.
+    deep = [{"name": "deep", "shape": [1] * 40}, {"name": "forged", "shape": [1] * 65}]
+    assert [(a.name, len(a.shape)) for a in decode_arrays(deep)] == [("deep", 40)]
 
 
 def test_worker_environment_is_a_whitelist_with_the_apps_device_count() -> None:
