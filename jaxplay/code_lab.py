@@ -9,6 +9,7 @@ line) is the page's topic, tested here, not the sandbox's API.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -120,7 +121,13 @@ def waiting_note(request: InspectRequest | None, result: RunResult) -> str | Non
 
 def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
     """One row per array for a table: name, shape, dtype, min, max, mean, first values (the
-    column names in the visitor's language, ``dtype`` as is)."""
+    column names in the visitor's language, ``dtype`` as is).
+
+    The statistics are text: a table's number column shows NaN and a missing value alike (both
+    become Arrow's null), and an array holding NaN is what a visitor most needs to see. A
+    statistic the worker did not compute (complex values, or an array too large to summarise)
+    is :data:`NO_STATISTIC`, explained by :func:`array_table_note`.
+    """
     name, shape, low, high, mean = _("name"), _("shape"), _("min"), _("max"), _("mean")
     first = _("first values")
     return [
@@ -128,25 +135,54 @@ def array_table(arrays: tuple[ArraySummary, ...]) -> list[dict[str, Any]]:
             name: a.name,
             shape: str(a.shape),
             "dtype": a.dtype,
-            low: a.min,
-            high: a.max,
-            mean: a.mean,
+            low: _statistic(a.min),
+            high: _statistic(a.max),
+            mean: _statistic(a.mean),
             first: _first_values(a),
         }
         for a in arrays
     ]
 
 
+#: What the arrays table shows for a statistic the worker did not compute.
+NO_STATISTIC = "—"
+
+
+def _statistic(value: float | None) -> str:
+    if value is None:
+        return NO_STATISTIC
+    return "NaN" if math.isnan(value) else f"{value:.6g}"
+
+
+@claims.states_nothing("what the Code Lab's own worker summarises, not JAX's behaviour")
+def array_table_note(arrays: tuple[ArraySummary, ...]) -> str | None:
+    """Why a row of :func:`array_table` has no statistics, when one has none."""
+    if not any(None in (a.min, a.max, a.mean) for a in arrays):
+        return None
+    return _(
+        "{mark}: not computed (complex values, or more than {most} elements to summarise)."
+    ).format(mark=NO_STATISTIC, most=f"{sandbox.MAX_STATS_ELEMENTS:,}")
+
+
 def _first_values(summary: ArraySummary, count: int = 6) -> str:
     matrix = preview_matrix(summary)
-    if matrix is None:
-        return ""
-    flat = [v for row in matrix for v in row]
-    text = ", ".join(f"{v:.4g}" for v in flat[:count])
+    if matrix is not None:
+        flat: list[str] = [f"{v:.4g}" for row in matrix for v in row]
+    else:  # complex values come as the worker's text, one per value (capped in decoding)
+        preview = summary.preview
+        rows = preview if isinstance(preview, list) else [preview]
+        flat = [
+            v
+            for row in rows
+            for v in (row if isinstance(row, list) else [row])
+            if isinstance(v, str)
+        ]
+        if not flat:
+            return ""
     total = 1
     for s in summary.shape:
         total *= s
-    return text + (", …" if total > count else "")
+    return ", ".join(flat[:count]) + (", …" if total > count else "")
 
 
 def preview_matrix(summary: ArraySummary) -> list[list[float]] | None:

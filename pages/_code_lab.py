@@ -72,6 +72,9 @@ def _show_error(error: sandbox.RunError, ran: str) -> None:
 def _show_arrays(arrays: tuple[sandbox.ArraySummary, ...]) -> None:
     st.markdown(_("**Arrays**"))
     st.dataframe(pd.DataFrame(code_lab.array_table(arrays)), hide_index=True, key="code_lab_arrays")
+    note = code_lab.array_table_note(arrays)
+    if note:
+        st.caption(note)
     # Keyed by position: names are the worker's, and a forged result may repeat one.
     for i, (_name, fig) in enumerate(code_lab.heatmaps(arrays)):
         _ui.chart(fig, key=f"code_lab_heatmap_{i}")

@@ -52,6 +52,7 @@ from jaxplay.sandbox._pool import Refused as Refused
 from jaxplay.sandbox._pool import WorkerPool as WorkerPool
 from jaxplay.sandbox._process import BWRAP as BWRAP
 from jaxplay.sandbox._process import bwrap_usable as bwrap_usable
+from jaxplay.sandbox._results import MAX_STATS_ELEMENTS as MAX_STATS_ELEMENTS
 from jaxplay.sandbox._results import ArgSpec as ArgSpec
 from jaxplay.sandbox._results import ArraySummary as ArraySummary
 from jaxplay.sandbox._results import InspectRequest as InspectRequest

@@ -30,6 +30,8 @@ _MAX_ARRAYS = 32
 #: sends a 16x16 corner or the first 256 values (``_worker.summarize_array``).
 PREVIEW_ROWS = 16
 PREVIEW_VALUES = 256
+#: The largest array whose min, max and mean the worker computes (a pass over every element).
+MAX_STATS_ELEMENTS = 5_000_000
 #: Longest ``repr`` of a run's last value (the worker cuts it there too).
 MAX_REPR = 10_000
 

@@ -33,6 +33,7 @@ from typing import Any
 from jaxplay.sandbox import _protocol as protocol
 from jaxplay.sandbox._limits import allow_job, apply_limits, statm, vm_bytes
 from jaxplay.sandbox._results import (
+    MAX_STATS_ELEMENTS,
     PREVIEW_ROWS,
     PREVIEW_VALUES,
     ArgSpec,
@@ -45,7 +46,6 @@ from jaxplay.sandbox._results import (
 #: The file name user code runs under (tracebacks keep only frames from it).
 USER_FILE = "<code-lab>"
 _MAX_REPR = 10_000
-_MAX_STATS_ELEMENTS = 5_000_000
 _MAX_ARG_ELEMENTS = 10_000_000
 
 
@@ -233,7 +233,7 @@ def summarize_array(name: str, value: Any) -> dict[str, Any] | None:
         if kind in "biu" or kind == "f" or (kind == "V" and corner.dtype.itemsize <= 8):
             as_float = corner.astype(np.float64) if kind in "fV" else corner
             summary["preview"] = as_float.tolist()
-            if 0 < size <= _MAX_STATS_ELEMENTS:
+            if 0 < size <= MAX_STATS_ELEMENTS:
                 full = np.asarray(value)
                 full = full.astype(np.float64) if full.dtype.kind in "fVb" else full
                 summary["min"] = float(full.min())

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from jaxplay import code_lab
 from jaxplay.core import codec, timing
 from jaxplay.hosting import environment
 from jaxplay.hosting.ratelimit import RateLimiter
@@ -179,6 +180,8 @@ def test_run_reports_output_value_and_arrays(pool: WorkerPool) -> None:
         "import jax, jax.numpy as jnp\n"
         "x = jnp.arange(6.0).reshape(2, 3)\n"
         "k = jax.random.key(0)\n"
+        "n = jnp.log(jnp.arange(-1.0, 2.0))\n"
+        "z = jnp.array([1j, 2 + 0j])\n"
         "print('devices', len(jax.devices()))\n"
         "x.sum()"
     )
@@ -191,6 +194,11 @@ def test_run_reports_output_value_and_arrays(pool: WorkerPool) -> None:
     assert x.preview == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     key = next(a for a in result.arrays if a.name == "k")
     assert key.preview is None and key.min is None  # typed keys have no numeric preview
+    # A NaN reaches the table as NaN (it was shown as a missing value, like a key's), and
+    # complex values by their text.
+    rows = {r["name"]: r for r in code_lab.array_table(result.arrays)}
+    assert (rows["n"]["min"], rows["n"]["mean"], rows["k"]["min"]) == ("NaN", "NaN", "—")
+    assert rows["z"]["first values"] == "1j, (2+0j)" and rows["z"]["min"] == "—"
     assert 0 < result.duration_s < 20
 
 

@@ -31,7 +31,11 @@ def test_arrays_become_rows_and_heatmaps() -> None:
     assert code_lab.preview_matrix(text) is None
     rows = code_lab.array_table((vector, matrix))
     assert [r["shape"] for r in rows] == ["(3,)", "(2, 2)"]
-    assert rows[0]["first values"] == "1, 2, 3" and rows[0]["min"] == 1
+    assert rows[0]["first values"] == "1, 2, 3" and rows[0]["min"] == "1"
+    assert rows[1]["min"] == code_lab.NO_STATISTIC
+    assert code_lab.array_table((text,))[0]["first values"] == "1j"
+    assert "not computed" in (code_lab.array_table_note((vector, matrix)) or "")
+    assert code_lab.array_table_note(()) is None
     assert [list(row) for row in code_lab.preview_figure(matrix).data[0].z] == [[1, 2], [3, 4]]
     assert code_lab.preview_figure(text) is None
     assert [name for name, _ in code_lab.heatmaps((vector, matrix, text))] == ["m"]
@@ -48,7 +52,7 @@ def test_a_forged_results_numbers_too_large_for_a_float_are_dropped() -> None:
     )
     assert array.min is None
     assert code_lab.preview_matrix(array) is None and code_lab.preview_figure(array) is None
-    assert code_lab.array_table((array,))[0]["min"] is None
+    assert code_lab.array_table((array,))[0]["min"] == code_lab.NO_STATISTIC
     assert duration(huge, 1.5) == 1.5 and duration(float("inf"), 1.5) == 1.5
     assert duration(-1, 1.5) == 1.5 and duration(0.25, 1.5) == 0.25
 
