@@ -28,18 +28,45 @@ def cache_size(jitted: Any) -> int | None:
         return None
 
 
-def saved_residuals(f: Callable[..., Any], *args: Any) -> list[tuple[str, str]] | None:
-    """What ``jax.grad(f)`` saves for its backward pass, as ``(short aval, description)`` pairs.
+def saved_residuals(
+    f: Callable[..., Any], *args: Any, argnums: int | None = None
+) -> list[tuple[str, str]] | None:
+    """What ``jax.grad(f)`` (``jax.grad(f, argnums)`` when given) saves for its backward pass,
+    as ``(short aval, description)`` pairs.
 
-    The structured form of the list ``jax.ad_checkpoint.print_saved_residuals`` prints;
-    ``None`` when ``jax._src.ad_checkpoint.saved_residuals`` moved or changed (parse the printed
-    text instead).
+    The structured form of the list ``jax.ad_checkpoint.print_saved_residuals`` prints, which
+    plans a backward pass for every argument; with ``argnums``, for that argument only, the
+    others staying arguments of the traced program (so a residual that is one of them is named
+    as the argument it is), the same steps as JAX's own function otherwise. ``None`` when
+    ``jax._src.ad_checkpoint`` moved or changed (parse the printed text instead).
     """
     try:
+        from jax._src import api_util
+        from jax._src.ad_checkpoint import _saved_residuals
         from jax._src.ad_checkpoint import saved_residuals as private
 
-        return [(a.str_short(short_dtypes=True), str(d)) for a, d in private(f, *args)]
-    except (ImportError, AttributeError, TypeError):
+        if argnums is None:
+            return [(a.str_short(short_dtypes=True), str(d)) for a, d in private(f, *args)]
+        import jax
+
+        leaves, tree = jax.tree_util.tree_flatten(args)
+
+        def planned(*flat: Any) -> Any:
+            values = jax.tree_util.tree_unflatten(tree, flat)
+
+            def of_wrt(wrt: Any) -> Any:
+                return f(*[wrt if i == argnums else v for i, v in enumerate(values)])
+
+            return jax.vjp(of_wrt, values[argnums])
+
+        closed, shapes = jax.make_jaxpr(planned, return_shape=True)(*leaves)
+        jaxpr = closed.jaxpr
+        count = jax.tree_util.tree_structure(shapes[1]).num_leaves
+        jaxpr = jaxpr.replace(outvars=jaxpr.outvars[len(jaxpr.outvars) - count :])
+        names = api_util.debug_info("saved_residuals", f, args, {}).arg_names
+        names = names or ("",) * len(jaxpr.invars)
+        return [(a.str_short(short_dtypes=True), str(d)) for a, d in _saved_residuals(jaxpr, names)]
+    except (ImportError, AttributeError, TypeError, ValueError, AssertionError):
         return None
 
 

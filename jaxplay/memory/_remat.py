@@ -376,18 +376,41 @@ def _printed_saved_residuals(f: Callable[..., Any], *args: Any) -> list[tuple[st
 
 
 def saved_residuals(
-    f: Callable[..., Any], *args: Any, use_private: bool = True
+    f: Callable[..., Any], *args: Any, use_private: bool = True, argnums: int | None = None
 ) -> tuple[Residual, ...]:
-    """What ``jax.grad(f)`` saves between its forward and backward passes, one row per value.
+    """What ``jax.grad(f)`` saves between its forward and backward passes, one row per value
+    (``jax.grad(f, argnums)``'s, when given).
 
     The same list ``jax.ad_checkpoint.print_saved_residuals(f, *args)`` prints. JAX's structured
     form of it is private, so it is used when present (``use_private``) and the printed text is
-    captured and parsed otherwise; both give the same rows.
+    captured and parsed otherwise; both give the same rows. That public list plans a backward
+    pass for every argument, so with ``argnums`` the printed route differentiates ``f`` with the
+    other arguments behind ``stop_gradient`` (the same count; such an argument, where saved, is
+    then named as ``stop_gradient``'s output).
     """
-    pairs = jax_private.saved_residuals(f, *args) if use_private else None
-    if pairs is None:
+    pairs = jax_private.saved_residuals(f, *args, argnums=argnums) if use_private else None
+    if pairs is None and argnums is None:
         pairs = _printed_saved_residuals(f, *args)
+    elif pairs is None:
+
+        def only_wrt(*values: Any) -> Any:
+            return f(
+                *[v if i == argnums else jax.lax.stop_gradient(v) for i, v in enumerate(values)]
+            )
+
+        pairs = _printed_saved_residuals(only_wrt, *args)
     return tuple(parse_residual(aval, description) for aval, description in pairs)
+
+
+def gradient_residuals(
+    model_key: str, loss: Callable[..., Any], *args: Any
+) -> tuple[Residual, ...]:
+    """What the page's gradient, ``jax.grad(loss, argnums=model.argnums)``, saves.
+
+    A backward pass planned for both arguments kept the MLP's first-layer weights a second time,
+    to differentiate by ``x``, which the page never does (12 rows where its gradient saves 11).
+    """
+    return saved_residuals(loss, *args, argnums=MODELS[model_key].argnums)
 
 
 # --- one variant, compiled and (optionally) run ---------------------------------------------------
@@ -498,7 +521,7 @@ def analyse_variant(
     loss = build_loss(model_key, variant_key, loop, depth)
     # Shapes only: tracing and compiling need no data, so a compile-only analysis allocates nothing.
     shapes = jax.eval_shape(lambda: model.inputs(size, depth))
-    residuals = saved_residuals(loss, *shapes)
+    residuals = gradient_residuals(model_key, loss, *shapes)
     roles = dict(residual_roles(model_key, variant_key, loop, depth))
     if sum(roles.values()) != len(residuals):
         roles = None  # the small copy saved other values: say nothing rather than guess

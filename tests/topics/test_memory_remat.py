@@ -52,6 +52,27 @@ def test_dots_saveable_can_save_as_many_as_no_checkpoint():
     assert len(_residuals("mlp", "per_round")) < len(_residuals("mlp", "none"))
 
 
+@pytest.mark.parametrize("model", ["seed", "mlp"])
+def test_the_residuals_shown_are_those_of_the_gradient_the_page_takes(model: str) -> None:
+    """The page differentiates by one argument (``Model.argnums``); JAX's residual list of the
+    function of that argument alone is the ground truth. Counted for both arguments, the MLP
+    showed 12 where its gradient saves 11 (the first layer's weights kept again, for ``x``)."""
+    argnums = memory.MODELS[model].argnums
+    for variant in VARIANTS:
+        loss = build_loss(model, variant, "unrolled", DEPTH)
+        args = memory.MODELS[model].inputs(SMALL, DEPTH)
+
+        def alone(wrt, loss=loss, args=args):
+            return loss(*[wrt if i == argnums else a for i, a in enumerate(args)])
+
+        truth = saved_residuals(alone, args[argnums])
+        shown = analyse_variant(model, variant, "unrolled", SMALL, DEPTH, run=False).residuals
+        assert len(shown) == len(truth), variant
+        assert sorted(r.producer for r in shown if r.origin == "output") == sorted(
+            r.producer for r in truth if r.origin == "output"
+        )
+
+
 def test_scan_saves_stacked_residuals():
     none = _residuals("seed", "none", loop="scan")
     per_round = _residuals("seed", "per_round", loop="scan")
@@ -63,6 +84,10 @@ def test_scan_saves_stacked_residuals():
 def test_printed_and_structured_residuals_agree():
     for key in ("none", "per_round_names"):
         assert _residuals("seed", key) == _residuals("seed", key, use_private=False)
+    for key in ("none", "whole"):  # by one argument: the same count, the same values made
+        private = _residuals("mlp", key, argnums=0)
+        printed = _residuals("mlp", key, use_private=False, argnums=0)
+        assert sorted(r.shape for r in private) == sorted(r.shape for r in printed)
 
 
 @pytest.mark.parametrize(
