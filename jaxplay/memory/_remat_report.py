@@ -21,7 +21,7 @@ from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.timing import format_seconds
 from jaxplay.memory._remat import GRADIENT_SAMPLE, Model, RematResult, Variant
 
-#: Why a residual is saved (:attr:`~jaxplay.memory._remat.Residual.origin`), in words: the
+#: Why a residual is saved (:attr:`~jaxplay.memory._residuals.Residual.origin`), in words: the
 #: origins are English in a cached result; a table or sentence shows them with ``_``.
 ORIGINS = (
     N_("argument"),

@@ -9,7 +9,7 @@ import pytest
 
 from jaxplay import memory
 from jaxplay.memory import VARIANTS, _remat, _remat_report, analyse_variant, build_loss
-from jaxplay.memory._remat import saved_residuals
+from jaxplay.memory._residuals import parse_residual, saved_residuals
 
 SMALL, DEPTH = 16, 3
 
@@ -115,7 +115,7 @@ def test_printed_and_structured_residuals_agree():
     ],
 )
 def test_parse_residual(aval, description, origin, producer, source, nbytes):
-    r = _remat.parse_residual(aval, description)
+    r = parse_residual(aval, description)
     assert (r.origin, r.producer, r.source, r.bytes) == (origin, producer, source, nbytes)
 
 
