@@ -76,6 +76,35 @@ def _others_type(other: str, target: str) -> bool:
     return target == other or (other == W and target == "float32")
 
 
+#: A function of one argument that converts it, and the dtype given: a cast to another type,
+#: and an op that takes only floats (each staged as a visitor's Code Lab function is).
+CASTS = {
+    "astype int8 of float32": (lambda x: x.astype(jnp.int8), "float32"),
+    "sin of int32": (jnp.sin, "int32"),
+}
+
+
+@claims.claim(
+    "tracing.story_tells_a_cast_from_a_promotion",
+    N_(
+        "Where the jaxpr converts an argument that meets no other operand (a cast, or an "
+        "operation that takes another type), the jaxpr story names the conversion and does not "
+        "call it a promotion."
+    ),
+    cases=tuple(CASTS),
+)
+def _casts(case: str) -> Verdict:
+    fn, dtype = CASTS[case]
+    args = [_inputs.InputSpec((3,), dtype)]
+    staged = _staging.stage(fn, args)
+    text = _staging.jaxpr_story(staged, args, ("x",))
+    converts = jaxprs.count_primitives(jax.make_jaxpr(fn)(jnp.ones(3, dtype))).get(
+        "convert_element_type", 0
+    )
+    holds = converts == 1 and "`x`" in text and "promotes" not in text
+    return Verdict(holds, f"{case}: {converts} convert_element_type; the story: {text!r}")
+
+
 @claims.claim(
     "tracing.cond_under_vmap_runs_both_branches",
     N_(

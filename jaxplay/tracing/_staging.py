@@ -331,7 +331,22 @@ def stage(
     return staged
 
 
-@claims.states("tracing.story_names_the_conversions")
+def _meets_an_operand(eqns: Sequence[Eqn], conversion: Eqn) -> bool:
+    """Whether the converted value meets another operand of its new dtype in one equation: the
+    mark of a promotion (``x * y`` converts one side to the other's type), which a cast
+    (``x.astype(jnp.int8)``) or an op that needs another type (``jnp.sin`` of integers) is not."""
+    if not conversion.outputs:
+        return False
+    out = conversion.outputs[0]
+    dtype = out.type.partition("[")[0]
+    return any(
+        out.name in {a.name for a in eqn.inputs}
+        and any(a.name != out.name and a.type.partition("[")[0] == dtype for a in eqn.inputs)
+        for eqn in eqns
+    )
+
+
+@claims.states("tracing.story_names_the_conversions", "tracing.story_tells_a_cast_from_a_promotion")
 def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str]) -> str:
     """The top level of the staged jaxpr counted from it, and each argument JAX converted before
     using it, with why: a weakly typed argument (a Python float) takes the other operand's dtype;
@@ -380,6 +395,14 @@ def jaxpr_story(staged: Staged, args: Sequence[InputSpec], names: Sequence[str])
             said = [weak.format(name=name, dtype=new)]
             if new == "float32":
                 said.append(_("Staged as a float32 array it needs no conversion."))
+        elif not _meets_an_operand(top, eqn):  # a cast, or an op that needs another type
+            said = [
+                _(
+                    "`{name}` ({dtype}) is converted to {new} first: a conversion of this "
+                    "argument alone (a cast, or an operation that takes {new}), not a promotion "
+                    "between operands."
+                ).format(name=name, dtype=args[i].dtype, new=new)
+            ]
         elif weak_out:
             said = [
                 _(
