@@ -35,7 +35,12 @@ def _observed(run: _runs.TrainingRun) -> str:
 )
 def _threaded(_: None) -> Verdict:
     run = _runs.train("threaded", SMALL)
-    holds = run.compiles in (1, None) and run.distinct_losses == SMALL.steps and run.after.ok
+    holds = (
+        run.compiles in (1, None)
+        and run.distinct_losses == SMALL.steps
+        and run.finite
+        and run.after.ok
+    )
     return Verdict(holds, _observed(run))
 
 

@@ -129,7 +129,13 @@ class TrainingRun:
 
     @property
     def distinct_losses(self) -> int:
-        return len(set(self.losses))
+        """Different losses, every NaN counted as one (NaN equals no NaN, so a set keeps each)."""
+        return len({"nan" if math.isnan(v) else v for v in self.losses})
+
+    @property
+    def first_not_finite(self) -> int | None:
+        """The step (from 1) whose loss was first NaN or infinite, or ``None``."""
+        return next((i + 1 for i, v in enumerate(self.losses) if not math.isfinite(v)), None)
 
     @property
     def finite(self) -> bool:
@@ -221,6 +227,8 @@ def loss_change_words(run: TrainingRun) -> str | None:
     """The metric's delta for a run: the change from its first step, or ``None`` (no arrow, no
     colour) when the loss did not move at the precision shown."""
     change = run.last - run.first
+    if not math.isfinite(change):
+        return _("diverged at step {step}").format(step=run.first_not_finite)
     if f"{abs(change):.4f}" == "0.0000":
         return None
     return _("{change} from the first step").format(change=f"{change:+.4f}")
@@ -252,11 +260,21 @@ def explain_runs(threaded: TrainingRun, hidden: TrainingRun) -> str:
         values=_values(hidden.distinct_losses),
         times=words.times(hidden.compiles),
     )
-    return _(
-        "{start} With the state threaded, the loss went to **{loss}** by step {steps} (a "
-        "step's loss is measured before its update; {values}), and `jit` compiled the step "
-        "{times}. {hidden}"
+    diverged = threaded.first_not_finite
+    return (
+        _(
+            "{start} With the state threaded, the loss diverged: first not finite at step "
+            "{step}, **{loss}** at step {steps} ({values}), and `jit` compiled the step {times}. "
+            "Try a smaller learning rate. {hidden}"
+        )
+        if diverged is not None
+        else _(
+            "{start} With the state threaded, the loss went to **{loss}** by step {steps} (a "
+            "step's loss is measured before its update; {values}), and `jit` compiled the step "
+            "{times}. {hidden}"
+        )
     ).format(
+        step=diverged,
         start=start,
         loss=f"{threaded.last:.4f}",
         steps=len(threaded.losses),

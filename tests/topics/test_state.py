@@ -37,6 +37,21 @@ def test_using_state_mutated_inside_jit_raises_unexpected_tracer_error(runs) -> 
     assert runs["globals"].after.ok  # its globals hold real arrays: the first step's update
 
 
+def test_a_run_that_diverged_says_so_and_counts_nan_once(runs) -> None:
+    """NaN equals no NaN, so a set of losses kept each one: a run that went to NaN at step 60
+    of 200 said "196 different values", and "+nan from the first step"."""
+    import dataclasses
+    import math
+
+    finite = runs["threaded"].losses[:3]
+    diverged = dataclasses.replace(runs["threaded"], losses=(*finite, math.inf, *[math.nan] * 4))
+    assert diverged.distinct_losses == 5 and diverged.first_not_finite == 4
+    said = state.explain_runs(diverged, runs["globals"])
+    assert "diverged: first not finite at step 4, **nan** at step 8 (5 different values)" in said
+    assert state.loss_change_words(diverged) == "diverged at step 4"
+    assert runs["threaded"].first_not_finite is None
+
+
 def test_other_settings_other_numbers() -> None:
     momentum = state.train("threaded", state.Setup(1, 20, 4, "momentum", 0.1))
     assert len(momentum.losses) == 20 and momentum.first != pytest.approx(0.9425, abs=1e-3)
