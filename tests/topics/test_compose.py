@@ -158,6 +158,18 @@ def test_hvp_equals_hessian_times_v() -> None:
         _hvp.hvp_inputs(cp.MAX_HVP_DIM + 1)
 
 
+def test_the_hvp_claim_checks_all_three_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The claim names three ways; it compared only the article's hvp with the full Hessian's,
+    and held with forward over reverse returning zeros."""
+    from jaxplay.compose import _claims
+
+    assert _claims._hvp_agree(4).holds
+    broken = dict(_hvp.HVP_FUNCTIONS)
+    broken[_hvp.HVP_METHODS[0]] = lambda f, x, v: jnp.zeros_like(x)
+    monkeypatch.setattr(_hvp, "HVP_FUNCTIONS", broken)
+    assert not _claims._hvp_agree(4).holds
+
+
 def test_the_full_hessian_needs_more_memory_than_an_hvp() -> None:
     x, v = _hvp.hvp_inputs(256)
     f = _hvp.hvp_test_function
