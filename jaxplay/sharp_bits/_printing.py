@@ -95,7 +95,10 @@ def explain(variant: str, params: Mapping[str, Any], outcome: capture.Outcome, v
         ) + (
             _(", once for all calls (jit reuses the trace).")
             if plain < calls
+            # One call cannot tell once per trace from once per call.
             else _(", once per call.")
+            if calls > 1
+            else _(".")
         )
     elif plain == 0:
         sentence += claims.qualify(

@@ -146,6 +146,16 @@ def test_print_counts_come_from_the_captured_output(
     assert f"`print` printed {plain} {lines}, `jax.debug.print` {debug}." in run.sentence
 
 
+@pytest.mark.parametrize("variant", ["jit", "jit_vmap", "vmap"])
+def test_one_call_does_not_say_print_runs_once_per_call(variant: str) -> None:
+    """With one call, jit's one trace printed once, and the page said "once per call" (jit
+    prints once per trace, which the same page says with two calls)."""
+    run = sharp_bits.run("printing", variant, calls=1, batch=5)  # shapes no other test traces
+    assert "traced `show_both`." in run.sentence and "`show_both`, once" not in run.sentence
+    twice = sharp_bits.run("printing", variant, calls=2, batch=1).sentence
+    assert ("`show_both`, once per call." in twice) == (variant == "vmap")
+
+
 def test_float64_is_truncated_with_a_warning_unless_x64_is_on() -> None:
     off = sharp_bits.run("x64", "default")
     assert "as float32, with 1 warning about a truncated dtype between them" in off.sentence
