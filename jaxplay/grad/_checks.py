@@ -132,7 +132,19 @@ def check_grads_failure(check: GradCheck) -> str:
     first = _("`jax.test_util.check_grads` fails at order 1:")
     later = _("`jax.test_util.check_grads` passes up to order {passed} and fails at order {order}:")
     said = (first if failed == 1 else later).format(passed=failed - 1, order=failed)
-    if check.check_grads_float64_passed:
+    # JAX's own float32 derivative, when past float32's range, is the failure, not the rounding.
+    overflowed = next((r for r in check.rows[:failed] if not math.isfinite(r.autodiff)), None)
+    if check.check_grads_float64_passed and overflowed is not None:
+        said += " " + _(
+            "in float32 JAX's own derivative of order {order} is {value} here (float32 holds "
+            "numbers up to {most}); in float64 the same check passes, so float32's range is at "
+            "fault, not the derivative's formula."
+        ).format(
+            order=overflowed.order,
+            value=overflowed.autodiff,
+            most=f"{float(jnp.finfo(jnp.float32).max):.2g}",
+        )
+    elif check.check_grads_float64_passed:
         said += " " + _(
             "in float64 the same check passes, so this is the rounding of its own finite "
             "differences in float32 (`eps=1e-3`), not a wrong derivative."

@@ -463,6 +463,18 @@ def test_check_grads_failing_in_float32_only_is_put_down_to_its_rounding() -> No
     assert not jax.config.jax_enable_x64
 
 
+def test_check_grads_failing_where_float32_overflows_is_not_put_down_to_rounding() -> None:
+    """exp at x₀ = 89: JAX's float32 derivative is inf (e⁸⁹ ≈ 4.5e38 is past float32's 3.4e38),
+    and the page said the failure was "the rounding of its own finite differences … not a wrong
+    derivative"."""
+    check = ad.check_derivatives("jnp.exp(x)", 89.0, 1)
+    assert check.rows[0].autodiff == float(jax.grad(jnp.exp)(jnp.float32(89.0))) == float("inf")
+    assert check.check_grads_float64_passed
+    said = ad.check_grads_failure(check)
+    assert "derivative of order 1 is inf here (float32 holds numbers up to 3.4e+38)" in said
+    assert "rounding" not in said
+
+
 def test_two_grid_points_are_never_written_as_one() -> None:
     """99.5 and 99.50125, at 4 significant figures, read "between x = 99.5 and x = 99.5"."""
     from jaxplay.grad._curves import Kink
