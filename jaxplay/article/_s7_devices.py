@@ -121,9 +121,11 @@ else:
 """,
         ),
         explanation=N_(
-            "Runs: this server simulates several CPU devices, so the leading axis is split one "
-            "row per device. `pmap` still works but is in maintenance mode (it is now built on "
-            "`shard_map`); new code uses `jax.shard_map` or `jit` with shardings."
+            "Runs: with several devices (on CPU this server simulates them, "
+            "`JAXPLAY_CPU_DEVICES`) the leading axis is split one row per device; on a host "
+            "of one device the snippet takes its `else` branch. `pmap` still works but is in "
+            "maintenance mode (it is now built on `shard_map`); new code uses `jax.shard_map` "
+            "or `jit` with shardings."
         ),
     ),
     Example(

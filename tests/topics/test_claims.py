@@ -162,7 +162,10 @@ def test_a_check_that_raises_is_a_failed_claim() -> None:
 PLACING = ("jit.signature_includes_structure_and_placement", "devices.")
 
 
-def test_the_placing_claims_hold_on_a_host_of_one_device() -> None:
+def test_the_placing_claims_and_the_pmap_example_hold_on_a_host_of_one_device() -> None:
+    """Also the article's pmap example: its text said the leading axis is split one row per
+    device, where a host of one device takes the snippet's ``else`` branch."""
+    from jaxplay import article
     from tests.support.devices import result_on
 
     script = (
@@ -177,8 +180,19 @@ def test_the_placing_claims_hold_on_a_host_of_one_device() -> None:
         "    for case in item.cases:\n"
         "        v = item.check(case)\n"
         "        if not v.holds: failed[f'{key} {case!r}'] = v.observed\n"
-        "print('RESULT ' + json.dumps([len(jax.devices()), len(keys), failed]))\n"
+        "import contextlib, io\n"
+        "from jaxplay import article\n"
+        "printed = io.StringIO()\n"
+        "with contextlib.redirect_stdout(printed):\n"
+        "    exec(article.by_id('devices-pmap').source, {})\n"
+        "found = [len(jax.devices()), len(keys), failed, printed.getvalue()]\n"
+        "print('RESULT ' + json.dumps(found))\n"
     )
-    devices, checked, failed = result_on(1, script)
+    devices, checked, failed, printed = result_on(1, script)
     assert devices == 1 and checked >= 8
     assert failed == {}
+    assert printed.startswith("Single device detected")
+    assert (
+        "one device the snippet takes its `else` branch"
+        in article.by_id("devices-pmap").explanation
+    )
