@@ -17,7 +17,7 @@ from jaxplay.article import (
 )
 from jaxplay.core import capture, claims, markdown
 from jaxplay.core.capture import Outcome
-from jaxplay.core.i18n import _
+from jaxplay.core.i18n import _, ngettext
 from jaxplay.core.inputs import normal_arrays
 
 # --- per-sample gradients ------------------------------------------------------------------------
@@ -161,23 +161,27 @@ def per_sample_why(ps: PerSample) -> str:
     batch, features = ps.x_shape
     text = _(
         "**Why:** a bare `vmap` maps axis 0 of *every* argument, `params` included. With "
-        "params of shape {params} and B = {batch} samples {sizes}; with B = D each sample "
+        "params of shape {params} and {samples} {sizes}; with B = D each sample "
         "gets one *element* of params, its prediction `jnp.dot(p, xi)` is a vector, and "
-        "`grad` refuses it (`{error}`). Only 2-D parameters run: with a ({batch}, "
-        "{features}) matrix of different rows the call returns shape {rows_shape} without "
+        "`grad` refuses it (`{error}`). Only 2-D parameters run: with a {matrix} the call "
+        "returns shape {rows_shape} without "
         "an error, each sample paired with its own row — equal to the per-sample gradients "
         "of one model (the first row's): **{rows_match}**. With every row a copy of params "
         "it equals the loop: **{tiled_match}**. **Fix:** `vmap(grad(loss), in_axes=(None, "
         "0, 0))` shares params across samples."
     ).format(
         params=ps.params_shape,
-        batch=batch,
-        features=features,
+        samples=ngettext("B = {n} sample", "B = {n} samples", batch).format(n=batch),
+        matrix=(
+            _("({batch}, {features}) matrix of different rows")
+            if batch > 1
+            else _("(1, {features}) matrix")
+        ).format(batch=batch, features=features),
         sizes=_("the sizes agree") if batch == features else _("the sizes disagree"),
         error=ps.square.error_type or _("no error"),
         rows_shape=ps.rows_shape,
-        rows_match=ps.rows_match_model0,
-        tiled_match=ps.tiled_matches_loop,
+        rows_match=_("yes") if ps.rows_match_model0 else _("no"),
+        tiled_match=_("yes") if ps.tiled_matches_loop else _("no"),
     )
     if batch > 1:
         return text
@@ -190,7 +194,7 @@ def per_sample_fixed(ps: PerSample) -> str:
     """The fix's result: its shape, and whether it equals the loop (Markdown)."""
     return _(
         "Fixed: shape {shape}; equal to a Python loop over the samples: **{matches}**."
-    ).format(shape=ps.fixed.shape, matches=ps.fixed_matches_loop)
+    ).format(shape=ps.fixed.shape, matches=_("yes") if ps.fixed_matches_loop else _("no"))
 
 
 def fixed_rows(ps: PerSample, rows: int = 8) -> np.ndarray:

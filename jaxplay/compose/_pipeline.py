@@ -130,9 +130,9 @@ _COMPOSE_ERRORS: tuple[tuple[str, Callable[..., str]], ...] = (
         r"Gradient only defined for scalar-output functions\. Output had shape: (\(.*?\))",
         lambda shape: _(
             "grad needs a function that returns a scalar (shape ()), but the function it "
-            "differentiates returns shape {shape}. Use jacfwd or jacrev for a vector output, put "
-            "vmap outside grad to get one gradient per example, or reduce the output (e.g. "
-            "jnp.sum) first."
+            "differentiates returns shape {shape}. Use jacfwd or jacrev for a vector output, or "
+            "reduce the output (e.g. jnp.sum) first; for one gradient per example, vmap goes "
+            "outside grad and what grad differentiates returns one number per example."
         ).format(shape=shape),
     ),
     (

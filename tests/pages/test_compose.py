@@ -54,7 +54,7 @@ def test_the_articles_failures_are_shown_on_their_tabs() -> None:
     errors = " ".join(_texts(at.error))
     assert "ValueError: vmap got inconsistent sizes" in errors  # B = 8, D = 3
     assert "TypeError: Gradient only defined for scalar-output functions" in errors  # B = D
-    assert any("equal to a Python loop over the samples: **True**" in s for s in _texts(at.success))
+    assert any("equal to a Python loop over the samples: **yes**" in s for s in _texts(at.success))
     at = open_page(SPEC, compose_tab=TABS[3])
     assert_clean(at)
     assert "TypeError: Error interpreting argument" in " ".join(_texts(at.error))
@@ -170,7 +170,7 @@ def test_the_per_sample_sentences_follow_the_shapes(batch: int, features: int) -
         in why
     )
     assert f"({batch}, {features}) matrix of different rows the call returns shape " in why
-    assert "(the first row's): **False**" in why and "it equals the loop: **True**" in why
+    assert "(the first row's): **no**" in why and "it equals the loop: **yes**" in why
     first = next(e for e in _texts(at.error) if f"B = {batch}, D = {features}" in e)
     assert ("TypeError" if batch == features else "ValueError") in first
 

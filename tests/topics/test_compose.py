@@ -57,6 +57,10 @@ def test_invalid_stacks_give_jaxs_reason_in_plain_words() -> None:
     assert grad_vec.values is None and grad_vec.error is not None
     assert "returns shape (3,)" in grad_vec.error.plain
     assert "scalar-output" in grad_vec.error.message
+    # vmap already outside grad: the advice was "put vmap outside grad", which it is.
+    per_row = cp.compose(("vmap", "grad"), "x**2", (4, 3)).error
+    assert per_row is not None and "returns shape (3,)" in per_row.plain
+    assert "put vmap outside" not in per_row.plain and "one number per example" in per_row.plain
     vmap_scalar = _preset("invalid: vmap with nothing left to map")
     assert "nothing is left to map" in vmap_scalar.error.plain
     assert "shape ()" in vmap_scalar.error.plain

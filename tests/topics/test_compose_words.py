@@ -205,7 +205,7 @@ def test_the_why_follows_the_run(batch: int, sizes: str, error: str | None) -> N
     assert (
         f"with a ({batch}, 3) matrix of different rows the call returns shape ({batch}, 3)" in why
     )
-    assert "(the first row's): **False**" in why and "it equals the loop: **True**" in why
+    assert "(the first row's): **no**" in why and "it equals the loop: **yes**" in why
 
 
 def test_one_sample_says_it_cannot_show_the_mix_up() -> None:
@@ -217,7 +217,7 @@ def test_one_sample_says_it_cannot_show_the_mix_up() -> None:
 def test_the_fix_is_said_and_its_first_rows_shown() -> None:
     ps = _run(10, 3, Outcome())
     assert cp.per_sample_fixed(ps) == (
-        "Fixed: shape (10, 3); equal to a Python loop over the samples: **True**."
+        "Fixed: shape (10, 3); equal to a Python loop over the samples: **yes**."
     )
     assert cp.fixed_rows(ps).shape == (8, 3)
     assert _per_sample.fixed_rows(_run(2, 3, Outcome())).shape == (2, 3)
