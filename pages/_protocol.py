@@ -48,22 +48,28 @@ def _decoders() -> dict[type, str]:
     return {DataEditorSerde: "data editor's edits", PlotlyChartSelectionSerde: "chart selection"}
 
 
-def _registered(session: Any) -> tuple[dict[str, str], dict[str, str]]:
-    """The session's widgets, by id: the value field each was registered with, and the kind of
-    JSON text of those whose text Streamlit decodes (Streamlit's own record; empty where this
-    Streamlit keeps it elsewhere: pinned below 1.68)."""
+def _registered(session: Any) -> tuple[dict[str, str], dict[str, str], dict[str, frozenset[str]]]:
+    """The session's widgets, by id: the value field each was registered with, the kind of JSON
+    text of those whose text Streamlit decodes (Streamlit's own record; empty where this
+    Streamlit keeps it elsewhere: pinned below 1.68), and the labels each choice widget offers
+    (its decoder's ``formatted_options``: a selectbox, radio, multiselect, pills or segmented
+    control; no page lets a visitor add an option, ``accept_new_options``)."""
     decoders = _decoders()
     try:
         metadata = session._session_state._new_widget_state.widget_metadata
         kinds = {wid: meta.value_type for wid, meta in metadata.items()}
-        decoded = {
-            wid: decoders[type(decoder)]
-            for wid, meta in metadata.items()
-            if type(decoder := getattr(meta.deserializer, "__self__", None)) in decoders
+        serdes = {
+            wid: getattr(meta.deserializer, "__self__", None) for wid, meta in metadata.items()
+        }
+        decoded = {wid: decoders[type(s)] for wid, s in serdes.items() if type(s) in decoders}
+        offered = {
+            wid: frozenset(labels)
+            for wid, s in serdes.items()
+            if isinstance(labels := getattr(s, "formatted_options", None), list)
         }
     except AttributeError:
-        return {}, {}
-    return kinds, decoded
+        return {}, {}, {}
+    return kinds, decoded, offered
 
 
 def _integer_box_overflow_is_invalid() -> None:
@@ -109,7 +115,7 @@ def install() -> None:
                 return original(self, msg)
             reason = protocol.refusal(msg_type, operation)
             if reason is not None:
-                log.warning("ignored a client's %s message (public mode: %s)", msg_type, reason)
+                log.warning("ignored a client's %s message: %s", msg_type, reason)
                 return None
             if msg_type == "rerun_script":
                 rerun = msg.rerun_script
@@ -117,9 +123,11 @@ def install() -> None:
                 if why_not is not None:
                     log.warning("dropped the address of a client's rerun: %s", why_not)
                     rerun.query_string = ""
-                kinds, decoded = _registered(self)
+                for why in protocol.trim_rerun(rerun):
+                    log.warning("dropped a field of a client's rerun: %s", why)
+                kinds, decoded, offered = _registered(self)
                 for why in protocol.drop_refused(
-                    rerun.widget_states.widgets, _MOST_CHOSEN, kinds, decoded
+                    rerun.widget_states.widgets, _MOST_CHOSEN, kinds, decoded, offered
                 ):
                     log.warning("dropped a widget value of a client's rerun: %s", why)
             return original(self, msg)

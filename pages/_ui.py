@@ -690,7 +690,7 @@ def language() -> str:
         del st.query_params[LANG_PARAM]
     if not state.get(_LANG_CHOSEN):
         state[LANG_KEY] = i18n.negotiate(_browser_locale(), _accept_language())
-    chosen = state[LANG_KEY] if state[LANG_KEY] in i18n.LANGUAGES else i18n.DEFAULT
+    chosen = state.get(LANG_KEY) if state.get(LANG_KEY) in i18n.LANGUAGES else i18n.DEFAULT
     _language_in_address(chosen, bool(state.get(_LANG_CHOSEN)))
     return chosen
 
@@ -732,7 +732,7 @@ def linked(params: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def _switched() -> None:
     st.session_state[_LANG_CHOSEN] = True
-    _language_in_address(st.session_state[LANG_KEY], True)
+    _language_in_address(spoken(), True)
 
 
 def language_switch() -> None:

@@ -24,9 +24,11 @@ menu). Streamlit 1.67 accepts these (``AppSession.handle_backmsg`` and the webso
 
 In public mode the ones that reach past the visitor's own session, or that a visitor of a
 deployed app has no use for, are no-ops (:data:`REFUSED`); the rest only touch the sender's own
-session. In every mode a rerun's widget values are checked before Streamlit decodes them
+session. In every mode ``file_urls_request`` is a no-op (no page uploads a file:
+:data:`REFUSED_ALWAYS`), a rerun's widget values are checked before Streamlit decodes them
 (:func:`drop_refused`): Streamlit parses a component's JSON whatever its size and keeps a
-choice's repeated labels, and a browser sends neither, so only a scripted client is refused.
+choice's repeated labels, and a browser sends neither, so only a scripted client is refused;
+and a rerun's other fields are kept to what a browser sends (:func:`trim_rerun`).
 ``pages._protocol`` installs the guard over Streamlit; this module holds the rules, so that they
 are tested without a server.
 """
@@ -34,7 +36,7 @@ are tested without a server.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from jaxplay.core import untrusted
@@ -48,6 +50,11 @@ REFUSED: Mapping[str, str] = {
     "debug_disconnect_websocket": "a developer's test message",
     "debug_shutdown_runtime": "would stop the server for everyone",
 }
+#: Message types every server ignores (public or not), with the reason: what no page uses.
+REFUSED_ALWAYS: Mapping[str, str] = {
+    "file_urls_request": "no page takes a file upload; Streamlit makes an upload URL for every "
+    "name asked (2.4 million names in one message held the server 16 s and 1.1 GB)",
+}
 #: Operations of ``backend_operation_request`` a public server ignores, with the reason.
 REFUSED_OPERATIONS: Mapping[str, str] = {
     "install_skills": "would write files into the server's checkout",
@@ -60,13 +67,17 @@ def refusal(
     operation: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> str | None:
-    """Why a public server ignores this client message, or ``None`` where it is handled.
+    """Why the server ignores this client message, or ``None`` where it is handled: what
+    :data:`REFUSED_ALWAYS` names in every mode, the rest of the lists in public mode only.
 
     Arguments:
         msg_type: the ``BackMsg``'s ``type`` (``msg.WhichOneof("type")``).
         operation: for a ``backend_operation_request``, its payload's type.
         environ: the settings (default: the process environment).
     """
+    always = REFUSED_ALWAYS.get(msg_type or "")
+    if always is not None:
+        return always
     if not settings.public_mode(environ):
         return None
     if msg_type == "backend_operation_request":
@@ -119,11 +130,47 @@ def query_refusal(query_string: str) -> str | None:
     return None
 
 
+#: The most message hashes a rerun may say its browser holds. A browser lists the large
+#: messages it kept from the last reruns, a few dozen; Streamlit keeps the list as a set for the
+#: whole run, so a million short ones held 150 MB a message, and ten, 1.1 GB after the socket
+#: closed. Past it the list is emptied: the server then sends every message whole.
+MAX_CACHED_HASHES = 4_096
+#: The most characters of a rerun's page name, page hash or fragment id (a page's address, a
+#: hex digest, a fragment's id: tens of characters), and of each string the browser reports
+#: about itself (time zone, locale, address, colour scheme).
+MAX_NAME_CHARS = 1_024
+MAX_CONTEXT_CHARS = 4_096
+
+
+def trim_rerun(rerun: Any) -> list[str]:
+    """Empty, in place, each field of a rerun's ``ClientState`` past what a browser sends
+    (:data:`MAX_CACHED_HASHES`, :data:`MAX_NAME_CHARS`, :data:`MAX_CONTEXT_CHARS`); returns
+    why, one reason a field. The rerun goes on without them: no cached messages (every message
+    sent whole), the main page for a page name no page has, a full rerun for a fragment id no
+    fragment has, and Streamlit's defaults for the browser's context."""
+    reasons: list[str] = []
+    count = len(rerun.cached_message_hashes)
+    if count > MAX_CACHED_HASHES:
+        del rerun.cached_message_hashes[:]
+        reasons.append(f"{count:,} cached message hashes (at most {MAX_CACHED_HASHES:,})")
+    for owner, names, most in (
+        (rerun, ("page_name", "page_script_hash", "fragment_id"), MAX_NAME_CHARS),
+        (rerun.context_info, ("timezone", "locale", "url", "color_scheme"), MAX_CONTEXT_CHARS),
+    ):
+        for name in names:
+            length = len(getattr(owner, name))
+            if length > most:
+                setattr(owner, name, "")
+                reasons.append(f"a {name} of {length:,} characters (at most {most:,})")
+    return reasons
+
+
 def drop_refused(
     widgets: Any,
     most_chosen: Mapping[str, int] | None = None,
     kinds: Mapping[str, str] | None = None,
     decoded: Mapping[str, str] | None = None,
+    offered: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """Remove from a rerun's ``widgets`` (its repeated ``WidgetState`` field, in place) each
     value :func:`widget_refusal` refuses; returns why, one reason a value.
@@ -138,7 +185,7 @@ def drop_refused(
         return [f"{count:,} widget values (at most {MAX_WIDGETS:,})"]
     reasons: list[str] = []
     for at in reversed(range(len(widgets))):
-        reason = widget_refusal([widgets[at]], most_chosen, kinds, decoded)
+        reason = widget_refusal([widgets[at]], most_chosen, kinds, decoded, offered)
         if reason is not None:
             del widgets[at]
             reasons.append(reason)
@@ -150,6 +197,7 @@ def widget_refusal(
     most_chosen: Mapping[str, int] | None = None,
     kinds: Mapping[str, str] | None = None,
     decoded: Mapping[str, str] | None = None,
+    offered: Mapping[str, Collection[str]] | None = None,
 ) -> str | None:
     """Why a rerun's widget values are refused before Streamlit decodes them, or ``None``.
 
@@ -169,7 +217,10 @@ def widget_refusal(
     number that is not finite (``int(inf)`` raised in an integer box's decoding); and the JSON
     text of a widget Streamlit decodes as such (``decoded``: widget id -> its kind, a key of
     :data:`DECODED_TEXTS`) of another shape than a browser sends, which raised while Streamlit
-    decoded it or in the page's own callback (an error page).
+    decoded it or in the page's own callback (an error page). And a choice of a label its
+    widget does not offer (``offered``: widget id -> the labels of its options): Streamlit hands
+    an unknown label to the page's callback as it came (an error page), or fails to encode it
+    back (an error page), and an empty language choice broke the session's every page.
     """
     for state in widgets:
         kind = state.WhichOneof("value")
@@ -186,6 +237,9 @@ def widget_refusal(
                 (n for key, n in (most_chosen or {}).items() if state.id.endswith("-" + key)),
                 None,
             )
+            labels_offered = (offered or {}).get(state.id)
+            if labels_offered is not None and not all(x in labels_offered for x in labels):
+                return "a choice of a label its widget does not offer"
             unique = list(dict.fromkeys(labels))[:most]
             if len(unique) < len(labels):
                 del labels[:]
@@ -195,6 +249,9 @@ def widget_refusal(
                 return (
                     f"a text of {len(state.string_value):,} characters (at most {MAX_TEXT_CHARS:,})"
                 )
+            labels_offered = (offered or {}).get(state.id)
+            if labels_offered is not None and state.string_value not in labels_offered:
+                return "a choice of a label its widget does not offer"
             decoded_as = (decoded or {}).get(state.id)
             if decoded_as is not None:
                 why = DECODED_TEXTS[decoded_as](state.string_value)

@@ -199,3 +199,50 @@ def test_an_address_of_a_thousand_parts_is_dropped_and_the_page_answers(room: se
         visitor.close()
     assert not run.errors, run.errors
     assert run.seconds < 30 and grown < 100, (run.seconds, grown)
+
+
+@pytest.mark.parametrize(
+    ("page_name", "key", "value"),
+    [
+        ("compose", "compose_preset", "no such preset"),  # KeyError in the preset's callback
+        ("memory", "memory_variants", ["nope"]),  # TypeError encoding it back
+        ("sharp-bits", "language", []),  # KeyError on every later run of the session
+    ],
+)
+def test_a_choice_of_a_label_no_option_has_is_dropped(
+    room: serve.Room, page_name: str, key: str, value: object
+) -> None:
+    """Streamlit hands an unknown label to the page as it came; each of these was an error
+    page ("This app has encountered an error"), the empty language for the whole session."""
+    visitor = Visitor(room.url)
+    try:
+        visitor.open(page_name)
+        changed = visitor.change(key, value)
+        again = visitor.open("sharp-bits")
+    finally:
+        visitor.close()
+    for run in (changed, again):
+        assert not run.errors, run.errors
+        assert run.status.endswith("SUCCESSFULLY"), run.status
+
+
+def test_a_flood_of_file_names_or_cached_hashes_costs_the_server_nothing(room: serve.Room) -> None:
+    """2.4 million file names in a ``file_urls_request`` held the server 16 s and 1.1 GB; a
+    million cached-message hashes in a rerun, 150 MB a message, kept after the socket closed."""
+    visitor = Visitor(room.url)
+    try:
+        visitor.open("sharp-bits")
+        before = _resident_mb(room.pids[0])
+        flood = BackMsg()
+        flood.file_urls_request.file_names.extend(["f"] * 1_000_000)
+        visitor.send(flood)
+        message = BackMsg()
+        message.rerun_script.page_name = "sharp-bits"
+        message.rerun_script.cached_message_hashes.extend(f"{i:x}" for i in range(1_000_000))
+        visitor.send(message)
+        run = visitor._read_run()
+    finally:
+        visitor.close()
+    assert not run.errors and run.status.endswith("SUCCESSFULLY"), run
+    assert _resident_mb(room.pids[0]) - before < 60
+    assert _healthy(room.url)

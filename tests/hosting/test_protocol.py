@@ -99,11 +99,10 @@ def test_every_message_a_client_may_send_has_a_decision() -> None:
         "rerun_script",
         "stop_script",
         "app_heartbeat",
-        "file_urls_request",
         "backend_operation_request",
     }
     types = {field.name for field in BackMsg.DESCRIPTOR.oneofs_by_name["type"].fields}
-    assert types == handled_in_session | set(protocol.REFUSED)
+    assert types == handled_in_session | set(protocol.REFUSED) | set(protocol.REFUSED_ALWAYS)
     payload = BackMsg.DESCRIPTOR.fields_by_name["backend_operation_request"].message_type
     operations = {field.name for field in payload.oneofs_by_name["payload"].fields}
     assert operations == {"deferred_file", "dataframe_chunk"} | set(protocol.REFUSED_OPERATIONS)
@@ -114,8 +113,11 @@ def test_the_rule_refuses_only_in_public_mode() -> None:
     for msg_type in protocol.REFUSED:
         assert protocol.refusal(msg_type, environ=public)
         assert protocol.refusal(msg_type, environ={}) is None
-    for msg_type in ("rerun_script", "stop_script", "app_heartbeat", "file_urls_request"):
+    for msg_type in ("rerun_script", "stop_script", "app_heartbeat"):
         assert protocol.refusal(msg_type, environ=public) is None
+    # No page uploads a file: refused in every mode (each name asked made an upload URL).
+    assert protocol.refusal("file_urls_request", environ={})
+    assert protocol.refusal("file_urls_request", environ=public)
     op = "backend_operation_request"
     assert protocol.refusal(op, "install_skills", environ=public)
     assert protocol.refusal(op, "dataframe_chunk", environ=public) is None
@@ -452,6 +454,63 @@ def test_the_guard_empties_a_refused_address_and_the_rerun_goes_on(
     assert handled[0].rerun_script.query_string == ""
     assert handled[0].rerun_script.page_name == "jit"
     assert len(handled[0].rerun_script.widget_states.widgets) == 1
+
+
+def test_a_reruns_fields_are_kept_to_what_a_browser_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A million cached-message hashes held 150 MB a message (1.1 GB after ten, kept after the
+    socket closed); a 7 MB page name cost half a second. Each is emptied, the rerun goes on."""
+    handled: list[BackMsg] = []
+
+    def streamlits(self: AppSession, msg: BackMsg) -> None:
+        handled.append(msg)
+
+    monkeypatch.setattr(AppSession, "handle_backmsg", streamlits)
+    pages._protocol.install()
+    message = _rerun(_choice("4"))
+    rerun = message.rerun_script
+    rerun.page_name = "jit"
+    rerun.cached_message_hashes.extend(f"h{i}" for i in range(protocol.MAX_CACHED_HASHES + 1))
+    rerun.fragment_id = "f" * (protocol.MAX_NAME_CHARS + 1)
+    rerun.context_info.locale = "zh-CN"
+    rerun.context_info.url = "u" * (protocol.MAX_CONTEXT_CHARS + 1)
+    _Session().handle_backmsg(message)
+    (kept,) = [m.rerun_script for m in handled]
+    assert not kept.cached_message_hashes and not kept.fragment_id and not kept.context_info.url
+    assert kept.page_name == "jit" and kept.context_info.locale == "zh-CN"
+    assert len(kept.widget_states.widgets) == 1
+    browsers = _rerun(_choice("4"))
+    browsers.rerun_script.cached_message_hashes.extend(["a" * 40] * 50)
+    browsers.rerun_script.page_name = "jit"
+    assert protocol.trim_rerun(browsers.rerun_script) == []
+
+
+def test_a_label_its_widget_does_not_offer_is_refused() -> None:
+    offered = {"$$ID-a-pick": frozenset({"adam", "sgd"}), "$$ID-b-many": frozenset({"x", "y"})}
+    one = WidgetState(id="$$ID-a-pick", string_value="momentum")
+    assert protocol.widget_refusal([one], offered=offered) == (
+        "a choice of a label its widget does not offer"
+    )
+    many = WidgetState(id="$$ID-b-many")
+    many.string_array_value.data.extend(["x", "z"])
+    assert protocol.widget_refusal([many], offered=offered) is not None
+    fine = WidgetState(id="$$ID-b-many")
+    fine.string_array_value.data.extend(["y", "x"])
+    nothing = WidgetState(id="$$ID-b-many")
+    nothing.string_array_value.SetInParent()  # a multiselect emptied: no label to refuse
+    chosen = WidgetState(id="$$ID-a-pick", string_value="sgd")
+    assert protocol.widget_refusal([fine, nothing, chosen], offered=offered) is None
+
+
+def test_a_file_url_request_is_ignored_in_every_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    handled: list[BackMsg] = []
+    monkeypatch.setattr(AppSession, "handle_backmsg", lambda self, msg: handled.append(msg))
+    monkeypatch.delenv("JAXPLAY_PUBLIC", raising=False)
+    pages._protocol.install()
+    message = BackMsg()
+    message.file_urls_request.file_names.extend(["f"] * 1_000)
+    _Session().handle_backmsg(message)
+    _Session().handle_backmsg(_rerun(_choice("4")))
+    assert [m.WhichOneof("type") for m in handled] == ["rerun_script"]
 
 
 def test_an_integer_boxs_infinite_link_value_is_an_invalid_one() -> None:
