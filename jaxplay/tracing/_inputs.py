@@ -72,13 +72,18 @@ def parse_shape(text: str) -> tuple[int, ...]:
     for part in (p.strip() for p in body.split(",")):
         if not part:
             continue
-        if not part.isdigit():
+        try:
+            # isdigit() holds for '²', which int() refuses with Python's own words.
+            size = int(part) if part.isdigit() else None
+        except ValueError:
+            size = None
+        if size is None:
             raise ValueError(
                 _("'{part}' is not a size: write sizes as whole numbers, e.g. 4, 8").format(
-                    part=part
+                    part=part[:40]
                 )
             )
-        dims.append(int(part))
+        dims.append(size)
     shape = tuple(dims)
     check_shape(shape)
     return shape

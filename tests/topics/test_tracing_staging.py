@@ -56,6 +56,13 @@ def test_parse_shape(text: str, shape: tuple[int, ...]) -> None:
 def test_parse_shape_refuses_bad_and_huge_shapes_naming_the_limit() -> None:
     with pytest.raises(ValueError, match="'x' is not a size"):
         tracing.parse_shape("4, x")
+    # A digit to str.isdigit but not to int() (Python's own message before), and more digits
+    # than int() reads.
+    with pytest.raises(ValueError, match="'²' is not a size"):
+        tracing.parse_shape("2, ²")
+    with pytest.raises(ValueError, match="is not a size"):
+        tracing.parse_shape("9" * 5_000)
+    assert tracing.parse_shape("２, 3") == (2, 3)  # full-width digits are Python's digits
     with pytest.raises(ValueError, match=f"limit of {_inputs.MAX_ELEMENTS:,} elements"):
         tracing.parse_shape("100000, 100000")
     with pytest.raises(ValueError, match=f"limit of {_inputs.MAX_RANK} dimensions"):
