@@ -296,8 +296,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "XLA_PYTHON_CLIENT_PREALLOCATE",
         "false",
-        "Set to `false` by the app unless given: the server and the sandbox workers share one "
-        "GPU, so no process grabs most of its memory up front.",
+        "`false` for the server unless given, always for the sandbox and compute workers: "
+        "they share one GPU, so no process grabs most of its memory up front.",
     ),
     Setting(
         "XLA_CLIENT_MEM_FRACTION",
