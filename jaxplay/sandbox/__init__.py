@@ -32,6 +32,7 @@ import contextlib
 import dataclasses
 import inspect
 import logging
+import math
 import threading
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -52,6 +53,8 @@ from jaxplay.sandbox._pool import Refused as Refused
 from jaxplay.sandbox._pool import WorkerPool as WorkerPool
 from jaxplay.sandbox._process import BWRAP as BWRAP
 from jaxplay.sandbox._process import bwrap_usable as bwrap_usable
+from jaxplay.sandbox._results import MAX_ARG_ELEMENTS as MAX_ARG_ELEMENTS
+from jaxplay.sandbox._results import MAX_AXES as MAX_AXES
 from jaxplay.sandbox._results import MAX_STATS_ELEMENTS as MAX_STATS_ELEMENTS
 from jaxplay.sandbox._results import ArgSpec as ArgSpec
 from jaxplay.sandbox._results import ArraySummary as ArraySummary
@@ -577,6 +580,14 @@ def parse_arg_specs(text: str, dtype: str = "float32") -> tuple[ArgSpec, ...]:
                 _("{item} is not a shape: use a tuple of sizes such as (3, 4).").format(
                     item=repr(item)
                 ),
+                text=text,
+            )
+        if len(shape) > MAX_AXES or math.prod(shape) > MAX_ARG_ELEMENTS:
+            raise InputError(
+                _(
+                    "{item} is too large for an example argument: at most {axes} axes and "
+                    "{elements} elements."
+                ).format(item=repr(item)[:80], axes=MAX_AXES, elements=f"{MAX_ARG_ELEMENTS:,}"),
                 text=text,
             )
         specs.append(ArgSpec(shape=shape, dtype=dtype))

@@ -32,6 +32,9 @@ PREVIEW_ROWS = 16
 PREVIEW_VALUES = 256
 #: The largest array whose min, max and mean the worker computes (a pass over every element).
 MAX_STATS_ELEMENTS = 5_000_000
+#: The most elements of an inspected function's example argument, and the most axes (NumPy's).
+MAX_ARG_ELEMENTS = 10_000_000
+MAX_AXES = 64
 #: Longest ``repr`` of a run's last value (the worker cuts it there too).
 MAX_REPR = 10_000
 
@@ -259,10 +262,6 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, str):
         return value[:64]
     return None
-
-
-#: The most axes an array has (NumPy's and so JAX's limit).
-MAX_AXES = 64
 
 
 def decode_arrays(raw: Any) -> tuple[ArraySummary, ...]:

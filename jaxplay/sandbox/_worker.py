@@ -33,6 +33,7 @@ from typing import Any
 from jaxplay.sandbox import _protocol as protocol
 from jaxplay.sandbox._limits import allow_job, apply_limits, statm, vm_bytes
 from jaxplay.sandbox._results import (
+    MAX_ARG_ELEMENTS,
     MAX_STATS_ELEMENTS,
     PREVIEW_ROWS,
     PREVIEW_VALUES,
@@ -46,7 +47,6 @@ from jaxplay.sandbox._results import (
 #: The file name user code runs under (tracebacks keep only frames from it).
 USER_FILE = "<code-lab>"
 _MAX_REPR = 10_000
-_MAX_ARG_ELEMENTS = 10_000_000
 
 
 #: The event JAX records when it loads a program from its persistent compilation cache.
@@ -267,8 +267,8 @@ def example_argument(shape: list[int], dtype: str, index: int) -> Any:
 
     dt = np.dtype(jnp.dtype(dtype))
     size = int(np.prod(shape)) if shape else 1
-    if size > _MAX_ARG_ELEMENTS:
-        raise ValueError(f"example argument of {size} elements exceeds {_MAX_ARG_ELEMENTS}")
+    if size > MAX_ARG_ELEMENTS:
+        raise ValueError(f"example argument of {size} elements exceeds {MAX_ARG_ELEMENTS}")
     rng = np.random.default_rng(index)
     if dt.kind == "b":
         data = np.ones(shape, dtype=bool)

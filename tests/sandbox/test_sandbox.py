@@ -127,6 +127,11 @@ def test_functions_and_argument_shapes_are_read_without_running() -> None:
     for unhashable in ("{[]}", "{[]: 1}", "(3,), {(1,), [2]}"):  # literal_eval's TypeError
         with pytest.raises(ValueError, match="Could not read"):
             parse_arg_specs(unhashable)
+    # Refused as typed, not at Run (the worker's "example argument of … elements exceeds").
+    for huge in ("(100000, 100000)", "(2**40,)".replace("2**40", str(2**40)), str((1,) * 65)):
+        with pytest.raises(ValueError, match="too large for an example argument"):
+            parse_arg_specs(huge)
+    assert parse_arg_specs("(1000, 10000)") == (ArgSpec((1000, 10000)),)
 
 
 def test_function_arities() -> None:
