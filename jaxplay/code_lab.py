@@ -20,7 +20,7 @@ from jaxplay import sandbox
 from jaxplay.core import claims, markdown, untrusted
 from jaxplay.core.errors import python_lines
 from jaxplay.core.figures import plain
-from jaxplay.core.i18n import N_, _
+from jaxplay.core.i18n import N_, _, ngettext
 from jaxplay.core.timing import format_seconds
 from jaxplay.sandbox import ArraySummary, InspectRequest, JitTiming, RunError, RunResult
 
@@ -43,6 +43,27 @@ OFFERED: tuple[str, ...] = tuple(name for name in sandbox.INSPECTORS if name in 
 def inspector_label(name: str) -> str:
     """An inspector's label in the visitor's language (its name if it has none)."""
     return _(sandbox.LABELS[name]) if name in sandbox.LABELS else name
+
+
+@claims.states_nothing("how the Code Lab reads the visitor's code, not JAX's behaviour")
+def no_function_reason(source: str) -> str:
+    """Why the Function box offers nothing for ``source``: it does not parse (with the line),
+    or it defines no function the box can read (Markdown, in the visitor's language)."""
+    try:
+        sandbox.function_arities(source)
+    except (SyntaxError, ValueError) as err:
+        line = getattr(err, "lineno", None)
+        return (
+            _("the code does not parse (line {line}), so its functions cannot be read").format(
+                line=line
+            )
+            if isinstance(line, int)
+            else _("the code does not parse, so its functions cannot be read")
+        )
+    return _(
+        "the code defines no function at its top level (a `def name(...)`, `name = lambda ...`, "
+        "or `name = jax.jit(g)` of a function `g` defined above it, not indented)"
+    )
 
 
 def inspect_request(
@@ -114,8 +135,13 @@ def waiting_note(request: InspectRequest | None, result: RunResult) -> str | Non
     waiting = [n for n in (request.inspectors if request else ()) if n not in result.inspections]
     if not waiting:
         return None
+    inspections = _(", ").join(inspector_label(n) for n in waiting)
+    if result.error is not None:  # the worker inspects only code that ran to its end
+        return _(
+            "{inspections}: shown after a **Run** in which the code runs without an error."
+        ).format(inspections=inspections)
     return _("{inspections}: shown after the next **Run** of this code.").format(
-        inspections=_(", ").join(inspector_label(n) for n in waiting)
+        inspections=inspections
     )
 
 
@@ -156,12 +182,32 @@ def _statistic(value: float | None) -> str:
 
 @claims.states_nothing("what the Code Lab's own worker summarises, not JAX's behaviour")
 def array_table_note(arrays: tuple[ArraySummary, ...]) -> str | None:
-    """Why a row of :func:`array_table` has no statistics, when one has none."""
-    if not any(None in (a.min, a.max, a.mean) for a in arrays):
+    """Why rows of :func:`array_table` have no statistics, when some have none: one reason per
+    kind of row (a typed PRNG key, an empty array, complex values, a large array)."""
+    reasons: dict[str, None] = {}
+    for a in arrays:
+        if None not in (a.min, a.max, a.mean):
+            continue
+        size = math.prod(a.shape)
+        if a.dtype.startswith("key<"):
+            reasons[_("typed PRNG keys: `jax.random.key_data` gives their numbers")] = None
+        elif size == 0:
+            reasons[_("empty arrays")] = None
+        elif a.dtype.startswith("complex"):
+            reasons[_("complex values")] = None
+        elif size > sandbox.MAX_STATS_ELEMENTS:
+            reasons[
+                _("more than {most} elements to summarise").format(
+                    most=f"{sandbox.MAX_STATS_ELEMENTS:,}"
+                )
+            ] = None
+        else:
+            reasons[_("values the worker did not report")] = None
+    if not reasons:
         return None
-    return _(
-        "{mark}: not computed (complex values, or more than {most} elements to summarise)."
-    ).format(mark=NO_STATISTIC, most=f"{sandbox.MAX_STATS_ELEMENTS:,}")
+    return _("{mark}: not computed ({reasons}).").format(
+        mark=NO_STATISTIC, reasons=_("; ").join(reasons)
+    )
 
 
 def _first_values(summary: ArraySummary, count: int = 6) -> str:
@@ -286,26 +332,44 @@ def timing_summary(timing: JitTiming, isolated: bool) -> TimingSummary:
             (_("jit (median)"), format_seconds(jitted.median)),
             (_("Speed-up"), f"{speedup:.3g}×" if speedup is not None else _("n/a")),
         ),
-        caption=(
-            _(
-                "Measured inside the sandbox on {device}: warmed up, blocked on every result, "
-                "median of {samples} samples per side (speed-up {describe}). The sandbox shares "
-                "the machine with other visitors, so expect noise."
-            )
-            if isolated
-            else _(
-                "Measured in the run's own process on {device} (this server has no sandbox): "
-                "warmed up, blocked on every result, median of {samples} samples per side "
-                "(speed-up {describe}). Other visitors' runs share the machine, so expect noise."
-            )
-        ).format(
-            # The worker's word, which visitor code can forge: text, not Markdown.
-            device=markdown.escape(untrusted.text(timing.device, 80)) or _("its default device"),
-            samples=len(eager.samples),
-            describe=timing.comparison.describe() if speedup is not None else _("n/a"),
-        )
-        + undecorated,
+        caption=_timing_caption(timing, isolated, speedup is not None) + undecorated,
     )
+
+
+def _timing_caption(timing: JitTiming, isolated: bool, timed: bool) -> str:
+    """Where and how a ``compare_jit`` inspection measured: warmed up only where its samples
+    came after the warm-up (a function slower than the budget gets none), and cut where the
+    budget ended the sampling."""
+    # The worker's word, which visitor code can forge: text, not Markdown.
+    device = markdown.escape(untrusted.text(timing.device, 80)) or _("its default device")
+    where = (
+        _("Measured inside the sandbox on {device}")
+        if isolated
+        else _("Measured in the run's own process on {device} (this server has no sandbox)")
+    ).format(device=device)
+    eager = timing.comparison.eager
+    n = len(eager.samples)
+    if n == 0:
+        how = _(
+            "the time budget ran out before a sample was taken (each side first runs twice to "
+            "warm up), so there is no time to show: try smaller inputs"
+        )
+    else:
+        how = ngettext(
+            "warmed up, blocked on every result, median of {n} sample per side (speed-up "
+            "{describe})",
+            "warmed up, blocked on every result, median of {n} samples per side (speed-up "
+            "{describe})",
+            n,
+        ).format(n=n, describe=timing.comparison.describe() if timed else _("n/a")) + (
+            _(", cut at the time budget") if eager.cut else ""
+        )
+    noise = (
+        _("The sandbox shares the machine with other visitors, so expect noise.")
+        if isolated
+        else _("Other visitors' runs share the machine, so expect noise.")
+    )
+    return _("{where}: {how}. {noise}").format(where=where, how=how, noise=noise)
 
 
 @claims.states_nothing("the sandbox's own isolation, not JAX's behaviour")

@@ -90,9 +90,8 @@ with st.expander(_("Inspect a function: its jaxpr, eager vs jit"), icon=":materi
     functions = sandbox.defined_functions(source)
     if not functions:
         st.caption(
-            _(
-                "The Function box is empty: the code defines no function at its top level (a "
-                "`def name(...)`, or `name = lambda ...` / `name = jax.jit(...)`, not indented)."
+            _("The Function box is empty: {reason}.").format(
+                reason=code_lab.no_function_reason(source)
             )
         )
     c1, c2, c3 = st.columns([2, 2, 1])
@@ -130,9 +129,8 @@ with st.expander(_("Inspect a function: its jaxpr, eager vs jit"), icon=":materi
 request = None
 if chosen and not function:
     st.warning(
-        _(
-            "Nothing to inspect: pick a function in the Function box. It is empty because the "
-            "code defines no function at its top level; add a `def` (not indented) to inspect it."
+        _("Nothing to inspect: the Function box is empty because {reason}.").format(
+            reason=code_lab.no_function_reason(source)
         ),
         icon=":material/search_off:",
     )

@@ -4,16 +4,16 @@ JAX dispatches work asynchronously: a call returns as soon as the computation is
 stopwatch around a call without ``block_until_ready`` measures dispatch, not compute; a stopwatch
 around the first call of a jitted function measures tracing and compilation too. Every number this
 module returns therefore (1) blocks on every leaf of the result, (2) warms up first so compilation
-and caches are out of the steady state, (3) batches sub-millisecond calls like
-``timeit.autorange`` so timer resolution does not dominate, and (4) keeps all samples so pages can
-show the median with its spread rather than one lucky number. Every measurement holds the
-measurement lock of :mod:`jaxplay.core.measure_lock`, so two visitors never time at once.
+and caches are out of the steady state, (3) batches sub-millisecond calls like ``timeit.autorange``
+so timer resolution does not dominate, and (4) keeps all samples so pages can show the median with
+its spread rather than one lucky number. Every measurement holds the measurement lock of
+:mod:`jaxplay.core.measure_lock`, so two visitors never time at once.
 
 A measurement may be given a :class:`Deadline`, a wall-clock budget shared by every harness call
 that makes it up: past it no call starts (not even the samples ``min_repeats`` asks for), so the
 measurement lock is never held longer than the budget plus the one call in flight, and what was
-measured so far comes back marked ``cut``. A single call longer than the budget cannot be cut
-this way: the caller refuses it first, from its predicted cost (:mod:`jaxplay.core.budget`).
+measured so far comes back marked ``cut``. A single call longer than the budget cannot be cut this
+way: the caller refuses it first, from its predicted cost (:mod:`jaxplay.core.budget`).
 
 - :func:`measure`: steady-state per-call time of one function;
 - :func:`compare_jit`: eager against jitted, samples interleaved so drift hits both alike;
@@ -41,15 +41,10 @@ BUDGET_SCALE = 1.0
 
 
 class Deadline:
-    """A wall-clock budget for one measurement, shared by the harness calls that make it up.
-
-    Arguments:
-        seconds: the budget, counted from when the deadline is made.
-        clock: the clock to read (tests pass a fake one).
-
-    ``cut`` is set by a harness function that stopped early because the budget was spent, so the
-    caller can say the measurement was cut.
-    """
+    """A wall-clock budget for one measurement, shared by the harness calls that make it up:
+    ``seconds`` from when it is made, read on ``clock`` (tests pass a fake one). ``cut`` is set
+    by a harness function that stopped early because the budget was spent, so the caller can
+    say the measurement was cut."""
 
     def __init__(self, seconds: float, clock: Callable[[], float] = time.perf_counter) -> None:
         self.seconds = float(seconds)
@@ -343,12 +338,16 @@ class JitComparison:
         :attr:`speedup_low` to :attr:`speedup_high`, are wider)."""
         from jaxplay.core.i18n import _
 
-        ratios = self.pair_ratios
+        ratios, speedup = self.pair_ratios, f"{self.speedup:.3g}"
+        if len(ratios) == 1:
+            return _("{speedup}× (one interleaved pair: no spread to judge it by)").format(
+                speedup=speedup
+            )
         low, high = (float(np.percentile(ratios, q)) for q in (25, 75)) if ratios else (0.0, 0.0)
         return _(
             "{speedup}× (the pairs' speed-ups: quartile range {low}×–{high}×, {n} interleaved "
             "pairs)"
-        ).format(speedup=f"{self.speedup:.3g}", low=f"{low:.3g}", high=f"{high:.3g}", n=len(ratios))
+        ).format(speedup=speedup, low=f"{low:.3g}", high=f"{high:.3g}", n=len(ratios))
 
 
 def compare_jit(

@@ -185,6 +185,39 @@ def run_source(source: str, namespace: dict[str, Any]) -> tuple[Any, dict[str, A
     return value, None
 
 
+def wait_for_arrays(value: Any, namespace: dict[str, Any]) -> dict[str, Any] | None:
+    """Block on every JAX array the code left (its last value, and its top-level names, in
+    lists, tuples and dicts): JAX returns from a call before the work is done, so a run timed
+    without waiting said "Ran in 0.9 s" for work that took 2 s more. A failure of that work is
+    the run's error (``None`` when all finished)."""
+    import jax
+    import jax.core
+
+    from jaxplay.core import timing
+
+    arrays: list[Any] = []
+    for held in (value, *namespace.values()):
+        if not isinstance(held, jax.Array | list | tuple | dict):
+            continue
+        try:
+            leaves = jax.tree_util.tree_leaves(held)
+        except Exception:  # a container JAX cannot walk holds nothing it computes for us
+            continue
+        arrays.extend(
+            leaf
+            for leaf in leaves
+            # a tracer the code leaked is no array to wait for; a donated one is gone
+            if isinstance(leaf, jax.Array)
+            and not isinstance(leaf, jax.core.Tracer)
+            and not leaf.is_deleted()
+        )
+    try:
+        timing.block(arrays)
+    except BaseException as exc:
+        return _error(exc)
+    return None
+
+
 def _leave_if_forked(pid: int) -> None:
     """A child the user's code forked must not go on to report a result as the worker."""
     if os.getpid() != pid:
@@ -537,6 +570,8 @@ def main(argv: list[str] | None = None, after_warm_up: dict[str, Any] | None = N
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     start = time.perf_counter()
     value, error = run_source(job.source, namespace)
+    if error is None:
+        error = wait_for_arrays(value, namespace)
     duration = time.perf_counter() - start
     _flush()
     message: dict[str, Any] = {"type": "result", "duration_s": duration, "error": error}

@@ -70,7 +70,15 @@ def test_an_empty_function_box_says_why_and_what_to_pick() -> None:
     captions = " ".join(c.value for c in at.caption)
     assert "defines no function at its top level" in captions
     warnings = [w.value for w in at.warning]
-    assert any("pick a function in the Function box" in w for w in warnings), warnings
+    assert any("the Function box is empty because the code defines" in w for w in warnings)
+
+    # A def at the top, and a missing ")" below: the code does not parse, which is why.
+    broken = "def f(x):\n    return x\n\ny = f(1\n"
+    at = open_page(LAB, code_lab_source=broken, code_lab_inspectors=["jaxpr"])
+    assert_clean(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "the code does not parse (line" in captions and "defines no function" not in captions
+    assert any("does not parse" in w.value for w in at.warning)
 
     at = open_page(LAB, code_lab_source="def f(x):\n    return x\n", code_lab_inspectors=["jaxpr"])
     assert at.selectbox(key="code_lab_function").value == "f"

@@ -35,6 +35,8 @@ def test_arrays_become_rows_and_heatmaps() -> None:
     assert rows[1]["min"] == code_lab.NO_STATISTIC
     assert code_lab.array_table((text,))[0]["first values"] == "1j"
     assert "not computed" in (code_lab.array_table_note((vector, matrix)) or "")
+    (empty,) = decode_arrays([{"name": "e", "shape": [0, 3], "dtype": "float32"}])
+    assert code_lab.array_table_note((empty,)) == "—: not computed (empty arrays)."
     assert code_lab.array_table_note(()) is None
     assert [list(row) for row in code_lab.preview_figure(matrix).data[0].z] == [[1, 2], [3, 4]]
     assert code_lab.preview_figure(text) is None
@@ -66,6 +68,17 @@ def test_the_eager_vs_jit_inspection_in_words() -> None:
     empty = timing.Timing(samples=(), number=1, warmup=0)
     none = code_lab.timing_summary(JitTiming(timing.JitComparison(empty, empty), ""), True)
     assert none.metrics[2][1] == "n/a"
+    # A function slower than the budget: no sample, and so no "warmed up, median of 0 samples".
+    cut = timing.Timing(samples=(), number=1, warmup=2, cut=True)
+    slow = code_lab.timing_summary(JitTiming(timing.JitComparison(cut, cut), "cpu"), True)
+    assert "before a sample was taken" in slow.caption and "warmed up" not in slow.caption
+    one, one_jit = (timing.Timing((s,), 1, 2, True) for s in (2e-3, 1e-3))
+    single = code_lab.timing_summary(JitTiming(timing.JitComparison(one, one_jit), "cpu"), True)
+    assert "median of 1 sample per side" in single.caption
+    assert "one interleaved pair: no spread" in single.caption and "1 interleaved pairs" not in (
+        single.caption
+    )
+    assert "cut at the time budget" in single.caption
     # The device is the worker's word, which visitor code can forge: no link, image or style.
     forged = "**B** [log in](https://evil.example/) ![t](https://evil.example/p.png)" * 10_000
     caption = code_lab.timing_summary(
@@ -121,6 +134,24 @@ def test_a_function_jitted_where_it_is_defined_is_timed_through_its_undecorated_
     assert "jitted where it is defined" not in code_lab.timing_summary(plain, True).caption
 
 
+def test_every_jit_layer_of_the_code_is_taken_off_the_eager_side_and_pmap_is_no_jit() -> None:
+    """``f = jax.jit(g)`` with ``g`` jitted was timed compiled against compiled ("0.99×"); a
+    ``pmap`` was called "jitted where it is defined"."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxplay.sandbox import _inspectors
+
+    def body(x):
+        return jnp.sin(x) * 2
+
+    assert _inspectors.eager_side(jax.jit(jax.jit(body))) == (body, True)
+    assert _inspectors.eager_side(jax.jit(jnp.sin)) == (jnp.sin, True)  # eager code calls it so
+    assert _inspectors.eager_side(body) == (body, False)
+    parallel = jax.pmap(body)
+    assert _inspectors.eager_side(parallel) == (parallel, False)
+
+
 def test_a_failure_ready_to_show() -> None:
     error = RunError("exception", "boom", exc_type="ValueError", line=2, traceback="tb")
     shown = code_lab.failure(error, "a\nb\nc")
@@ -147,6 +178,12 @@ def test_inspections_chosen_after_the_run_are_said_to_wait() -> None:
     assert note == "Time it eager vs jit: shown after the next **Run** of this code."
     assert code_lab.waiting_note(None, done) is None
     assert code_lab.OFFERED == ("jaxpr", "compare_jit")
+    # The worker inspects only code that ran to its end: "after the next Run" never came.
+    failed = RunResult(ok=False, error=RunError("exception", "boom"))
+    assert code_lab.waiting_note(request, failed) == (
+        "Show the jaxpr, Time it eager vs jit: shown after a **Run** in which the code runs "
+        "without an error."
+    )
 
 
 def test_a_forged_preview_keeps_only_what_the_worker_sends() -> None:
