@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from jaxplay.hosting import protocol
+from jaxplay.hosting.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -97,39 +98,79 @@ def _integer_box_overflow_is_invalid() -> None:
     NumberInputSerde.deserialize = deserialize  # type: ignore[method-assign]
 
 
+#: The guard's warnings, per session: a few, then none for a while (150,000 refused messages
+#: wrote 15 MB of the same line).
+_WARNINGS = RateLimiter(5, 60.0)
+
+
+def _warn(session: str, message: str, *args: Any) -> None:
+    if _WARNINGS.try_acquire(session) == 0:
+        log.warning(message, *args)
+
+
+def _uploads_are_dropped() -> None:
+    """Drop a file PUT to Streamlit's upload route instead of keeping it: no page takes a file,
+    and the route takes one for any session that asks (three of 150 MB held 452 MB after the
+    socket closed; ``server.maxUploadSize`` now bounds each at 1 MB, and nothing is kept)."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    if getattr(MemoryUploadedFileManager.add_file, "_jaxplay_guard", False):
+        return
+
+    def add_file(self: MemoryUploadedFileManager, session_id: str, file: Any) -> None:
+        return None
+
+    add_file._jaxplay_guard = True  # type: ignore[attr-defined]
+    MemoryUploadedFileManager.add_file = add_file  # type: ignore[method-assign]
+
+
 def install() -> None:
-    """Wrap ``AppSession.handle_backmsg`` with the public-mode refusal (a no-op after once), and
-    make an integer box's infinite link value an invalid one."""
+    """Wrap ``AppSession.handle_backmsg`` with the public-mode refusal (a no-op after once), make
+    an integer box's infinite link value an invalid one, and drop uploaded files."""
     from streamlit.runtime.app_session import AppSession
 
     with _lock:
         _integer_box_overflow_is_invalid()
+        _uploads_are_dropped()
         original = AppSession.handle_backmsg
         if getattr(original, "_jaxplay_guard", False):
             return
+
+        reruns, messages = protocol.session_budgets()
 
         def handle_backmsg(self: AppSession, msg: Any) -> None:
             try:
                 msg_type, operation = msg.WhichOneof("type"), _operation(msg)
             except Exception:
                 return original(self, msg)
-            reason = protocol.refusal(msg_type, operation)
+            session = str(getattr(self, "id", ""))
+            over = messages.try_acquire(session) > 0 or (
+                msg_type == "rerun_script" and reruns.try_acquire(session) > 0
+            )
+            reason = (
+                f"more than its session's budget ({protocol.MESSAGES_PER_SECOND} messages, "
+                f"{protocol.RERUNS_PER_SECOND} reruns a second)"
+                if over
+                else protocol.refusal(msg_type, operation)
+            )
+            if reason is None and operation is not None:
+                reason = protocol.operation_refusal(msg.backend_operation_request)
             if reason is not None:
-                log.warning("ignored a client's %s message: %s", msg_type, reason)
+                _warn(session, "ignored a client's %s message: %s", msg_type, reason)
                 return None
             if msg_type == "rerun_script":
                 rerun = msg.rerun_script
                 why_not = protocol.query_refusal(rerun.query_string)
                 if why_not is not None:
-                    log.warning("dropped the address of a client's rerun: %s", why_not)
+                    _warn(session, "dropped the address of a client's rerun: %s", why_not)
                     rerun.query_string = ""
                 for why in protocol.trim_rerun(rerun):
-                    log.warning("dropped a field of a client's rerun: %s", why)
+                    _warn(session, "dropped a field of a client's rerun: %s", why)
                 kinds, decoded, offered = _registered(self)
                 for why in protocol.drop_refused(
                     rerun.widget_states.widgets, _MOST_CHOSEN, kinds, decoded, offered
                 ):
-                    log.warning("dropped a widget value of a client's rerun: %s", why)
+                    _warn(session, "dropped a widget value of a client's rerun: %s", why)
             return original(self, msg)
 
         handle_backmsg._jaxplay_guard = True  # type: ignore[attr-defined]

@@ -41,6 +41,7 @@ from typing import Any
 
 from jaxplay.core import untrusted
 from jaxplay.hosting import settings
+from jaxplay.hosting.ratelimit import RateLimiter
 
 #: Message types a public server ignores, with the reason (written to the log).
 REFUSED: Mapping[str, str] = {
@@ -54,6 +55,14 @@ REFUSED: Mapping[str, str] = {
 REFUSED_ALWAYS: Mapping[str, str] = {
     "file_urls_request": "no page takes a file upload; Streamlit makes an upload URL for every "
     "name asked (2.4 million names in one message held the server 16 s and 1.1 GB)",
+}
+#: Operations of ``backend_operation_request`` every server ignores: what no page uses. Each
+#: request's id comes back in its answer and in Streamlit's log whole (150 requests of 7.9 MB
+#: ids held 1.2 GB and wrote as much to the log), and 20,000 chunk requests for made-up tables
+#: held the server 20 s.
+REFUSED_OPERATIONS_ALWAYS: Mapping[str, str] = {
+    "dataframe_chunk": "no page shows a table lazily (Streamlit does above 150,000 rows)",
+    "deferred_file": "no page offers a download made on request (each is bytes made at once)",
 }
 #: Operations of ``backend_operation_request`` a public server ignores, with the reason.
 REFUSED_OPERATIONS: Mapping[str, str] = {
@@ -76,6 +85,8 @@ def refusal(
         environ: the settings (default: the process environment).
     """
     always = REFUSED_ALWAYS.get(msg_type or "")
+    if msg_type == "backend_operation_request":
+        always = REFUSED_OPERATIONS_ALWAYS.get(operation or "")
     if always is not None:
         return always
     if not settings.public_mode(environ):
@@ -140,6 +151,37 @@ MAX_CACHED_HASHES = 4_096
 #: about itself (time zone, locale, address, colour scheme).
 MAX_NAME_CHARS = 1_024
 MAX_CONTEXT_CHARS = 4_096
+
+
+#: How many reruns one session may ask for: a burst, then a steady rate per second. A browser
+#: asks once per widget change (a few a second at most; a fragment's timed reruns are fewer and
+#: Streamlit merges them); 5,000 full reruns sent at once held the server 8.6 s, every
+#: visitor's page with it. Past it a rerun is ignored.
+RERUN_BURST, RERUNS_PER_SECOND = 30, 10
+#: How many messages of any kind one session may send: a burst, then a steady rate per second
+#: (150,000 heartbeats held the server 5.4 s). Past it a message is ignored.
+MESSAGE_BURST, MESSAGES_PER_SECOND = 300, 100
+#: The most characters of a backend operation's request and session ids (a browser's are
+#: UUIDs); a longer one is ignored.
+MAX_ID_CHARS = 64
+
+
+def session_budgets() -> tuple[RateLimiter, RateLimiter]:
+    """A server process's budgets per session id: for reruns, and for messages of any kind."""
+    return (
+        RateLimiter(RERUN_BURST, RERUN_BURST / RERUNS_PER_SECOND),
+        RateLimiter(MESSAGE_BURST, MESSAGE_BURST / MESSAGES_PER_SECOND),
+    )
+
+
+def operation_refusal(request: Any) -> str | None:
+    """Why a ``backend_operation_request`` the server handles is ignored (ids past
+    :data:`MAX_ID_CHARS`: Streamlit echoes and logs them whole), or ``None``."""
+    for name in ("request_id", "session_id"):
+        length = len(getattr(request, name))
+        if length > MAX_ID_CHARS:
+            return f"a {name} of {length:,} characters (at most {MAX_ID_CHARS})"
+    return None
 
 
 def trim_rerun(rerun: Any) -> list[str]:

@@ -147,6 +147,8 @@ cache static
 
 frontend room
     bind {address}:{port}
+    # No page takes a file upload: Streamlit's upload route kept each PUT in memory.
+    http-request deny deny_status 403 if {{ path_beg /_stcore/upload_file }}
     default_backend jaxplay
 
 backend jaxplay

@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -283,3 +284,13 @@ def test_the_launcher_serves_until_sigterm_then_stops_every_process() -> None:
         if launcher.poll() is None:
             launcher.kill()
             launcher.wait()
+
+
+def test_the_proxy_refuses_the_upload_route(room: serve.Room) -> None:
+    """No page takes a file; the proxy answers an upload itself, before any process reads it."""
+    request = urllib.request.Request(
+        room.url + "/_stcore/upload_file/some-session/some-file", data=b"x" * 1_000, method="PUT"
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 403
