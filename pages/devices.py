@@ -227,8 +227,10 @@ def sharding_tab() -> None:
         key="devices_axes",
         bind="query-params",
     )
+    # Rows the default mesh's first axis splits (3 devices: a mesh of 3, which 8 rows defy).
+    rows = 8 if 8 % int(default_mesh.split(",")[0]) == 0 else 2 * N
     shape_text = _ui.text_box(
-        c3, _("Array shape"), "8, 8", key="devices_shape", bind="query-params"
+        c3, _("Array shape"), f"{rows}, 8", key="devices_shape", bind="query-params"
     )
     spec_src = _ui.text_box(
         c4,
@@ -419,9 +421,9 @@ def scaling_tab() -> None:
         return
     st.write(
         _(
-            "A 2-layer MLP's loss and gradient (`jax.value_and_grad`, batch 1024), the batch "
+            "A 2-layer MLP's loss and gradient (`jax.value_and_grad`, batch {batch}), the batch "
             "split over {counts} devices, parameters replicated."
-        ).format(counts=_(", ").join(map(str, counts)))
+        ).format(batch=f"{devices.SCALING_BATCH:,}", counts=_(", ").join(map(str, counts)))
     )
     if st.button(_("Time the data-parallel step"), key="devices_scale", icon=":material/speed:"):
         timing_counts = ngettext(

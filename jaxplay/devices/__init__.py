@@ -43,6 +43,7 @@ from ._multiprocess import launch_cluster as launch_cluster
 from ._multiprocess import run_local_cluster as run_local_cluster
 from ._multiprocess import worker_command as worker_command
 from ._multiprocess_worker import run_process as run_process
+from ._sharding import SCALING_BATCH as SCALING_BATCH
 from ._sharding import ShardingProblem as ShardingProblem
 from ._sharding import ShardLayout as ShardLayout
 from ._sharding import data_parallel_step as data_parallel_step

@@ -219,8 +219,8 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
         None,
         N_(
             "Every operation computes its result's sharding while tracing: an elementwise op keeps "
-            "it, a sum over the split axis gives an unsplit result (the partial sums are "
-            "all-reduced)."
+            "it, a sum over the split axis gives an unsplit result (XLA all-reduces the partial "
+            "sums where that mesh axis spans more than one device)."
         ),
     ),
     Step(
@@ -230,9 +230,10 @@ EXPLICIT_STEPS: tuple[Step, ...] = (
         "explicit",
         "ShardingTypeError",
         N_(
-            "`x @ x.T` with both operands split over `i` would give a result split over `i` on "
-            "both of its axes, which is illegal: one mesh axis can split one array axis. With "
-            "Explicit axes JAX raises while tracing, naming the illegally sharded result."
+            "`x @ x.T` with both operands' types split over `i` would give a result split over "
+            "`i` on both of its axes, which is illegal: one mesh axis can split one array axis "
+            "(even one of size 1, whose blocks are whole). With Explicit axes JAX raises while "
+            "tracing, naming the illegally sharded result."
         ),
     ),
     Step(

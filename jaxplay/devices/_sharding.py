@@ -564,9 +564,13 @@ def mlp_loss(params: Any, x: Any, y: Any) -> Any:
     return jnp.mean((hidden @ w2 + b2 - y) ** 2)
 
 
+#: The scaling tab's batch: split over each device count it times.
+SCALING_BATCH = 1024
+
+
 def data_parallel_step(
     n_devices: int,
-    batch: int = 1024,
+    batch: int = SCALING_BATCH,
     features: int = 64,
     hidden: int = 256,
     platform: str | None = None,
@@ -601,12 +605,14 @@ def data_parallel_step(
     return jax.jit(jax.value_and_grad(mlp_loss)), args
 
 
-def device_counts(available: int) -> tuple[int, ...]:
-    """1, 2, 4, 8 ... up to ``available`` (and ``available`` itself if it is not a power of 2)."""
+def device_counts(available: int, batch: int = SCALING_BATCH) -> tuple[int, ...]:
+    """1, 2, 4, 8 ... up to ``available``, and ``available`` itself: each that splits ``batch``
+    evenly (a batch of 1,024 over 3 devices failed at the page's button, after the page had
+    promised it)."""
     counts = [1 << i for i in range(available.bit_length()) if 1 << i <= available]
     if counts[-1] != available:
         counts.append(available)
-    return tuple(counts)
+    return tuple(n for n in counts if batch % n == 0)
 
 
 @dataclass(frozen=True)
@@ -619,7 +625,7 @@ class ScalingPoint:
 
 
 def scaling_point(
-    devices: int, batch: int = 1024, budget_s: float = 0.3, platform: str | None = None
+    devices: int, batch: int = SCALING_BATCH, budget_s: float = 0.3, platform: str | None = None
 ) -> ScalingPoint:
     """The data-parallel step on ``devices`` devices, timed (``timing.measure``) after a first
     call that compiles it and gives the loss: one point of the page's sweep, measured apart so

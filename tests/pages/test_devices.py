@@ -183,10 +183,7 @@ from tests.support.apptest import assert_clean, open_page
 from tests.support.page_texts import PAYLOAD, hostile_links, markdown_texts, shown
 
 out = {}
-for tab in [
-    "Devices", "Placement", "Sharding", "Explicit sharding", "Collectives", "Scaling",
-    "Multi-process",
-]:
+for tab in TABS:
     at = open_page(catalog.find("devices"), devices_tab=tab)
     assert_clean(at)
     out[tab] = {
@@ -206,7 +203,8 @@ print("RESULT " + json.dumps(out))
 
 def test_page_with_one_simulated_device() -> None:
     """A fresh process (the device count is fixed once JAX starts) with JAXPLAY_CPU_DEVICES=1."""
-    out = result_on(1, ONE_DEVICE_SCRIPT)
+    tabs = ["Devices", "Placement", "Sharding", "Explicit sharding", "Collectives", "Scaling"]
+    out = result_on(1, f"TABS = {[*tabs, 'Multi-process']!r}\n" + ONE_DEVICE_SCRIPT)
     assert "one cpu device" in " ".join(out["Devices"]["info"])
     assert "JAXPLAY_CPU_DEVICES=8" in " ".join(out["Devices"]["info"])
     assert out["Devices"]["rows"] == [1]
@@ -226,3 +224,11 @@ def test_page_with_one_simulated_device() -> None:
     # Explicit sharding on a 1 × 1 mesh: every step still raises what it names.
     assert out["Explicit sharding"]["warning"] == []
     assert any("1 × 1 mesh" in m for m in out["Explicit sharding"]["markdown"])
+
+
+def test_page_with_three_simulated_devices() -> None:
+    """A count that is no power of two: the Sharding tab opened on an error (8 rows over a mesh
+    of 3), and Scaling promised a batch of 1,024 split over 3 devices, then failed to."""
+    out = result_on(3, "TABS = ['Sharding', 'Scaling']\n" + ONE_DEVICE_SCRIPT)
+    assert out["Sharding"]["error"] == [] and out["Sharding"]["charts"] == 1
+    assert any("split over 1, 2 devices," in m for m in out["Scaling"]["markdown"])
