@@ -336,6 +336,7 @@ def timing_summary(timing: JitTiming, isolated: bool) -> TimingSummary:
     )
 
 
+@claims.states_nothing("where our own harness measured, and how many samples it took")
 def _timing_caption(timing: JitTiming, isolated: bool, timed: bool) -> str:
     """Where and how a ``compare_jit`` inspection measured: warmed up only where its samples
     came after the warm-up (a function slower than the budget gets none), and cut where the

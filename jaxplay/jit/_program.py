@@ -257,8 +257,10 @@ def program_sentence(program: CompiledProgram) -> str:
         + claims.qualify(
             "jit.eager_dispatches_from_trace",
             _(
-                "(run eagerly, each `jnp` call dispatches a small program of its own, which can "
-                "hold more than one of them: the *Profiler trace* tab counts the dispatches)"
+                "(run eagerly, each call JAX dispatches is a small program of its own, which can "
+                "hold more than one of them: a `jnp` function is one call, and a library function "
+                "that is not jitted, such as `jax.nn.gelu`, one per operation; the *Profiler "
+                "trace* tab counts the dispatches)"
             ),
         )
         + ngettext(
@@ -416,14 +418,18 @@ MEMORY_ROWS: dict[str, str] = {
 }
 
 
+@claims.states_nothing("memory_analysis()'s own figures; a 0 it does not count is said to be so")
 def memory_table(memory: dict[str, int]) -> list[dict[str, str]]:
     """``memory_analysis()`` figures as table rows, each with its unit; what each one is in the
     visitor's language (the keys stay)."""
+    # XLA:CPU reports 0 bytes of generated code for programs that have code (its object files
+    # hold kilobytes): a 0 there is a figure the backend does not count, not an empty program.
+    unreported = _("not reported by this backend")
     return [
         {
             "memory_analysis()": name,
             "what": _(MEMORY_ROWS[name]) if name in MEMORY_ROWS else "",
-            "size": human_bytes(n),
+            "size": unreported if name == "generated code" and n == 0 else human_bytes(n),
             "bytes": f"{n:,}",
         }  # fmt: skip
         for name, n in memory.items()

@@ -200,8 +200,10 @@ def sweep_verdict(points: list[SweepPoint] | tuple[SweepPoint, ...], calls: int)
     verdict += claims.qualify(
         "jit.eager_compiles_per_new_shape",
         _(
-            " Eager is timed warm: eager JAX also compiles one small program per `jnp` call "
-            "the first time it meets a shape (kept after), a cost this comparison leaves out."
+            " Eager is timed warm: eager JAX also compiles a small program for each call it "
+            "dispatches (one per `jnp` function; a library function that is not jitted, such as "
+            "`jax.nn.gelu`, dispatches each of its operations) the first time it meets a shape "
+            "(kept after), a cost this comparison leaves out."
         ),
     )
     largest = max(points, key=lambda p: p.elements)

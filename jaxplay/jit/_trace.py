@@ -26,6 +26,7 @@ import os
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from jaxplay.core import claims, i18n, timing
 from jaxplay.core.i18n import ngettext
@@ -158,7 +159,14 @@ def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> T
     workload = Workload(preset, rows, cols, dtype, formula)
     check(workload)
     fn = function_of(workload)
-    name = getattr(fn, "__name__", "f")
+    if not hasattr(fn, "__name__"):  # a typed formula: JAX named its program jit__unnamed_function
+        unnamed = fn
+
+        def f(*values: Any) -> Any:
+            return unnamed(*values)
+
+        fn = f
+    name = fn.__name__
     args = inputs(workload)
     jitted = jax.jit(fn)
     timing.block(fn(*args))
@@ -181,8 +189,8 @@ def trace_demo(preset: str, rows: int, cols: int, dtype: str, formula: str) -> T
         kernels, modules, events, runs = summarise_trace(xplane) if xplane else ((), (), 0, ())
         raw = b""
         if perfetto:
-            with open(perfetto, "rb") as f:
-                raw = f.read()
+            with open(perfetto, "rb") as handle:
+                raw = handle.read()
     small = 0 < len(raw) <= TRACE_MAX_DOWNLOAD_BYTES
     return TraceDemo(
         kernels=kernels,

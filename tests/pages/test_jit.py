@@ -231,7 +231,10 @@ def test_the_stages_tab_explains_the_first_call_and_the_compiled_program(spec) -
     assert "`exp` is computed once" in texts and "5 operations" in texts
     at = _in_tab(spec, "Roofline", **SMALL)
     units = [d.value for d in at.dataframe if "memory_analysis()" in d.value.columns]
-    assert units and units[0]["size"].str.endswith("B").all()
+    sizes = units[0]["size"] if units else None
+    assert sizes is not None and all(
+        size.endswith("B") or size == "not reported by this backend" for size in sizes
+    )
     assert not [w for w in at.warning if "library kernel" in w.value]
 
 

@@ -122,6 +122,15 @@ def test_two_programs_of_one_name_are_two_programs() -> None:
     assert "told apart by their program id" in text
 
 
+def test_a_formulas_trace_counts_its_eager_dispatches_too() -> None:
+    """JAX named a typed formula's program ``jit__unnamed_function``; the sentence looked for
+    ``jit_f``, found no jitted program, and left out the eager dispatch count the Stages tab
+    points to."""
+    demo = jit.trace_demo("formula", 64, 32, "float32", jit.DEFAULT_FORMULA)
+    text = jit.trace_sentence(demo)
+    assert "The eager call made" in text and "the jitted calls ran one program, `jit_f`" in text
+
+
 @pytest.mark.parametrize("demo", sorted(jit.SANDBOXED))
 def test_every_sandboxed_demo_refuses_what_the_page_refuses(demo: str) -> None:
     function, _, _ = jit.SANDBOXED[demo]

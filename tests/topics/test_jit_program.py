@@ -97,6 +97,10 @@ def test_the_kernel_and_memory_tables_carry_their_units(softmax) -> None:
     memory = jit.memory_table({"argument": 4_000_000, "temp": 4_000})
     assert memory[0]["size"] == "4 MB" and memory[0]["bytes"] == "4,000,000"
     assert memory[1]["size"] == "4 kB" and "temporaries" in memory[1]["what"]
+    # XLA:CPU's 0 bytes of generated code is a figure it does not count ("0 B" read as none).
+    (code,) = jit.memory_table({"generated code": 0})
+    assert code["size"] == "not reported by this backend" and code["bytes"] == "0"
+    assert jit.memory_table({"generated code": 2_048})[0]["size"] == "2.05 kB"
 
 
 def _run_example(size: str) -> str:
