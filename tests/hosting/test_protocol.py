@@ -52,6 +52,16 @@ def guarded(monkeypatch: pytest.MonkeyPatch) -> None:
     pages._protocol.install()  # app.py calls it every run: the second call changes nothing
 
 
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[BackMsg]:
+    """The guard installed over a stand-in for Streamlit's handler that records what reaches
+    it (the messages the guard lets through, as it left them)."""
+    handled: list[BackMsg] = []
+    monkeypatch.setattr(AppSession, "handle_backmsg", lambda self, msg: handled.append(msg))
+    pages._protocol.install()
+    return handled
+
+
 def _cached_calls() -> tuple[list[int], object]:
     calls: list[int] = []
     st.cache_resource.clear()  # the same function in every test: start empty
@@ -258,7 +268,7 @@ def test_the_editors_long_code_is_one_value() -> None:
 
 @pytest.mark.parametrize("public", [True, False])
 def test_the_guard_drops_a_refused_value_and_the_rerun_goes_on(
-    monkeypatch: pytest.MonkeyPatch, public: bool
+    monkeypatch: pytest.MonkeyPatch, recorded: list[BackMsg], public: bool
 ) -> None:
     """In every mode; the rerun's other values reach Streamlit, which keeps the widget's last
     value (a dropped rerun left a browser "Running…" for ever)."""
@@ -266,13 +276,7 @@ def test_the_guard_drops_a_refused_value_and_the_rerun_goes_on(
         monkeypatch.setenv("JAXPLAY_PUBLIC", "1")
     else:
         monkeypatch.delenv("JAXPLAY_PUBLIC", raising=False)
-    handled: list[BackMsg] = []
-
-    def streamlits(self: AppSession, msg: BackMsg) -> None:
-        handled.append(msg)
-
-    monkeypatch.setattr(AppSession, "handle_backmsg", streamlits)
-    pages._protocol.install()  # the guard over the recording stand-in for Streamlit's handler
+    handled = recorded
     _Session().handle_backmsg(_rerun(_json("[" * 100 + "]" * 100), _choice("4", "4", "8")))
     assert len(handled) == 1
     widgets = handled[0].rerun_script.widget_states.widgets
@@ -441,15 +445,9 @@ def test_an_address_too_long_or_of_too_many_parts_is_refused() -> None:
 
 
 def test_the_guard_empties_a_refused_address_and_the_rerun_goes_on(
-    monkeypatch: pytest.MonkeyPatch,
+    recorded: list[BackMsg],
 ) -> None:
-    handled: list[BackMsg] = []
-
-    def streamlits(self: AppSession, msg: BackMsg) -> None:
-        handled.append(msg)
-
-    monkeypatch.setattr(AppSession, "handle_backmsg", streamlits)
-    pages._protocol.install()
+    handled = recorded
     message = _rerun(_choice("4"))
     message.rerun_script.page_name = "jit"
     message.rerun_script.query_string = "&".join(f"z{i}=" for i in range(998))
@@ -460,16 +458,10 @@ def test_the_guard_empties_a_refused_address_and_the_rerun_goes_on(
     assert len(handled[0].rerun_script.widget_states.widgets) == 1
 
 
-def test_a_reruns_fields_are_kept_to_what_a_browser_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reruns_fields_are_kept_to_what_a_browser_sends(recorded: list[BackMsg]) -> None:
     """A million cached-message hashes held 150 MB a message (1.1 GB after ten, kept after the
     socket closed); a 7 MB page name cost half a second. Each is emptied, the rerun goes on."""
-    handled: list[BackMsg] = []
-
-    def streamlits(self: AppSession, msg: BackMsg) -> None:
-        handled.append(msg)
-
-    monkeypatch.setattr(AppSession, "handle_backmsg", streamlits)
-    pages._protocol.install()
+    handled = recorded
     message = _rerun(_choice("4"))
     rerun = message.rerun_script
     rerun.page_name = "jit"
@@ -506,13 +498,11 @@ def test_a_label_its_widget_does_not_offer_is_refused() -> None:
 
 
 def test_a_session_past_its_budget_is_ignored_and_an_operations_long_ids_too(
-    monkeypatch: pytest.MonkeyPatch,
+    recorded: list[BackMsg],
 ) -> None:
     """5,000 reruns sent at once held the server 8.6 s; a backend operation's 7.9 MB request id
     came back in its answer and in the log whole (150 of them: 1.2 GB)."""
-    handled: list[BackMsg] = []
-    monkeypatch.setattr(AppSession, "handle_backmsg", lambda self, msg: handled.append(msg))
-    pages._protocol.install()
+    handled = recorded
     flooding, other = _Session(), _Session()
     flooding.id, other.id = "flooding", "other"  # type: ignore[attr-defined]
     for _ in range(protocol.RERUN_BURST + 20):
@@ -537,11 +527,11 @@ def test_a_session_past_its_budget_is_ignored_and_an_operations_long_ids_too(
     assert len(handled) == count
 
 
-def test_a_file_url_request_is_ignored_in_every_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    handled: list[BackMsg] = []
-    monkeypatch.setattr(AppSession, "handle_backmsg", lambda self, msg: handled.append(msg))
+def test_a_file_url_request_is_ignored_in_every_mode(
+    monkeypatch: pytest.MonkeyPatch, recorded: list[BackMsg]
+) -> None:
     monkeypatch.delenv("JAXPLAY_PUBLIC", raising=False)
-    pages._protocol.install()
+    handled = recorded
     message = BackMsg()
     message.file_urls_request.file_names.extend(["f"] * 1_000)
     _Session().handle_backmsg(message)
