@@ -13,7 +13,8 @@ from jaxplay.memory import _fusion
 @claims.claim(
     "memory.eager_dispatches_from_trace",
     N_(
-        "Eager JAX dispatches one small program per `jnp` call, not one per jaxpr operation (the "
+        "Eager JAX dispatches one small program per call of the chain (a `jnp` or `jax.nn` "
+        "function), not one per jaxpr operation (the "
         "row max with `keepdims` is a reduction and a broadcast in one program); the page counts "
         "them from a profiler trace."
     ),

@@ -370,7 +370,8 @@ def fusion_story(report: ChainReport) -> str:
             "memory.eager_dispatches_from_trace",
             _(
                 "Eager JAX ran the jaxpr's {operations} as {programs} (counted in a profiler "
-                "trace: one per `jnp` call, which can hold several operations), each writing its "
+                "trace: one per call of the chain, a `jnp` or `jax.nn` function, which can hold "
+                "several operations), each writing its "
                 "result to memory for the next to read back"
             ).format(operations=operations, programs=programs),
         )
