@@ -185,32 +185,46 @@ def run_source(source: str, namespace: dict[str, Any]) -> tuple[Any, dict[str, A
     return value, None
 
 
+#: The most values :func:`wait_for_arrays` looks at (names, and items of lists, tuples and
+#: dicts): a list of ten million numbers took it 1 s to walk, counted in the run's time.
+WAIT_SCAN_ITEMS = 100_000
+
+
 def wait_for_arrays(value: Any, namespace: dict[str, Any]) -> dict[str, Any] | None:
     """Block on every JAX array the code left (its last value, and its top-level names, in
-    lists, tuples and dicts): JAX returns from a call before the work is done, so a run timed
-    without waiting said "Ran in 0.9 s" for work that took 2 s more. A failure of that work is
-    the run's error (``None`` when all finished)."""
+    lists, tuples and dicts, up to :data:`WAIT_SCAN_ITEMS` values): JAX returns from a call
+    before the work is done, so a run timed without waiting said "Ran in 0.9 s" for work that
+    took 2 s more. A failure of that work is the run's error (``None`` when all finished); an
+    odd object of the code's (a mock claiming to be an array, a ``__class__`` that raises) is
+    skipped, never the run's error."""
+    import itertools
+
     import jax
     import jax.core
 
     from jaxplay.core import timing
 
     arrays: list[Any] = []
-    for held in (value, *namespace.values()):
-        if not isinstance(held, jax.Array | list | tuple | dict):
-            continue
+    stack: list[Any] = [value, *namespace.values()]
+    budget = WAIT_SCAN_ITEMS
+    while stack and budget > 0:
+        held = stack.pop()
+        budget -= 1
         try:
-            leaves = jax.tree_util.tree_leaves(held)
-        except Exception:  # a container JAX cannot walk holds nothing it computes for us
+            kind = type(held)  # not isinstance: it asks the object's own __class__
+            if kind in (list, tuple):
+                stack.extend(itertools.islice(held, budget))
+            elif kind is dict:
+                stack.extend(itertools.islice(held.values(), budget))
+            elif (
+                isinstance(held, jax.Array)
+                # a tracer the code leaked is no array to wait for; a donated one is gone
+                and not isinstance(held, jax.core.Tracer)
+                and not held.is_deleted()
+            ):
+                arrays.append(held)
+        except Exception:
             continue
-        arrays.extend(
-            leaf
-            for leaf in leaves
-            # a tracer the code leaked is no array to wait for; a donated one is gone
-            if isinstance(leaf, jax.Array)
-            and not isinstance(leaf, jax.core.Tracer)
-            and not leaf.is_deleted()
-        )
     try:
         timing.block(arrays)
     except BaseException as exc:

@@ -198,6 +198,19 @@ def test_a_run_waits_for_the_arrays_its_code_left() -> None:
     namespace = {"params": {"w": [y]}, "leaked": leaked, "module": jnp}
     assert _worker.wait_for_arrays(x + 1, namespace) is None
     assert y.is_ready()
+    # The code's odd objects are skipped, not the run's error (a mock posing as an array made
+    # the worker exit with status 70 after code that ran fine), and a huge list is not walked
+    # to its end (ten million numbers took 1 s of the run's time).
+    from unittest import mock
+
+    class Lies:
+        @property
+        def __class__(self):  # type: ignore[override]
+            raise RuntimeError("no class")
+
+    odd = {"m": mock.MagicMock(spec=jax.Array), "l": [Lies()], "t": Lies(), "n": [0] * 10**6}
+    odd["n"].append(odd["n"])  # and a list that holds itself
+    assert _worker.wait_for_arrays(None, odd) is None
 
 
 def test_run_reports_output_value_and_arrays(pool: WorkerPool) -> None:
