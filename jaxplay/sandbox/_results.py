@@ -27,7 +27,7 @@ ERROR_KINDS: tuple[str, ...] = (
 _MAX_TEXT = 20_000
 _MAX_ARRAYS = 32
 #: A preview's most rows (and numbers a row) of a matrix, and numbers of a vector: the worker
-#: sends a 16x16 corner or the first 256 values (``_worker.summarize_array``).
+#: sends a 16x16 corner or the first 256 values (``_arrays.summarize_array``).
 PREVIEW_ROWS = 16
 PREVIEW_VALUES = 256
 #: The largest array whose min, max and mean the worker computes (a pass over every element).

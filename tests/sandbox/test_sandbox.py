@@ -188,7 +188,7 @@ def test_a_run_waits_for_the_arrays_its_code_left() -> None:
     import jax
     import jax.numpy as jnp
 
-    from jaxplay.sandbox import _worker
+    from jaxplay.sandbox import _arrays
 
     x = jnp.ones((1500, 1500))
     y = x
@@ -196,7 +196,7 @@ def test_a_run_waits_for_the_arrays_its_code_left() -> None:
         y = y @ x / 1500.0
     leaked = jax.jit(lambda v: v).trace(x).jaxpr  # not an array: skipped
     namespace = {"params": {"w": [y]}, "leaked": leaked, "module": jnp}
-    assert _worker.wait_for_arrays(x + 1, namespace) is None
+    assert _arrays.wait_for_arrays(x + 1, namespace) is None
     assert y.is_ready()
     # The code's odd objects are skipped, not the run's error (a mock posing as an array made
     # the worker exit with status 70 after code that ran fine), and a huge list is not walked
@@ -210,7 +210,7 @@ def test_a_run_waits_for_the_arrays_its_code_left() -> None:
 
     odd = {"m": mock.MagicMock(spec=jax.Array), "l": [Lies()], "t": Lies(), "n": [0] * 10**6}
     odd["n"].append(odd["n"])  # and a list that holds itself
-    assert _worker.wait_for_arrays(None, odd) is None
+    assert _arrays.wait_for_arrays(None, odd) is None
 
 
 def test_run_reports_output_value_and_arrays(pool: WorkerPool) -> None:
