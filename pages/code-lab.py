@@ -88,12 +88,10 @@ source = state["code_lab_source"]
 
 with st.expander(_("Inspect a function: its jaxpr, eager vs jit"), icon=":material/search:"):
     functions = sandbox.defined_functions(source)
-    if not functions:
-        st.caption(
-            _("The Function box is empty: {reason}.").format(
-                reason=code_lab.no_function_reason(source)
-            )
-        )
+    # Why the box is empty, read once (the code is parsed again for it): said here and below.
+    empty_because = None if functions else code_lab.no_function_reason(source)
+    if empty_because:
+        st.caption(_("The Function box is empty: {reason}.").format(reason=empty_because))
     c1, c2, c3 = st.columns([2, 2, 1])
     function = c1.selectbox(_("Function"), functions, key="code_lab_function", bind="query-params")
     shapes = _ui.text_box(
@@ -130,7 +128,7 @@ request = None
 if chosen and not function:
     st.warning(
         _("Nothing to inspect: the Function box is empty because {reason}.").format(
-            reason=code_lab.no_function_reason(source)
+            reason=empty_because or code_lab.no_function_reason(source)
         ),
         icon=":material/search_off:",
     )
