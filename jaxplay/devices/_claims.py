@@ -222,6 +222,35 @@ def _steps_as_named(_: None) -> Verdict:
 
 
 @claims.claim(
+    "devices.sum_over_a_split_axis_is_all_reduced",
+    N_(
+        "Under jit on Explicit axes, a sum over the split axis has an unsplit result, and XLA "
+        "all-reduces the partial sums where that mesh axis spans more than one device (none "
+        "on an axis of size 1)."
+    ),
+)
+def _sum_all_reduced(_: None) -> Verdict:
+    """The Explicit tab's own step on the page's own mesh: the result's type from JAX, the
+    all-reduce from the compiled HLO."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    available = devices_of(None)
+    shape = _explicit.explicit_mesh_shape(len(available))
+    mesh = _explicit.explicit_mesh(shape, available[: math.prod(shape)])
+    x = jax.device_put(jnp.ones(_explicit.EXPLICIT_SHAPE), NamedSharding(mesh, P("i", None)))
+    summed = jax.jit(lambda a: jnp.sum(jnp.sin(a) * 2, axis=0))
+    unsplit = all(entry is None for entry in jax.typeof(summed(x)).sharding.spec)
+    reduces = "all-reduce" in (summed.lower(x).compile().as_text() or "")
+    return Verdict(
+        unsplit and reduces == (shape[0] > 1),
+        f"mesh {shape}: result unsplit {unsplit}, all-reduce in the compiled program {reduces}",
+    )
+
+
+@claims.claim(
     "devices.bare_spec_needs_a_mesh",
     N_(
         "`reshard` with a bare PartitionSpec outside a mesh context raises the same ValueError on "
